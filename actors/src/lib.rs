@@ -1,0 +1,1 @@
+//! Actor runtime for actix-mcp.
