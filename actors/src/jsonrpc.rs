@@ -1,0 +1,439 @@
+//! JSON-RPC 2.0 envelope: ids, requests, notifications, responses and error objects.
+//!
+//! This module knows nothing about MCP methods. It parses one incoming message into
+//! [`Incoming`], refusing anything that is not a single JSON-RPC 2.0 object with the error the
+//! JSON-RPC specification names, and it serialises outgoing messages into [`Frame`]s.
+//!
+//! Spec: <https://www.jsonrpc.org/specification>,
+//! <https://modelcontextprotocol.io/specification/2025-11-25/basic>
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+/// The JSON-RPC version string every message carries.
+pub const JSONRPC_VERSION: &str = "2.0";
+
+/// Standard JSON-RPC error codes and the MCP codes the runtime itself emits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ErrorCode(pub i32);
+
+impl ErrorCode {
+    /// Invalid JSON was received.
+    pub const PARSE_ERROR: Self = Self(-32700);
+    /// The JSON sent is not a valid request object.
+    pub const INVALID_REQUEST: Self = Self(-32600);
+    /// The method does not exist or is not available.
+    pub const METHOD_NOT_FOUND: Self = Self(-32601);
+    /// Invalid method parameters.
+    pub const INVALID_PARAMS: Self = Self(-32602);
+    /// Internal JSON-RPC error.
+    pub const INTERNAL_ERROR: Self = Self(-32603);
+    /// MCP: the requested resource does not exist (2025-11-25 and earlier).
+    pub const RESOURCE_NOT_FOUND: Self = Self(-32002);
+    /// MCP: the request needs a URL-mode elicitation to complete first (2025-11-25).
+    pub const URL_ELICITATION_REQUIRED: Self = Self(-32042);
+    /// Implementation-defined: the request was cancelled before it completed.
+    pub const REQUEST_CANCELLED: Self = Self(-32800);
+    /// Implementation-defined: the peer did not answer in time.
+    pub const REQUEST_TIMEOUT: Self = Self(-32001);
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// A request id: a string or an integer, never `null`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RequestId {
+    /// An integer id.
+    Number(i64),
+    /// A string id.
+    String(Arc<str>),
+}
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Number(n) => n.fmt(f),
+            Self::String(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+impl From<i64> for RequestId {
+    fn from(n: i64) -> Self {
+        Self::Number(n)
+    }
+}
+
+impl From<&str> for RequestId {
+    fn from(s: &str) -> Self {
+        Self::String(s.into())
+    }
+}
+
+impl From<String> for RequestId {
+    fn from(s: String) -> Self {
+        Self::String(s.into())
+    }
+}
+
+/// A JSON-RPC error object.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorObject {
+    /// The error code.
+    pub code: ErrorCode,
+    /// A short description, one sentence.
+    pub message: String,
+    /// Additional information about the error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+impl ErrorObject {
+    /// Builds an error object without data.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self { code, message: message.into(), data: None }
+    }
+
+    /// Attaches `data` to this error.
+    #[must_use]
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// `-32700`: the bytes were not valid JSON.
+    pub fn parse_error(detail: impl fmt::Display) -> Self {
+        Self::new(ErrorCode::PARSE_ERROR, format!("parse error: {detail}"))
+    }
+
+    /// `-32600`: the JSON was not a valid JSON-RPC message.
+    pub fn invalid_request(detail: impl fmt::Display) -> Self {
+        Self::new(ErrorCode::INVALID_REQUEST, format!("invalid request: {detail}"))
+    }
+
+    /// `-32601`: no such method.
+    pub fn method_not_found(method: &str) -> Self {
+        Self::new(ErrorCode::METHOD_NOT_FOUND, format!("method not found: {method}"))
+    }
+
+    /// `-32602`: the params were not acceptable.
+    pub fn invalid_params(detail: impl fmt::Display) -> Self {
+        Self::new(ErrorCode::INVALID_PARAMS, format!("invalid params: {detail}"))
+    }
+
+    /// `-32603`: the server failed.
+    pub fn internal(detail: impl fmt::Display) -> Self {
+        Self::new(ErrorCode::INTERNAL_ERROR, format!("internal error: {detail}"))
+    }
+}
+
+impl fmt::Display for ErrorObject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.message, self.code)
+    }
+}
+
+impl std::error::Error for ErrorObject {}
+
+/// A request received from the peer.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// The request id.
+    pub id: RequestId,
+    /// The method name.
+    pub method: String,
+    /// The params, if any (an object or an array).
+    pub params: Option<Value>,
+}
+
+/// A notification received from the peer.
+#[derive(Debug, Clone)]
+pub struct Notification {
+    /// The method name.
+    pub method: String,
+    /// The params, if any.
+    pub params: Option<Value>,
+}
+
+/// A response received from the peer, to a request we sent.
+#[derive(Debug, Clone)]
+pub struct Response {
+    /// The id of the request this answers.
+    pub id: RequestId,
+    /// The result or the error.
+    pub outcome: Result<Value, ErrorObject>,
+}
+
+/// One parsed incoming message.
+#[derive(Debug, Clone)]
+pub enum Incoming {
+    /// A request, to be answered.
+    Request(Request),
+    /// A notification, never answered.
+    Notification(Notification),
+    /// A response to a request this side sent.
+    Response(Response),
+}
+
+/// Why an incoming message was refused, with the error to answer and the id it belongs to.
+#[derive(Debug, Clone)]
+pub struct Rejection {
+    /// The id of the offending request, when it could be read.
+    pub id: Option<RequestId>,
+    /// The error to send back.
+    pub error: ErrorObject,
+}
+
+impl Rejection {
+    /// The serialised error response for this rejection.
+    pub fn to_frame(&self) -> Frame {
+        Frame::error(self.id.as_ref(), &self.error)
+    }
+}
+
+#[derive(Deserialize)]
+struct RawMessage<'a> {
+    #[serde(default, borrow)]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(default)]
+    method: Option<String>,
+    #[serde(default)]
+    params: Option<Value>,
+    #[serde(default)]
+    result: Option<Value>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+/// Parses one JSON-RPC message from bytes.
+///
+/// # Errors
+/// `-32700` when the bytes are not JSON, `-32600` when the JSON is not a single JSON-RPC 2.0
+/// message (batches included: they were removed from MCP in 2025-06-18).
+pub fn parse(bytes: &[u8]) -> Result<Incoming, Rejection> {
+    let value: &RawValue = serde_json::from_slice(bytes)
+        .map_err(|err| Rejection { id: None, error: ErrorObject::parse_error(err) })?;
+    let text = value.get().trim_start();
+    if text.starts_with('[') {
+        return Err(Rejection {
+            id: None,
+            error: ErrorObject::invalid_request("batches are not supported; send one message"),
+        });
+    }
+    if !text.starts_with('{') {
+        return Err(Rejection { id: None, error: ErrorObject::invalid_request("expected a JSON object") });
+    }
+    let raw: RawMessage<'_> = serde_json::from_str(value.get())
+        .map_err(|err| Rejection { id: None, error: ErrorObject::invalid_request(err) })?;
+    classify(raw)
+}
+
+fn parse_id(raw: &RawValue) -> Result<RequestId, ErrorObject> {
+    match serde_json::from_str::<Value>(raw.get()) {
+        Ok(Value::String(s)) => Ok(RequestId::String(s.into())),
+        Ok(Value::Number(n)) => n
+            .as_i64()
+            .map(RequestId::Number)
+            .ok_or_else(|| ErrorObject::invalid_request("id must be a string or an integer")),
+        Ok(Value::Null) => Err(ErrorObject::invalid_request("id must not be null")),
+        _ => Err(ErrorObject::invalid_request("id must be a string or an integer")),
+    }
+}
+
+fn classify(raw: RawMessage<'_>) -> Result<Incoming, Rejection> {
+    let id = match raw.id {
+        Some(id) => Some(parse_id(id).map_err(|error| Rejection { id: None, error })?),
+        None => None,
+    };
+    let reject = |error: ErrorObject| Rejection { id: id.clone(), error };
+    match raw.jsonrpc.map(|v| v.get()) {
+        Some("\"2.0\"") => {}
+        Some(_) => return Err(reject(ErrorObject::invalid_request("jsonrpc must be \"2.0\""))),
+        None => return Err(reject(ErrorObject::invalid_request("missing jsonrpc version"))),
+    }
+    if let Some(method) = raw.method {
+        if raw.result.is_some() || raw.error.is_some() {
+            return Err(reject(ErrorObject::invalid_request("a request cannot carry result or error")));
+        }
+        if let Some(params) = &raw.params
+            && !(params.is_object() || params.is_array())
+        {
+            return Err(reject(ErrorObject::invalid_request("params must be an object or an array")));
+        }
+        return Ok(match id {
+            Some(id) => Incoming::Request(Request { id, method, params: raw.params }),
+            None => Incoming::Notification(Notification { method, params: raw.params }),
+        });
+    }
+    let Some(id) = id else {
+        return Err(reject(ErrorObject::invalid_request("missing method")));
+    };
+    let outcome = match (raw.result, raw.error) {
+        (Some(result), None) => Ok(result),
+        (None, Some(error)) => Err(serde_json::from_value::<ErrorObject>(error)
+            .map_err(|err| reject(ErrorObject::invalid_request(format!("malformed error object: {err}"))))?),
+        _ => return Err(reject(ErrorObject::invalid_request("a response needs exactly one of result or error"))),
+    };
+    Ok(Incoming::Response(Response { id, outcome }))
+}
+
+/// What kind of message a [`Frame`] carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameKind {
+    /// A response (result or error) to a peer's request.
+    Response,
+    /// A notification.
+    Notification,
+    /// A request to the peer.
+    Request,
+}
+
+/// One serialised outgoing JSON-RPC message (compact JSON, no trailing newline).
+#[derive(Clone)]
+pub struct Frame {
+    /// What the frame carries.
+    pub kind: FrameKind,
+    /// The JSON text.
+    pub json: Arc<str>,
+}
+
+impl fmt::Debug for Frame {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Frame").field("kind", &self.kind).field("len", &self.json.len()).finish()
+    }
+}
+
+#[derive(Serialize)]
+struct OutResult<'a, T: Serialize + ?Sized> {
+    jsonrpc: &'static str,
+    id: &'a RequestId,
+    result: &'a T,
+}
+
+#[derive(Serialize)]
+struct OutError<'a> {
+    jsonrpc: &'static str,
+    // JSON-RPC 2.0: `id` is `null` when the request id could not be read.
+    id: Option<&'a RequestId>,
+    error: &'a ErrorObject,
+}
+
+#[derive(Serialize)]
+struct OutMessage<'a, T: Serialize + ?Sized> {
+    jsonrpc: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a RequestId>,
+    method: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    params: Option<&'a T>,
+}
+
+fn to_json<T: Serialize + ?Sized>(value: &T) -> Arc<str> {
+    match serde_json::to_string(value) {
+        Ok(json) => json.into(),
+        // Only a non-string map key or a failing Serialize impl gets here; both are bugs in the
+        // caller's types, and the peer still deserves an answer rather than silence.
+        Err(err) => {
+            tracing::error!(error = %err, "failed to serialise an outgoing message");
+            Arc::from(r#"{"jsonrpc":"2.0","error":{"code":-32603,"message":"internal error: unserialisable message"}}"#)
+        }
+    }
+}
+
+impl Frame {
+    /// A success response.
+    pub fn result<T: Serialize + ?Sized>(id: &RequestId, result: &T) -> Self {
+        Self { kind: FrameKind::Response, json: to_json(&OutResult { jsonrpc: JSONRPC_VERSION, id, result }) }
+    }
+
+    /// An error response; `id` is `None` only when the request id could not be read.
+    pub fn error(id: Option<&RequestId>, error: &ErrorObject) -> Self {
+        Self { kind: FrameKind::Response, json: to_json(&OutError { jsonrpc: JSONRPC_VERSION, id, error }) }
+    }
+
+    /// A response with either outcome.
+    pub fn response(id: &RequestId, outcome: &Result<Value, ErrorObject>) -> Self {
+        match outcome {
+            Ok(result) => Self::result(id, result),
+            Err(error) => Self::error(Some(id), error),
+        }
+    }
+
+    /// A notification.
+    pub fn notification<T: Serialize + ?Sized>(method: &str, params: Option<&T>) -> Self {
+        Self {
+            kind: FrameKind::Notification,
+            json: to_json(&OutMessage { jsonrpc: JSONRPC_VERSION, id: None, method, params }),
+        }
+    }
+
+    /// A request to the peer.
+    pub fn request<T: Serialize + ?Sized>(id: &RequestId, method: &str, params: Option<&T>) -> Self {
+        Self {
+            kind: FrameKind::Request,
+            json: to_json(&OutMessage { jsonrpc: JSONRPC_VERSION, id: Some(id), method, params }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reject(input: &str) -> Rejection {
+        match parse(input.as_bytes()) {
+            Err(rejection) => rejection,
+            Ok(msg) => panic!("{input} parsed as {msg:?}"),
+        }
+    }
+
+    #[test]
+    fn parses_each_message_kind() {
+        assert!(matches!(parse(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#), Ok(Incoming::Request(r)) if r.id == RequestId::Number(1)));
+        assert!(matches!(parse(br#"{"jsonrpc":"2.0","id":"a","method":"x","params":{}}"#), Ok(Incoming::Request(r)) if r.id == RequestId::from("a")));
+        assert!(matches!(parse(br#"{"jsonrpc":"2.0","method":"n"}"#), Ok(Incoming::Notification(_))));
+        assert!(matches!(parse(br#"{"jsonrpc":"2.0","id":3,"result":{}}"#), Ok(Incoming::Response(r)) if r.outcome.is_ok()));
+        assert!(matches!(parse(br#"{"jsonrpc":"2.0","id":3,"error":{"code":-1,"message":"no"}}"#), Ok(Incoming::Response(r)) if r.outcome.is_err()));
+    }
+
+    #[test]
+    fn refuses_bad_input_with_the_named_code() {
+        assert_eq!(reject("{nope").error.code, ErrorCode::PARSE_ERROR);
+        assert_eq!(reject("").error.code, ErrorCode::PARSE_ERROR);
+        assert_eq!(reject("[]").error.code, ErrorCode::INVALID_REQUEST);
+        assert_eq!(reject("42").error.code, ErrorCode::INVALID_REQUEST);
+        assert_eq!(reject(r#"{"id":1,"method":"x"}"#).error.code, ErrorCode::INVALID_REQUEST);
+        assert_eq!(reject(r#"{"jsonrpc":"1.0","id":1,"method":"x"}"#).id, Some(RequestId::Number(1)));
+        assert_eq!(reject(r#"{"jsonrpc":"2.0","id":null,"method":"x"}"#).error.code, ErrorCode::INVALID_REQUEST);
+        assert_eq!(reject(r#"{"jsonrpc":"2.0","id":1.5,"method":"x"}"#).error.code, ErrorCode::INVALID_REQUEST);
+        assert_eq!(reject(r#"{"jsonrpc":"2.0","id":1,"method":"x","params":3}"#).error.code, ErrorCode::INVALID_REQUEST);
+        assert_eq!(reject(r#"{"jsonrpc":"2.0","id":1}"#).error.code, ErrorCode::INVALID_REQUEST);
+        assert_eq!(reject(r#"{"jsonrpc":"2.0","method":5}"#).error.code, ErrorCode::INVALID_REQUEST);
+    }
+
+    #[test]
+    fn frames_are_exact() {
+        let id = RequestId::Number(7);
+        assert_eq!(&*Frame::result(&id, &serde_json::json!({})).json, r#"{"jsonrpc":"2.0","id":7,"result":{}}"#);
+        assert_eq!(
+            &*Frame::error(None, &ErrorObject::new(ErrorCode::PARSE_ERROR, "bad")).json,
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#
+        );
+        assert_eq!(
+            &*Frame::notification::<Value>("notifications/initialized", None).json,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#
+        );
+    }
+}
