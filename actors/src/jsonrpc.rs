@@ -205,7 +205,8 @@ impl Rejection {
 struct RawMessage<'a> {
     #[serde(default, borrow)]
     jsonrpc: Option<&'a RawValue>,
-    #[serde(default, borrow)]
+    // A present `null` must stay visible (it is invalid), so it is not folded into `None`.
+    #[serde(default, borrow, deserialize_with = "present")]
     id: Option<&'a RawValue>,
     #[serde(default)]
     method: Option<String>,
@@ -215,6 +216,10 @@ struct RawMessage<'a> {
     result: Option<Value>,
     #[serde(default)]
     error: Option<Value>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
 }
 
 /// Parses one JSON-RPC message from bytes.
@@ -277,14 +282,15 @@ fn classify(raw: RawMessage<'_>) -> Result<Incoming, Rejection> {
             None => Incoming::Notification(Notification { method, params: raw.params }),
         });
     }
-    let Some(id) = id else {
-        return Err(reject(ErrorObject::invalid_request("missing method")));
-    };
     let outcome = match (raw.result, raw.error) {
         (Some(result), None) => Ok(result),
         (None, Some(error)) => Err(serde_json::from_value::<ErrorObject>(error)
             .map_err(|err| reject(ErrorObject::invalid_request(format!("malformed error object: {err}"))))?),
+        (None, None) if id.is_none() => return Err(reject(ErrorObject::invalid_request("missing method"))),
         _ => return Err(reject(ErrorObject::invalid_request("a response needs exactly one of result or error"))),
+    };
+    let Some(id) = id else {
+        return Err(reject(ErrorObject::invalid_request("a response needs an id")));
     };
     Ok(Incoming::Response(Response { id, outcome }))
 }
