@@ -1,3 +1,58 @@
-//! actix-mcp: a Model Context Protocol SDK built on actix and actix-web.
+//! actix-mcp: a [Model Context Protocol](https://modelcontextprotocol.io) SDK built as an actor
+//! system on actix and actix-web.
+//!
+//! Every session, in-flight request, tool invocation and SSE stream is an actor, so
+//! cancellation, progress, nested server-to-client requests and broadcast notifications are
+//! mailboxes, supervised by a registry actor (see `actix-mcp-actors`).
+//!
+//! # Pages to look at first
+//!
+//! - [`Server::builder`]: register tools, prompts, resources, hooks and state.
+//! - [`tool`], [`Tool`], [`Params`], [`RequestContext`]: writing tools.
+//! - [`Server::serve_stdio`]: a stdio server. [`Server::http`]: mount Streamable HTTP in an
+//!   actix-web `App`; [`Server::serve`]: a turnkey HTTP server.
+//! - [`protocol`]: the typed MCP model.
+//!
+//! # Cancel safety
+//!
+//! Dropping a handler future is how cancellation works: when a client cancels a request (or
+//! its session ends), the request's actor stops and its handler future is dropped at its next
+//! await, and no response is sent. A dropped server-to-client request
+//! ([`RequestContext::create_message`] and friends) sends `notifications/cancelled` for it.
+//!
+//! # Stability
+//!
+//! Error message wording and default option values are not covered by semver.
 
+pub mod error;
 pub mod protocol;
+pub mod server;
+pub mod transport;
+
+pub use actix_mcp_actors::{MetricsSnapshot, PeerError, RequestId, SessionId};
+pub use error::{BuildError, ErrorKind, McpError};
+pub use server::handler::{
+    Arguments, FromParts, Handler, Params, Rejection, RequestMeta, State, UriVars, schema_of,
+};
+pub use server::prompt::{IntoGetPromptResult, Prompt, PromptDef, prompt};
+pub use server::resource::{
+    IntoResourceOutput, ResourceDef, ResourceOutput, ResourceTemplateDef, resource,
+    resource_template,
+};
+pub use server::tool::{IntoCallToolResult, Json, Tool, ToolDef, blocking_tool, tool};
+pub use server::uri_template::UriTemplate;
+pub use server::{
+    ErrorSite, ExceptionReport, IntoJsonResult, RequestContext, RequestEvent, Server, ServerBuilder,
+};
+
+/// The items most servers need.
+pub mod prelude {
+    pub use crate::protocol::{
+        CallToolResult, ContentBlock, GetPromptResult, LoggingLevel, PromptMessage,
+        ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role,
+    };
+    pub use crate::{
+        Arguments, Json, McpError, Params, RequestContext, Server, State, Tool, UriVars, prompt,
+        resource, resource_template, tool,
+    };
+}

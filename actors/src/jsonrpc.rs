@@ -101,7 +101,11 @@ pub struct ErrorObject {
 impl ErrorObject {
     /// Builds an error object without data.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        Self { code, message: message.into(), data: None }
+        Self {
+            code,
+            message: message.into(),
+            data: None,
+        }
     }
 
     /// Attaches `data` to this error.
@@ -118,22 +122,34 @@ impl ErrorObject {
 
     /// `-32600`: the JSON was not a valid JSON-RPC message.
     pub fn invalid_request(detail: impl fmt::Display) -> Self {
-        Self::new(ErrorCode::INVALID_REQUEST, format!("invalid request: {detail}"))
+        Self::new(
+            ErrorCode::INVALID_REQUEST,
+            format!("invalid request: {detail}"),
+        )
     }
 
     /// `-32601`: no such method.
     pub fn method_not_found(method: &str) -> Self {
-        Self::new(ErrorCode::METHOD_NOT_FOUND, format!("method not found: {method}"))
+        Self::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("method not found: {method}"),
+        )
     }
 
     /// `-32602`: the params were not acceptable.
     pub fn invalid_params(detail: impl fmt::Display) -> Self {
-        Self::new(ErrorCode::INVALID_PARAMS, format!("invalid params: {detail}"))
+        Self::new(
+            ErrorCode::INVALID_PARAMS,
+            format!("invalid params: {detail}"),
+        )
     }
 
     /// `-32603`: the server failed.
     pub fn internal(detail: impl fmt::Display) -> Self {
-        Self::new(ErrorCode::INTERNAL_ERROR, format!("internal error: {detail}"))
+        Self::new(
+            ErrorCode::INTERNAL_ERROR,
+            format!("internal error: {detail}"),
+        )
     }
 }
 
@@ -228,8 +244,10 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValu
 /// `-32700` when the bytes are not JSON, `-32600` when the JSON is not a single JSON-RPC 2.0
 /// message (batches included: they were removed from MCP in 2025-06-18).
 pub fn parse(bytes: &[u8]) -> Result<Incoming, Rejection> {
-    let value: &RawValue = serde_json::from_slice(bytes)
-        .map_err(|err| Rejection { id: None, error: ErrorObject::parse_error(err) })?;
+    let value: &RawValue = serde_json::from_slice(bytes).map_err(|err| Rejection {
+        id: None,
+        error: ErrorObject::parse_error(err),
+    })?;
     let text = value.get().trim_start();
     if text.starts_with('[') {
         return Err(Rejection {
@@ -238,10 +256,15 @@ pub fn parse(bytes: &[u8]) -> Result<Incoming, Rejection> {
         });
     }
     if !text.starts_with('{') {
-        return Err(Rejection { id: None, error: ErrorObject::invalid_request("expected a JSON object") });
+        return Err(Rejection {
+            id: None,
+            error: ErrorObject::invalid_request("expected a JSON object"),
+        });
     }
-    let raw: RawMessage<'_> = serde_json::from_str(value.get())
-        .map_err(|err| Rejection { id: None, error: ErrorObject::invalid_request(err) })?;
+    let raw: RawMessage<'_> = serde_json::from_str(value.get()).map_err(|err| Rejection {
+        id: None,
+        error: ErrorObject::invalid_request(err),
+    })?;
     classify(raw)
 }
 
@@ -253,7 +276,9 @@ fn parse_id(raw: &RawValue) -> Result<RequestId, ErrorObject> {
             .map(RequestId::Number)
             .ok_or_else(|| ErrorObject::invalid_request("id must be a string or an integer")),
         Ok(Value::Null) => Err(ErrorObject::invalid_request("id must not be null")),
-        _ => Err(ErrorObject::invalid_request("id must be a string or an integer")),
+        _ => Err(ErrorObject::invalid_request(
+            "id must be a string or an integer",
+        )),
     }
 }
 
@@ -262,35 +287,70 @@ fn classify(raw: RawMessage<'_>) -> Result<Incoming, Rejection> {
         Some(id) => Some(parse_id(id).map_err(|error| Rejection { id: None, error })?),
         None => None,
     };
-    let reject = |error: ErrorObject| Rejection { id: id.clone(), error };
+    let reject = |error: ErrorObject| Rejection {
+        id: id.clone(),
+        error,
+    };
     match raw.jsonrpc.map(|v| v.get()) {
         Some("\"2.0\"") => {}
-        Some(_) => return Err(reject(ErrorObject::invalid_request("jsonrpc must be \"2.0\""))),
-        None => return Err(reject(ErrorObject::invalid_request("missing jsonrpc version"))),
+        Some(_) => {
+            return Err(reject(ErrorObject::invalid_request(
+                "jsonrpc must be \"2.0\"",
+            )));
+        }
+        None => {
+            return Err(reject(ErrorObject::invalid_request(
+                "missing jsonrpc version",
+            )));
+        }
     }
     if let Some(method) = raw.method {
         if raw.result.is_some() || raw.error.is_some() {
-            return Err(reject(ErrorObject::invalid_request("a request cannot carry result or error")));
+            return Err(reject(ErrorObject::invalid_request(
+                "a request cannot carry result or error",
+            )));
         }
         if let Some(params) = &raw.params
             && !(params.is_object() || params.is_array())
         {
-            return Err(reject(ErrorObject::invalid_request("params must be an object or an array")));
+            return Err(reject(ErrorObject::invalid_request(
+                "params must be an object or an array",
+            )));
         }
         return Ok(match id {
-            Some(id) => Incoming::Request(Request { id, method, params: raw.params }),
-            None => Incoming::Notification(Notification { method, params: raw.params }),
+            Some(id) => Incoming::Request(Request {
+                id,
+                method,
+                params: raw.params,
+            }),
+            None => Incoming::Notification(Notification {
+                method,
+                params: raw.params,
+            }),
         });
     }
     let outcome = match (raw.result, raw.error) {
         (Some(result), None) => Ok(result),
-        (None, Some(error)) => Err(serde_json::from_value::<ErrorObject>(error)
-            .map_err(|err| reject(ErrorObject::invalid_request(format!("malformed error object: {err}"))))?),
-        (None, None) if id.is_none() => return Err(reject(ErrorObject::invalid_request("missing method"))),
-        _ => return Err(reject(ErrorObject::invalid_request("a response needs exactly one of result or error"))),
+        (None, Some(error)) => {
+            Err(serde_json::from_value::<ErrorObject>(error).map_err(|err| {
+                reject(ErrorObject::invalid_request(format!(
+                    "malformed error object: {err}"
+                )))
+            })?)
+        }
+        (None, None) if id.is_none() => {
+            return Err(reject(ErrorObject::invalid_request("missing method")));
+        }
+        _ => {
+            return Err(reject(ErrorObject::invalid_request(
+                "a response needs exactly one of result or error",
+            )));
+        }
     };
     let Some(id) = id else {
-        return Err(reject(ErrorObject::invalid_request("a response needs an id")));
+        return Err(reject(ErrorObject::invalid_request(
+            "a response needs an id",
+        )));
     };
     Ok(Incoming::Response(Response { id, outcome }))
 }
@@ -317,7 +377,10 @@ pub struct Frame {
 
 impl fmt::Debug for Frame {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Frame").field("kind", &self.kind).field("len", &self.json.len()).finish()
+        f.debug_struct("Frame")
+            .field("kind", &self.kind)
+            .field("len", &self.json.len())
+            .finish()
     }
 }
 
@@ -353,7 +416,9 @@ fn to_json<T: Serialize + ?Sized>(value: &T) -> Arc<str> {
         // caller's types, and the peer still deserves an answer rather than silence.
         Err(err) => {
             tracing::error!(error = %err, "failed to serialise an outgoing message");
-            Arc::from(r#"{"jsonrpc":"2.0","error":{"code":-32603,"message":"internal error: unserialisable message"}}"#)
+            Arc::from(
+                r#"{"jsonrpc":"2.0","error":{"code":-32603,"message":"internal error: unserialisable message"}}"#,
+            )
         }
     }
 }
@@ -361,12 +426,26 @@ fn to_json<T: Serialize + ?Sized>(value: &T) -> Arc<str> {
 impl Frame {
     /// A success response.
     pub fn result<T: Serialize + ?Sized>(id: &RequestId, result: &T) -> Self {
-        Self { kind: FrameKind::Response, json: to_json(&OutResult { jsonrpc: JSONRPC_VERSION, id, result }) }
+        Self {
+            kind: FrameKind::Response,
+            json: to_json(&OutResult {
+                jsonrpc: JSONRPC_VERSION,
+                id,
+                result,
+            }),
+        }
     }
 
     /// An error response; `id` is `None` only when the request id could not be read.
     pub fn error(id: Option<&RequestId>, error: &ErrorObject) -> Self {
-        Self { kind: FrameKind::Response, json: to_json(&OutError { jsonrpc: JSONRPC_VERSION, id, error }) }
+        Self {
+            kind: FrameKind::Response,
+            json: to_json(&OutError {
+                jsonrpc: JSONRPC_VERSION,
+                id,
+                error,
+            }),
+        }
     }
 
     /// A response with either outcome.
@@ -381,15 +460,29 @@ impl Frame {
     pub fn notification<T: Serialize + ?Sized>(method: &str, params: Option<&T>) -> Self {
         Self {
             kind: FrameKind::Notification,
-            json: to_json(&OutMessage { jsonrpc: JSONRPC_VERSION, id: None, method, params }),
+            json: to_json(&OutMessage {
+                jsonrpc: JSONRPC_VERSION,
+                id: None,
+                method,
+                params,
+            }),
         }
     }
 
     /// A request to the peer.
-    pub fn request<T: Serialize + ?Sized>(id: &RequestId, method: &str, params: Option<&T>) -> Self {
+    pub fn request<T: Serialize + ?Sized>(
+        id: &RequestId,
+        method: &str,
+        params: Option<&T>,
+    ) -> Self {
         Self {
             kind: FrameKind::Request,
-            json: to_json(&OutMessage { jsonrpc: JSONRPC_VERSION, id: Some(id), method, params }),
+            json: to_json(&OutMessage {
+                jsonrpc: JSONRPC_VERSION,
+                id: Some(id),
+                method,
+                params,
+            }),
         }
     }
 }
@@ -407,11 +500,22 @@ mod tests {
 
     #[test]
     fn parses_each_message_kind() {
-        assert!(matches!(parse(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#), Ok(Incoming::Request(r)) if r.id == RequestId::Number(1)));
-        assert!(matches!(parse(br#"{"jsonrpc":"2.0","id":"a","method":"x","params":{}}"#), Ok(Incoming::Request(r)) if r.id == RequestId::from("a")));
-        assert!(matches!(parse(br#"{"jsonrpc":"2.0","method":"n"}"#), Ok(Incoming::Notification(_))));
-        assert!(matches!(parse(br#"{"jsonrpc":"2.0","id":3,"result":{}}"#), Ok(Incoming::Response(r)) if r.outcome.is_ok()));
-        assert!(matches!(parse(br#"{"jsonrpc":"2.0","id":3,"error":{"code":-1,"message":"no"}}"#), Ok(Incoming::Response(r)) if r.outcome.is_err()));
+        assert!(
+            matches!(parse(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#), Ok(Incoming::Request(r)) if r.id == RequestId::Number(1))
+        );
+        assert!(
+            matches!(parse(br#"{"jsonrpc":"2.0","id":"a","method":"x","params":{}}"#), Ok(Incoming::Request(r)) if r.id == RequestId::from("a"))
+        );
+        assert!(matches!(
+            parse(br#"{"jsonrpc":"2.0","method":"n"}"#),
+            Ok(Incoming::Notification(_))
+        ));
+        assert!(
+            matches!(parse(br#"{"jsonrpc":"2.0","id":3,"result":{}}"#), Ok(Incoming::Response(r)) if r.outcome.is_ok())
+        );
+        assert!(
+            matches!(parse(br#"{"jsonrpc":"2.0","id":3,"error":{"code":-1,"message":"no"}}"#), Ok(Incoming::Response(r)) if r.outcome.is_err())
+        );
     }
 
     #[test]
@@ -420,19 +524,49 @@ mod tests {
         assert_eq!(reject("").error.code, ErrorCode::PARSE_ERROR);
         assert_eq!(reject("[]").error.code, ErrorCode::INVALID_REQUEST);
         assert_eq!(reject("42").error.code, ErrorCode::INVALID_REQUEST);
-        assert_eq!(reject(r#"{"id":1,"method":"x"}"#).error.code, ErrorCode::INVALID_REQUEST);
-        assert_eq!(reject(r#"{"jsonrpc":"1.0","id":1,"method":"x"}"#).id, Some(RequestId::Number(1)));
-        assert_eq!(reject(r#"{"jsonrpc":"2.0","id":null,"method":"x"}"#).error.code, ErrorCode::INVALID_REQUEST);
-        assert_eq!(reject(r#"{"jsonrpc":"2.0","id":1.5,"method":"x"}"#).error.code, ErrorCode::INVALID_REQUEST);
-        assert_eq!(reject(r#"{"jsonrpc":"2.0","id":1,"method":"x","params":3}"#).error.code, ErrorCode::INVALID_REQUEST);
-        assert_eq!(reject(r#"{"jsonrpc":"2.0","id":1}"#).error.code, ErrorCode::INVALID_REQUEST);
-        assert_eq!(reject(r#"{"jsonrpc":"2.0","method":5}"#).error.code, ErrorCode::INVALID_REQUEST);
+        assert_eq!(
+            reject(r#"{"id":1,"method":"x"}"#).error.code,
+            ErrorCode::INVALID_REQUEST
+        );
+        assert_eq!(
+            reject(r#"{"jsonrpc":"1.0","id":1,"method":"x"}"#).id,
+            Some(RequestId::Number(1))
+        );
+        assert_eq!(
+            reject(r#"{"jsonrpc":"2.0","id":null,"method":"x"}"#)
+                .error
+                .code,
+            ErrorCode::INVALID_REQUEST
+        );
+        assert_eq!(
+            reject(r#"{"jsonrpc":"2.0","id":1.5,"method":"x"}"#)
+                .error
+                .code,
+            ErrorCode::INVALID_REQUEST
+        );
+        assert_eq!(
+            reject(r#"{"jsonrpc":"2.0","id":1,"method":"x","params":3}"#)
+                .error
+                .code,
+            ErrorCode::INVALID_REQUEST
+        );
+        assert_eq!(
+            reject(r#"{"jsonrpc":"2.0","id":1}"#).error.code,
+            ErrorCode::INVALID_REQUEST
+        );
+        assert_eq!(
+            reject(r#"{"jsonrpc":"2.0","method":5}"#).error.code,
+            ErrorCode::INVALID_REQUEST
+        );
     }
 
     #[test]
     fn frames_are_exact() {
         let id = RequestId::Number(7);
-        assert_eq!(&*Frame::result(&id, &serde_json::json!({})).json, r#"{"jsonrpc":"2.0","id":7,"result":{}}"#);
+        assert_eq!(
+            &*Frame::result(&id, &serde_json::json!({})).json,
+            r#"{"jsonrpc":"2.0","id":7,"result":{}}"#
+        );
         assert_eq!(
             &*Frame::error(None, &ErrorObject::new(ErrorCode::PARSE_ERROR, "bad")).json,
             r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#

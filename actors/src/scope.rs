@@ -1,0 +1,347 @@
+//! The runtime side of one request: its id, cancellation token, outlet, progress token and
+//! session, handed to [`Dispatch::request`](crate::Dispatch::request).
+//!
+//! Everything a handler does that travels to the peer goes through here: progress and other
+//! request-scoped notifications go straight to the request's outlet (so they stay ordered before
+//! the response), and server-to-client requests go through the session actor, which matches the
+//! answer by id.
+
+use std::fmt;
+use std::future::Future;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::error::PeerError;
+use crate::jsonrpc::{ErrorObject, Frame, FrameKind, RequestId};
+use crate::metrics::Metrics;
+use crate::outlet::Outlet;
+use crate::session::{ForgetPeerRequest, SendPeerRequest, SessionHandle};
+use crate::tool_call::{Supervised, SupervisedError, ToolCall};
+
+/// The runtime's handle on one in-flight request. Cheap to clone.
+#[derive(Clone)]
+pub struct RequestScope {
+    inner: Arc<ScopeInner>,
+}
+
+struct ScopeInner {
+    id: RequestId,
+    token: CancellationToken,
+    outlet: Outlet,
+    session: Option<SessionHandle>,
+    progress_token: Option<Value>,
+    last_progress: Mutex<Option<f64>>,
+    metrics: Arc<Metrics>,
+}
+
+impl fmt::Debug for RequestScope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RequestScope")
+            .field("id", &self.inner.id)
+            .field("cancelled", &self.inner.token.is_cancelled())
+            .field("stateless", &self.inner.session.is_none())
+            .finish()
+    }
+}
+
+/// Why a progress notification was not sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProgressError {
+    /// The value did not increase over the last one sent (the spec requires it to).
+    #[error("progress must increase with every notification")]
+    NotIncreasing,
+    /// The request is finished or cancelled.
+    #[error("the request is no longer active")]
+    Inactive,
+}
+
+impl RequestScope {
+    pub(crate) fn new(
+        id: RequestId,
+        token: CancellationToken,
+        outlet: Outlet,
+        session: Option<SessionHandle>,
+        progress_token: Option<Value>,
+        metrics: Arc<Metrics>,
+    ) -> Self {
+        Self {
+            inner: Arc::new(ScopeInner {
+                id,
+                token,
+                outlet,
+                session,
+                progress_token,
+                last_progress: Mutex::new(None),
+                metrics,
+            }),
+        }
+    }
+
+    /// A scope outside any session (stateless requests, in-process calls and tests).
+    pub fn detached(id: RequestId, outlet: Outlet, progress_token: Option<Value>) -> Self {
+        Self::new(
+            id,
+            CancellationToken::new(),
+            outlet,
+            None,
+            progress_token,
+            Arc::default(),
+        )
+    }
+
+    /// The request's id.
+    pub fn id(&self) -> &RequestId {
+        &self.inner.id
+    }
+
+    /// The request's cancellation token (a child of its session's).
+    pub fn token(&self) -> &CancellationToken {
+        &self.inner.token
+    }
+
+    /// Whether the request has been cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.token.is_cancelled()
+    }
+
+    /// The session this request belongs to; `None` in stateless mode.
+    pub fn session(&self) -> Option<&SessionHandle> {
+        self.inner.session.as_ref()
+    }
+
+    /// The outlet this request's traffic travels on.
+    pub fn outlet(&self) -> &Outlet {
+        &self.inner.outlet
+    }
+
+    /// The `_meta.progressToken` the request carried, if any.
+    pub fn progress_token(&self) -> Option<&Value> {
+        self.inner.progress_token.as_ref()
+    }
+
+    /// Sends `notifications/progress` for this request. Does nothing (and succeeds) when the
+    /// request carried no progress token.
+    ///
+    /// # Errors
+    /// [`ProgressError::NotIncreasing`] when `progress` is not above the last value sent;
+    /// [`ProgressError::Inactive`] once the request is cancelled.
+    pub fn progress(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<&str>,
+    ) -> Result<(), ProgressError> {
+        let Some(token) = &self.inner.progress_token else {
+            return Ok(());
+        };
+        if self.is_cancelled() {
+            return Err(ProgressError::Inactive);
+        }
+        {
+            let mut last = self
+                .inner
+                .last_progress
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            if last.is_some_and(|last| progress <= last) || !progress.is_finite() {
+                return Err(ProgressError::NotIncreasing);
+            }
+            *last = Some(progress);
+        }
+        let mut params = Map::with_capacity(4);
+        params.insert("progressToken".into(), token.clone());
+        params.insert("progress".into(), number(progress));
+        if let Some(total) = total {
+            params.insert("total".into(), number(total));
+        }
+        if let Some(message) = message {
+            params.insert("message".into(), Value::String(message.into()));
+        }
+        self.notify("notifications/progress", Some(&Value::Object(params)));
+        Ok(())
+    }
+
+    /// Sends a notification related to this request (it travels on the request's stream). It is
+    /// dropped when the outlet carries no notifications (JSON response mode) or has closed.
+    pub fn notify(&self, method: &str, params: Option<&Value>) {
+        self.inner
+            .outlet
+            .deliver_or_log(Frame::notification(method, params), "request notification");
+    }
+
+    /// Whether request-related notifications can reach the peer at all.
+    pub fn can_notify(&self) -> bool {
+        self.inner.outlet.accepts(FrameKind::Notification)
+    }
+
+    /// Sends a request to the peer (a server-to-client request such as sampling) on this
+    /// request's stream and waits for the answer.
+    ///
+    /// # Errors
+    /// [`PeerError::Stateless`] without a session; [`PeerError::Unsupported`] when the outlet
+    /// cannot carry requests (JSON response mode); [`PeerError::Rejected`] when the peer answers
+    /// with an error; [`PeerError::Timeout`] after `timeout`; [`PeerError::Cancelled`] when this
+    /// request is cancelled or its session ends first.
+    ///
+    /// # Cancel safety
+    /// Dropping the future forgets the pending request and sends `notifications/cancelled` for
+    /// it to the peer.
+    pub async fn peer_request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        timeout: Option<Duration>,
+    ) -> Result<Value, PeerError> {
+        let Some(session) = &self.inner.session else {
+            return Err(PeerError::Stateless);
+        };
+        if !self.inner.outlet.accepts(FrameKind::Request) {
+            return Err(PeerError::Unsupported);
+        }
+        if self.is_cancelled() {
+            return Err(PeerError::Cancelled);
+        }
+        let id = RequestId::Number(
+            session
+                .shared()
+                .next_peer_id
+                .fetch_add(1, Ordering::Relaxed),
+        );
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let mut guard = ForgetOnDrop {
+            id: Some(id.clone()),
+            session: session.clone(),
+        };
+        session.addr().do_send(SendPeerRequest {
+            id,
+            method: method.to_owned(),
+            params,
+            outlet: self.inner.outlet.clone(),
+            origin: Some(self.inner.id.clone()),
+            reply: tx,
+        });
+        let answer = async {
+            tokio::select! {
+                biased;
+                answer = rx => answer.map_err(|_| PeerError::Closed),
+                () = self.inner.token.cancelled() => Err(PeerError::Cancelled),
+            }
+        };
+        let result = match timeout {
+            Some(limit) => tokio::time::timeout(limit, answer)
+                .await
+                .unwrap_or(Err(PeerError::Timeout)),
+            None => answer.await,
+        };
+        match result {
+            Ok(Ok(value)) => {
+                guard.id = None;
+                Ok(value)
+            }
+            Ok(Err(error)) => {
+                guard.id = None;
+                Err(PeerError::Rejected(error))
+            }
+            Err(err @ PeerError::Closed) => {
+                guard.id = None;
+                Err(err)
+            }
+            Err(err) => Err(err),
+        }
+    }
+
+    /// Runs `fut` in a supervised tool-call actor under this request's token: a panic becomes
+    /// [`SupervisedError::Panicked`], `timeout` cancels it, and cancellation of the request drops
+    /// it at its next await.
+    ///
+    /// # Errors
+    /// See [`SupervisedError`].
+    pub async fn supervise<F, T>(
+        &self,
+        fut: F,
+        timeout: Option<Duration>,
+    ) -> Result<T, SupervisedError>
+    where
+        F: Future<Output = T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        ToolCall::spawn(
+            Supervised::Async(Box::pin(fut)),
+            self.inner.token.child_token(),
+            timeout,
+            tx,
+            self.inner.metrics.clone(),
+        );
+        rx.await.unwrap_or(Err(SupervisedError::Cancelled))
+    }
+
+    /// Runs a blocking closure on the blocking thread pool under a tool-call actor, so the
+    /// caller's worker never stalls. Cancellation and timeouts stop the wait; the closure itself
+    /// runs to completion on its thread.
+    ///
+    /// # Errors
+    /// See [`SupervisedError`].
+    pub async fn supervise_blocking<F, T>(
+        &self,
+        f: F,
+        timeout: Option<Duration>,
+    ) -> Result<T, SupervisedError>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        ToolCall::spawn(
+            Supervised::Blocking(Box::new(f)),
+            self.inner.token.child_token(),
+            timeout,
+            tx,
+            self.inner.metrics.clone(),
+        );
+        rx.await.unwrap_or(Err(SupervisedError::Cancelled))
+    }
+
+    pub(crate) fn metrics(&self) -> &Arc<Metrics> {
+        &self.inner.metrics
+    }
+}
+
+fn number(value: f64) -> Value {
+    if value.fract() == 0.0 && value.abs() < 9.0e15 {
+        #[allow(clippy::cast_possible_truncation)]
+        Value::from(value as i64)
+    } else {
+        serde_json::Number::from_f64(value).map_or(Value::Null, Value::Number)
+    }
+}
+
+/// Forgets a pending peer request (and tells the peer) unless disarmed.
+struct ForgetOnDrop {
+    id: Option<RequestId>,
+    session: SessionHandle,
+}
+
+impl Drop for ForgetOnDrop {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            self.session.addr().do_send(ForgetPeerRequest {
+                id,
+                reason: "the server request was cancelled".into(),
+            });
+        }
+    }
+}
+
+/// Builds the error object a request answers with when a peer request it needed failed.
+pub fn peer_error_object(err: &PeerError) -> ErrorObject {
+    match err {
+        PeerError::Rejected(error) => error.clone(),
+        other => ErrorObject::internal(other),
+    }
+}

@@ -1,0 +1,280 @@
+//! Errors: what handlers return ([`McpError`]), what building a server can refuse
+//! ([`BuildError`]), and the JSON-RPC codes they travel with.
+//!
+//! One `match` ([`McpError::to_error_object`]) maps every kind to its wire code.
+
+use std::fmt;
+
+use serde_json::{Value, json};
+
+pub use actix_mcp_actors::{ErrorCode, ErrorObject, PeerError};
+
+use crate::protocol::ElicitRequestURLParams;
+
+/// A `Result` whose error defaults to [`McpError`].
+pub type Result<T, E = McpError> = std::result::Result<T, E>;
+
+/// What kind of failure an [`McpError`] is; decides how it reaches the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// Bad arguments or params: `-32602`.
+    InvalidParams,
+    /// No such method, or a capability the server does not offer: `-32601`.
+    MethodNotFound,
+    /// The resource does not exist: `-32002` (with `data.uri`).
+    ResourceNotFound,
+    /// A tool failed in a way the model should see: a `tools/call` result with `isError: true`
+    /// and this message as its text (other requests: `-32603`).
+    ToolFailed,
+    /// The request needs URL-mode elicitations to complete first: `-32042`.
+    UrlElicitationRequired,
+    /// Something broke inside the server: `-32603`. The message is not shown to the client;
+    /// the exception reporter gets it.
+    Internal,
+    /// Any other JSON-RPC code, sent as given.
+    Other(ErrorCode),
+}
+
+/// The error handlers return. Its kind decides the wire form; see [`ErrorKind`].
+#[derive(Debug, Clone)]
+pub struct McpError {
+    kind: ErrorKind,
+    message: String,
+    data: Option<Value>,
+}
+
+impl McpError {
+    /// An error of any kind.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    /// `-32602` with this message.
+    pub fn invalid_params(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::InvalidParams, message)
+    }
+
+    /// `-32601` for this method.
+    pub fn method_not_found(method: &str) -> Self {
+        Self::new(
+            ErrorKind::MethodNotFound,
+            format!("method not found: {method}"),
+        )
+    }
+
+    /// `-32002` for this uri, with `data: {"uri": uri}`.
+    pub fn resource_not_found(uri: &str) -> Self {
+        Self::new(
+            ErrorKind::ResourceNotFound,
+            format!("resource not found: {uri}"),
+        )
+        .with_data(json!({ "uri": uri }))
+    }
+
+    /// A tool failure the model sees (`isError: true` with this text).
+    pub fn tool(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::ToolFailed, message)
+    }
+
+    /// `-32603`; the message goes to the exception reporter, not to the client.
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Internal, message)
+    }
+
+    /// `-32042`: the user must complete these URL-mode elicitations first (2025-11-25).
+    pub fn url_elicitation_required(elicitations: Vec<ElicitRequestURLParams>) -> Self {
+        let data = json!({ "elicitations": elicitations });
+        Self::new(
+            ErrorKind::UrlElicitationRequired,
+            "this request requires more information",
+        )
+        .with_data(data)
+    }
+
+    /// An error with any JSON-RPC code.
+    pub fn code(code: i32, message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Other(ErrorCode(code)), message)
+    }
+
+    /// Attaches JSON `data` to the error.
+    #[must_use]
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// The error's kind.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// The error's message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The error's data.
+    pub fn data(&self) -> Option<&Value> {
+        self.data.as_ref()
+    }
+
+    /// The JSON-RPC code this error is sent with.
+    pub fn error_code(&self) -> ErrorCode {
+        match self.kind {
+            ErrorKind::InvalidParams => ErrorCode::INVALID_PARAMS,
+            ErrorKind::MethodNotFound => ErrorCode::METHOD_NOT_FOUND,
+            ErrorKind::ResourceNotFound => ErrorCode::RESOURCE_NOT_FOUND,
+            ErrorKind::UrlElicitationRequired => ErrorCode::URL_ELICITATION_REQUIRED,
+            ErrorKind::ToolFailed | ErrorKind::Internal => ErrorCode::INTERNAL_ERROR,
+            ErrorKind::Other(code) => code,
+        }
+    }
+
+    /// The JSON-RPC error object sent to the client. Internal messages are replaced by a
+    /// generic one.
+    pub fn to_error_object(&self) -> ErrorObject {
+        let message = match self.kind {
+            ErrorKind::Internal => "internal error".to_owned(),
+            _ => self.message.clone(),
+        };
+        ErrorObject {
+            code: self.error_code(),
+            message,
+            data: self.data.clone(),
+        }
+    }
+}
+
+impl fmt::Display for McpError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for McpError {}
+
+impl From<ErrorObject> for McpError {
+    fn from(error: ErrorObject) -> Self {
+        Self {
+            kind: ErrorKind::Other(error.code),
+            message: error.message,
+            data: error.data,
+        }
+    }
+}
+
+impl From<PeerError> for McpError {
+    fn from(error: PeerError) -> Self {
+        match error {
+            PeerError::Rejected(object) => Self::from(object),
+            PeerError::MissingCapability(_) | PeerError::Stateless | PeerError::Unsupported => {
+                Self::tool(error.to_string())
+            }
+            other => Self::internal(other.to_string()),
+        }
+    }
+}
+
+impl From<serde_json::Error> for McpError {
+    fn from(error: serde_json::Error) -> Self {
+        Self::internal(format!("JSON error: {error}"))
+    }
+}
+
+impl From<std::io::Error> for McpError {
+    fn from(error: std::io::Error) -> Self {
+        Self::internal(format!("I/O error: {error}"))
+    }
+}
+
+impl From<String> for McpError {
+    fn from(message: String) -> Self {
+        Self::tool(message)
+    }
+}
+
+impl From<&str> for McpError {
+    fn from(message: &str) -> Self {
+        Self::tool(message)
+    }
+}
+
+/// Why [`ServerBuilder::build`](crate::ServerBuilder::build) (or a run-time registration)
+/// refused the configuration.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// The protocol version override is not one this SDK speaks.
+    #[error("unsupported protocol version `{0}`")]
+    UnsupportedProtocolVersion(String),
+    /// Two tools, prompts, resources or templates share a name (or uri).
+    #[error("duplicate {kind} `{name}`")]
+    Duplicate {
+        /// What was duplicated (`tool`, `prompt`, `resource`, `resource template`).
+        kind: &'static str,
+        /// The duplicated name.
+        name: String,
+    },
+    /// A tool's input or output schema is not a valid JSON schema with an object root.
+    #[error("invalid schema for tool `{tool}`: {reason}")]
+    InvalidSchema {
+        /// The tool.
+        tool: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A name breaks the spec's naming rules.
+    #[error("invalid name `{name}`: {reason}")]
+    InvalidName {
+        /// The name.
+        name: String,
+        /// What is wrong.
+        reason: &'static str,
+    },
+    /// A resource template is not a valid RFC 6570 template.
+    #[error("invalid uri template `{template}`: {reason}")]
+    InvalidTemplate {
+        /// The template.
+        template: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A custom method would override a protocol method.
+    #[error("`{0}` is a protocol method and cannot be redefined")]
+    MethodAlreadyDefined(String),
+    /// The page size must be at least 1.
+    #[error("page size must be at least 1")]
+    InvalidPageSize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_kind_maps_to_its_code() {
+        assert_eq!(
+            McpError::invalid_params("x").error_code(),
+            ErrorCode::INVALID_PARAMS
+        );
+        assert_eq!(
+            McpError::method_not_found("x").error_code(),
+            ErrorCode::METHOD_NOT_FOUND
+        );
+        let missing = McpError::resource_not_found("test://x").to_error_object();
+        assert_eq!(missing.code, ErrorCode::RESOURCE_NOT_FOUND);
+        assert_eq!(missing.data, Some(json!({"uri": "test://x"})));
+        assert_eq!(
+            McpError::internal("secret path /etc")
+                .to_error_object()
+                .message,
+            "internal error"
+        );
+        assert_eq!(McpError::code(-1, "no").error_code(), ErrorCode(-1));
+    }
+}

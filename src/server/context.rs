@@ -1,0 +1,328 @@
+//! [`RequestContext`]: what every handler (tool, prompt, resource read, completion, subscribe,
+//! custom method) knows about the request it serves, and what it can do with it: report
+//! progress, log to this request's client, watch for cancellation, and ask the client for
+//! sampling, elicitation and roots.
+//!
+//! The protocol version and client capabilities belong to the request: the session only
+//! supplies them as defaults (the 2026 protocol carries them in every request's `_meta`).
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use actix_mcp_actors::{PeerError, RequestId, RequestScope, SessionId};
+
+use crate::protocol::{
+    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+    ElicitResult, ElicitationSchema, Implementation, ListRootsResult, LoggingLevel,
+    LoggingMessageNotificationParams, Meta, ProtocolVersion, method,
+};
+use crate::server::session::SessionState;
+use crate::server::{Server, ServerInner};
+
+/// Everything a handler knows about its request. Cheap to clone.
+#[derive(Clone)]
+pub struct RequestContext {
+    inner: Arc<ContextInner>,
+}
+
+pub(crate) struct ContextInner {
+    pub(crate) scope: RequestScope,
+    pub(crate) server: Arc<ServerInner>,
+    pub(crate) method: String,
+    pub(crate) meta: Option<Meta>,
+    pub(crate) version: ProtocolVersion,
+    pub(crate) client_capabilities: Arc<ClientCapabilities>,
+    pub(crate) client_info: Option<Arc<Implementation>>,
+    pub(crate) session: Option<Arc<SessionState>>,
+}
+
+impl fmt::Debug for RequestContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RequestContext")
+            .field("id", self.request_id())
+            .field("method", &self.inner.method)
+            .field("version", &self.inner.version)
+            .field("session", &self.session_id())
+            .field("cancelled", &self.is_cancelled())
+            .finish()
+    }
+}
+
+impl RequestContext {
+    pub(crate) fn new(inner: ContextInner) -> Self {
+        Self {
+            inner: Arc::new(inner),
+        }
+    }
+
+    /// The request's JSON-RPC id.
+    pub fn request_id(&self) -> &RequestId {
+        self.inner.scope.id()
+    }
+
+    /// The method being served.
+    pub fn method(&self) -> &str {
+        &self.inner.method
+    }
+
+    /// The request's `params._meta`, unknown keys included.
+    pub fn meta(&self) -> Option<&Meta> {
+        self.inner.meta.as_ref()
+    }
+
+    /// The protocol version this request is served under.
+    pub fn protocol_version(&self) -> ProtocolVersion {
+        self.inner.version
+    }
+
+    /// The capabilities the client declared for this request.
+    pub fn client_capabilities(&self) -> &ClientCapabilities {
+        &self.inner.client_capabilities
+    }
+
+    /// What the client said about itself, when it did.
+    pub fn client_info(&self) -> Option<&Implementation> {
+        self.inner.client_info.as_deref()
+    }
+
+    /// The session id; `None` on stdio-less stateless requests.
+    pub fn session_id(&self) -> Option<&SessionId> {
+        self.inner.scope.session().map(|session| session.id())
+    }
+
+    /// Application state registered with [`ServerBuilder::state`](crate::ServerBuilder::state).
+    pub fn state<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        self.inner.server.state.get::<T>()
+    }
+
+    /// The server (to register tools at run time or send list-changed notifications).
+    pub fn server(&self) -> Server {
+        Server {
+            inner: self.inner.server.clone(),
+        }
+    }
+
+    /// Whether the client cancelled this request (or its session ended).
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.scope.is_cancelled()
+    }
+
+    /// Completes when the request is cancelled.
+    ///
+    /// # Cancel safety
+    /// Cancel safe.
+    pub async fn cancelled(&self) {
+        self.inner.scope.token().cancelled().await;
+    }
+
+    /// The request's cancellation token (a child of its session's).
+    pub fn cancellation_token(&self) -> CancellationToken {
+        self.inner.scope.token().clone()
+    }
+
+    /// Reports progress (`notifications/progress`) on this request's stream. A no-op when the
+    /// request carried no `progressToken`; values must increase (a value that does not is
+    /// dropped and logged).
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if let Err(err) = self.inner.scope.progress(progress, total, message) {
+            tracing::debug!(id = %self.request_id(), %err, progress, "progress not sent");
+        }
+    }
+
+    /// Whether this request carried a progress token.
+    pub fn has_progress_token(&self) -> bool {
+        self.inner.scope.progress_token().is_some()
+    }
+
+    /// Sends a log message (`notifications/message`) to this request's client only, when
+    /// `level` is at or above the level the client set (`info` until it sets one).
+    pub fn log(&self, level: LoggingLevel, data: impl Into<Value>, logger: Option<&str>) {
+        if !self.log_enabled(level) {
+            return;
+        }
+        let params = LoggingMessageNotificationParams {
+            level,
+            logger: logger.map(str::to_owned),
+            data: data.into(),
+            meta: None,
+        };
+        match serde_json::to_value(&params) {
+            Ok(params) => self
+                .inner
+                .scope
+                .notify(method::NOTIFICATION_MESSAGE, Some(&params)),
+            Err(err) => tracing::warn!(%err, "could not serialise a log message"),
+        }
+    }
+
+    /// Whether a message at `level` would be sent.
+    pub fn log_enabled(&self, level: LoggingLevel) -> bool {
+        let threshold = self
+            .inner
+            .session
+            .as_ref()
+            .and_then(|s| s.log_level())
+            .unwrap_or(LoggingLevel::Info);
+        level >= threshold
+    }
+
+    fn peer_timeout(&self) -> Option<Duration> {
+        self.inner.server.config.peer_request_timeout
+    }
+
+    async fn peer<P: serde::Serialize, R: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: &P,
+    ) -> Result<R, PeerError> {
+        let params =
+            serde_json::to_value(params).map_err(|err| PeerError::Malformed(err.to_string()))?;
+        let value = self
+            .inner
+            .scope
+            .peer_request(method, Some(params), self.peer_timeout())
+            .await?;
+        serde_json::from_value(value).map_err(|err| PeerError::Malformed(err.to_string()))
+    }
+
+    /// Asks the client to sample an LLM (`sampling/createMessage`) and waits for the result.
+    ///
+    /// # Errors
+    /// [`PeerError::MissingCapability`] when the client lacks `sampling` (or `sampling.tools`
+    /// while `tools` or `toolChoice` are set): nothing is sent then. Otherwise see
+    /// [`RequestScope::peer_request`].
+    ///
+    /// # Cancel safety
+    /// Dropping the future sends `notifications/cancelled` for the nested request.
+    pub async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, PeerError> {
+        let caps = self.client_capabilities();
+        if !caps.supports_sampling() {
+            return Err(PeerError::MissingCapability("sampling".into()));
+        }
+        if (params.tools.is_some() || params.tool_choice.is_some())
+            && !caps.supports_sampling_tools()
+        {
+            return Err(PeerError::MissingCapability("sampling.tools".into()));
+        }
+        self.peer(method::SAMPLING_CREATE_MESSAGE, &params).await
+    }
+
+    /// Asks the client for input (`elicitation/create`), form or URL mode.
+    ///
+    /// # Errors
+    /// [`PeerError::MissingCapability`] when the client did not declare the mode; otherwise see
+    /// [`RequestScope::peer_request`].
+    ///
+    /// # Cancel safety
+    /// Dropping the future sends `notifications/cancelled` for the nested request.
+    pub async fn elicit(&self, params: ElicitRequestParams) -> Result<ElicitResult, PeerError> {
+        let caps = self.client_capabilities();
+        match &params {
+            ElicitRequestParams::Form(_) if !caps.supports_elicitation_form() => {
+                return Err(PeerError::MissingCapability("elicitation.form".into()));
+            }
+            ElicitRequestParams::Url(_) if !caps.supports_elicitation_url() => {
+                return Err(PeerError::MissingCapability("elicitation.url".into()));
+            }
+            _ => {}
+        }
+        self.peer(method::ELICITATION_CREATE, &params).await
+    }
+
+    /// Asks the user to fill a form (form-mode elicitation).
+    ///
+    /// # Errors
+    /// See [`elicit`](Self::elicit).
+    pub async fn elicit_form(
+        &self,
+        message: impl Into<String>,
+        schema: ElicitationSchema,
+    ) -> Result<ElicitResult, PeerError> {
+        self.elicit(ElicitRequestParams::form(message, schema))
+            .await
+    }
+
+    /// Asks the user to visit a URL (URL-mode elicitation, 2025-11-25).
+    ///
+    /// # Errors
+    /// See [`elicit`](Self::elicit).
+    pub async fn elicit_url(
+        &self,
+        message: impl Into<String>,
+        url: impl Into<String>,
+        elicitation_id: impl Into<String>,
+    ) -> Result<ElicitResult, PeerError> {
+        self.elicit(ElicitRequestParams::url(message, url, elicitation_id))
+            .await
+    }
+
+    /// Tells the client a URL-mode elicitation finished (`notifications/elicitation/complete`).
+    /// It travels on this request's stream, or the session's when that one is closed.
+    pub fn notify_elicitation_complete(&self, elicitation_id: &str) {
+        let params = serde_json::json!({ "elicitationId": elicitation_id });
+        let frame = actix_mcp_actors::Frame::notification(
+            method::NOTIFICATION_ELICITATION_COMPLETE,
+            Some(&params),
+        );
+        if let Err(frame) = self.inner.scope.outlet().deliver(frame)
+            && let Some(session) = self.inner.scope.session()
+        {
+            session.notify(frame);
+        }
+    }
+
+    /// Asks the client for its roots (`roots/list`).
+    ///
+    /// # Errors
+    /// [`PeerError::MissingCapability`] when the client lacks `roots`; otherwise see
+    /// [`RequestScope::peer_request`].
+    ///
+    /// # Cancel safety
+    /// Dropping the future sends `notifications/cancelled` for the nested request.
+    pub async fn list_roots(&self) -> Result<ListRootsResult, PeerError> {
+        if !self.client_capabilities().supports_roots() {
+            return Err(PeerError::MissingCapability("roots".into()));
+        }
+        self.peer(method::ROOTS_LIST, &serde_json::json!({})).await
+    }
+
+    /// Sends any request to the client and returns its raw result.
+    ///
+    /// # Errors
+    /// See [`RequestScope::peer_request`].
+    pub async fn request_client(
+        &self,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<Value, PeerError> {
+        self.inner
+            .scope
+            .peer_request(method, params, self.peer_timeout())
+            .await
+    }
+
+    /// Sends any notification related to this request (it travels on the request's stream).
+    pub fn notify(&self, method: &str, params: Option<Value>) {
+        self.inner.scope.notify(method, params.as_ref());
+    }
+
+    pub(crate) fn scope(&self) -> &RequestScope {
+        &self.inner.scope
+    }
+
+    pub(crate) fn server_inner(&self) -> &Arc<ServerInner> {
+        &self.inner.server
+    }
+
+    pub(crate) fn session_state(&self) -> Option<&Arc<SessionState>> {
+        self.inner.session.as_ref()
+    }
+}

@@ -1,0 +1,436 @@
+//! Tools, in the three ways the Ruby SDK offers: a closure with extractors ([`tool`]), a type
+//! implementing [`Tool`] (typed arguments and optional typed output), and [`Server::define_tool`]
+//! at run time.
+//!
+//! Every tool becomes a [`ToolDef`]: its definition (as `tools/list` shows it), a compiled
+//! validator for its input schema, and a type-erased handler. Arguments are validated against
+//! the input schema before the handler runs; a failure is an `isError` result naming what was
+//! wrong, so the model can correct itself (spec 2025-11-25, SEP-1303).
+//!
+//! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/server/tools>
+//!
+//! [`Server::define_tool`]: crate::Server::define_tool
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::error::{BuildError, McpError};
+use crate::protocol::{
+    CallToolResult, ContentBlock, Icon, JsonObject, Meta, Tool as ToolDefinition, ToolAnnotations,
+};
+use crate::server::context::RequestContext;
+use crate::server::handler::{
+    ErasedHandler, Handler, HandlerError, HandlerParts, Params, erase, schema_of,
+};
+
+/// Converts a tool handler's output into a `tools/call` result.
+pub trait IntoCallToolResult: Send + 'static {
+    /// The conversion; an `Err` is reported as described on [`McpError`].
+    ///
+    /// # Errors
+    /// When the output is itself an error.
+    fn into_call_tool_result(self) -> Result<CallToolResult, McpError>;
+
+    /// The output schema this output type declares (for typed structured output).
+    fn output_schema() -> Option<JsonObject> {
+        None
+    }
+}
+
+impl IntoCallToolResult for CallToolResult {
+    fn into_call_tool_result(self) -> Result<CallToolResult, McpError> {
+        Ok(self)
+    }
+}
+
+impl IntoCallToolResult for String {
+    fn into_call_tool_result(self) -> Result<CallToolResult, McpError> {
+        Ok(CallToolResult::text(self))
+    }
+}
+
+impl IntoCallToolResult for &'static str {
+    fn into_call_tool_result(self) -> Result<CallToolResult, McpError> {
+        Ok(CallToolResult::text(self))
+    }
+}
+
+impl IntoCallToolResult for ContentBlock {
+    fn into_call_tool_result(self) -> Result<CallToolResult, McpError> {
+        Ok(CallToolResult::success(vec![self]))
+    }
+}
+
+impl IntoCallToolResult for Vec<ContentBlock> {
+    fn into_call_tool_result(self) -> Result<CallToolResult, McpError> {
+        Ok(CallToolResult::success(self))
+    }
+}
+
+impl<T: IntoCallToolResult, E: Into<McpError> + Send + 'static> IntoCallToolResult
+    for Result<T, E>
+{
+    fn into_call_tool_result(self) -> Result<CallToolResult, McpError> {
+        self.map_err(Into::into)
+            .and_then(IntoCallToolResult::into_call_tool_result)
+    }
+
+    fn output_schema() -> Option<JsonObject> {
+        T::output_schema()
+    }
+}
+
+/// Typed structured output: serialised into `structuredContent` (and, for older clients, as
+/// JSON text), with `T`'s JSON schema as the tool's `outputSchema`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Json<T>(pub T);
+
+impl<T: Serialize + JsonSchema + Send + 'static> IntoCallToolResult for Json<T> {
+    fn into_call_tool_result(self) -> Result<CallToolResult, McpError> {
+        let value = serde_json::to_value(&self.0)?;
+        let text = value.to_string();
+        let mut result = CallToolResult::text(text);
+        result.structured_content = Some(value);
+        Ok(result)
+    }
+
+    fn output_schema() -> Option<JsonObject> {
+        Some(schema_of::<T>())
+    }
+}
+
+/// A tool as a type with state: typed arguments, typed output.
+///
+/// ```
+/// use actix_mcp::{RequestContext, Tool};
+/// use schemars::JsonSchema;
+/// use serde::Deserialize;
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// struct AddArgs { a: f64, b: f64 }
+///
+/// struct Add;
+///
+/// impl Tool for Add {
+///     type Args = AddArgs;
+///     type Output = String;
+///     fn name(&self) -> String { "add".into() }
+///     fn description(&self) -> Option<String> { Some("Adds two numbers".into()) }
+///     async fn call(&self, args: AddArgs, _cx: RequestContext) -> String {
+///         (args.a + args.b).to_string()
+///     }
+/// }
+/// ```
+pub trait Tool: Send + Sync + 'static {
+    /// The arguments; their JSON schema is the tool's input schema.
+    type Args: DeserializeOwned + JsonSchema + Send + 'static;
+    /// What the tool returns; [`Json<T>`] declares an output schema.
+    type Output: IntoCallToolResult;
+
+    /// The tool's name (unique on the server).
+    fn name(&self) -> String;
+
+    /// A human-readable description for the model.
+    fn description(&self) -> Option<String> {
+        None
+    }
+
+    /// A display title.
+    fn title(&self) -> Option<String> {
+        None
+    }
+
+    /// Behaviour hints.
+    fn annotations(&self) -> Option<ToolAnnotations> {
+        None
+    }
+
+    /// Runs the tool.
+    fn call(
+        &self,
+        args: Self::Args,
+        cx: RequestContext,
+    ) -> impl Future<Output = Self::Output> + Send;
+}
+
+pub(crate) type ToolHandler = ErasedHandler<CallToolResult>;
+
+/// How a tool runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Execution {
+    /// On the session's arbiter, in a tool-call actor.
+    #[default]
+    Async,
+    /// On the blocking thread pool.
+    Blocking,
+}
+
+/// A registered tool: definition, input validator and handler.
+#[derive(Clone)]
+pub struct ToolDef {
+    pub(crate) definition: ToolDefinition,
+    pub(crate) handler: ToolHandler,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) execution: Execution,
+    pub(crate) validator: Option<Arc<jsonschema::Validator>>,
+}
+
+impl fmt::Debug for ToolDef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolDef")
+            .field("name", &self.definition.name)
+            .field("timeout", &self.timeout)
+            .field("execution", &self.execution)
+            .finish()
+    }
+}
+
+fn empty_input_schema() -> JsonObject {
+    JsonObject::from_iter([
+        ("type".to_owned(), Value::String("object".into())),
+        ("additionalProperties".to_owned(), Value::Bool(false)),
+    ])
+}
+
+/// A tool from a closure with extractors.
+///
+/// ```
+/// use actix_mcp::{Params, RequestContext, tool};
+/// use schemars::JsonSchema;
+/// use serde::Deserialize;
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// struct EchoArgs { message: String }
+///
+/// let echo = tool("echo", "Echoes its input", |Params(args): Params<EchoArgs>, _cx: RequestContext| async move {
+///     args.message
+/// });
+/// ```
+pub fn tool<H, M>(name: impl Into<String>, description: impl Into<String>, handler: H) -> ToolDef
+where
+    H: Handler<M>,
+    H::Output: IntoCallToolResult,
+    M: 'static,
+{
+    let input = H::input_schema().unwrap_or_else(empty_input_schema);
+    let mut definition = ToolDefinition::new(name, input).with_description(description);
+    definition.output_schema = <H::Output as IntoCallToolResult>::output_schema();
+    ToolDef {
+        definition,
+        handler: erase(handler, IntoCallToolResult::into_call_tool_result),
+        timeout: None,
+        execution: Execution::Async,
+        validator: None,
+    }
+}
+
+/// A blocking tool: `f` runs on the blocking thread pool (never on an HTTP worker), with typed
+/// arguments.
+pub fn blocking_tool<A, O, F>(
+    name: impl Into<String>,
+    description: impl Into<String>,
+    f: F,
+) -> ToolDef
+where
+    A: DeserializeOwned + JsonSchema + Send + 'static,
+    O: IntoCallToolResult,
+    F: Fn(A, RequestContext) -> O + Clone + Send + Sync + 'static,
+{
+    let handler = move |Params(args): Params<A>, cx: RequestContext| {
+        let f = f.clone();
+        let scope_cx = cx.clone();
+        async move {
+            let timeout = None;
+            scope_cx
+                .scope()
+                .supervise_blocking(move || f(args, cx).into_call_tool_result(), timeout)
+                .await
+                .map_err(|err| McpError::internal(err.to_string()))
+                .and_then(|result| result)
+        }
+    };
+    let mut def = tool(name, description, handler);
+    def.definition.output_schema = O::output_schema();
+    def.execution = Execution::Blocking;
+    def
+}
+
+impl<T: Tool> From<T> for ToolDef {
+    fn from(tool_impl: T) -> Self {
+        let tool_impl = Arc::new(tool_impl);
+        let name = tool_impl.name();
+        let description = tool_impl.description();
+        let title = tool_impl.title();
+        let annotations = tool_impl.annotations();
+        let handler = move |Params(args): Params<T::Args>, cx: RequestContext| {
+            let tool_impl = tool_impl.clone();
+            async move { tool_impl.call(args, cx).await }
+        };
+        let mut def = tool(name, description.unwrap_or_default(), handler);
+        if def.definition.description.as_deref() == Some("") {
+            def.definition.description = None;
+        }
+        def.definition.title = title;
+        def.definition.annotations = annotations;
+        def.definition.output_schema = <T::Output as IntoCallToolResult>::output_schema();
+        def
+    }
+}
+
+impl ToolDef {
+    /// Sets the display title.
+    #[must_use]
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.definition.title = Some(title.into());
+        self
+    }
+
+    /// Sets the behaviour hints.
+    #[must_use]
+    pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.definition.annotations = Some(annotations);
+        self
+    }
+
+    /// Sets the icons.
+    #[must_use]
+    pub fn icons(mut self, icons: Vec<Icon>) -> Self {
+        self.definition.icons = Some(icons);
+        self
+    }
+
+    /// Replaces the input schema (it must have an object root). Arguments are validated
+    /// against it.
+    #[must_use]
+    pub fn input_schema(mut self, schema: JsonObject) -> Self {
+        self.definition.input_schema = schema;
+        self
+    }
+
+    /// Sets the output schema; the tool must then return conforming `structuredContent`.
+    #[must_use]
+    pub fn output_schema(mut self, schema: JsonObject) -> Self {
+        self.definition.output_schema = Some(schema);
+        self
+    }
+
+    /// Sets the tool's `_meta`.
+    #[must_use]
+    pub fn meta(mut self, meta: Meta) -> Self {
+        self.definition.meta = Some(meta);
+        self
+    }
+
+    /// Cancels an invocation that runs longer than `timeout` and answers `isError`. Overrides
+    /// the server-wide tool timeout.
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// The definition `tools/list` shows.
+    pub fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        &self.definition.name
+    }
+
+    /// Checks the name and compiles the input schema's validator.
+    pub(crate) fn prepare(mut self) -> Result<Self, BuildError> {
+        validate_name(&self.definition.name)?;
+        let schema = Value::Object(self.definition.input_schema.clone());
+        if self
+            .definition
+            .input_schema
+            .get("type")
+            .and_then(Value::as_str)
+            != Some("object")
+        {
+            return Err(BuildError::InvalidSchema {
+                tool: self.definition.name.clone(),
+                reason: "the input schema's root must have \"type\": \"object\"".into(),
+            });
+        }
+        let validator =
+            jsonschema::validator_for(&schema).map_err(|err| BuildError::InvalidSchema {
+                tool: self.definition.name.clone(),
+                reason: err.to_string(),
+            })?;
+        if let Some(output) = &self.definition.output_schema {
+            jsonschema::validator_for(&Value::Object(output.clone())).map_err(|err| {
+                BuildError::InvalidSchema {
+                    tool: self.definition.name.clone(),
+                    reason: err.to_string(),
+                }
+            })?;
+        }
+        self.validator = Some(Arc::new(validator));
+        Ok(self)
+    }
+
+    /// Validates arguments against the input schema; `Err` lists what is wrong.
+    pub(crate) fn validate(&self, arguments: &Value) -> Result<(), String> {
+        let Some(validator) = &self.validator else {
+            return Ok(());
+        };
+        let errors: Vec<String> = validator
+            .iter_errors(arguments)
+            .take(5)
+            .map(|err| {
+                let path = err.instance_path().to_string();
+                if path.is_empty() {
+                    err.to_string()
+                } else {
+                    format!("{path}: {err}")
+                }
+            })
+            .collect();
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors.join("; "))
+        }
+    }
+
+    pub(crate) fn invoke(
+        &self,
+        parts: HandlerParts,
+    ) -> futures::future::BoxFuture<'static, Result<CallToolResult, HandlerError>> {
+        (self.handler)(parts)
+    }
+}
+
+/// Checks a tool or prompt name against the spec's rules: 1–128 characters of
+/// `A-Z a-z 0-9 _ - . /`.
+pub(crate) fn validate_name(name: &str) -> Result<(), BuildError> {
+    let reason = if name.is_empty() {
+        Some("names must not be empty")
+    } else if name.len() > 128 {
+        Some("names must be at most 128 characters")
+    } else if !name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'/'))
+    {
+        Some("names may only contain A-Z, a-z, 0-9, '_', '-', '.' and '/'")
+    } else {
+        None
+    };
+    match reason {
+        Some(reason) => Err(BuildError::InvalidName {
+            name: name.to_owned(),
+            reason,
+        }),
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,275 @@
+//! stdio transport: newline-delimited JSON-RPC on stdin and stdout.
+//!
+//! One session serves the process. A reader loop parses each line and hands it to the session
+//! actor (with backpressure); every outgoing frame goes through one [`StdioWriter`] actor, so
+//! lines never interleave. Requests are handled concurrently: a slow tool never blocks `ping`.
+//! Logs go to stderr only (the library never prints to stdout). End of input cancels the work
+//! in flight, flushes what was already answered, and returns.
+//!
+//! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#stdio>
+
+use std::fmt;
+use std::io;
+use std::sync::Arc;
+
+use actix::io::{FramedWrite, WriteHandler};
+use actix::{Actor, ActorContext, Addr, Context, Handler, Message};
+use bytes::{BufMut, BytesMut};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
+use tokio_util::codec::Encoder;
+
+use actix_mcp_actors::{
+    ErrorCode, ErrorObject, Frame, FrameSink, Incoming, Metrics, Outlet, Session, SessionConfig,
+    SessionId, SessionParts,
+};
+
+use crate::server::route::{McpDispatch, RequestDefaults};
+use crate::server::{Hub, Server};
+
+/// Settings of the stdio transport. Defaults are not part of semver.
+#[derive(Debug, Clone)]
+pub struct StdioConfig {
+    /// Longest accepted line in bytes (default 4 MiB); a longer one is answered with an error
+    /// and skipped.
+    pub max_line_bytes: usize,
+}
+
+impl Default for StdioConfig {
+    fn default() -> Self {
+        Self {
+            max_line_bytes: 4 * 1024 * 1024,
+        }
+    }
+}
+
+/// Encodes frames as lines.
+#[derive(Debug, Default, Clone, Copy)]
+struct LineEncoder;
+
+impl Encoder<Frame> for LineEncoder {
+    type Error = io::Error;
+
+    fn encode(&mut self, frame: Frame, dst: &mut BytesMut) -> Result<(), io::Error> {
+        dst.reserve(frame.json.len() + 1);
+        dst.put_slice(frame.json.as_bytes());
+        dst.put_u8(b'\n');
+        Ok(())
+    }
+}
+
+/// The writer actor: owns the output stream; one line per frame, in arrival order.
+pub struct StdioWriter<W: AsyncWrite + Unpin + 'static> {
+    framed: FramedWrite<Frame, W, LineEncoder>,
+}
+
+impl<W: AsyncWrite + Unpin + 'static> fmt::Debug for StdioWriter<W> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StdioWriter")
+            .field("closed", &self.framed.closed())
+            .finish()
+    }
+}
+
+impl<W: AsyncWrite + Unpin + 'static> Actor for StdioWriter<W> {
+    type Context = Context<Self>;
+}
+
+impl<W: AsyncWrite + Unpin + 'static> WriteHandler<io::Error> for StdioWriter<W> {
+    fn error(&mut self, err: io::Error, _: &mut Self::Context) -> actix::Running {
+        tracing::error!(%err, "stdout failed; stopping the writer");
+        actix::Running::Stop
+    }
+
+    fn finished(&mut self, ctx: &mut Self::Context) {
+        ctx.stop();
+    }
+}
+
+/// Write one frame as a line. Sent through the writer's outlet.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+struct WriteFrame(Frame);
+
+impl<W: AsyncWrite + Unpin + 'static> Handler<WriteFrame> for StdioWriter<W> {
+    type Result = ();
+
+    fn handle(&mut self, msg: WriteFrame, _: &mut Self::Context) {
+        self.framed.write(msg.0);
+    }
+}
+
+/// Flush what is queued and close the output. Sent at end of input.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+struct CloseOutput;
+
+impl<W: AsyncWrite + Unpin + 'static> Handler<CloseOutput> for StdioWriter<W> {
+    type Result = ();
+
+    fn handle(&mut self, _: CloseOutput, _: &mut Self::Context) {
+        self.framed.close();
+    }
+}
+
+struct WriterOutlet<W: AsyncWrite + Unpin + 'static>(Addr<StdioWriter<W>>);
+
+impl<W: AsyncWrite + Unpin + 'static> FrameSink for WriterOutlet<W> {
+    fn deliver(&self, frame: Frame) -> Result<(), Frame> {
+        if !self.0.connected() {
+            return Err(frame);
+        }
+        self.0.do_send(WriteFrame(frame));
+        Ok(())
+    }
+}
+
+enum Line {
+    Data,
+    TooLong,
+    Eof,
+}
+
+/// Reads one line into `buf` (without its newline), never holding more than `max` bytes.
+async fn read_line<R: AsyncRead + Unpin>(
+    reader: &mut BufReader<R>,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> io::Result<Line> {
+    buf.clear();
+    let mut too_long = false;
+    loop {
+        let available = reader.fill_buf().await?;
+        if available.is_empty() {
+            return Ok(if too_long {
+                Line::TooLong
+            } else if buf.is_empty() {
+                Line::Eof
+            } else {
+                Line::Data
+            });
+        }
+        let (chunk, done) = match available.iter().position(|&b| b == b'\n') {
+            Some(i) => (&available[..i], Some(i + 1)),
+            None => (available, None),
+        };
+        if !too_long {
+            if buf.len() + chunk.len() > max {
+                too_long = true;
+                buf.clear();
+            } else {
+                buf.extend_from_slice(chunk);
+            }
+        }
+        let consumed = done.unwrap_or(chunk.len());
+        reader.consume(consumed);
+        if done.is_some() {
+            return Ok(if too_long { Line::TooLong } else { Line::Data });
+        }
+    }
+}
+
+impl Server {
+    /// Serves this server on stdin and stdout until stdin ends. Must run inside an actix
+    /// system (e.g. `#[actix_web::main]` or `#[actix::main]`).
+    ///
+    /// # Errors
+    /// When reading stdin fails.
+    pub async fn serve_stdio(&self) -> io::Result<()> {
+        self.serve_io(
+            tokio::io::stdin(),
+            tokio::io::stdout(),
+            StdioConfig::default(),
+        )
+        .await
+    }
+
+    /// Serves this server on any byte stream pair with newline-delimited JSON (stdio framing).
+    ///
+    /// # Errors
+    /// When reading fails.
+    ///
+    /// # Cancel safety
+    /// Dropping the future leaves the session running until its actors notice the closed
+    /// input; await it to completion for a clean shutdown.
+    pub async fn serve_io<R, W>(&self, reader: R, writer: W, config: StdioConfig) -> io::Result<()>
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin + 'static,
+    {
+        let writer = StdioWriter::create(move |ctx| StdioWriter {
+            framed: FramedWrite::new(writer, LineEncoder, ctx),
+        });
+        let outlet = Outlet::new(WriterOutlet(writer.clone()));
+        let dispatch = Arc::new(McpDispatch {
+            server: self.inner.clone(),
+            defaults: RequestDefaults::default(),
+        });
+        let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
+        let session = Session::start(SessionParts {
+            id: SessionId::parse("stdio").unwrap_or_else(|| unreachable_id()),
+            dispatch,
+            config: SessionConfig {
+                max_in_flight: self.inner.config.max_concurrent_requests,
+            },
+            standalone: Some(outlet.clone()),
+            store: None,
+            metrics: Arc::new(Metrics::default()),
+            on_stopped: Some(Box::new(move |_| {
+                let _ = stopped_tx.send(());
+            })),
+            parent_token: None,
+        });
+        self.inner.add_hub(Hub::Session(session.clone()));
+        let mut reader = BufReader::new(reader);
+        let mut buf = Vec::new();
+        let result = loop {
+            match read_line(&mut reader, &mut buf, config.max_line_bytes).await {
+                Ok(Line::Eof) => break Ok(()),
+                Ok(Line::TooLong) => {
+                    let error = ErrorObject::new(
+                        ErrorCode::INVALID_REQUEST,
+                        format!(
+                            "message too large: lines are limited to {} bytes",
+                            config.max_line_bytes
+                        ),
+                    );
+                    outlet.deliver_or_log(Frame::error(None, &error), "oversized line error");
+                }
+                Ok(Line::Data) => {
+                    if buf.iter().all(u8::is_ascii_whitespace) {
+                        continue;
+                    }
+                    match actix_mcp_actors::jsonrpc::parse(&buf) {
+                        Err(rejection) => {
+                            outlet.deliver_or_log(rejection.to_frame(), "parse error")
+                        }
+                        Ok(Incoming::Request(request)) => {
+                            if session
+                                .request_with_backpressure(request, outlet.clone())
+                                .await
+                                .is_err()
+                            {
+                                break Ok(());
+                            }
+                        }
+                        Ok(Incoming::Notification(notification)) => {
+                            session.notification(notification)
+                        }
+                        Ok(Incoming::Response(response)) => session.response(response),
+                    }
+                }
+                Err(err) => break Err(err),
+            }
+        };
+        session.close();
+        let _ = stopped_rx.await;
+        // Everything answered before the end of input is queued ahead of this: flush and close.
+        let _ = writer.send(CloseOutput).await;
+        result
+    }
+}
+
+fn unreachable_id() -> SessionId {
+    // "stdio" is visible ASCII, so `SessionId::parse` never refuses it.
+    SessionId::parse("s").unwrap_or_else(|| unreachable_id())
+}
