@@ -1,0 +1,115 @@
+//! `_meta` maps, free-form JSON objects and progress tokens.
+//!
+//! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta>
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The `_meta` object carried by params, results and many data types; unknown keys are kept.
+pub type Meta = serde_json::Map<String, Value>;
+
+/// A free-form JSON object (capability settings, tool arguments, JSON schemas).
+pub type JsonObject = serde_json::Map<String, Value>;
+
+/// The `_meta` key under which a requester asks for progress notifications.
+pub const PROGRESS_TOKEN_KEY: &str = "progressToken";
+
+/// A token a requester places in `params._meta.progressToken` to receive `notifications/progress`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ProgressToken {
+    /// A string token.
+    String(String),
+    /// An integer token.
+    Integer(i64),
+}
+
+impl std::fmt::Display for ProgressToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::String(s) => write!(f, "{s:?}"),
+            Self::Integer(n) => n.fmt(f),
+        }
+    }
+}
+
+impl From<String> for ProgressToken {
+    fn from(s: String) -> Self {
+        Self::String(s)
+    }
+}
+
+impl From<&str> for ProgressToken {
+    fn from(s: &str) -> Self {
+        Self::String(s.to_owned())
+    }
+}
+
+impl From<i64> for ProgressToken {
+    fn from(n: i64) -> Self {
+        Self::Integer(n)
+    }
+}
+
+/// Reads `progressToken` from a `_meta` map; `None` when absent or not a string/integer.
+pub fn progress_token(meta: Option<&Meta>) -> Option<ProgressToken> {
+    match meta?.get(PROGRESS_TOKEN_KEY)? {
+        Value::String(s) => Some(ProgressToken::String(s.clone())),
+        Value::Number(n) => n.as_i64().map(ProgressToken::Integer),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn meta(v: Value) -> Meta {
+        match v {
+            Value::Object(m) => m,
+            _ => Meta::new(),
+        }
+    }
+
+    #[test]
+    fn progress_token_reads_string_and_integer() {
+        let m = meta(json!({"progressToken": "abc"}));
+        assert_eq!(
+            progress_token(Some(&m)),
+            Some(ProgressToken::String("abc".into()))
+        );
+        let m = meta(json!({"progressToken": 7}));
+        assert_eq!(progress_token(Some(&m)), Some(ProgressToken::Integer(7)));
+    }
+
+    #[test]
+    fn progress_token_ignores_missing_and_invalid() {
+        assert_eq!(progress_token(None), None);
+        assert_eq!(progress_token(Some(&meta(json!({})))), None);
+        assert_eq!(
+            progress_token(Some(&meta(json!({"progressToken": 1.5})))),
+            None
+        );
+        assert_eq!(
+            progress_token(Some(&meta(json!({"progressToken": null})))),
+            None
+        );
+        assert_eq!(
+            progress_token(Some(&meta(json!({"progressToken": [1]})))),
+            None
+        );
+    }
+
+    #[test]
+    fn progress_token_serializes_untagged() {
+        assert_eq!(
+            serde_json::to_value(ProgressToken::Integer(3)).ok(),
+            Some(json!(3))
+        );
+        assert_eq!(
+            serde_json::to_value(ProgressToken::from("t")).ok(),
+            Some(json!("t"))
+        );
+    }
+}

@@ -1,0 +1,213 @@
+//! Protocol revisions this SDK speaks, and what each one supports.
+//!
+//! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle#version-negotiation>
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// A dated MCP protocol revision, ordered by date.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ProtocolVersion {
+    /// Revision `2024-11-05`: the first published revision.
+    V2024_11_05,
+    /// Revision `2025-03-26`: batching, tool annotations, audio, completions capability.
+    V2025_03_26,
+    /// Revision `2025-06-18`: structured tool output, elicitation, resource links, titles.
+    V2025_06_18,
+    /// Revision `2025-11-25`: icons, URL elicitation, sampling with tools, tasks.
+    V2025_11_25,
+}
+
+/// Error returned when a string names no revision this SDK knows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownVersion(pub String);
+
+impl fmt::Display for UnknownVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "unknown protocol version `{}`", self.0)
+    }
+}
+
+impl std::error::Error for UnknownVersion {}
+
+impl ProtocolVersion {
+    /// The newest revision this SDK speaks.
+    pub const LATEST: Self = Self::V2025_11_25;
+
+    /// Every supported revision, oldest first.
+    pub const ALL: &'static [Self] = &[
+        Self::V2024_11_05,
+        Self::V2025_03_26,
+        Self::V2025_06_18,
+        Self::V2025_11_25,
+    ];
+
+    /// The wire string, e.g. `"2025-11-25"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::V2024_11_05 => "2024-11-05",
+            Self::V2025_03_26 => "2025-03-26",
+            Self::V2025_06_18 => "2025-06-18",
+            Self::V2025_11_25 => "2025-11-25",
+        }
+    }
+
+    /// JSON-RPC batches (arrays of messages) exist only in 2025-03-26.
+    pub fn supports_batching(self) -> bool {
+        self == Self::V2025_03_26
+    }
+
+    /// `annotations` on tools (2025-03-26+).
+    pub fn has_tool_annotations(self) -> bool {
+        self >= Self::V2025_03_26
+    }
+
+    /// Audio content blocks (2025-03-26+).
+    pub fn has_audio_content(self) -> bool {
+        self >= Self::V2025_03_26
+    }
+
+    /// The `completions` server capability (2025-03-26+).
+    pub fn has_completions_capability(self) -> bool {
+        self >= Self::V2025_03_26
+    }
+
+    /// `outputSchema` on tools and `structuredContent` on results (2025-06-18+).
+    pub fn has_structured_content(self) -> bool {
+        self >= Self::V2025_06_18
+    }
+
+    /// `title` fields on named items (2025-06-18+).
+    pub fn has_titles(self) -> bool {
+        self >= Self::V2025_06_18
+    }
+
+    /// `resource_link` content blocks (2025-06-18+).
+    pub fn has_resource_links(self) -> bool {
+        self >= Self::V2025_06_18
+    }
+
+    /// `_meta` on data types such as tools, resources and content blocks (2025-06-18+).
+    pub fn has_item_meta(self) -> bool {
+        self >= Self::V2025_06_18
+    }
+
+    /// `elicitation/create` (2025-06-18+).
+    pub fn has_elicitation(self) -> bool {
+        self >= Self::V2025_06_18
+    }
+
+    /// The `MCP-Protocol-Version` HTTP header is required (2025-06-18+).
+    pub fn requires_version_header(self) -> bool {
+        self >= Self::V2025_06_18
+    }
+
+    /// Icons, `websiteUrl` and `description` on implementations (2025-11-25+).
+    pub fn has_icons(self) -> bool {
+        self >= Self::V2025_11_25
+    }
+
+    /// URL-mode elicitation and `notifications/elicitation/complete` (2025-11-25+).
+    pub fn has_url_elicitation(self) -> bool {
+        self >= Self::V2025_11_25
+    }
+
+    /// `tools`/`toolChoice` in sampling and tool-use content (2025-11-25+).
+    pub fn has_sampling_tools(self) -> bool {
+        self >= Self::V2025_11_25
+    }
+
+    /// Experimental tasks, the `tasks` capability and tool `execution` (2025-11-25 only).
+    pub fn has_tasks(self) -> bool {
+        self >= Self::V2025_11_25
+    }
+}
+
+impl fmt::Display for ProtocolVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for ProtocolVersion {
+    type Err = UnknownVersion;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|v| v.as_str() == s)
+            .ok_or_else(|| UnknownVersion(s.to_owned()))
+    }
+}
+
+impl Serialize for ProtocolVersion {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for ProtocolVersion {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_known_version() {
+        for v in ProtocolVersion::ALL {
+            assert_eq!(v.as_str().parse::<ProtocolVersion>(), Ok(*v));
+            assert_eq!(v.to_string(), v.as_str());
+        }
+    }
+
+    #[test]
+    fn rejects_unknown_version() {
+        let err = "2026-07-28".parse::<ProtocolVersion>();
+        assert_eq!(err, Err(UnknownVersion("2026-07-28".into())));
+        assert_eq!(
+            UnknownVersion("x".into()).to_string(),
+            "unknown protocol version `x`"
+        );
+        assert!("".parse::<ProtocolVersion>().is_err());
+    }
+
+    #[test]
+    fn orders_by_date() {
+        let mut sorted = ProtocolVersion::ALL.to_vec();
+        sorted.sort();
+        assert_eq!(sorted, ProtocolVersion::ALL);
+        assert!(ProtocolVersion::V2024_11_05 < ProtocolVersion::V2025_03_26);
+        assert!(ProtocolVersion::V2025_06_18 < ProtocolVersion::LATEST);
+        assert_eq!(ProtocolVersion::ALL.last(), Some(&ProtocolVersion::LATEST));
+    }
+
+    #[test]
+    fn feature_predicates_follow_the_timeline() {
+        use ProtocolVersion::*;
+        assert!(!V2024_11_05.supports_batching());
+        assert!(V2025_03_26.supports_batching());
+        assert!(!V2025_06_18.supports_batching());
+        assert!(!V2025_11_25.supports_batching());
+        assert!(!V2025_03_26.has_structured_content());
+        assert!(V2025_06_18.has_structured_content());
+        assert!(!V2025_06_18.has_icons());
+        assert!(V2025_11_25.has_icons());
+    }
+
+    #[test]
+    fn serializes_as_string() {
+        let json = serde_json::to_string(&ProtocolVersion::V2025_06_18).ok();
+        assert_eq!(json.as_deref(), Some("\"2025-06-18\""));
+        let back: Result<ProtocolVersion, _> = serde_json::from_str("\"2025-03-26\"");
+        assert_eq!(back.ok(), Some(ProtocolVersion::V2025_03_26));
+        assert!(serde_json::from_str::<ProtocolVersion>("\"1999-01-01\"").is_err());
+    }
+}
