@@ -54,6 +54,12 @@ impl ProtocolVersion {
         }
     }
 
+    /// The revision a server answers `initialize` with: the requested one when supported,
+    /// otherwise [`ProtocolVersion::LATEST`] (the spec's "reply with a version you support").
+    pub fn negotiate(requested: &str) -> Self {
+        requested.parse().unwrap_or(Self::LATEST)
+    }
+
     /// JSON-RPC batches (arrays of messages) exist only in 2025-03-26.
     pub fn supports_batching(self) -> bool {
         self == Self::V2025_03_26
@@ -177,6 +183,18 @@ mod tests {
             "unknown protocol version `x`"
         );
         assert!("".parse::<ProtocolVersion>().is_err());
+    }
+
+    #[test]
+    fn negotiate_echoes_known_and_falls_back_to_latest() {
+        assert_eq!(
+            ProtocolVersion::negotiate("2025-03-26"),
+            ProtocolVersion::V2025_03_26
+        );
+        assert_eq!(
+            ProtocolVersion::negotiate("2099-01-01"),
+            ProtocolVersion::LATEST
+        );
     }
 
     #[test]
