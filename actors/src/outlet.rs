@@ -26,6 +26,10 @@ pub trait FrameSink: Send + Sync + 'static {
         let _ = kind;
         true
     }
+
+    /// Drops the current connection but keeps the logical stream, so the client resumes it
+    /// (SSE polling). A no-op for sinks without connections.
+    fn drop_connection(&self) {}
 }
 
 /// A shared, type-erased [`FrameSink`].
@@ -63,6 +67,11 @@ impl Outlet {
     /// See [`FrameSink::accepts`].
     pub fn accepts(&self, kind: FrameKind) -> bool {
         self.0.accepts(kind)
+    }
+
+    /// See [`FrameSink::drop_connection`].
+    pub fn drop_connection(&self) {
+        self.0.drop_connection();
     }
 
     /// Whether both outlets are the same sink.

@@ -174,6 +174,12 @@ impl RequestScope {
             .deliver_or_log(Frame::notification(method, params), "request notification");
     }
 
+    /// Closes this request's SSE connection without ending its stream: the client resumes with
+    /// `Last-Event-ID` and receives what follows (SSE polling, SEP-1699). A no-op elsewhere.
+    pub fn close_connection(&self) {
+        self.inner.outlet.drop_connection();
+    }
+
     /// Whether request-related notifications can reach the peer at all.
     pub fn can_notify(&self) -> bool {
         self.inner.outlet.accepts(FrameKind::Notification)

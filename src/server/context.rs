@@ -134,6 +134,12 @@ impl RequestContext {
         }
     }
 
+    /// Whether the client has sent `notifications/initialized` (always `false` outside a
+    /// session).
+    pub fn is_client_initialized(&self) -> bool {
+        self.inner.session.as_ref().is_some_and(|s| s.is_initialized())
+    }
+
     /// Whether this request carried a progress token.
     pub fn has_progress_token(&self) -> bool {
         self.inner.scope.progress_token().is_some()
@@ -314,12 +320,15 @@ impl RequestContext {
         self.inner.scope.notify(method, params.as_ref());
     }
 
-    pub(crate) fn scope(&self) -> &RequestScope {
-        &self.inner.scope
+    /// Closes this request's SSE connection early (Streamable HTTP only); the client resumes
+    /// the stream with `Last-Event-ID` after the `retry` interval and receives the rest,
+    /// including the result. Lets long calls run without holding a connection (SSE polling).
+    pub fn close_sse_stream(&self) {
+        self.inner.scope.close_connection();
     }
 
-    pub(crate) fn server_inner(&self) -> &Arc<ServerInner> {
-        &self.inner.server
+    pub(crate) fn scope(&self) -> &RequestScope {
+        &self.inner.scope
     }
 
     pub(crate) fn session_state(&self) -> Option<&Arc<SessionState>> {

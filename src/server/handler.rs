@@ -9,6 +9,7 @@
 //! | [`State<T>`] | application state registered on the builder | – |
 //! | [`UriVars`] | variables a resource template matched | – |
 //! | [`RequestMeta`] | the request's `_meta` | – |
+//! | [`ResourceUri`] | the uri of a resource read | – |
 //!
 //! A failing extractor is a typed [`Rejection`]: `-32602` for prompts and other requests,
 //! and an `isError` result for tool calls (so the model can correct its input, per the spec).
@@ -179,6 +180,21 @@ impl FromParts for UriVars {
             .as_ref()
             .map(|vars| UriVars((**vars).clone()))
             .ok_or(Rejection::NoUriVars)
+    }
+}
+
+/// The uri of a `resources/read` (or subscription) request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceUri(pub String);
+
+impl FromParts for ResourceUri {
+    fn from_parts(parts: &HandlerParts) -> Result<Self, Rejection> {
+        parts
+            .arguments
+            .get("uri")
+            .and_then(Value::as_str)
+            .map(|uri| ResourceUri(uri.to_owned()))
+            .ok_or_else(|| Rejection::InvalidArguments("missing uri".into()))
     }
 }
 

@@ -6,3 +6,4 @@
 //! | Streamable HTTP | yes | [`Server::http`](crate::Server::http), [`Server::serve`](crate::Server::serve) |
 
 pub mod stdio;
+pub mod http;

@@ -1,0 +1,368 @@
+//! The endpoint's POST, GET and DELETE handlers.
+
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+
+use actix_web::body::BoxBody;
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::{HttpRequest, HttpResponse, Responder, web};
+use actix_web_lab::sse::{self, Sse};
+use futures::StreamExt;
+use serde_json::json;
+use tokio::sync::mpsc;
+
+use actix_mcp_actors::{
+    ErrorCode, EventId, Frame, FrameKind, FrameSink, InFlight, Incoming, Outlet, ResponseOutlet,
+    SessionConfig, SessionHandle, SessionId, SessionParts, SseEvent, SseOutlet, SseStream,
+};
+
+use super::{HttpShared, PROTOCOL_VERSION_HEADER, SESSION_HEADER};
+use crate::protocol::{ProtocolVersion, method};
+use crate::server::route::{McpDispatch, RequestDefaults};
+
+/// JSON-RPC code for "the server holds too many sessions" (implementation-defined).
+const SERVER_FULL: ErrorCode = ErrorCode(-32000);
+
+/// An HTTP error with a JSON-RPC error body (without id).
+fn http_error(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> HttpResponse {
+    let body = json!({ "jsonrpc": "2.0", "error": { "code": code, "message": message.into() } });
+    HttpResponse::build(status).content_type("application/json").body(body.to_string())
+}
+
+fn header_str<'a>(req: &'a HttpRequest, name: impl header::AsHeaderName) -> Option<&'a str> {
+    req.headers().get(name).and_then(|value| value.to_str().ok())
+}
+
+/// Checks every request shares: Host/Origin, and a supported `MCP-Protocol-Version`.
+fn check_common(req: &HttpRequest, shared: &HttpShared) -> Result<Option<ProtocolVersion>, HttpResponse> {
+    let loopback = req.app_config().local_addr().ip().is_loopback();
+    let host = header_str(req, header::HOST);
+    let origin = header_str(req, header::ORIGIN);
+    if let Err(reason) = shared.config.host_policy.check(loopback, host, origin) {
+        tracing::warn!(?host, ?origin, reason, "refused a request (DNS-rebinding protection)");
+        return Err(http_error(StatusCode::FORBIDDEN, ErrorCode::INVALID_REQUEST, format!("forbidden: {reason}")));
+    }
+    match req.headers().get(PROTOCOL_VERSION_HEADER) {
+        None => Ok(None),
+        Some(value) => match value.to_str().ok().and_then(|v| v.trim().parse::<ProtocolVersion>().ok()) {
+            Some(version) => Ok(Some(version)),
+            None => Err(http_error(
+                StatusCode::BAD_REQUEST,
+                ErrorCode::INVALID_REQUEST,
+                format!(
+                    "unsupported MCP-Protocol-Version {:?}; supported: {}",
+                    value.to_str().unwrap_or("<non-ASCII>"),
+                    ProtocolVersion::ALL.iter().map(|v| v.as_str()).collect::<Vec<_>>().join(", ")
+                ),
+            )),
+        },
+    }
+}
+
+fn accepts(req: &HttpRequest, needle: &str) -> bool {
+    req.headers().get_all(header::ACCEPT).filter_map(|v| v.to_str().ok()).any(|v| v.to_ascii_lowercase().contains(needle))
+}
+
+fn session_id(req: &HttpRequest) -> Result<&str, HttpResponse> {
+    header_str(req, SESSION_HEADER).map(str::trim).filter(|id| !id.is_empty()).ok_or_else(|| {
+        http_error(StatusCode::BAD_REQUEST, ErrorCode::INVALID_REQUEST, "missing Mcp-Session-Id header; send initialize first")
+    })
+}
+
+fn lookup(req: &HttpRequest, shared: &HttpShared) -> Result<SessionHandle, HttpResponse> {
+    let id = session_id(req)?;
+    shared.registry().get(id).ok_or_else(|| {
+        http_error(StatusCode::NOT_FOUND, ErrorCode::INVALID_REQUEST, "unknown or expired session; initialize a new one")
+    })
+}
+
+/// Reads the body, refusing more than `limit` bytes.
+async fn read_body(req: &HttpRequest, mut payload: web::Payload, limit: usize) -> Result<web::BytesMut, HttpResponse> {
+    let too_large =
+        || http_error(StatusCode::PAYLOAD_TOO_LARGE, ErrorCode::INVALID_REQUEST, format!("body exceeds {limit} bytes"));
+    if let Some(length) = header_str(req, header::CONTENT_LENGTH).and_then(|l| l.parse::<usize>().ok())
+        && length > limit
+    {
+        return Err(too_large());
+    }
+    let mut body = web::BytesMut::new();
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk.map_err(|err| http_error(StatusCode::BAD_REQUEST, ErrorCode::PARSE_ERROR, format!("could not read the body: {err}")))?;
+        if body.len() + chunk.len() > limit {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+fn to_sse_event(event: SseEvent) -> Result<sse::Event, Infallible> {
+    let mut data = sse::Data::new(event.data.to_string());
+    if let Some(id) = event.id {
+        data.set_id(id.to_string());
+    }
+    Ok(sse::Event::Data(data))
+}
+
+/// An SSE response fed by `rx`; `keep` lives as long as the body (a drop guard, for example).
+fn sse_response<K: Send + 'static>(
+    req: &HttpRequest,
+    shared: &HttpShared,
+    rx: mpsc::Receiver<SseEvent>,
+    keep: K,
+    session: Option<&SessionId>,
+) -> HttpResponse {
+    let stream = futures::stream::unfold((rx, keep), |(mut rx, keep)| async move {
+        let event = rx.recv().await?;
+        Some((to_sse_event(event), (rx, keep)))
+    });
+    let sse = Sse::from_stream(stream).with_keep_alive(shared.config.keep_alive).with_retry_duration(shared.config.retry);
+    let mut response = sse.respond_to(req).map_into_boxed_body();
+    if let Some(id) = session
+        && let Ok(value) = HeaderValue::from_str(id.as_str())
+    {
+        response.headers_mut().insert(header::HeaderName::from_static(SESSION_HEADER), value);
+    }
+    response
+}
+
+fn json_response(json: &str, session: Option<&SessionId>) -> HttpResponse {
+    let mut builder = HttpResponse::Ok();
+    builder.content_type("application/json");
+    if let Some(id) = session {
+        builder.insert_header((SESSION_HEADER, id.as_str()));
+    }
+    builder.body(json.to_owned())
+}
+
+/// An outlet for a stateless SSE answer: every frame in order; closes after the response.
+struct StatelessSse(Mutex<Option<mpsc::Sender<SseEvent>>>);
+
+impl FrameSink for StatelessSse {
+    fn deliver(&self, frame: Frame) -> Result<(), Frame> {
+        let mut slot = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let Some(tx) = slot.as_ref() else { return Err(frame) };
+        let is_response = frame.kind == FrameKind::Response;
+        let result = tx.try_send(SseEvent { id: None, data: frame.json.clone(), retry: None }).map_err(|_| frame);
+        if is_response {
+            *slot = None;
+        }
+        result
+    }
+
+    fn accepts(&self, kind: FrameKind) -> bool {
+        kind != FrameKind::Request
+    }
+}
+
+/// `POST /mcp`: one JSON-RPC message.
+pub(super) async fn post(req: HttpRequest, payload: web::Payload, shared: web::Data<HttpShared>) -> HttpResponse {
+    let header_version = match check_common(&req, &shared) {
+        Ok(version) => version,
+        Err(response) => return response,
+    };
+    if !(accepts(&req, "application/json") && accepts(&req, "text/event-stream")) {
+        return http_error(
+            StatusCode::NOT_ACCEPTABLE,
+            ErrorCode::INVALID_REQUEST,
+            "the Accept header must list both application/json and text/event-stream",
+        );
+    }
+    let json_content = header_str(&req, header::CONTENT_TYPE)
+        .and_then(|ct| ct.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"));
+    if !json_content {
+        return http_error(StatusCode::UNSUPPORTED_MEDIA_TYPE, ErrorCode::INVALID_REQUEST, "Content-Type must be application/json");
+    }
+    let body = match read_body(&req, payload, shared.config.body_limit).await {
+        Ok(body) => body,
+        Err(response) => return response,
+    };
+    let message = match actix_mcp_actors::jsonrpc::parse(&body) {
+        Ok(message) => message,
+        Err(rejection) => {
+            return HttpResponse::BadRequest().content_type("application/json").body(rejection.to_frame().json.to_string());
+        }
+    };
+    if shared.config.stateless {
+        return post_stateless(&req, &shared, message, header_version).await;
+    }
+    match message {
+        Incoming::Request(request) if request.method == method::INITIALIZE => {
+            let session = match open_session(&shared, header_version) {
+                Ok(session) => session,
+                Err(response) => return response,
+            };
+            answer(&req, &shared, &session, request, true).await
+        }
+        Incoming::Request(request) => match lookup(&req, &shared) {
+            Ok(session) => answer(&req, &shared, &session, request, false).await,
+            Err(response) => response,
+        },
+        Incoming::Notification(notification) => match lookup(&req, &shared) {
+            Ok(session) => {
+                session.notification(notification);
+                HttpResponse::Accepted().finish()
+            }
+            Err(response) => response,
+        },
+        Incoming::Response(response) => match lookup(&req, &shared) {
+            Ok(session) => {
+                session.response(response);
+                HttpResponse::Accepted().finish()
+            }
+            Err(response) => response,
+        },
+    }
+}
+
+fn open_session(shared: &HttpShared, header_version: Option<ProtocolVersion>) -> Result<SessionHandle, HttpResponse> {
+    let dispatch = Arc::new(McpDispatch { server: shared.server.clone(), defaults: RequestDefaults { version: header_version } });
+    let id = SessionId::parse(&uuid::Uuid::new_v4().simple().to_string())
+        .ok_or_else(|| http_error(StatusCode::INTERNAL_SERVER_ERROR, ErrorCode::INTERNAL_ERROR, "could not mint a session id"))?;
+    let registry = shared.registry();
+    registry
+        .open(SessionParts {
+            id,
+            dispatch,
+            config: SessionConfig { max_in_flight: shared.server.config.max_concurrent_requests },
+            standalone: None,
+            store: Some(shared.config.store.clone()),
+            metrics: registry.metrics_handle().clone(),
+            on_stopped: None,
+            parent_token: None,
+        })
+        .map_err(|err| http_error(StatusCode::SERVICE_UNAVAILABLE, SERVER_FULL, format!("server busy: {err}")))
+}
+
+/// Answers a request on its session: an SSE stream, or one JSON body.
+async fn answer(req: &HttpRequest, shared: &HttpShared, session: &SessionHandle, request: actix_mcp_actors::Request, new: bool) -> HttpResponse {
+    let header_id = new.then(|| session.id().clone());
+    if shared.config.json_response {
+        let (outlet, rx) = ResponseOutlet::channel();
+        session.request(request, outlet, None);
+        return match rx.await {
+            Ok(frame) => json_response(&frame.json, header_id.as_ref()),
+            Err(_) if !session.is_alive() => {
+                http_error(StatusCode::NOT_FOUND, ErrorCode::INVALID_REQUEST, "the session ended before the request was answered")
+            }
+            // Cancelled by the client: the request gets no JSON-RPC response.
+            Err(_) => HttpResponse::Accepted().finish(),
+        };
+    }
+    let number = session.next_stream();
+    let metrics = shared.registry().metrics_handle().clone();
+    let (stream, rx) = SseStream::open(session.clone(), number, true, Some(shared.config.store.clone()), shared.config.retry, metrics);
+    session.request(request, SseOutlet::outlet(stream.clone()), Some((number, stream)));
+    sse_response(req, shared, rx, (), header_id.as_ref())
+}
+
+async fn post_stateless(
+    req: &HttpRequest,
+    shared: &HttpShared,
+    message: Incoming,
+    header_version: Option<ProtocolVersion>,
+) -> HttpResponse {
+    let request = match message {
+        Incoming::Request(request) => request,
+        Incoming::Notification(notification) => {
+            use actix_mcp_actors::Dispatch as _;
+            let dispatch = McpDispatch { server: shared.server.clone(), defaults: RequestDefaults { version: header_version } };
+            dispatch.notification(notification, None);
+            return HttpResponse::Accepted().finish();
+        }
+        Incoming::Response(_) => return HttpResponse::Accepted().finish(),
+    };
+    let version = if request.method == method::INITIALIZE {
+        request
+            .params
+            .as_ref()
+            .and_then(|p| p.get("protocolVersion"))
+            .and_then(|v| v.as_str())
+            .map(|v| shared.server.effective_version(v))
+    } else {
+        Some(header_version.unwrap_or(ProtocolVersion::V2025_03_26))
+    };
+    let dispatch = Arc::new(McpDispatch { server: shared.server.clone(), defaults: RequestDefaults { version } });
+    let metrics = shared.metrics.clone();
+    if shared.config.json_response {
+        let (outlet, rx) = ResponseOutlet::channel();
+        let _guard = InFlight::start_detached(request, dispatch, outlet, metrics);
+        return match rx.await {
+            Ok(frame) => json_response(&frame.json, None),
+            Err(_) => http_error(StatusCode::INTERNAL_SERVER_ERROR, ErrorCode::INTERNAL_ERROR, "the request produced no response"),
+        };
+    }
+    let (tx, rx) = mpsc::channel(actix_mcp_actors::sse_stream::CONNECTION_BUFFER);
+    let outlet = Outlet::new(StatelessSse(Mutex::new(Some(tx))));
+    let guard = InFlight::start_detached(request, dispatch, outlet, metrics);
+    sse_response(req, shared, rx, guard, None)
+}
+
+/// `GET /mcp`: the session's standalone SSE stream, or a resumed stream after `Last-Event-ID`.
+pub(super) async fn get(req: HttpRequest, shared: web::Data<HttpShared>) -> HttpResponse {
+    if let Err(response) = check_common(&req, &shared) {
+        return response;
+    }
+    if shared.config.stateless {
+        return not_allowed_in_stateless();
+    }
+    if !accepts(&req, "text/event-stream") {
+        return http_error(StatusCode::NOT_ACCEPTABLE, ErrorCode::INVALID_REQUEST, "the Accept header must list text/event-stream");
+    }
+    let session = match lookup(&req, &shared) {
+        Ok(session) => session,
+        Err(response) => return response,
+    };
+    if let Some(last) = header_str(&req, "last-event-id") {
+        let Ok(last) = last.parse::<EventId>() else {
+            return http_error(StatusCode::BAD_REQUEST, ErrorCode::INVALID_REQUEST, "malformed Last-Event-ID");
+        };
+        match session.resume(last).await {
+            Ok(Some(rx)) => return sse_response(&req, &shared, rx, (), None),
+            Ok(None) => tracing::debug!(session = %session.id(), %last, "unknown stream to resume; opening a new standalone stream"),
+            Err(_) => return http_error(StatusCode::NOT_FOUND, ErrorCode::INVALID_REQUEST, "the session ended"),
+        }
+    }
+    match session.open_standalone(shared.config.retry).await {
+        Ok(rx) => sse_response(&req, &shared, rx, (), None),
+        Err(_) => http_error(StatusCode::NOT_FOUND, ErrorCode::INVALID_REQUEST, "the session ended"),
+    }
+}
+
+/// `DELETE /mcp`: ends the session.
+pub(super) async fn delete(req: HttpRequest, shared: web::Data<HttpShared>) -> HttpResponse {
+    if let Err(response) = check_common(&req, &shared) {
+        return response;
+    }
+    if shared.config.stateless {
+        return not_allowed_in_stateless();
+    }
+    let id = match session_id(&req) {
+        Ok(id) => id,
+        Err(response) => return response,
+    };
+    if shared.registry().close(id) {
+        HttpResponse::Ok().finish()
+    } else {
+        http_error(StatusCode::NOT_FOUND, ErrorCode::INVALID_REQUEST, "unknown or expired session")
+    }
+}
+
+fn not_allowed_in_stateless() -> HttpResponse {
+    let mut response = http_error(StatusCode::METHOD_NOT_ALLOWED, ErrorCode::INVALID_REQUEST, "this server is stateless: only POST is served");
+    response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
+    response
+}
+
+/// Any other method: 405.
+pub(super) async fn not_allowed(req: HttpRequest) -> HttpResponse<BoxBody> {
+    let mut response = http_error(
+        StatusCode::METHOD_NOT_ALLOWED,
+        ErrorCode::INVALID_REQUEST,
+        format!("method {} is not allowed on the MCP endpoint", req.method()),
+    );
+    response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+    response
+}

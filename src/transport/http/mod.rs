@@ -1,0 +1,259 @@
+//! Streamable HTTP on actix-web: one endpoint answering POST, GET and DELETE.
+//!
+//! [`Server::http`] gives an [`McpHttp`], whose [`configure`](McpHttp::configure) mounts the
+//! endpoint in any `App` beside the user's own routes; [`Server::serve`] is the turnkey server.
+//! Every worker holds the same [`RegistryHandle`], so a session opened through one worker is
+//! served by all of them; sessions live on the worker that accepted their `initialize`.
+//!
+//! | request | answer |
+//! | --- | --- |
+//! | POST request | an SSE stream (default) or one JSON body (`json_response(true)`) |
+//! | POST notification or response | 202 |
+//! | GET | the session's standalone SSE stream; with `Last-Event-ID`, the resumed stream |
+//! | DELETE | ends the session (200) |
+//! | bad `Accept` / `Content-Type` / size / JSON | 406 / 415 / 413 / 400, with a JSON-RPC error body |
+//! | missing / unknown session | 400 / 404 |
+//! | bad `Host` or `Origin` | 403 |
+//!
+//! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#streamable-http>
+
+mod handlers;
+mod security;
+
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use actix_web::web;
+
+use actix_mcp_actors::{EventStore, InMemoryEventStore, Metrics, MetricsSnapshot, RegistryConfig, RegistryHandle};
+
+pub use security::HostPolicy;
+
+use crate::server::{Hub, Server, ServerInner};
+
+/// The header carrying the session id.
+pub const SESSION_HEADER: &str = "mcp-session-id";
+/// The header carrying the protocol version.
+pub const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
+
+/// Settings of the HTTP transport. Defaults are not part of semver.
+#[derive(Clone)]
+pub(crate) struct HttpConfig {
+    pub(crate) stateless: bool,
+    pub(crate) json_response: bool,
+    pub(crate) body_limit: usize,
+    pub(crate) idle_timeout: Option<Duration>,
+    pub(crate) max_sessions: usize,
+    pub(crate) keep_alive: Duration,
+    pub(crate) retry: Duration,
+    pub(crate) host_policy: HostPolicy,
+    pub(crate) store: Arc<dyn EventStore>,
+}
+
+impl fmt::Debug for HttpConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpConfig")
+            .field("stateless", &self.stateless)
+            .field("json_response", &self.json_response)
+            .field("body_limit", &self.body_limit)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("max_sessions", &self.max_sessions)
+            .field("host_policy", &self.host_policy)
+            .finish()
+    }
+}
+
+pub(crate) struct HttpShared {
+    pub(crate) server: Arc<ServerInner>,
+    pub(crate) config: HttpConfig,
+    registry: OnceLock<RegistryHandle>,
+    pub(crate) metrics: Arc<Metrics>,
+}
+
+impl HttpShared {
+    /// The registry, started on first use (on the arbiter of the worker that first needs it).
+    pub(crate) fn registry(&self) -> &RegistryHandle {
+        self.registry.get_or_init(|| {
+            let config = RegistryConfig { max_sessions: self.config.max_sessions, idle_timeout: self.config.idle_timeout };
+            let registry = actix_mcp_actors::Registry::start(config, self.metrics.clone());
+            self.server.add_hub(Hub::Registry(registry.clone()));
+            registry
+        })
+    }
+}
+
+/// A Streamable HTTP endpoint for a [`Server`], to mount in an actix-web `App`. Cheap to clone:
+/// clones (one per worker) share sessions.
+///
+/// ```no_run
+/// use actix_web::{App, HttpServer};
+/// # async fn run(server: actix_mcp::Server) -> std::io::Result<()> {
+/// let mcp = server.http("/mcp").json_response(false);
+/// HttpServer::new(move || App::new().configure(mcp.configure()))
+///     .tcp_nodelay(true)
+///     .bind(("127.0.0.1", 8080))?
+///     .run()
+///     .await
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct McpHttp {
+    path: String,
+    shared: Arc<HttpShared>,
+}
+
+impl fmt::Debug for McpHttp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpHttp").field("path", &self.path).field("config", &self.shared.config).finish()
+    }
+}
+
+impl McpHttp {
+    fn with_config(mut self, change: impl FnOnce(&mut HttpConfig)) -> Self {
+        let mut config = self.shared.config.clone();
+        change(&mut config);
+        self.shared = Arc::new(HttpShared {
+            server: self.shared.server.clone(),
+            config,
+            registry: OnceLock::new(),
+            metrics: self.shared.metrics.clone(),
+        });
+        self
+    }
+
+    /// Stateless mode (default off): no sessions, no GET stream; every POST stands alone, and
+    /// server-to-client requests fail with a clear error.
+    #[must_use]
+    pub fn stateless(self, on: bool) -> Self {
+        self.with_config(|c| c.stateless = on)
+    }
+
+    /// Answers requests with one JSON body instead of an SSE stream (default off).
+    /// Request-scoped notifications (progress, logs) are then dropped, and server-to-client
+    /// requests fail; session-wide notifications still reach a GET stream.
+    #[must_use]
+    pub fn json_response(self, on: bool) -> Self {
+        self.with_config(|c| c.json_response = on)
+    }
+
+    /// Largest accepted POST body in bytes (default 4 MiB); larger is 413.
+    #[must_use]
+    pub fn body_limit(self, bytes: usize) -> Self {
+        self.with_config(|c| c.body_limit = bytes)
+    }
+
+    /// Sessions without requests or open streams for this long are closed (default 30 min;
+    /// `None` keeps them).
+    #[must_use]
+    pub fn idle_timeout(self, timeout: Option<Duration>) -> Self {
+        self.with_config(|c| c.idle_timeout = timeout)
+    }
+
+    /// Most live sessions (default 10,000); `initialize` past it is answered 503.
+    #[must_use]
+    pub fn max_sessions(self, limit: usize) -> Self {
+        self.with_config(|c| c.max_sessions = limit.max(1))
+    }
+
+    /// How often idle SSE streams get a keep-alive comment (default 15 s).
+    #[must_use]
+    pub fn keep_alive(self, every: Duration) -> Self {
+        self.with_config(|c| c.keep_alive = every)
+    }
+
+    /// The `retry` advice sent with each stream's priming event (default 1 s).
+    #[must_use]
+    pub fn retry(self, after: Duration) -> Self {
+        self.with_config(|c| c.retry = after)
+    }
+
+    /// How `Host` and `Origin` are checked (default: [`HostPolicy::LoopbackOnly`]).
+    #[must_use]
+    pub fn host_policy(self, policy: HostPolicy) -> Self {
+        self.with_config(|c| c.host_policy = policy)
+    }
+
+    /// Where SSE events are kept for `Last-Event-ID` resumption (default: in memory).
+    #[must_use]
+    pub fn event_store(self, store: Arc<dyn EventStore>) -> Self {
+        self.with_config(|c| c.store = store)
+    }
+
+    /// The path the endpoint is mounted at.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// What `App::configure` takes: mounts the endpoint at its path.
+    pub fn configure(&self) -> impl FnOnce(&mut web::ServiceConfig) + Clone + 'static {
+        let this = self.clone();
+        move |cfg: &mut web::ServiceConfig| {
+            cfg.service(
+                web::resource(this.path.clone())
+                    .app_data(web::Data::from(this.shared.clone()))
+                    .route(web::post().to(handlers::post))
+                    .route(web::get().to(handlers::get))
+                    .route(web::delete().to(handlers::delete))
+                    .default_service(web::to(handlers::not_allowed)),
+            );
+        }
+    }
+
+    /// Live counts of sessions, requests, streams and tool calls.
+    pub fn metrics(&self) -> MetricsSnapshot {
+        self.shared.metrics.snapshot()
+    }
+
+    /// Number of live sessions.
+    pub fn session_count(&self) -> usize {
+        if self.shared.config.stateless { 0 } else { self.shared.registry().len() }
+    }
+
+    /// Closes every session (their in-flight requests are cancelled).
+    pub fn close_all_sessions(&self) {
+        self.shared.registry().shutdown();
+    }
+}
+
+impl Server {
+    /// A Streamable HTTP endpoint for this server at `path`; mount it with
+    /// `App::new().configure(mcp.configure())`.
+    pub fn http(&self, path: impl Into<String>) -> McpHttp {
+        let config = HttpConfig {
+            stateless: false,
+            json_response: false,
+            body_limit: 4 * 1024 * 1024,
+            idle_timeout: Some(Duration::from_secs(30 * 60)),
+            max_sessions: 10_000,
+            keep_alive: Duration::from_secs(15),
+            retry: Duration::from_secs(1),
+            host_policy: HostPolicy::LoopbackOnly,
+            store: Arc::new(InMemoryEventStore::default()),
+        };
+        McpHttp {
+            path: path.into(),
+            shared: Arc::new(HttpShared {
+                server: self.inner.clone(),
+                config,
+                registry: OnceLock::new(),
+                metrics: Arc::new(Metrics::default()),
+            }),
+        }
+    }
+
+    /// Serves this server over Streamable HTTP at `/mcp` on `addr`, with actix-web's default
+    /// number of workers and TCP_NODELAY on, until the process is stopped. Must run inside an
+    /// actix system (`#[actix_web::main]`).
+    ///
+    /// # Errors
+    /// When binding fails.
+    pub async fn serve(&self, addr: impl std::net::ToSocketAddrs) -> std::io::Result<()> {
+        let mcp = self.http("/mcp");
+        actix_web::HttpServer::new(move || actix_web::App::new().configure(mcp.configure()))
+            .tcp_nodelay(true)
+            .bind(addr)?
+            .run()
+            .await
+    }
+}
