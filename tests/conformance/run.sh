@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# Run the official MCP conformance suite (@modelcontextprotocol/conformance, pinned in
+# tests/conformance/npm/package-lock.json) against examples/conformance_server.rs and judge the
+# result against tests/conformance/expected-failures.txt. See tests/conformance/SCENARIOS.md.
+#
+# Usage:
+#   tests/conformance/run.sh                    # build + start the example, run the 2025-11-25 set
+#   tests/conformance/run.sh --scenario NAME    # one scenario (debugging), same wire version
+#   tests/conformance/run.sh --url URL          # test an already running server (no build/start)
+#   tests/conformance/run.sh --install-only     # just install Node 22 + the suite (warm the cache)
+#
+# Options:
+#   --scenario NAME          run only NAME (e.g. server-sse-polling)
+#   --url URL                server URL; skips cargo build and server start
+#   --requirements REV       requirement set (default 2025-11-25)
+#   --timeout MS             per-scenario timeout passed to the suite (default 30000)
+#   --expected-failures F    default tests/conformance/expected-failures.txt
+#   --results DIR            where to keep the suite's output (default tests/conformance/results/<stamp>)
+#   --install-only           install toolchain and exit
+#   -h, --help
+#
+# Environment: MCP_CONFORMANCE_CACHE (toolchain cache, default tests/conformance/.cache),
+# CARGO_TARGET_DIR (respected), MCP_CONFORMANCE_STARTUP_SECS (server start wait, default 60),
+# MCP_CONFORMANCE_SUITE_SECS (hard cap on the whole suite run, default 1500).
+#
+# Exit status: 0 when every scenario passes or is a listed expected failure; 1 on any unexpected
+# failure, on any listed scenario that now passes, or on setup errors. The last line printed is
+#   conformance: N passed, M failed, K skipped
+# (N = passing scenarios, M = unexpected failures + stale expected-failure entries, K = expected
+# failures). A scenario passes as the suite's own pass rate counts it: no FAILURE check and at
+# least one SUCCESS check.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+
+scenario=""
+url=""
+requirements="2025-11-25"
+timeout_ms="30000"
+expected="$here/expected-failures.txt"
+results=""
+install_only=0
+
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
+die() { echo "conformance: error: $*" >&2; exit 1; }
+
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --scenario) [[ $# -ge 2 ]] || die "--scenario needs a NAME"; scenario="$2"; shift 2 ;;
+    --scenario=*) scenario="${1#*=}"; shift ;;
+    --url) [[ $# -ge 2 ]] || die "--url needs a URL"; url="$2"; shift 2 ;;
+    --url=*) url="${1#*=}"; shift ;;
+    --requirements) [[ $# -ge 2 ]] || die "--requirements needs a revision"; requirements="$2"; shift 2 ;;
+    --requirements=*) requirements="${1#*=}"; shift ;;
+    --timeout) [[ $# -ge 2 ]] || die "--timeout needs milliseconds"; timeout_ms="$2"; shift 2 ;;
+    --timeout=*) timeout_ms="${1#*=}"; shift ;;
+    --expected-failures) [[ $# -ge 2 ]] || die "--expected-failures needs a file"; expected="$2"; shift 2 ;;
+    --expected-failures=*) expected="${1#*=}"; shift ;;
+    --results) [[ $# -ge 2 ]] || die "--results needs a directory"; results="$2"; shift 2 ;;
+    --results=*) results="${1#*=}"; shift ;;
+    --install-only) install_only=1; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) die "unknown argument: $1 (see --help)" ;;
+  esac
+done
+[[ "$timeout_ms" =~ ^[0-9]+$ ]] || die "--timeout must be a number of milliseconds"
+[[ "$requirements" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}$ ]] || die "--requirements must look like 2025-11-25"
+[[ -z "$scenario" || "$scenario" =~ ^[A-Za-z0-9_./-]+$ ]] || die "bad scenario name: $scenario"
+
+# shellcheck source=tests/conformance/node-env.sh
+. "$here/node-env.sh"
+mcp_conformance_env || die "could not install Node 22 / the conformance suite"
+echo "conformance: node $("$NODE" --version), suite $("$NODE" "$MCP_CONFORMANCE_CLI" --version)" >&2
+[[ $install_only -eq 1 ]] && exit 0
+
+req_file="$MCP_CONFORMANCE_PKG/requirements/$requirements.yaml"
+[[ -f "$req_file" ]] || die "no requirement set $requirements in the suite ($req_file)"
+# Scored and not-scored server scenarios of the requirement set, read with the suite's own YAML lib.
+sets="$("$NODE" -e '
+  const { createRequire } = require("module");
+  const r = createRequire(process.argv[1]);
+  const d = r("yaml").parse(require("fs").readFileSync(process.argv[2], "utf8"));
+  const uns = (d.not_scored || []).filter((e) => e.leg === "server").map((e) => e.scenario);
+  console.log((d.server || []).join(",") + " " + uns.join(","));
+' "$MCP_CONFORMANCE_PKG/package.json" "$req_file")"
+scored="${sets%% *}"
+unscored="${sets#* }"
+
+if [[ -n "$scenario" ]]; then
+  case ",$scored,$unscored," in
+    *",$scenario,"*) ;;
+    *) echo "conformance: note: $scenario is not in the $requirements server set; running it anyway" >&2 ;;
+  esac
+fi
+
+stamp="$(date -u +%Y%m%dT%H%M%SZ)"
+results="${results:-$here/results/$stamp}"
+mkdir -p "$results"
+results="$(cd "$results" && pwd)"
+
+server_pid=""
+cleanup() {
+  local rc=$?
+  if [[ -n "$server_pid" ]] && kill -0 "$server_pid" 2>/dev/null; then
+    kill "$server_pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$server_pid" 2>/dev/null || true
+  fi
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+if [[ -z "$url" ]]; then
+  command -v cargo >/dev/null || die "cargo not found"
+  echo "conformance: cargo build --example conformance_server" >&2
+  (cd "$repo" && cargo build --example conformance_server) || die "cargo build --example conformance_server failed"
+  target_dir="$(cd "$repo" && cargo metadata --format-version 1 --no-deps 2>/dev/null \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])' 2>/dev/null || true)"
+  target_dir="${target_dir:-${CARGO_TARGET_DIR:-$repo/target}}"
+  bin="$target_dir/debug/examples/conformance_server"
+  [[ -x "$bin" ]] || die "built binary not found at $bin"
+
+  port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')"
+  echo "conformance: starting $bin --port $port (log: $results/server.log)" >&2
+  "$bin" --port "$port" >"$results/server.log" 2>&1 &
+  server_pid=$!
+  startup="${MCP_CONFORMANCE_STARTUP_SECS:-60}"
+  if ! python3 - "$port" "$startup" "$server_pid" <<'EOF'
+import os, socket, sys, time
+port, limit, pid = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
+deadline = time.monotonic() + limit
+while time.monotonic() < deadline:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        sys.exit("server process exited before accepting connections")
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        sys.exit(0)
+    except OSError:
+        time.sleep(0.1)
+sys.exit(f"server did not accept TCP connections on port {port} within {limit:g}s")
+EOF
+  then
+    echo "--- server.log (tail) ---" >&2; tail -n 40 "$results/server.log" >&2 || true
+    die "server failed to start"
+  fi
+  url="http://127.0.0.1:$port/mcp"
+fi
+
+suite_secs="${MCP_CONFORMANCE_SUITE_SECS:-1500}"
+cli=("$NODE" "$MCP_CONFORMANCE_CLI" server --url "$url" -o "$results" --timeout "$timeout_ms")
+if [[ -n "$scenario" ]]; then
+  # Same wire version as the requirement run: --spec-version pins it, --force runs the scenario
+  # even if the suite considers it outside that version's window.
+  cli+=(--scenario "$scenario" --spec-version "$requirements" --force)
+else
+  # Runs the scored scenarios and then the not-scored ones (server-session-lifecycle,
+  # json-schema-2020-12, server-sse-polling for 2025-11-25), each once, at the revision's wire.
+  cli+=(--requirements "$requirements")
+fi
+echo "conformance: ${cli[*]}" >&2
+set +e
+timeout --kill-after=10 "$suite_secs" "${cli[@]}" >"$results/suite.log" 2>&1
+suite_rc=$?
+set -e
+echo "conformance: suite exited $suite_rc (its own verdict; ours follows). Full log: $results/suite.log" >&2
+if [[ $suite_rc -eq 124 || $suite_rc -eq 137 ]]; then
+  echo "conformance: suite hit the ${suite_secs}s cap" >&2
+fi
+# The suite's own summary (in suite.log) is deliberately not echoed: its "Total: N passed, M failed"
+# counts checks, not scenarios, and must not be mistaken for this script's closing line.
+
+if ! compgen -G "$results/*/checks.json" >/dev/null; then
+  tail -n 40 "$results/suite.log" >&2 || true
+  [[ -f "$results/server.log" ]] && { echo "--- server.log (tail) ---" >&2; tail -n 40 "$results/server.log" >&2; }
+  echo "conformance: 0 passed, 1 failed"
+  die "the suite produced no results"
+fi
+
+set +e
+python3 "$here/summarize.py" --results "$results" --expected "$expected" \
+  --scored "$scored" --unscored "$unscored" ${scenario:+--only "$scenario"} \
+  --json "$results/summary.json"
+rc=$?
+set -e
+exit "$rc"
