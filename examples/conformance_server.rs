@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use actix_mcp::prelude::*;
 use actix_mcp::protocol::{
-    CompleteResult, Completion, CreateMessageRequestParams, ElicitationSchema, LoggingLevel, SamplingMessageContentBlock,
+    CompleteResult, Completion, CreateMessageRequestParams, ElicitationSchema, LoggingLevel,
+    SamplingMessageContentBlock,
 };
 use actix_mcp::{Arguments, ResourceDef};
 use clap::Parser;
@@ -49,7 +50,10 @@ struct ResourceUriArg {
 }
 
 fn no_args() -> serde_json::Map<String, Value> {
-    json!({"type": "object", "properties": {}}).as_object().cloned().unwrap_or_default()
+    json!({"type": "object", "properties": {}})
+        .as_object()
+        .cloned()
+        .unwrap_or_default()
 }
 
 fn schema(value: Value) -> ElicitationSchema {
@@ -57,8 +61,17 @@ fn schema(value: Value) -> ElicitationSchema {
 }
 
 fn elicitation_text(label: &str, result: &actix_mcp::protocol::ElicitResult) -> String {
-    let content = result.content.as_ref().map_or("null".to_owned(), |c| Value::Object(c.clone()).to_string());
-    format!("{label}: action={}, content={content}", serde_json::to_value(result.action).unwrap_or(Value::Null).as_str().unwrap_or(""))
+    let content = result
+        .content
+        .as_ref()
+        .map_or("null".to_owned(), |c| Value::Object(c.clone()).to_string());
+    format!(
+        "{label}: action={}, content={content}",
+        serde_json::to_value(result.action)
+            .unwrap_or(Value::Null)
+            .as_str()
+            .unwrap_or("")
+    )
 }
 
 fn server() -> Result<Server, actix_mcp::BuildError> {
@@ -318,7 +331,9 @@ fn server() -> Result<Server, actix_mcp::BuildError> {
 #[actix_web::main]
 async fn main() -> std::io::Result<()> {
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+        )
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();

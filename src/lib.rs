@@ -32,7 +32,8 @@ pub mod transport;
 pub use actix_mcp_actors::{MetricsSnapshot, PeerError, RequestId, SessionId};
 pub use error::{BuildError, ErrorKind, McpError};
 pub use server::handler::{
-    Arguments, FromParts, Handler, Params, Rejection, RequestMeta, ResourceUri, State, UriVars, schema_of,
+    Arguments, FromParts, Handler, Params, Rejection, RequestMeta, ResourceUri, State, UriVars,
+    schema_of,
 };
 pub use server::prompt::{IntoGetPromptResult, Prompt, PromptDef, prompt};
 pub use server::resource::{
@@ -52,7 +53,7 @@ pub mod prelude {
         ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role,
     };
     pub use crate::{
-        Arguments, Json, McpError, Params, RequestContext, ResourceUri, Server, State, Tool, UriVars, prompt,
-        resource, resource_template, tool,
+        Arguments, Json, McpError, Params, RequestContext, ResourceUri, Server, State, Tool,
+        UriVars, prompt, resource, resource_template, tool,
     };
 }

@@ -19,6 +19,11 @@ impl SessionId {
         ok.then(|| Self(s.into()))
     }
 
+    /// The id of the one session a stdio server runs.
+    pub fn stdio() -> Self {
+        Self(Arc::from("stdio"))
+    }
+
     /// The id as text.
     pub fn as_str(&self) -> &str {
         &self.0

@@ -243,6 +243,7 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValu
 /// # Errors
 /// `-32700` when the bytes are not JSON, `-32600` when the JSON is not a single JSON-RPC 2.0
 /// message (batches included: they were removed from MCP in 2025-06-18).
+#[allow(clippy::result_large_err)] // a rejection is answered at once, never propagated far
 pub fn parse(bytes: &[u8]) -> Result<Incoming, Rejection> {
     let value: &RawValue = serde_json::from_slice(bytes).map_err(|err| Rejection {
         id: None,
@@ -282,6 +283,7 @@ fn parse_id(raw: &RawValue) -> Result<RequestId, ErrorObject> {
     }
 }
 
+#[allow(clippy::result_large_err)] // see `parse`
 fn classify(raw: RawMessage<'_>) -> Result<Incoming, Rejection> {
     let id = match raw.id {
         Some(id) => Some(parse_id(id).map_err(|error| Rejection { id: None, error })?),

@@ -53,6 +53,9 @@ impl Default for SessionConfig {
     }
 }
 
+/// Called once when a session has stopped, with its id.
+pub type OnStopped = Box<dyn FnOnce(&SessionId) + Send>;
+
 /// JSON-RPC code for "too many concurrent requests in this session" (implementation-defined).
 pub const SERVER_BUSY: ErrorCode = ErrorCode(-32000);
 
@@ -271,7 +274,7 @@ pub struct Session {
     standalone: Option<(u64, Outlet)>,
     store: Option<Arc<dyn crate::sse_stream::EventStore>>,
     metrics: Arc<Metrics>,
-    on_stopped: Option<Box<dyn FnOnce(&SessionId) + Send>>,
+    on_stopped: Option<OnStopped>,
 }
 
 impl fmt::Debug for Session {
@@ -301,7 +304,7 @@ pub struct SessionParts {
     /// Shared gauges.
     pub metrics: Arc<Metrics>,
     /// Called once when the session has stopped (the registry removes it here).
-    pub on_stopped: Option<Box<dyn FnOnce(&SessionId) + Send>>,
+    pub on_stopped: Option<OnStopped>,
     /// The parent token (the server's), if any.
     pub parent_token: Option<CancellationToken>,
 }

@@ -75,9 +75,12 @@ pub struct InMemoryEventStore {
     inner: Mutex<StoreInner>,
 }
 
+/// The buffered events of one stream: (sequence number, data).
+type StreamBuffer = VecDeque<(u64, Arc<str>)>;
+
 #[derive(Debug, Default)]
 struct StoreInner {
-    sessions: HashMap<SessionId, HashMap<u64, VecDeque<(u64, Arc<str>)>>>,
+    sessions: HashMap<SessionId, HashMap<u64, StreamBuffer>>,
     finished: VecDeque<(SessionId, u64)>,
 }
 
@@ -406,5 +409,9 @@ impl FrameSink for SseOutlet {
         self.0
             .try_send(Deliver(frame))
             .map_err(|err| err.into_inner().0)
+    }
+
+    fn drop_connection(&self) {
+        self.0.do_send(DropConnection);
     }
 }

@@ -137,7 +137,10 @@ impl RequestContext {
     /// Whether the client has sent `notifications/initialized` (always `false` outside a
     /// session).
     pub fn is_client_initialized(&self) -> bool {
-        self.inner.session.as_ref().is_some_and(|s| s.is_initialized())
+        self.inner
+            .session
+            .as_ref()
+            .is_some_and(|s| s.is_initialized())
     }
 
     /// Whether this request carried a progress token.

@@ -443,13 +443,13 @@ pub(crate) fn capabilities(server: &ServerInner) -> ServerCapabilities {
         || !catalog.templates.is_empty()
         || server.read_fallback.is_some();
     ServerCapabilities {
-        tools: (!catalog.tools.is_empty()).then(|| ToolsCapability {
+        tools: (!catalog.tools.is_empty()).then_some(ToolsCapability {
             list_changed: Some(true),
         }),
-        prompts: (!catalog.prompts.is_empty()).then(|| PromptsCapability {
+        prompts: (!catalog.prompts.is_empty()).then_some(PromptsCapability {
             list_changed: Some(true),
         }),
-        resources: has_resources.then(|| ResourcesCapability {
+        resources: has_resources.then_some(ResourcesCapability {
             subscribe: Some(true),
             list_changed: Some(true),
         }),

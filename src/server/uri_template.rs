@@ -58,7 +58,7 @@ impl UriTemplate {
                         .filter(|c| matches!(c, '+' | '#' | '.' | '/' | '?' | '&'));
                     if let Some(op) = op {
                         body = &body[op.len_utf8()..];
-                    } else if body.starts_with(|c: char| matches!(c, '=' | ',' | '!' | '@' | '|')) {
+                    } else if body.starts_with(['=', ',', '!', '@', '|']) {
                         return Err(invalid("reserved operator"));
                     }
                     let mut vars = Vec::new();
@@ -151,14 +151,19 @@ fn match_parts(parts: &[Part], uri: &str, vars: &mut BTreeMap<String, String>) -
                 }
             }
             // The longest run of allowed characters, then shorter ones (greedy with backtracking).
+            let separator = match op {
+                Some('/') => '/',
+                Some('.') => '.',
+                _ => ',',
+            };
+            let multi = names.len() > 1;
             let limit = input
                 .char_indices()
-                .find(|&(_, c)| !allowed(*op, c))
+                .find(|&(_, c)| !(allowed(*op, c) || (multi && c == separator)))
                 .map_or(input.len(), |(i, _)| i);
-            let mut ends: Vec<usize> = input[..=limit.min(input.len())]
+            let mut ends: Vec<usize> = input[..limit]
                 .char_indices()
                 .map(|(i, _)| i)
-                .filter(|&i| i <= limit)
                 .chain(std::iter::once(limit))
                 .collect();
             ends.dedup();
@@ -167,11 +172,6 @@ fn match_parts(parts: &[Part], uri: &str, vars: &mut BTreeMap<String, String>) -
                 if value.is_empty() {
                     continue;
                 }
-                let separator = match op {
-                    Some('/') => '/',
-                    Some('.') => '.',
-                    _ => ',',
-                };
                 let values: Vec<&str> = if names.len() > 1 {
                     value.splitn(names.len(), separator).collect()
                 } else {
@@ -203,10 +203,24 @@ fn match_query(
         return match_parts(rest, uri, vars);
     };
     let end = query.find('#').unwrap_or(query.len());
+    // The query continues through any `{&...}` expressions that follow: they share its pairs.
+    let mut known: Vec<&String> = names.iter().collect();
+    let mut rest = rest;
+    while let Some((
+        Part::Expr {
+            op: Some('&'),
+            vars: more,
+        },
+        tail,
+    )) = rest.split_first()
+    {
+        known.extend(more);
+        rest = tail;
+    }
     let mut trial = vars.clone();
     for pair in query[..end].split('&') {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-        if names.iter().any(|name| name == key) {
+        if known.iter().any(|name| *name == key) {
             trial.insert(key.to_owned(), percent_decode(value));
         }
     }
@@ -306,6 +320,28 @@ mod tests {
             vars("s{?q}{&page}", "s?q=a&page=2"),
             Some(vec![pair("page", "2"), pair("q", "a")])
         );
+    }
+
+    #[test]
+    fn never_panics_on_odd_input() {
+        for template in ["a/{x}", "{+p}", "{/a,b}", "{?q}", "x{.e}", "\u{e9}/{id}"] {
+            let parsed = UriTemplate::parse(template).ok();
+            for uri in [
+                "",
+                "a/",
+                "a/\u{e9}\u{e9}",
+                "/",
+                "?",
+                "%",
+                "%zz",
+                "a/%e9",
+                "\u{1f600}/x",
+                "x.",
+                "//",
+            ] {
+                let _ = parsed.as_ref().map(|t| t.matches(uri));
+            }
+        }
     }
 
     #[test]

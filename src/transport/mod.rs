@@ -5,5 +5,5 @@
 //! | stdio | yes | [`Server::serve_stdio`](crate::Server::serve_stdio), [`Server::serve_io`](crate::Server::serve_io) |
 //! | Streamable HTTP | yes | [`Server::http`](crate::Server::http), [`Server::serve`](crate::Server::serve) |
 
-pub mod stdio;
 pub mod http;
+pub mod stdio;

@@ -206,7 +206,7 @@ impl Server {
         });
         let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
         let session = Session::start(SessionParts {
-            id: SessionId::parse("stdio").unwrap_or_else(|| unreachable_id()),
+            id: SessionId::stdio(),
             dispatch,
             config: SessionConfig {
                 max_in_flight: self.inner.config.max_concurrent_requests,
@@ -267,9 +267,4 @@ impl Server {
         let _ = writer.send(CloseOutput).await;
         result
     }
-}
-
-fn unreachable_id() -> SessionId {
-    // "stdio" is visible ASCII, so `SessionId::parse` never refuses it.
-    SessionId::parse("s").unwrap_or_else(|| unreachable_id())
 }

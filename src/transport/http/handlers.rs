@@ -1,5 +1,8 @@
 //! The endpoint's POST, GET and DELETE handlers.
 
+// Early-return helpers hand back the finished error response; it is built once and returned.
+#![allow(clippy::result_large_err)]
+
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 
@@ -27,25 +30,45 @@ const SERVER_FULL: ErrorCode = ErrorCode(-32000);
 /// An HTTP error with a JSON-RPC error body (without id).
 fn http_error(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> HttpResponse {
     let body = json!({ "jsonrpc": "2.0", "error": { "code": code, "message": message.into() } });
-    HttpResponse::build(status).content_type("application/json").body(body.to_string())
+    HttpResponse::build(status)
+        .content_type("application/json")
+        .body(body.to_string())
 }
 
-fn header_str<'a>(req: &'a HttpRequest, name: impl header::AsHeaderName) -> Option<&'a str> {
-    req.headers().get(name).and_then(|value| value.to_str().ok())
+fn header_str(req: &HttpRequest, name: impl header::AsHeaderName) -> Option<&str> {
+    req.headers()
+        .get(name)
+        .and_then(|value| value.to_str().ok())
 }
 
 /// Checks every request shares: Host/Origin, and a supported `MCP-Protocol-Version`.
-fn check_common(req: &HttpRequest, shared: &HttpShared) -> Result<Option<ProtocolVersion>, HttpResponse> {
+fn check_common(
+    req: &HttpRequest,
+    shared: &HttpShared,
+) -> Result<Option<ProtocolVersion>, HttpResponse> {
     let loopback = req.app_config().local_addr().ip().is_loopback();
     let host = header_str(req, header::HOST);
     let origin = header_str(req, header::ORIGIN);
     if let Err(reason) = shared.config.host_policy.check(loopback, host, origin) {
-        tracing::warn!(?host, ?origin, reason, "refused a request (DNS-rebinding protection)");
-        return Err(http_error(StatusCode::FORBIDDEN, ErrorCode::INVALID_REQUEST, format!("forbidden: {reason}")));
+        tracing::warn!(
+            ?host,
+            ?origin,
+            reason,
+            "refused a request (DNS-rebinding protection)"
+        );
+        return Err(http_error(
+            StatusCode::FORBIDDEN,
+            ErrorCode::INVALID_REQUEST,
+            format!("forbidden: {reason}"),
+        ));
     }
     match req.headers().get(PROTOCOL_VERSION_HEADER) {
         None => Ok(None),
-        Some(value) => match value.to_str().ok().and_then(|v| v.trim().parse::<ProtocolVersion>().ok()) {
+        Some(value) => match value
+            .to_str()
+            .ok()
+            .and_then(|v| v.trim().parse::<ProtocolVersion>().ok())
+        {
             Some(version) => Ok(Some(version)),
             None => Err(http_error(
                 StatusCode::BAD_REQUEST,
@@ -53,7 +76,11 @@ fn check_common(req: &HttpRequest, shared: &HttpShared) -> Result<Option<Protoco
                 format!(
                     "unsupported MCP-Protocol-Version {:?}; supported: {}",
                     value.to_str().unwrap_or("<non-ASCII>"),
-                    ProtocolVersion::ALL.iter().map(|v| v.as_str()).collect::<Vec<_>>().join(", ")
+                    ProtocolVersion::ALL
+                        .iter()
+                        .map(|v| v.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             )),
         },
@@ -61,34 +88,64 @@ fn check_common(req: &HttpRequest, shared: &HttpShared) -> Result<Option<Protoco
 }
 
 fn accepts(req: &HttpRequest, needle: &str) -> bool {
-    req.headers().get_all(header::ACCEPT).filter_map(|v| v.to_str().ok()).any(|v| v.to_ascii_lowercase().contains(needle))
+    req.headers()
+        .get_all(header::ACCEPT)
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.to_ascii_lowercase().contains(needle))
 }
 
 fn session_id(req: &HttpRequest) -> Result<&str, HttpResponse> {
-    header_str(req, SESSION_HEADER).map(str::trim).filter(|id| !id.is_empty()).ok_or_else(|| {
-        http_error(StatusCode::BAD_REQUEST, ErrorCode::INVALID_REQUEST, "missing Mcp-Session-Id header; send initialize first")
-    })
+    header_str(req, SESSION_HEADER)
+        .map(str::trim)
+        .filter(|id| !id.is_empty())
+        .ok_or_else(|| {
+            http_error(
+                StatusCode::BAD_REQUEST,
+                ErrorCode::INVALID_REQUEST,
+                "missing Mcp-Session-Id header; send initialize first",
+            )
+        })
 }
 
 fn lookup(req: &HttpRequest, shared: &HttpShared) -> Result<SessionHandle, HttpResponse> {
     let id = session_id(req)?;
     shared.registry().get(id).ok_or_else(|| {
-        http_error(StatusCode::NOT_FOUND, ErrorCode::INVALID_REQUEST, "unknown or expired session; initialize a new one")
+        http_error(
+            StatusCode::NOT_FOUND,
+            ErrorCode::INVALID_REQUEST,
+            "unknown or expired session; initialize a new one",
+        )
     })
 }
 
 /// Reads the body, refusing more than `limit` bytes.
-async fn read_body(req: &HttpRequest, mut payload: web::Payload, limit: usize) -> Result<web::BytesMut, HttpResponse> {
-    let too_large =
-        || http_error(StatusCode::PAYLOAD_TOO_LARGE, ErrorCode::INVALID_REQUEST, format!("body exceeds {limit} bytes"));
-    if let Some(length) = header_str(req, header::CONTENT_LENGTH).and_then(|l| l.parse::<usize>().ok())
+async fn read_body(
+    req: &HttpRequest,
+    mut payload: web::Payload,
+    limit: usize,
+) -> Result<web::BytesMut, HttpResponse> {
+    let too_large = || {
+        http_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            ErrorCode::INVALID_REQUEST,
+            format!("body exceeds {limit} bytes"),
+        )
+    };
+    if let Some(length) =
+        header_str(req, header::CONTENT_LENGTH).and_then(|l| l.parse::<usize>().ok())
         && length > limit
     {
         return Err(too_large());
     }
     let mut body = web::BytesMut::new();
     while let Some(chunk) = payload.next().await {
-        let chunk = chunk.map_err(|err| http_error(StatusCode::BAD_REQUEST, ErrorCode::PARSE_ERROR, format!("could not read the body: {err}")))?;
+        let chunk = chunk.map_err(|err| {
+            http_error(
+                StatusCode::BAD_REQUEST,
+                ErrorCode::PARSE_ERROR,
+                format!("could not read the body: {err}"),
+            )
+        })?;
         if body.len() + chunk.len() > limit {
             return Err(too_large());
         }
@@ -117,12 +174,16 @@ fn sse_response<K: Send + 'static>(
         let event = rx.recv().await?;
         Some((to_sse_event(event), (rx, keep)))
     });
-    let sse = Sse::from_stream(stream).with_keep_alive(shared.config.keep_alive).with_retry_duration(shared.config.retry);
+    let sse = Sse::from_stream(stream)
+        .with_keep_alive(shared.config.keep_alive)
+        .with_retry_duration(shared.config.retry);
     let mut response = sse.respond_to(req).map_into_boxed_body();
     if let Some(id) = session
         && let Ok(value) = HeaderValue::from_str(id.as_str())
     {
-        response.headers_mut().insert(header::HeaderName::from_static(SESSION_HEADER), value);
+        response
+            .headers_mut()
+            .insert(header::HeaderName::from_static(SESSION_HEADER), value);
     }
     response
 }
@@ -141,10 +202,21 @@ struct StatelessSse(Mutex<Option<mpsc::Sender<SseEvent>>>);
 
 impl FrameSink for StatelessSse {
     fn deliver(&self, frame: Frame) -> Result<(), Frame> {
-        let mut slot = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let Some(tx) = slot.as_ref() else { return Err(frame) };
+        let mut slot = self
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let Some(tx) = slot.as_ref() else {
+            return Err(frame);
+        };
         let is_response = frame.kind == FrameKind::Response;
-        let result = tx.try_send(SseEvent { id: None, data: frame.json.clone(), retry: None }).map_err(|_| frame);
+        let result = tx
+            .try_send(SseEvent {
+                id: None,
+                data: frame.json.clone(),
+                retry: None,
+            })
+            .map_err(|_| frame);
         if is_response {
             *slot = None;
         }
@@ -157,7 +229,11 @@ impl FrameSink for StatelessSse {
 }
 
 /// `POST /mcp`: one JSON-RPC message.
-pub(super) async fn post(req: HttpRequest, payload: web::Payload, shared: web::Data<HttpShared>) -> HttpResponse {
+pub(super) async fn post(
+    req: HttpRequest,
+    payload: web::Payload,
+    shared: web::Data<HttpShared>,
+) -> HttpResponse {
     let header_version = match check_common(&req, &shared) {
         Ok(version) => version,
         Err(response) => return response,
@@ -173,7 +249,11 @@ pub(super) async fn post(req: HttpRequest, payload: web::Payload, shared: web::D
         .and_then(|ct| ct.split(';').next())
         .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"));
     if !json_content {
-        return http_error(StatusCode::UNSUPPORTED_MEDIA_TYPE, ErrorCode::INVALID_REQUEST, "Content-Type must be application/json");
+        return http_error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ErrorCode::INVALID_REQUEST,
+            "Content-Type must be application/json",
+        );
     }
     let body = match read_body(&req, payload, shared.config.body_limit).await {
         Ok(body) => body,
@@ -182,7 +262,9 @@ pub(super) async fn post(req: HttpRequest, payload: web::Payload, shared: web::D
     let message = match actix_mcp_actors::jsonrpc::parse(&body) {
         Ok(message) => message,
         Err(rejection) => {
-            return HttpResponse::BadRequest().content_type("application/json").body(rejection.to_frame().json.to_string());
+            return HttpResponse::BadRequest()
+                .content_type("application/json")
+                .body(rejection.to_frame().json.to_string());
         }
     };
     if shared.config.stateless {
@@ -217,44 +299,84 @@ pub(super) async fn post(req: HttpRequest, payload: web::Payload, shared: web::D
     }
 }
 
-fn open_session(shared: &HttpShared, header_version: Option<ProtocolVersion>) -> Result<SessionHandle, HttpResponse> {
-    let dispatch = Arc::new(McpDispatch { server: shared.server.clone(), defaults: RequestDefaults { version: header_version } });
-    let id = SessionId::parse(&uuid::Uuid::new_v4().simple().to_string())
-        .ok_or_else(|| http_error(StatusCode::INTERNAL_SERVER_ERROR, ErrorCode::INTERNAL_ERROR, "could not mint a session id"))?;
+fn open_session(
+    shared: &HttpShared,
+    header_version: Option<ProtocolVersion>,
+) -> Result<SessionHandle, HttpResponse> {
+    let dispatch = Arc::new(McpDispatch {
+        server: shared.server.clone(),
+        defaults: RequestDefaults {
+            version: header_version,
+        },
+    });
+    let id = SessionId::parse(&uuid::Uuid::new_v4().simple().to_string()).ok_or_else(|| {
+        http_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            ErrorCode::INTERNAL_ERROR,
+            "could not mint a session id",
+        )
+    })?;
     let registry = shared.registry();
     registry
         .open(SessionParts {
             id,
             dispatch,
-            config: SessionConfig { max_in_flight: shared.server.config.max_concurrent_requests },
+            config: SessionConfig {
+                max_in_flight: shared.server.config.max_concurrent_requests,
+            },
             standalone: None,
             store: Some(shared.config.store.clone()),
             metrics: registry.metrics_handle().clone(),
             on_stopped: None,
             parent_token: None,
         })
-        .map_err(|err| http_error(StatusCode::SERVICE_UNAVAILABLE, SERVER_FULL, format!("server busy: {err}")))
+        .map_err(|err| {
+            http_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                SERVER_FULL,
+                format!("server busy: {err}"),
+            )
+        })
 }
 
 /// Answers a request on its session: an SSE stream, or one JSON body.
-async fn answer(req: &HttpRequest, shared: &HttpShared, session: &SessionHandle, request: actix_mcp_actors::Request, new: bool) -> HttpResponse {
+async fn answer(
+    req: &HttpRequest,
+    shared: &HttpShared,
+    session: &SessionHandle,
+    request: actix_mcp_actors::Request,
+    new: bool,
+) -> HttpResponse {
     let header_id = new.then(|| session.id().clone());
     if shared.config.json_response {
         let (outlet, rx) = ResponseOutlet::channel();
         session.request(request, outlet, None);
         return match rx.await {
             Ok(frame) => json_response(&frame.json, header_id.as_ref()),
-            Err(_) if !session.is_alive() => {
-                http_error(StatusCode::NOT_FOUND, ErrorCode::INVALID_REQUEST, "the session ended before the request was answered")
-            }
+            Err(_) if !session.is_alive() => http_error(
+                StatusCode::NOT_FOUND,
+                ErrorCode::INVALID_REQUEST,
+                "the session ended before the request was answered",
+            ),
             // Cancelled by the client: the request gets no JSON-RPC response.
             Err(_) => HttpResponse::Accepted().finish(),
         };
     }
     let number = session.next_stream();
     let metrics = shared.registry().metrics_handle().clone();
-    let (stream, rx) = SseStream::open(session.clone(), number, true, Some(shared.config.store.clone()), shared.config.retry, metrics);
-    session.request(request, SseOutlet::outlet(stream.clone()), Some((number, stream)));
+    let (stream, rx) = SseStream::open(
+        session.clone(),
+        number,
+        true,
+        Some(shared.config.store.clone()),
+        shared.config.retry,
+        metrics,
+    );
+    session.request(
+        request,
+        SseOutlet::outlet(stream.clone()),
+        Some((number, stream)),
+    );
     sse_response(req, shared, rx, (), header_id.as_ref())
 }
 
@@ -268,7 +390,12 @@ async fn post_stateless(
         Incoming::Request(request) => request,
         Incoming::Notification(notification) => {
             use actix_mcp_actors::Dispatch as _;
-            let dispatch = McpDispatch { server: shared.server.clone(), defaults: RequestDefaults { version: header_version } };
+            let dispatch = McpDispatch {
+                server: shared.server.clone(),
+                defaults: RequestDefaults {
+                    version: header_version,
+                },
+            };
             dispatch.notification(notification, None);
             return HttpResponse::Accepted().finish();
         }
@@ -284,14 +411,21 @@ async fn post_stateless(
     } else {
         Some(header_version.unwrap_or(ProtocolVersion::V2025_03_26))
     };
-    let dispatch = Arc::new(McpDispatch { server: shared.server.clone(), defaults: RequestDefaults { version } });
+    let dispatch = Arc::new(McpDispatch {
+        server: shared.server.clone(),
+        defaults: RequestDefaults { version },
+    });
     let metrics = shared.metrics.clone();
     if shared.config.json_response {
         let (outlet, rx) = ResponseOutlet::channel();
         let _guard = InFlight::start_detached(request, dispatch, outlet, metrics);
         return match rx.await {
             Ok(frame) => json_response(&frame.json, None),
-            Err(_) => http_error(StatusCode::INTERNAL_SERVER_ERROR, ErrorCode::INTERNAL_ERROR, "the request produced no response"),
+            Err(_) => http_error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                ErrorCode::INTERNAL_ERROR,
+                "the request produced no response",
+            ),
         };
     }
     let (tx, rx) = mpsc::channel(actix_mcp_actors::sse_stream::CONNECTION_BUFFER);
@@ -309,7 +443,11 @@ pub(super) async fn get(req: HttpRequest, shared: web::Data<HttpShared>) -> Http
         return not_allowed_in_stateless();
     }
     if !accepts(&req, "text/event-stream") {
-        return http_error(StatusCode::NOT_ACCEPTABLE, ErrorCode::INVALID_REQUEST, "the Accept header must list text/event-stream");
+        return http_error(
+            StatusCode::NOT_ACCEPTABLE,
+            ErrorCode::INVALID_REQUEST,
+            "the Accept header must list text/event-stream",
+        );
     }
     let session = match lookup(&req, &shared) {
         Ok(session) => session,
@@ -317,17 +455,33 @@ pub(super) async fn get(req: HttpRequest, shared: web::Data<HttpShared>) -> Http
     };
     if let Some(last) = header_str(&req, "last-event-id") {
         let Ok(last) = last.parse::<EventId>() else {
-            return http_error(StatusCode::BAD_REQUEST, ErrorCode::INVALID_REQUEST, "malformed Last-Event-ID");
+            return http_error(
+                StatusCode::BAD_REQUEST,
+                ErrorCode::INVALID_REQUEST,
+                "malformed Last-Event-ID",
+            );
         };
         match session.resume(last).await {
             Ok(Some(rx)) => return sse_response(&req, &shared, rx, (), None),
-            Ok(None) => tracing::debug!(session = %session.id(), %last, "unknown stream to resume; opening a new standalone stream"),
-            Err(_) => return http_error(StatusCode::NOT_FOUND, ErrorCode::INVALID_REQUEST, "the session ended"),
+            Ok(None) => {
+                tracing::debug!(session = %session.id(), %last, "unknown stream to resume; opening a new standalone stream")
+            }
+            Err(_) => {
+                return http_error(
+                    StatusCode::NOT_FOUND,
+                    ErrorCode::INVALID_REQUEST,
+                    "the session ended",
+                );
+            }
         }
     }
     match session.open_standalone(shared.config.retry).await {
         Ok(rx) => sse_response(&req, &shared, rx, (), None),
-        Err(_) => http_error(StatusCode::NOT_FOUND, ErrorCode::INVALID_REQUEST, "the session ended"),
+        Err(_) => http_error(
+            StatusCode::NOT_FOUND,
+            ErrorCode::INVALID_REQUEST,
+            "the session ended",
+        ),
     }
 }
 
@@ -346,13 +500,23 @@ pub(super) async fn delete(req: HttpRequest, shared: web::Data<HttpShared>) -> H
     if shared.registry().close(id) {
         HttpResponse::Ok().finish()
     } else {
-        http_error(StatusCode::NOT_FOUND, ErrorCode::INVALID_REQUEST, "unknown or expired session")
+        http_error(
+            StatusCode::NOT_FOUND,
+            ErrorCode::INVALID_REQUEST,
+            "unknown or expired session",
+        )
     }
 }
 
 fn not_allowed_in_stateless() -> HttpResponse {
-    let mut response = http_error(StatusCode::METHOD_NOT_ALLOWED, ErrorCode::INVALID_REQUEST, "this server is stateless: only POST is served");
-    response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
+    let mut response = http_error(
+        StatusCode::METHOD_NOT_ALLOWED,
+        ErrorCode::INVALID_REQUEST,
+        "this server is stateless: only POST is served",
+    );
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("POST"));
     response
 }
 
@@ -363,6 +527,8 @@ pub(super) async fn not_allowed(req: HttpRequest) -> HttpResponse<BoxBody> {
         ErrorCode::INVALID_REQUEST,
         format!("method {} is not allowed on the MCP endpoint", req.method()),
     );
-    response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
     response
 }

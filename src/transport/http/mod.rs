@@ -26,7 +26,9 @@ use std::time::Duration;
 
 use actix_web::web;
 
-use actix_mcp_actors::{EventStore, InMemoryEventStore, Metrics, MetricsSnapshot, RegistryConfig, RegistryHandle};
+use actix_mcp_actors::{
+    EventStore, InMemoryEventStore, Metrics, MetricsSnapshot, RegistryConfig, RegistryHandle,
+};
 
 pub use security::HostPolicy;
 
@@ -75,7 +77,10 @@ impl HttpShared {
     /// The registry, started on first use (on the arbiter of the worker that first needs it).
     pub(crate) fn registry(&self) -> &RegistryHandle {
         self.registry.get_or_init(|| {
-            let config = RegistryConfig { max_sessions: self.config.max_sessions, idle_timeout: self.config.idle_timeout };
+            let config = RegistryConfig {
+                max_sessions: self.config.max_sessions,
+                idle_timeout: self.config.idle_timeout,
+            };
             let registry = actix_mcp_actors::Registry::start(config, self.metrics.clone());
             self.server.add_hub(Hub::Registry(registry.clone()));
             registry
@@ -105,7 +110,10 @@ pub struct McpHttp {
 
 impl fmt::Debug for McpHttp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("McpHttp").field("path", &self.path).field("config", &self.shared.config).finish()
+        f.debug_struct("McpHttp")
+            .field("path", &self.path)
+            .field("config", &self.shared.config)
+            .finish()
     }
 }
 
@@ -207,7 +215,11 @@ impl McpHttp {
 
     /// Number of live sessions.
     pub fn session_count(&self) -> usize {
-        if self.shared.config.stateless { 0 } else { self.shared.registry().len() }
+        if self.shared.config.stateless {
+            0
+        } else {
+            self.shared.registry().len()
+        }
     }
 
     /// Closes every session (their in-flight requests are cancelled).

@@ -39,18 +39,27 @@ fn host_name(host: &str) -> &str {
 
 fn is_loopback_name(host: &str) -> bool {
     let name = host_name(host);
-    LOOPBACK_NAMES.iter().any(|allowed| name.eq_ignore_ascii_case(allowed))
+    LOOPBACK_NAMES
+        .iter()
+        .any(|allowed| name.eq_ignore_ascii_case(allowed))
 }
 
 fn origin_host(origin: &str) -> Option<&str> {
-    let rest = origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://"))?;
+    let rest = origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"))?;
     Some(rest.split('/').next().unwrap_or(rest))
 }
 
 impl HostPolicy {
     /// Whether a request with these headers, to a server listening on a loopback address (or
     /// not), may pass. `Err` says why not.
-    pub(crate) fn check(&self, listens_on_loopback: bool, host: Option<&str>, origin: Option<&str>) -> Result<(), &'static str> {
+    pub(crate) fn check(
+        &self,
+        listens_on_loopback: bool,
+        host: Option<&str>,
+        origin: Option<&str>,
+    ) -> Result<(), &'static str> {
         let (hosts, origins): (&[String], &[String]) = match self {
             Self::Disabled => return Ok(()),
             Self::LoopbackOnly if !listens_on_loopback => return Ok(()),
@@ -59,7 +68,9 @@ impl HostPolicy {
         };
         if let Some(host) = host {
             let allowed = is_loopback_name(host)
-                || hosts.iter().any(|h| h.eq_ignore_ascii_case(host) || h.eq_ignore_ascii_case(host_name(host)));
+                || hosts.iter().any(|h| {
+                    h.eq_ignore_ascii_case(host) || h.eq_ignore_ascii_case(host_name(host))
+                });
             if !allowed {
                 return Err("the Host header is not allowed");
             }
@@ -85,13 +96,40 @@ mod tests {
     fn loopback_names_pass_and_others_are_refused() {
         let policy = HostPolicy::LoopbackOnly;
         assert!(policy.check(true, Some("127.0.0.1:8080"), None).is_ok());
-        assert!(policy.check(true, Some("localhost"), Some("http://localhost:3000")).is_ok());
-        assert!(policy.check(true, Some("[::1]:9"), Some("https://[::1]")).is_ok());
+        assert!(
+            policy
+                .check(true, Some("localhost"), Some("http://localhost:3000"))
+                .is_ok()
+        );
+        assert!(
+            policy
+                .check(true, Some("[::1]:9"), Some("https://[::1]"))
+                .is_ok()
+        );
         assert!(policy.check(true, Some("evil.example.com"), None).is_err());
-        assert!(policy.check(true, Some("127.0.0.1:1"), Some("http://evil.example.com")).is_err());
+        assert!(
+            policy
+                .check(true, Some("127.0.0.1:1"), Some("http://evil.example.com"))
+                .is_err()
+        );
         assert!(policy.check(false, Some("evil.example.com"), None).is_ok());
-        let custom = HostPolicy::AllowList { hosts: vec!["mcp.example.com".into()], origins: vec!["https://app.example.com".into()] };
-        assert!(custom.check(false, Some("mcp.example.com:443"), Some("https://app.example.com")).is_ok());
-        assert!(custom.check(false, Some("other.example.com"), None).is_err());
+        let custom = HostPolicy::AllowList {
+            hosts: vec!["mcp.example.com".into()],
+            origins: vec!["https://app.example.com".into()],
+        };
+        assert!(
+            custom
+                .check(
+                    false,
+                    Some("mcp.example.com:443"),
+                    Some("https://app.example.com")
+                )
+                .is_ok()
+        );
+        assert!(
+            custom
+                .check(false, Some("other.example.com"), None)
+                .is_err()
+        );
     }
 }

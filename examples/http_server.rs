@@ -1,0 +1,191 @@
+//! The main example: an MCP server over Streamable HTTP at `http://127.0.0.1:PORT/mcp`.
+//!
+//! Run: `cargo run --example http_server -- --port 8080 [--workers N] [--stateless] [--json-response]`
+//!
+//! Tools: `echo` (returns `message`), `sleep` (waits `ms`, reporting progress every 100 ms when
+//! asked, stopping when cancelled), `summarize` (asks the client to sample an LLM), and
+//! `add_tool` (registers a tool at run time; every session gets `tools/list_changed`).
+
+use std::time::{Duration, Instant};
+
+use actix_mcp::prelude::*;
+use actix_mcp::protocol::{
+    CreateMessageRequestParams, SamplingMessage, SamplingMessageContentBlock,
+};
+use clap::Parser;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+#[derive(Parser)]
+struct Cli {
+    /// Port to listen on (127.0.0.1).
+    #[arg(long, default_value_t = 8080)]
+    port: u16,
+    /// Worker threads (default: actix-web's, one per core).
+    #[arg(long)]
+    workers: Option<usize>,
+    /// No sessions: every POST stands alone.
+    #[arg(long)]
+    stateless: bool,
+    /// Answer with one JSON body instead of an SSE stream.
+    #[arg(long)]
+    json_response: bool,
+}
+
+/// Arguments of `echo`.
+#[derive(Deserialize, JsonSchema)]
+struct EchoArgs {
+    /// The text to send back.
+    message: String,
+}
+
+/// Arguments of `sleep`.
+#[derive(Deserialize, JsonSchema)]
+struct SleepArgs {
+    /// How long to wait, in milliseconds.
+    ms: u64,
+}
+
+/// Arguments of `summarize`.
+#[derive(Deserialize, JsonSchema)]
+struct SummarizeArgs {
+    /// The text to summarize.
+    text: String,
+}
+
+/// Arguments of `add_tool`.
+#[derive(Deserialize, JsonSchema)]
+struct AddToolArgs {
+    /// The new tool's name.
+    name: String,
+}
+
+/// Waits `ms`, reporting progress every 100 ms when the request carries a progress token;
+/// returns early when the request is cancelled.
+async fn sleep(Params(args): Params<SleepArgs>, cx: RequestContext) -> Result<String, McpError> {
+    let total = Duration::from_millis(args.ms);
+    let started = Instant::now();
+    let mut ticker = tokio::time::interval(Duration::from_millis(100));
+    ticker.tick().await;
+    loop {
+        let left = total.saturating_sub(started.elapsed());
+        if left.is_zero() {
+            return Ok(format!("slept {} ms", args.ms));
+        }
+        tokio::select! {
+            () = cx.cancelled() => return Err(McpError::tool("cancelled")),
+            () = tokio::time::sleep(left) => {}
+            _ = ticker.tick() => {
+                let elapsed = started.elapsed().as_millis() as f64;
+                cx.progress(elapsed, Some(args.ms as f64), Some("sleeping"));
+            }
+        }
+    }
+}
+
+/// Asks the client to summarize `text` with its LLM.
+async fn summarize(
+    Params(args): Params<SummarizeArgs>,
+    cx: RequestContext,
+) -> Result<String, McpError> {
+    let request = CreateMessageRequestParams::new(
+        vec![SamplingMessage::user_text(format!(
+            "Summarize: {}",
+            args.text
+        ))],
+        200,
+    );
+    let result = cx.create_message(request).await?;
+    let text = result
+        .content
+        .as_slice()
+        .iter()
+        .find_map(|block| match block {
+            SamplingMessageContentBlock::Text(text) => Some(text.text.clone()),
+            _ => None,
+        });
+    text.ok_or_else(|| McpError::tool("the client answered without text"))
+}
+
+fn server() -> Result<Server, actix_mcp::BuildError> {
+    Server::builder("actix-mcp-example", env!("CARGO_PKG_VERSION"))
+        .title("actix-mcp example server")
+        .instructions(
+            "Echo text, sleep, summarize with the client's LLM, or add tools at run time.",
+        )
+        .tool(tool(
+            "echo",
+            "Returns its message unchanged",
+            |Params(args): Params<EchoArgs>| async move { args.message },
+        ))
+        .tool(tool(
+            "sleep",
+            "Waits `ms` milliseconds, reporting progress",
+            sleep,
+        ))
+        .tool(tool(
+            "summarize",
+            "Summarizes text with the client's LLM (sampling)",
+            summarize,
+        ))
+        .tool(tool(
+            "add_tool",
+            "Registers a new echo-like tool at run time",
+            |Params(args): Params<AddToolArgs>, cx: RequestContext| async move {
+                let name = args.name.clone();
+                let new_tool = tool(
+                    args.name,
+                    "A tool added at run time",
+                    move |_cx: RequestContext| {
+                        let name = name.clone();
+                        async move { format!("hello from {name}") }
+                    },
+                );
+                cx.server()
+                    .define_tool(new_tool)
+                    .map_err(|err| McpError::tool(err.to_string()))?;
+                Ok::<_, McpError>("added")
+            },
+        ))
+        .prompt(prompt(
+            "greet",
+            "Greets someone",
+            |Params(args): Params<EchoArgs>| async move {
+                PromptMessage::user_text(format!("Please greet {}", args.message))
+            },
+        ))
+        .resource(resource(
+            Resource::new("file:///example/readme.txt", "readme").with_mime_type("text/plain"),
+            |_cx: RequestContext| async { "This server is an actix-mcp example." },
+        ))
+        .build()
+}
+
+#[actix_web::main]
+async fn main() -> std::io::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let server = server().map_err(std::io::Error::other)?;
+    let mcp = server
+        .http("/mcp")
+        .stateless(cli.stateless)
+        .json_response(cli.json_response);
+    let mut http =
+        actix_web::HttpServer::new(move || actix_web::App::new().configure(mcp.configure()))
+            .tcp_nodelay(true);
+    if let Some(workers) = cli.workers {
+        http = http.workers(workers);
+    }
+    tracing::info!(
+        port = cli.port,
+        stateless = cli.stateless,
+        json_response = cli.json_response,
+        "listening on /mcp"
+    );
+    http.bind(("127.0.0.1", cli.port))?.run().await
+}

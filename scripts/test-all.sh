@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Runs every test of actix-mcp: the Rust unit, integration and doc tests of the workspace,
+# then the official MCP conformance suite against examples/conformance_server, then the
+# official TypeScript SDK client against examples/http_server. The last two install Node 22
+# (PyPI wheel, in a venv) and pinned npm packages into tests/conformance/.cache on first use.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== cargo test --workspace"
+cargo test --workspace
+
+echo "== MCP conformance suite (server, requirements 2025-11-25)"
+bash tests/conformance/run.sh
+
+echo "== interop: official TypeScript client against examples/http_server"
+bash tests/interop/run.sh
