@@ -466,14 +466,14 @@ async fn call_tool(
     server: &Arc<ServerInner>,
     cx: &RequestContext,
     request: &Request,
-    event: Option<&mut RequestEvent>,
+    mut event: Option<&mut RequestEvent>,
 ) -> Result<Reply, McpError> {
     let p: CallToolRequestParams = params(request)?;
     let arguments = p
         .arguments
         .map(Value::Object)
         .unwrap_or_else(|| Value::Object(Map::new()));
-    if let Some(event) = event {
+    if let Some(event) = event.as_deref_mut() {
         event.tool_name = Some(p.name.clone());
         event.tool_arguments = Some(arguments.clone());
     }
@@ -485,6 +485,11 @@ async fn call_tool(
     };
     let version = cx.protocol_version();
     let finish = |mut result: CallToolResult| {
+        if result.is_error()
+            && let Some(event) = event
+        {
+            event.error = Some("isError".to_owned());
+        }
         result.adapt_to(version);
         Ok(to_raw(&result))
     };

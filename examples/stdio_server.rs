@@ -1,0 +1,147 @@
+//! A stdio MCP server: newline-delimited JSON-RPC on stdin/stdout, logs on stderr.
+//!
+//! It serves three tools (`echo`, `sleep` with progress and cancellation, `summarize` with
+//! sampling), one prompt (`greet`) and one resource (`file:///example/readme.txt`).
+//!
+//! ```text
+//! cargo run --example stdio_server
+//! {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"me","version":"1"}}}
+//! {"jsonrpc":"2.0","method":"notifications/initialized"}
+//! {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}
+//! ```
+//!
+//! Set `RUST_LOG=debug` for more logs (they go to stderr: stdout carries only protocol lines).
+
+use std::time::Duration;
+
+use actix_mcp::protocol::{
+    CreateMessageRequestParams, PromptMessage, Resource, SamplingMessage,
+    SamplingMessageContentBlock,
+};
+use actix_mcp::{McpError, Params, PeerError, RequestContext, Server, prompt, resource, tool};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use tokio::time::{Instant, interval_at, sleep};
+
+/// Arguments of `echo`.
+#[derive(Deserialize, JsonSchema)]
+struct EchoArgs {
+    /// The text to send back.
+    message: String,
+}
+
+/// Arguments of `sleep`.
+#[derive(Deserialize, JsonSchema)]
+struct SleepArgs {
+    /// How long to sleep, in milliseconds.
+    ms: u64,
+}
+
+/// Arguments of `summarize`.
+#[derive(Deserialize, JsonSchema)]
+struct SummarizeArgs {
+    /// The text to summarize.
+    text: String,
+}
+
+/// Arguments of the `greet` prompt.
+#[derive(Deserialize, JsonSchema)]
+struct GreetArgs {
+    /// Who to greet.
+    name: String,
+}
+
+/// Sleeps `ms` milliseconds, reporting progress every 100 ms when the client asked for it.
+/// A cancelled call stops at once (the runtime then sends no response at all).
+async fn sleep_tool(Params(args): Params<SleepArgs>, cx: RequestContext) -> String {
+    let total = Duration::from_millis(args.ms);
+    let started = Instant::now();
+    let done = sleep(total);
+    tokio::pin!(done);
+    let tick = Duration::from_millis(100);
+    let mut ticks = interval_at(started + tick, tick);
+    loop {
+        tokio::select! {
+            () = &mut done => return format!("slept {} ms", args.ms),
+            () = cx.cancelled() => return "cancelled".to_owned(),
+            _ = ticks.tick(), if cx.has_progress_token() => {
+                let elapsed = started.elapsed().as_millis() as f64;
+                cx.progress(elapsed, Some(args.ms as f64), Some("sleeping"));
+            }
+        }
+    }
+}
+
+/// Asks the client's model for a summary (`sampling/createMessage`).
+async fn summarize_tool(
+    Params(args): Params<SummarizeArgs>,
+    cx: RequestContext,
+) -> Result<String, McpError> {
+    let request = CreateMessageRequestParams::new(
+        vec![SamplingMessage::user_text(format!(
+            "Summarize: {}",
+            args.text
+        ))],
+        200,
+    );
+    let sampled = cx.create_message(request).await.map_err(|err| match err {
+        PeerError::MissingCapability(_) => {
+            McpError::tool("summarize needs a client that supports sampling")
+        }
+        other => other.into(),
+    })?;
+    sampled
+        .content
+        .as_slice()
+        .iter()
+        .find_map(|block| match block {
+            SamplingMessageContentBlock::Text(text) => Some(text.text.clone()),
+            _ => None,
+        })
+        .ok_or_else(|| McpError::tool("the sampled message contained no text"))
+}
+
+#[actix::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .init();
+
+    let echo = tool(
+        "echo",
+        "Returns its message unchanged",
+        |Params(args): Params<EchoArgs>| async move { args.message },
+    );
+    let greet = prompt(
+        "greet",
+        "Greets someone by name",
+        |Params(args): Params<GreetArgs>| async move {
+            PromptMessage::user_text(format!("Hello, {}!", args.name))
+        },
+    );
+    let readme = resource(
+        Resource::new("file:///example/readme.txt", "readme")
+            .with_description("What this server is")
+            .with_mime_type("text/plain"),
+        || async { "This is the actix-mcp stdio example server.\n" },
+    );
+
+    let server = Server::builder("stdio-example", env!("CARGO_PKG_VERSION"))
+        .instructions("Try the echo, sleep and summarize tools.")
+        .tool(echo)
+        .tool(tool("sleep", "Sleeps for `ms` milliseconds", sleep_tool))
+        .tool(tool(
+            "summarize",
+            "Summarizes text with the client's model",
+            summarize_tool,
+        ))
+        .prompt(greet)
+        .resource(readme)
+        .build()?;
+
+    tracing::info!("serving on stdio");
+    server.serve_stdio().await?;
+    tracing::info!("stdin closed; bye");
+    Ok(())
+}
