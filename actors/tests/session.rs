@@ -34,8 +34,7 @@ impl Dispatch for Fake {
                     let answer = scope
                         .peer_request("sampling/createMessage", Some(json!({"q": 1})), None)
                         .await;
-                    let value =
-                        answer.map_err(|err| actix_mcp_actors::ErrorObject::internal(err))?;
+                    let value = answer.map_err(actix_mcp_actors::ErrorObject::internal)?;
                     Ok(serde_json::value::to_raw_value(&value).unwrap())
                 }
                 "panic" => {
