@@ -130,10 +130,12 @@ impl<T: Send + 'static> Actor for ToolCall<T> {
                     None => run(work).await,
                 }
             };
+            // The work is polled first: a handler awaiting its own cancellation gets to finish
+            // its cleanup; one that ignores it is dropped at its next await.
             tokio::select! {
                 biased;
-                () = token.cancelled() => Err(SupervisedError::Cancelled),
                 outcome = limited => outcome,
+                () = token.cancelled() => Err(SupervisedError::Cancelled),
             }
         };
         ctx.spawn(fut.into_actor(self).map(|outcome, act, ctx| {

@@ -527,6 +527,13 @@ impl ServerBuilder {
         self
     }
 
+    /// Registers application state the caller keeps a handle on too (shared through the
+    /// `Arc`); handlers see it as [`State<T>`](crate::State).
+    pub fn state_arc<T: Send + Sync + 'static>(mut self, value: Arc<T>) -> Self {
+        self.state.0.insert(TypeId::of::<T>(), value);
+        self
+    }
+
     /// Pins the protocol version the server answers with, whatever the client asks for.
     /// A version this SDK does not speak is refused by [`build`](Self::build).
     pub fn protocol_version(mut self, version: impl Into<String>) -> Self {
