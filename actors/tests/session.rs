@@ -99,9 +99,13 @@ fn request(id: i64, method: &str, params: Value) -> Request {
 }
 
 async fn next(rx: &mut mpsc::UnboundedReceiver<Frame>) -> Value {
-    let frame = tokio::time::timeout(Duration::from_secs(5), rx.recv())
+    next_within(rx, Duration::from_secs(5)).await
+}
+
+async fn next_within(rx: &mut mpsc::UnboundedReceiver<Frame>, limit: Duration) -> Value {
+    let frame = tokio::time::timeout(limit, rx.recv())
         .await
-        .expect("a frame within 5 s")
+        .expect("a frame in time")
         .expect("open");
     serde_json::from_str(&frame.json).unwrap()
 }
@@ -232,4 +236,113 @@ async fn session_notifications_reach_the_standalone_outlet() {
         frame,
         json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
     );
+}
+
+#[actix_rt::test]
+async fn a_cancel_right_behind_its_request_never_hangs_or_answers() {
+    let (session, outlet, mut rx, _) = start(Arc::default());
+    // No wait for the handler to start: the cancel may land before it runs at all.
+    session.request(request(1, "slow", json!({})), outlet.clone(), None);
+    session.notification(Notification {
+        method: "notifications/cancelled".into(),
+        params: Some(json!({"requestId": 1})),
+    });
+    session.request(request(2, "echo", json!("next")), outlet, None);
+    assert_eq!(
+        next(&mut rx).await,
+        json!({"jsonrpc": "2.0", "id": 2, "result": "next"})
+    );
+    let stats = within(session.stats()).await.unwrap();
+    assert_eq!(stats.in_flight, 0);
+}
+
+#[actix_rt::test]
+async fn a_cancel_after_the_response_is_ignored() {
+    let (session, outlet, mut rx, _) = start(Arc::default());
+    session.request(request(1, "echo", json!("first")), outlet.clone(), None);
+    assert_eq!(next(&mut rx).await["result"], json!("first"));
+    session.notification(Notification {
+        method: "notifications/cancelled".into(),
+        params: Some(json!({"requestId": 1})),
+    });
+    session.notification(Notification {
+        method: "notifications/cancelled".into(),
+        params: Some(json!({"requestId": "never-sent"})),
+    });
+    session.notification(Notification {
+        method: "notifications/cancelled".into(),
+        params: Some(json!({"bogus": true})),
+    });
+    session.request(
+        request(1, "echo", json!("id reused after it finished")),
+        outlet,
+        None,
+    );
+    assert_eq!(
+        next(&mut rx).await["result"],
+        json!("id reused after it finished")
+    );
+}
+
+#[actix_rt::test]
+async fn supervised_timeouts_fire_under_paused_time() {
+    tokio::time::pause();
+    let (session, outlet, mut rx, _) = start(Arc::default());
+    let started = tokio::time::Instant::now();
+    session.request(request(1, "timeout", json!({})), outlet, None);
+    assert_eq!(next(&mut rx).await["result"], json!("Err(TimedOut(20ms))"));
+    // Virtual time moved exactly as far as the limit (auto-advanced while idle).
+    assert!(started.elapsed() >= Duration::from_millis(20));
+}
+
+/// Answers `wait_peer` with a peer request limited to 60 s.
+struct PeerTimeout;
+
+impl Dispatch for PeerTimeout {
+    fn request(&self, _: Request, scope: RequestScope) -> BoxFuture<'static, Reply> {
+        Box::pin(async move {
+            let outcome = scope
+                .peer_request("roots/list", None, Some(Duration::from_secs(60)))
+                .await;
+            Ok(serde_json::value::to_raw_value(&json!(format!("{outcome:?}"))).unwrap())
+        })
+    }
+
+    fn notification(&self, _: Notification, _: Option<&SessionHandle>) {}
+}
+
+#[actix_rt::test]
+async fn an_unanswered_peer_request_times_out_and_is_cancelled_at_the_client() {
+    tokio::time::pause();
+    let (outlet, mut rx) = ChannelOutlet::channel();
+    let session = Session::start(SessionParts {
+        id: SessionId::parse("peer-timeout").unwrap(),
+        dispatch: Arc::new(PeerTimeout),
+        config: SessionConfig::default(),
+        standalone: Some(outlet.clone()),
+        store: None,
+        metrics: Arc::default(),
+        on_stopped: None,
+        parent_token: None,
+    });
+    session.request(request(1, "wait_peer", json!({})), outlet, None);
+    let asked = next(&mut rx).await;
+    assert_eq!(asked["method"], json!("roots/list"));
+    let started = tokio::time::Instant::now();
+    // Nobody answers: after 60 virtual seconds the tool sees a timeout, and the client is told.
+    let mut seen = Vec::new();
+    for _ in 0..2 {
+        seen.push(next_within(&mut rx, Duration::from_secs(120)).await);
+    }
+    assert!(started.elapsed() >= Duration::from_secs(60));
+    let cancelled = seen
+        .iter()
+        .find(|m| m["method"] == "notifications/cancelled")
+        .expect("a cancellation notice");
+    assert_eq!(cancelled["params"]["requestId"], asked["id"]);
+    let answer = seen
+        .iter()
+        .find(|m| m["id"] == 1)
+        .expect("the request's answer");
+    assert_eq!(answer["result"], json!("Err(Timeout)"));
 }
