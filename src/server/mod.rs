@@ -259,6 +259,31 @@ impl ServerInner {
     }
 }
 
+fn log_frame(level: LoggingLevel, data: Value, logger: Option<&str>) -> Option<Frame> {
+    let params = LoggingMessageNotificationParams {
+        level,
+        logger: logger.map(str::to_owned),
+        data,
+        meta: None,
+    };
+    let params = serde_json::to_value(&params).ok()?;
+    Some(Frame::notification(
+        method::NOTIFICATION_MESSAGE,
+        Some(&params),
+    ))
+}
+
+/// Sends a log frame to a session when its level (`info` until it sets one) lets it through.
+fn send_log(session: &SessionHandle, level: LoggingLevel, frame: &Frame) {
+    let threshold = session
+        .data::<session::SessionState>()
+        .and_then(|s| s.log_level())
+        .unwrap_or(LoggingLevel::Info);
+    if level >= threshold {
+        session.notify(frame.clone());
+    }
+}
+
 /// An MCP server. Cheap to clone; clones share everything.
 #[derive(Clone)]
 pub struct Server {
@@ -794,32 +819,43 @@ impl Server {
     }
 
     /// Sends a log message to every session whose level lets it through (on its standalone
-    /// stream). To log to one request's client, use [`RequestContext::log`].
+    /// stream). To log to one request's client, use [`RequestContext::log`]; to one session,
+    /// [`notify_log_message_to`](Self::notify_log_message_to).
     pub fn notify_log_message(
         &self,
         level: LoggingLevel,
         data: impl Into<Value>,
         logger: Option<&str>,
     ) {
-        let params = LoggingMessageNotificationParams {
-            level,
-            logger: logger.map(str::to_owned),
-            data: data.into(),
-            meta: None,
-        };
-        let Ok(params) = serde_json::to_value(&params) else {
+        let Some(frame) = log_frame(level, data.into(), logger) else {
             return;
         };
-        let frame = Frame::notification(method::NOTIFICATION_MESSAGE, Some(&params));
         for session in self.inner.sessions() {
-            let threshold = session
-                .data::<session::SessionState>()
-                .and_then(|s| s.log_level())
-                .unwrap_or(LoggingLevel::Info);
-            if level >= threshold {
-                session.notify(frame.clone());
-            }
+            send_log(&session, level, &frame);
         }
+    }
+
+    /// Sends a log message to one session (on its standalone stream), when its level lets it
+    /// through; `false` when no such session is live.
+    pub fn notify_log_message_to(
+        &self,
+        session_id: &SessionId,
+        level: LoggingLevel,
+        data: impl Into<Value>,
+        logger: Option<&str>,
+    ) -> bool {
+        let Some(session) = self
+            .inner
+            .sessions()
+            .into_iter()
+            .find(|s| s.id() == session_id)
+        else {
+            return false;
+        };
+        if let Some(frame) = log_frame(level, data.into(), logger) {
+            send_log(&session, level, &frame);
+        }
+        true
     }
 
     /// Handles one JSON-RPC message in process, without a transport or session (like a

@@ -206,7 +206,9 @@ impl Server {
         });
         let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
         let session = Session::start(SessionParts {
-            id: SessionId::stdio(),
+            // Unique per connection: one server may serve several stdio-framed streams at once.
+            id: SessionId::parse(&format!("stdio-{}", uuid::Uuid::new_v4().simple()))
+                .unwrap_or_else(SessionId::stdio),
             dispatch,
             config: SessionConfig {
                 max_in_flight: self.inner.config.max_concurrent_requests,
