@@ -135,6 +135,7 @@ impl Actor for InFlight {
 
     fn stopped(&mut self, _: &mut Self::Context) {
         self.scope.token().cancel();
+        self.scope.outlet().finish();
         self.scope.metrics().dec(Gauge::InFlight);
         if let Some(session) = &self.session {
             session.do_send(RequestFinished {

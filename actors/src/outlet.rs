@@ -30,6 +30,10 @@ pub trait FrameSink: Send + Sync + 'static {
     /// Drops the current connection but keeps the logical stream, so the client resumes it
     /// (SSE polling). A no-op for sinks without connections.
     fn drop_connection(&self) {}
+
+    /// The request this sink serves has finished, answered or not (a cancelled request sends
+    /// no response): a per-request sink ends here. A no-op for shared sinks.
+    fn finish(&self) {}
 }
 
 /// A shared, type-erased [`FrameSink`].
@@ -74,6 +78,11 @@ impl Outlet {
         self.0.drop_connection();
     }
 
+    /// See [`FrameSink::finish`].
+    pub fn finish(&self) {
+        self.0.finish();
+    }
+
     /// Whether both outlets are the same sink.
     pub fn same_as(&self, other: &Outlet) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
@@ -113,6 +122,14 @@ impl FrameSink for ResponseOutlet {
 
     fn accepts(&self, kind: FrameKind) -> bool {
         kind == FrameKind::Response
+    }
+
+    fn finish(&self) {
+        // Dropping the sender tells the waiter that no response will come.
+        match self.0.lock() {
+            Ok(mut slot) => drop(slot.take()),
+            Err(poisoned) => drop(poisoned.into_inner().take()),
+        }
     }
 }
 

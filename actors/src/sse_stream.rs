@@ -301,6 +301,16 @@ impl SseStream {
 impl Actor for SseStream {
     type Context = Context<Self>;
 
+    fn started(&mut self, ctx: &mut Self::Context) {
+        // A stream never outlives its session, even one the session never learned about.
+        let token = self.session.token().clone();
+        ctx.spawn(
+            async move { token.cancelled().await }
+                .into_actor(self)
+                .map(|(), _, ctx| ctx.stop()),
+        );
+    }
+
     fn stopped(&mut self, ctx: &mut Self::Context) {
         self.disconnect(ctx);
         if let Some(store) = &self.store {
@@ -393,6 +403,22 @@ impl Handler<DropConnection> for SseStream {
     }
 }
 
+/// The request this stream answers has finished (answered or cancelled): a stream that answers
+/// a request ends. Sent through [`SseOutlet`] by the in-flight actor when it stops.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct Finish;
+
+impl Handler<Finish> for SseStream {
+    type Result = ();
+
+    fn handle(&mut self, _: Finish, ctx: &mut Self::Context) {
+        if self.answers {
+            ctx.stop();
+        }
+    }
+}
+
 /// A [`FrameSink`] feeding an [`SseStream`] actor's mailbox.
 #[derive(Debug)]
 pub struct SseOutlet(Addr<SseStream>);
@@ -413,5 +439,9 @@ impl FrameSink for SseOutlet {
 
     fn drop_connection(&self) {
         self.0.do_send(DropConnection);
+    }
+
+    fn finish(&self) {
+        self.0.do_send(Finish);
     }
 }

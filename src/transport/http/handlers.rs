@@ -226,6 +226,13 @@ impl FrameSink for StatelessSse {
     fn accepts(&self, kind: FrameKind) -> bool {
         kind != FrameKind::Request
     }
+
+    fn finish(&self) {
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take();
+    }
 }
 
 /// `POST /mcp`: one JSON-RPC message.
