@@ -1,0 +1,555 @@
+//! The server core in process: [`Server::handle_json`] runs each request through the runtime's
+//! `InFlight` and `ToolCall` actors without a transport. Every message the server answers is
+//! validated against the MCP schema (its envelope and its result type).
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use actix_mcp::protocol::{CompleteResult, Completion, PromptMessage, ResourceTemplate, method};
+use actix_mcp::{
+    BuildError, ExceptionReport, Json, Params, RequestContext, RequestEvent, Server, ServerBuilder,
+    Tool, UriVars, prompt, resource_template, tool,
+};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// Arguments of the echo tool.
+#[derive(Deserialize, JsonSchema)]
+struct EchoArgs {
+    message: String,
+}
+
+fn echo_tool(name: &str) -> actix_mcp::ToolDef {
+    tool(
+        name,
+        "Echoes its message",
+        |Params(args): Params<EchoArgs>| async move { args.message },
+    )
+}
+
+fn builder() -> ServerBuilder {
+    Server::builder("core-test", "1.0.0")
+}
+
+/// Sends one request and returns the parsed, envelope-validated response.
+async fn send(server: &Server, message: Value) -> Value {
+    let line = tokio::time::timeout(common::WAIT, server.handle_json(&message.to_string()))
+        .await
+        .unwrap_or_else(|_| panic!("no answer within {:?} to {message}", common::WAIT))
+        .unwrap_or_else(|| panic!("no response to {message}"));
+    let response: Value = serde_json::from_str(&line).unwrap();
+    common::assert_valid_message(&response);
+    assert_eq!(response["id"], message["id"], "{response}");
+    response
+}
+
+/// Sends a request and returns its result, validated as `result_type`.
+async fn result(server: &Server, method: &str, params: Value, result_type: &str) -> Value {
+    let response = send(
+        server,
+        json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}),
+    )
+    .await;
+    let result = response
+        .get("result")
+        .unwrap_or_else(|| panic!("expected a result: {response}"))
+        .clone();
+    common::assert_valid(result_type, &result);
+    result
+}
+
+/// Sends a request and returns its error object, whose code must be `code`.
+async fn error(server: &Server, method: &str, params: Value, code: i64) -> Value {
+    let response = send(
+        server,
+        json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}),
+    )
+    .await;
+    let error = response
+        .get("error")
+        .unwrap_or_else(|| panic!("expected an error: {response}"))
+        .clone();
+    assert_eq!(error["code"], code, "{response}");
+    error
+}
+
+async fn call_tool(server: &Server, name: &str, arguments: Value) -> Value {
+    result(
+        server,
+        method::TOOLS_CALL,
+        json!({"name": name, "arguments": arguments}),
+        "CallToolResult",
+    )
+    .await
+}
+
+fn names(list: &Value, key: &str) -> Vec<String> {
+    list[key]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn schema_validation_is_not_vacuous() {
+    let bad = json!({"content": "not an array"});
+    let outcome = std::panic::catch_unwind(|| common::assert_valid("CallToolResult", &bad));
+    assert!(
+        outcome.is_err(),
+        "a malformed CallToolResult must be refused"
+    );
+    common::assert_valid(
+        "CallToolResult",
+        &json!({"content": [{"type": "text", "text": "ok"}]}),
+    );
+}
+
+#[actix_rt::test]
+async fn tools_list_pages_through_every_tool_and_refuses_a_bad_cursor() {
+    let mut b = builder().page_size(2);
+    for i in 0..5 {
+        b = b.tool(echo_tool(&format!("t{i}")));
+    }
+    let server = b.build().unwrap();
+
+    let mut seen = Vec::new();
+    let mut pages = Vec::new();
+    let mut params = json!({});
+    loop {
+        let page = result(&server, method::TOOLS_LIST, params, "ListToolsResult").await;
+        let names = names(&page, "tools");
+        pages.push(names.len());
+        seen.extend(names);
+        match page.get("nextCursor") {
+            Some(cursor) => params = json!({"cursor": cursor}),
+            None => break,
+        }
+    }
+    assert_eq!(pages, [2, 2, 1]);
+    assert_eq!(seen, ["t0", "t1", "t2", "t3", "t4"]);
+
+    let err = error(
+        &server,
+        method::TOOLS_LIST,
+        json!({"cursor": "not-a-cursor"}),
+        -32602,
+    )
+    .await;
+    assert_eq!(err["message"], "invalid cursor: \"not-a-cursor\"");
+}
+
+#[actix_rt::test]
+async fn define_tool_at_run_time_lists_and_calls_it() {
+    let server = builder().tool(echo_tool("first")).build().unwrap();
+    server.define_tool(echo_tool("late")).unwrap();
+
+    let list = result(&server, method::TOOLS_LIST, json!({}), "ListToolsResult").await;
+    assert_eq!(names(&list, "tools"), ["first", "late"]);
+    let called = call_tool(&server, "late", json!({"message": "added later"})).await;
+    assert_eq!(
+        called,
+        json!({"content": [{"type": "text", "text": "added later"}]})
+    );
+
+    assert!(server.remove_tool("late"));
+    let err = error(
+        &server,
+        method::TOOLS_CALL,
+        json!({"name": "late", "arguments": {"message": "x"}}),
+        -32602,
+    )
+    .await;
+    assert_eq!(err["message"], "unknown tool: late");
+}
+
+/// Arguments of the custom `add` method.
+#[derive(Deserialize, JsonSchema)]
+struct AddArgs {
+    a: i64,
+    b: i64,
+}
+
+#[actix_rt::test]
+async fn custom_methods_answer_and_cannot_shadow_protocol_methods() {
+    let server = builder()
+        .custom_method("add", |Params(args): Params<AddArgs>| async move {
+            json!({"sum": args.a + args.b})
+        })
+        .build()
+        .unwrap();
+    let response = send(
+        &server,
+        json!({"jsonrpc": "2.0", "id": 7, "method": "add", "params": {"a": 2, "b": 40}}),
+    )
+    .await;
+    assert_eq!(
+        response,
+        json!({"jsonrpc": "2.0", "id": 7, "result": {"sum": 42}})
+    );
+    let err = error(&server, "add", json!({"a": "two"}), -32602).await;
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("invalid arguments"),
+        "{err}"
+    );
+    error(&server, "subtract", json!({}), -32601).await;
+
+    let refused = builder()
+        .custom_method("tools/list", || async { json!({}) })
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        refused,
+        BuildError::MethodAlreadyDefined("tools/list".into())
+    );
+}
+
+fn initialize_params(version: &str) -> Value {
+    json!({
+        "protocolVersion": version,
+        "capabilities": {},
+        "clientInfo": {"name": "core-test-client", "version": "1"},
+    })
+}
+
+#[actix_rt::test]
+async fn a_pinned_protocol_version_is_answered_whatever_the_client_asks() {
+    let server = builder()
+        .protocol_version("2024-11-05")
+        .tool(echo_tool("echo"))
+        .build()
+        .unwrap();
+    let init = result(
+        &server,
+        method::INITIALIZE,
+        initialize_params("2025-11-25"),
+        "InitializeResult",
+    )
+    .await;
+    assert_eq!(init["protocolVersion"], "2024-11-05");
+    assert_eq!(
+        init["serverInfo"],
+        json!({"name": "core-test", "version": "1.0.0"})
+    );
+
+    let refused = builder()
+        .protocol_version("2099-01-01")
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        refused,
+        BuildError::UnsupportedProtocolVersion("2099-01-01".into())
+    );
+}
+
+#[actix_rt::test]
+async fn a_panicking_tool_is_reported_and_answered_with_a_generic_error() {
+    let reports: Arc<Mutex<Vec<ExceptionReport>>> = Arc::default();
+    let sink = reports.clone();
+    let server = builder()
+        .exception_reporter(move |report| sink.lock().unwrap().push(report.clone()))
+        .tool(tool(
+            "explode",
+            "Panics",
+            |Params(args): Params<EchoArgs>| async move {
+                if !args.message.is_empty() {
+                    panic!("boom: {}", args.message);
+                }
+                args.message
+            },
+        ))
+        .build()
+        .unwrap();
+
+    let called = call_tool(&server, "explode", json!({"message": "secret detail"})).await;
+    assert_eq!(
+        called,
+        json!({
+            "content": [{"type": "text", "text": "tool `explode` failed with an internal error"}],
+            "isError": true,
+        })
+    );
+    let reports = reports.lock().unwrap();
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    assert_eq!(reports[0].message, "boom: secret detail");
+    assert!(reports[0].panicked);
+    assert_eq!(
+        reports[0].site,
+        actix_mcp::ErrorSite::Tool {
+            name: "explode".into(),
+            arguments: json!({"message": "secret detail"}),
+        }
+    );
+}
+
+#[actix_rt::test]
+async fn around_request_sees_method_tool_arguments_and_duration() {
+    let events: Arc<Mutex<Vec<RequestEvent>>> = Arc::default();
+    let sink = events.clone();
+    let server = builder()
+        .around_request(move |event| sink.lock().unwrap().push(event.clone()))
+        .tool(tool(
+            "nap",
+            "Sleeps 30 ms, then echoes",
+            |Params(args): Params<EchoArgs>| async move {
+                tokio::time::sleep(Duration::from_millis(30)).await;
+                args.message
+            },
+        ))
+        .build()
+        .unwrap();
+
+    call_tool(&server, "nap", json!({"message": "zz"})).await;
+    error(
+        &server,
+        method::TOOLS_CALL,
+        json!({"name": "missing", "arguments": {}}),
+        -32602,
+    )
+    .await;
+
+    let bad = call_tool(&server, "nap", json!({"message": 5})).await;
+    assert_eq!(bad["isError"], true);
+
+    let events = events.lock().unwrap();
+    assert_eq!(events.len(), 3, "{events:?}");
+    let ok = &events[0];
+    assert_eq!(ok.method, "tools/call");
+    assert_eq!(ok.tool_name.as_deref(), Some("nap"));
+    assert_eq!(ok.tool_arguments, Some(json!({"message": "zz"})));
+    assert_eq!(ok.error, None);
+    assert!(
+        ok.duration >= Duration::from_millis(30),
+        "{:?}",
+        ok.duration
+    );
+    assert!(ok.duration < common::WAIT, "{:?}", ok.duration);
+    let failed = &events[1];
+    assert_eq!(failed.tool_name.as_deref(), Some("missing"));
+    assert_eq!(failed.error.as_deref(), Some("-32602"));
+    // A tool failure the model sees is still a failure to the hook.
+    let is_error = &events[2];
+    assert_eq!(is_error.tool_arguments, Some(json!({"message": 5})));
+    assert_eq!(is_error.error.as_deref(), Some("isError"));
+}
+
+/// Arguments of the `stats` tool.
+#[derive(Deserialize, JsonSchema)]
+struct StatsArgs {
+    values: Vec<f64>,
+}
+
+/// Output of the `stats` tool.
+#[derive(Serialize, JsonSchema)]
+struct StatsOutput {
+    count: usize,
+    sum: f64,
+}
+
+struct Stats;
+
+impl Tool for Stats {
+    type Args = StatsArgs;
+    type Output = Json<StatsOutput>;
+
+    fn name(&self) -> String {
+        "stats".into()
+    }
+
+    fn description(&self) -> Option<String> {
+        Some("Counts and sums numbers".into())
+    }
+
+    async fn call(&self, args: StatsArgs, _cx: RequestContext) -> Json<StatsOutput> {
+        Json(StatsOutput {
+            count: args.values.len(),
+            sum: args.values.iter().sum(),
+        })
+    }
+}
+
+#[actix_rt::test]
+async fn a_tool_with_json_output_declares_its_schema_and_returns_structured_content() {
+    let server = builder().tool(Stats).build().unwrap();
+    let list = result(&server, method::TOOLS_LIST, json!({}), "ListToolsResult").await;
+    let definition = &list["tools"][0];
+    assert_eq!(definition["name"], "stats");
+    assert_eq!(definition["description"], "Counts and sums numbers");
+    let output = &definition["outputSchema"];
+    assert_eq!(output["type"], "object");
+    assert_eq!(output["required"], json!(["count", "sum"]));
+    assert_eq!(output["properties"]["sum"]["type"], "number");
+    assert_eq!(definition["inputSchema"]["required"], json!(["values"]));
+
+    let called = call_tool(&server, "stats", json!({"values": [1.0, 2.0, 3.5]})).await;
+    assert_eq!(called["structuredContent"], json!({"count": 3, "sum": 6.5}));
+    let text = called["content"][0]["text"].as_str().unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(text).unwrap(),
+        json!({"count": 3, "sum": 6.5})
+    );
+    assert_eq!(called.get("isError"), None);
+}
+
+#[actix_rt::test]
+async fn a_resource_template_reads_with_its_variables() {
+    let mut definition = ResourceTemplate::new("test://template/{id}/data", "data");
+    definition.mime_type = Some("text/plain".into());
+    let server = builder()
+        .resource_template(resource_template(
+            definition,
+            |UriVars(vars): UriVars| async move { format!("data for {}", vars["id"]) },
+        ))
+        .resource_template(resource_template(
+            ResourceTemplate::new("test://item/{id}", "item"),
+            |UriVars(vars): UriVars| async move { format!("item {}", vars["id"]) },
+        ))
+        .build()
+        .unwrap();
+
+    let list = result(
+        &server,
+        method::RESOURCES_TEMPLATES_LIST,
+        json!({}),
+        "ListResourceTemplatesResult",
+    )
+    .await;
+    assert_eq!(
+        list["resourceTemplates"],
+        json!([{"uriTemplate": "test://template/{id}/data", "name": "data",
+                "mimeType": "text/plain"},
+               {"uriTemplate": "test://item/{id}", "name": "item"}])
+    );
+
+    let read = result(
+        &server,
+        method::RESOURCES_READ,
+        json!({"uri": "test://template/42/data"}),
+        "ReadResourceResult",
+    )
+    .await;
+    assert_eq!(
+        read,
+        json!({"contents": [{"uri": "test://template/42/data", "mimeType": "text/plain",
+                             "text": "data for 42"}]})
+    );
+
+    // A variable at the very end of the uri (this once panicked while matching).
+    let read = result(
+        &server,
+        method::RESOURCES_READ,
+        json!({"uri": "test://item/7"}),
+        "ReadResourceResult",
+    )
+    .await;
+    assert_eq!(
+        read,
+        json!({"contents": [{"uri": "test://item/7", "text": "item 7"}]})
+    );
+
+    let err = error(
+        &server,
+        method::RESOURCES_READ,
+        json!({"uri": "test://elsewhere/42"}),
+        -32002,
+    )
+    .await;
+    assert_eq!(err["data"], json!({"uri": "test://elsewhere/42"}));
+}
+
+/// Arguments of the `pick` prompt.
+#[derive(Deserialize, JsonSchema)]
+struct PickArgs {
+    choice: String,
+}
+
+#[actix_rt::test]
+async fn completion_is_capped_at_100_values_with_has_more() {
+    let server = builder()
+        .prompt(prompt(
+            "pick",
+            "Picks a value",
+            |Params(args): Params<PickArgs>| async move { PromptMessage::user_text(args.choice) },
+        ))
+        .completion(|params, _cx| async move {
+            let prefix = params.argument.value;
+            Ok(CompleteResult {
+                completion: Completion {
+                    values: (0..150).map(|i| format!("{prefix}{i}")).collect(),
+                    total: None,
+                    has_more: None,
+                },
+                meta: None,
+            })
+        })
+        .build()
+        .unwrap();
+
+    let completed = result(
+        &server,
+        method::COMPLETION_COMPLETE,
+        json!({"ref": {"type": "ref/prompt", "name": "pick"},
+               "argument": {"name": "choice", "value": "v"}}),
+        "CompleteResult",
+    )
+    .await;
+    let completion = &completed["completion"];
+    let values = completion["values"].as_array().unwrap();
+    assert_eq!(values.len(), 100);
+    assert_eq!(values[0], "v0");
+    assert_eq!(values[99], "v99");
+    assert_eq!(completion["hasMore"], true);
+    assert_eq!(completion["total"], 150);
+
+    let err = error(
+        &server,
+        method::COMPLETION_COMPLETE,
+        json!({"ref": {"type": "ref/prompt", "name": "pick"},
+               "argument": {"name": "nope", "value": ""}}),
+        -32602,
+    )
+    .await;
+    assert_eq!(err["message"], "prompt `pick` has no argument `nope`");
+}
+
+#[actix_rt::test]
+async fn a_tool_past_its_timeout_answers_is_error() {
+    let server = builder()
+        .tool(
+            tool(
+                "slow",
+                "Sleeps ten seconds",
+                |_cx: RequestContext| async move {
+                    tokio::time::sleep(Duration::from_secs(10)).await;
+                    "woke up"
+                },
+            )
+            .timeout(Duration::from_millis(50)),
+        )
+        .build()
+        .unwrap();
+
+    let started = Instant::now();
+    let called = call_tool(&server, "slow", json!({})).await;
+    assert_eq!(
+        called,
+        json!({
+            "content": [{"type": "text", "text": "tool `slow` timed out after 50 ms"}],
+            "isError": true,
+        })
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+}
