@@ -158,6 +158,34 @@ pub(crate) struct Catalog {
     pub(crate) resources: IndexMap<String, ResourceDef>,
     pub(crate) templates: Vec<ResourceTemplateDef>,
     pub(crate) custom: HashMap<String, CustomHandler>,
+    /// The serialised one-page `tools/list` result per protocol version, built on first use.
+    pub(crate) tools_list: ListCache,
+}
+
+/// Serialised list results, one slot per protocol version. A clone starts empty, so every
+/// copy-on-write change of the catalog invalidates it.
+#[derive(Default)]
+pub(crate) struct ListCache([std::sync::OnceLock<Arc<str>>; 4]);
+
+impl Clone for ListCache {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl ListCache {
+    pub(crate) fn get_or_init(
+        &self,
+        version: ProtocolVersion,
+        init: impl FnOnce() -> Arc<str>,
+    ) -> Arc<str> {
+        let index = ProtocolVersion::ALL
+            .iter()
+            .position(|v| *v == version)
+            .unwrap_or(0)
+            .min(3);
+        self.0[index].get_or_init(init).clone()
+    }
 }
 
 /// A connected audience for server-wide notifications.

@@ -235,16 +235,40 @@ async fn route(
         method::TOOLS_LIST => {
             let p: PaginatedRequestParams = params(request)?;
             let catalog = server.catalog();
-            let tools: Vec<_> = catalog.tools.values().map(|def| &def.definition).collect();
-            let (page, next_cursor) =
-                pagination::page(&tools, p.cursor.as_deref(), server.config.page_size)?;
-            let mut result = ListToolsResult {
-                tools: page.into_iter().cloned().collect(),
-                next_cursor,
-                meta: None,
+            let list = |cursor: Option<&str>| -> Result<Reply, McpError> {
+                let tools: Vec<_> = catalog.tools.values().map(|def| &def.definition).collect();
+                let (page, next_cursor) =
+                    pagination::page(&tools, cursor, server.config.page_size)?;
+                let mut result = ListToolsResult {
+                    tools: page.into_iter().cloned().collect(),
+                    next_cursor,
+                    meta: None,
+                };
+                result.adapt_to(version);
+                Ok(to_raw(&result))
             };
-            result.adapt_to(version);
-            Ok(to_raw(&result))
+            if p.cursor.is_some() || server.config.page_size.is_some() {
+                return list(p.cursor.as_deref());
+            }
+            // The common case, one page: serialise once per catalog version and protocol version.
+            let mut failure = None;
+            let cached = catalog
+                .tools_list
+                .get_or_init(version, || match list(None) {
+                    Ok(Ok(raw)) => Arc::from(raw.get()),
+                    other => {
+                        failure = Some(other);
+                        Arc::from("")
+                    }
+                });
+            if let Some(failure) = failure {
+                return failure;
+            }
+            if cached.is_empty() {
+                return list(None);
+            }
+            Ok(serde_json::value::RawValue::from_string(cached.to_string())
+                .map_err(|err| ErrorObject::internal(format!("cached list: {err}"))))
         }
         method::TOOLS_CALL => call_tool(server, cx, request, event).await,
         method::PROMPTS_LIST => {
