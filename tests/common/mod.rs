@@ -13,6 +13,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+pub mod http;
+pub mod sse;
+
 /// The longest any test waits for one message: a broken server fails, it never hangs.
 pub const WAIT: Duration = Duration::from_secs(5);
 
