@@ -1198,9 +1198,16 @@ async fn churn_leaves_nothing_behind() {
         open.push((client, call, SseReader::new(response)));
     }
     fixture.probes.started.wait_for(SESSIONS).await;
-    let during = srv.mcp.metrics();
-    assert_eq!(during.sessions, SESSIONS);
-    assert_eq!(during.tool_calls, SESSIONS);
+    assert_eq!(
+        srv.mcp.metrics(),
+        MetricsSnapshot {
+            sessions: SESSIONS,
+            in_flight: SESSIONS,
+            streams: 2 * SESSIONS,
+            tool_calls: SESSIONS,
+            peer_requests: 0,
+        }
+    );
     assert_eq!(srv.mcp.session_count(), SESSIONS);
 
     let second_half = open.split_off(SESSIONS / 2);
