@@ -171,10 +171,12 @@ impl From<ErrorObject> for McpError {
 impl From<PeerError> for McpError {
     fn from(error: PeerError) -> Self {
         match error {
-            PeerError::Rejected(object) => Self::from(object),
-            PeerError::MissingCapability(_) | PeerError::Stateless | PeerError::Unsupported => {
-                Self::tool(error.to_string())
-            }
+            // The client's error code answered our request, not the one being served: passing
+            // it on (-32601 "Method not found", say) would misreport that request.
+            PeerError::Rejected(_)
+            | PeerError::MissingCapability(_)
+            | PeerError::Stateless
+            | PeerError::Unsupported => Self::tool(error.to_string()),
             other => Self::internal(other.to_string()),
         }
     }

@@ -135,12 +135,14 @@ impl Actor for InFlight {
 
     fn stopped(&mut self, _: &mut Self::Context) {
         self.scope.token().cancel();
-        self.scope.outlet().finish();
         self.scope.metrics().dec(Gauge::InFlight);
-        if let Some(session) = &self.session {
-            session.do_send(RequestFinished {
+        match &self.session {
+            // The session finishes the outlet after cancelling this request's pending
+            // server-to-client requests, so their `notifications/cancelled` come first.
+            Some(session) if session.connected() => session.do_send(RequestFinished {
                 id: self.scope.id().clone(),
-            });
+            }),
+            _ => self.scope.outlet().finish(),
         }
     }
 }

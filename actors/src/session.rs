@@ -261,6 +261,7 @@ impl SessionHandle {
 struct PendingPeer {
     reply: oneshot::Sender<Result<Value, ErrorObject>>,
     outlet: Outlet,
+    origin: Option<RequestId>,
 }
 
 /// The session actor. See the module docs.
@@ -269,6 +270,8 @@ pub struct Session {
     dispatch: Arc<dyn Dispatch>,
     config: SessionConfig,
     in_flight: HashMap<RequestId, Addr<InFlight>>,
+    /// Where each in-flight request's frames go; finished once the request has finished.
+    outlets: HashMap<RequestId, Outlet>,
     pending: HashMap<RequestId, PendingPeer>,
     streams: HashMap<u64, Addr<SseStream>>,
     standalone: Option<(u64, Outlet)>,
@@ -342,6 +345,7 @@ impl Session {
                 dispatch: parts.dispatch,
                 config: parts.config,
                 in_flight: HashMap::new(),
+                outlets: HashMap::new(),
                 pending: HashMap::new(),
                 streams: HashMap::new(),
                 standalone: parts.standalone.map(|outlet| (0, outlet)),
@@ -399,7 +403,7 @@ impl Session {
         let scope = RequestScope::new(
             request.id.clone(),
             self.shared.token.child_token(),
-            outlet,
+            outlet.clone(),
             Some(self.session_handle(ctx)),
             progress_token,
             self.metrics.clone(),
@@ -414,6 +418,7 @@ impl Session {
             cancellable,
         )
         .start();
+        self.outlets.insert(id.clone(), outlet);
         self.in_flight.insert(id, addr);
         self.shared.active.fetch_add(1, Ordering::Relaxed);
     }
@@ -432,6 +437,22 @@ impl Session {
                 .and_then(Value::as_str)
                 .map(str::to_owned);
             addr.do_send(Cancel { reason });
+        }
+    }
+
+    /// Forgets a pending server-to-client request and tells the peer it is cancelled, on the
+    /// stream it travelled (or the standalone one when that has ended).
+    fn forget_peer(&mut self, id: &RequestId, reason: &str) {
+        let Some(pending) = self.pending.remove(id) else {
+            return;
+        };
+        self.metrics.dec(Gauge::PeerRequests);
+        let frame = Frame::notification(
+            "notifications/cancelled",
+            Some(&json!({"requestId": id, "reason": reason})),
+        );
+        if let Err(frame) = pending.outlet.deliver(frame) {
+            self.deliver_standalone(frame);
         }
     }
 
@@ -475,6 +496,9 @@ impl Actor for Session {
         }
         for _ in self.pending.drain() {
             self.metrics.dec(Gauge::PeerRequests);
+        }
+        for (_, outlet) in self.outlets.drain() {
+            outlet.finish();
         }
         if let Some(store) = &self.store {
             store.forget_session(&self.shared.id);
@@ -582,6 +606,7 @@ impl Handler<SendPeerRequest> for Session {
             PendingPeer {
                 reply: msg.reply,
                 outlet: msg.outlet,
+                origin: msg.origin,
             },
         );
     }
@@ -602,21 +627,13 @@ impl Handler<ForgetPeerRequest> for Session {
     type Result = ();
 
     fn handle(&mut self, msg: ForgetPeerRequest, _: &mut Self::Context) {
-        let Some(pending) = self.pending.remove(&msg.id) else {
-            return;
-        };
-        self.metrics.dec(Gauge::PeerRequests);
-        let frame = Frame::notification(
-            "notifications/cancelled",
-            Some(&json!({"requestId": msg.id, "reason": msg.reason})),
-        );
-        if let Err(frame) = pending.outlet.deliver(frame) {
-            self.deliver_standalone(frame);
-        }
+        self.forget_peer(&msg.id, &msg.reason);
     }
 }
 
-/// An in-flight request has stopped. Sent by [`InFlight`] from `stopped`.
+/// An in-flight request has stopped. Sent by [`InFlight`] from `stopped`. The session cancels
+/// the server-to-client requests it still awaited (their `notifications/cancelled` travel on its
+/// stream), then finishes its outlet, so a cancelled request's stream ends after them.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub struct RequestFinished {
@@ -630,6 +647,18 @@ impl Handler<RequestFinished> for Session {
     fn handle(&mut self, msg: RequestFinished, _: &mut Self::Context) {
         if self.in_flight.remove(&msg.id).is_some() {
             self.shared.active.fetch_sub(1, Ordering::Relaxed);
+        }
+        let nested: Vec<RequestId> = self
+            .pending
+            .iter()
+            .filter(|(_, pending)| pending.origin.as_ref() == Some(&msg.id))
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in nested {
+            self.forget_peer(&id, "the request that needed it has ended");
+        }
+        if let Some(outlet) = self.outlets.remove(&msg.id) {
+            outlet.finish();
         }
     }
 }

@@ -404,7 +404,8 @@ impl Handler<DropConnection> for SseStream {
 }
 
 /// The request this stream answers has finished (answered or cancelled): a stream that answers
-/// a request ends. Sent through [`SseOutlet`] by the in-flight actor when it stops.
+/// a request ends. Sent through [`SseOutlet`] when the request has finished (by its session, or
+/// by the in-flight actor itself outside a session).
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub struct Finish;

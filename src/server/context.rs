@@ -180,6 +180,16 @@ impl RequestContext {
         level >= threshold
     }
 
+    /// Outside a session (stateless HTTP, in-process calls) the client cannot be asked
+    /// anything, whatever it declared: say so before checking capabilities, which are unknown
+    /// there.
+    fn require_session(&self) -> Result<(), PeerError> {
+        match self.inner.scope.session() {
+            Some(_) => Ok(()),
+            None => Err(PeerError::Stateless),
+        }
+    }
+
     fn peer_timeout(&self) -> Option<Duration> {
         self.inner.server.config.peer_request_timeout
     }
@@ -202,9 +212,9 @@ impl RequestContext {
     /// Asks the client to sample an LLM (`sampling/createMessage`) and waits for the result.
     ///
     /// # Errors
-    /// [`PeerError::MissingCapability`] when the client lacks `sampling` (or `sampling.tools`
-    /// while `tools` or `toolChoice` are set): nothing is sent then. Otherwise see
-    /// [`RequestScope::peer_request`].
+    /// [`PeerError::Stateless`] outside a session; [`PeerError::MissingCapability`] when the
+    /// client lacks `sampling` (or `sampling.tools` while `tools` or `toolChoice` are set):
+    /// nothing is sent then. Otherwise see [`RequestScope::peer_request`].
     ///
     /// # Cancel safety
     /// Dropping the future sends `notifications/cancelled` for the nested request.
@@ -212,6 +222,7 @@ impl RequestContext {
         &self,
         params: CreateMessageRequestParams,
     ) -> Result<CreateMessageResult, PeerError> {
+        self.require_session()?;
         let caps = self.client_capabilities();
         if !caps.supports_sampling() {
             return Err(PeerError::MissingCapability("sampling".into()));
@@ -227,12 +238,13 @@ impl RequestContext {
     /// Asks the client for input (`elicitation/create`), form or URL mode.
     ///
     /// # Errors
-    /// [`PeerError::MissingCapability`] when the client did not declare the mode; otherwise see
-    /// [`RequestScope::peer_request`].
+    /// [`PeerError::Stateless`] outside a session; [`PeerError::MissingCapability`] when the
+    /// client did not declare the mode; otherwise see [`RequestScope::peer_request`].
     ///
     /// # Cancel safety
     /// Dropping the future sends `notifications/cancelled` for the nested request.
     pub async fn elicit(&self, params: ElicitRequestParams) -> Result<ElicitResult, PeerError> {
+        self.require_session()?;
         let caps = self.client_capabilities();
         match &params {
             ElicitRequestParams::Form(_) if !caps.supports_elicitation_form() => {
@@ -291,12 +303,13 @@ impl RequestContext {
     /// Asks the client for its roots (`roots/list`).
     ///
     /// # Errors
-    /// [`PeerError::MissingCapability`] when the client lacks `roots`; otherwise see
-    /// [`RequestScope::peer_request`].
+    /// [`PeerError::Stateless`] outside a session; [`PeerError::MissingCapability`] when the
+    /// client lacks `roots`; otherwise see [`RequestScope::peer_request`].
     ///
     /// # Cancel safety
     /// Dropping the future sends `notifications/cancelled` for the nested request.
     pub async fn list_roots(&self) -> Result<ListRootsResult, PeerError> {
+        self.require_session()?;
         if !self.client_capabilities().supports_roots() {
             return Err(PeerError::MissingCapability("roots".into()));
         }

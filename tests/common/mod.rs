@@ -1,5 +1,6 @@
 //! Helpers shared by the integration tests: validation of every server message against the
-//! MCP JSON schema, and the bound every wait uses.
+//! MCP JSON schema, the bound every wait uses, an SSE frame reader ([`sse`]) and a real
+//! Streamable HTTP server with a raw client ([`http`]).
 //!
 //! The schema is the spec's own `schema.json` (2025-11-25), read from `../shared/spec` beside
 //! the repository.
@@ -12,6 +13,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use serde_json::Value;
+
+pub mod http;
+pub mod sse;
 
 /// The longest any test waits for one message: a broken server fails, it never hangs.
 pub const WAIT: Duration = Duration::from_secs(5);
