@@ -1,7 +1,7 @@
 //! Load benchmark: a real Streamable HTTP server on 127.0.0.1, driven by a load generator in
 //! this same binary. Not criterion: a plain `main` that stops by itself.
 //!
-//! Run: `cargo bench --bench load` (about 70 s with the defaults).
+//! Run: `cargo bench --bench load` (about 50 s with the defaults, once built).
 //!
 //! The binary plays three roles. With `--serve-mcp MODE WORKERS MAX_SESSIONS` it is the MCP
 //! server of `examples/http_server.rs` (the same `echo` tool, TCP_NODELAY on) in one of the
