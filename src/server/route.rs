@@ -501,7 +501,9 @@ async fn call_tool(
         event.tool_name = Some(p.name.clone());
         event.tool_arguments = Some(arguments.clone());
     }
-    let Some(def) = server.catalog().tools.get(&p.name).cloned() else {
+    // Borrowed from a catalog snapshot: cloning a `ToolDef` copies its whole JSON schema.
+    let catalog = server.catalog();
+    let Some(def) = catalog.tools.get(&p.name) else {
         return Err(McpError::invalid_params(format!(
             "unknown tool: {}",
             p.name

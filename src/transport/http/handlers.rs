@@ -170,13 +170,23 @@ fn sse_response<K: Send + 'static>(
     keep: K,
     session: Option<&SessionId>,
 ) -> HttpResponse {
-    let stream = futures::stream::unfold((rx, keep), |(mut rx, keep)| async move {
-        let event = rx.recv().await?;
-        Some((to_sse_event(event), (rx, keep)))
-    });
-    let sse = Sse::from_stream(stream)
-        .with_keep_alive(shared.config.keep_alive)
-        .with_retry_duration(shared.config.retry);
+    // Keep-alive comments start one period in. (`Sse::with_keep_alive` ticks at once, which
+    // added a `: keep-alive` chunk, a timer turn and a write of its own to every answer.)
+    let period = shared.config.keep_alive;
+    let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let stream = futures::stream::unfold(
+        (rx, keep, ticker),
+        |(mut rx, keep, mut ticker)| async move {
+            let event = tokio::select! {
+                biased;
+                event = rx.recv() => to_sse_event(event?),
+                _ = ticker.tick() => Ok(sse::Event::Comment("keep-alive".into())),
+            };
+            Some((event, (rx, keep, ticker)))
+        },
+    );
+    let sse = Sse::from_stream(stream).with_retry_duration(shared.config.retry);
     let mut response = sse.respond_to(req).map_into_boxed_body();
     if let Some(id) = session
         && let Ok(value) = HeaderValue::from_str(id.as_str())
