@@ -1,7 +1,7 @@
 //! A stdio MCP server: newline-delimited JSON-RPC on stdin/stdout, logs on stderr.
 //!
-//! It serves three tools (`echo`, `sleep` with progress and cancellation, `summarize` with
-//! sampling), one prompt (`greet`) and one resource (`file:///example/readme.txt`).
+//! It serves four tools (`echo`, `sleep` with progress and cancellation, `summarize` with
+//! sampling, `ask_name` with elicitation), one prompt (`greet`) and one resource (`file:///example/readme.txt`).
 //!
 //! ```text
 //! cargo run --example stdio_server
@@ -73,6 +73,30 @@ async fn sleep_tool(Params(args): Params<SleepArgs>, cx: RequestContext) -> Stri
 }
 
 /// Asks the client's model for a summary (`sampling/createMessage`).
+/// Asks the user for their name with a form (elicitation) and greets them.
+async fn ask_name_tool(cx: RequestContext) -> Result<String, McpError> {
+    let schema: actix_mcp::protocol::ElicitationSchema =
+        serde_json::from_value(serde_json::json!({
+            "type": "object",
+            "properties": {"name": {"type": "string", "description": "Your name"}},
+            "required": ["name"]
+        }))?;
+    let answer = cx.elicit_form("What is your name?", schema).await?;
+    Ok(match answer.action {
+        actix_mcp::protocol::ElicitAction::Accept => {
+            let name = answer
+                .content
+                .as_ref()
+                .and_then(|c| c.get("name"))
+                .and_then(|n| n.as_str())
+                .unwrap_or("stranger");
+            format!("Hello, {name}!")
+        }
+        actix_mcp::protocol::ElicitAction::Decline => "You declined to say.".to_owned(),
+        actix_mcp::protocol::ElicitAction::Cancel => "You cancelled.".to_owned(),
+    })
+}
+
 async fn summarize_tool(
     Params(args): Params<SummarizeArgs>,
     cx: RequestContext,
@@ -135,6 +159,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             "summarize",
             "Summarizes text with the client's model",
             summarize_tool,
+        ))
+        .tool(tool(
+            "ask_name",
+            "Asks the user for their name (elicitation)",
+            ask_name_tool,
         ))
         .prompt(greet)
         .resource(readme)

@@ -247,7 +247,7 @@ fn tools_list_shows_the_three_tools_and_echo_returns_its_message() {
     let response = server.request(json!(1), "tools/list", json!({}));
     let tools = response["result"]["tools"].as_array().unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["echo", "sleep", "summarize"]);
+    assert_eq!(names, ["echo", "sleep", "summarize", "ask_name"]);
     for tool in tools {
         assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");
     }
@@ -555,4 +555,45 @@ fn resources_read_returns_the_text_or_resource_not_found() {
         response["error"]["data"],
         json!({"uri": "file:///example/missing.txt"})
     );
+}
+
+#[test]
+fn ask_name_elicits_through_the_client() {
+    let mut server = StdioServer::initialized(json!({"elicitation": {}}));
+    server.send(&json!({"jsonrpc": "2.0", "id": 40, "method": "tools/call",
+        "params": {"name": "ask_name"}}));
+    let request = server.recv();
+    assert_eq!(request["method"], "elicitation/create", "{request}");
+    assert_eq!(request["params"]["message"], "What is your name?");
+    assert_eq!(
+        request["params"]["requestedSchema"]["required"],
+        json!(["name"])
+    );
+    common::assert_valid("ElicitRequest", &request);
+    server.send(&json!({"jsonrpc": "2.0", "id": request["id"].clone(),
+        "result": {"action": "accept", "content": {"name": "Ada"}}}));
+    let response = server.recv();
+    assert_eq!(
+        response,
+        json!({"jsonrpc": "2.0", "id": 40, "result": {"content": [{"type": "text", "text": "Hello, Ada!"}]}})
+    );
+    // Declined: the tool still answers, with what the user chose.
+    server.send(&json!({"jsonrpc": "2.0", "id": 41, "method": "tools/call",
+        "params": {"name": "ask_name"}}));
+    let request = server.recv();
+    server.send(
+        &json!({"jsonrpc": "2.0", "id": request["id"].clone(), "result": {"action": "decline"}}),
+    );
+    assert_eq!(
+        server.recv()["result"]["content"][0]["text"],
+        "You declined to say."
+    );
+}
+
+#[test]
+fn ask_name_without_elicitation_is_an_error_result_and_sends_nothing() {
+    let mut server = StdioServer::initialized(json!({}));
+    let response = server.call_tool(json!(42), "ask_name", json!({}));
+    assert_eq!(response["result"]["isError"], true, "{response}");
+    server.assert_ping(43);
 }
