@@ -245,28 +245,32 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValu
 /// message (batches included: they were removed from MCP in 2025-06-18).
 #[allow(clippy::result_large_err)] // a rejection is answered at once, never propagated far
 pub fn parse(bytes: &[u8]) -> Result<Incoming, Rejection> {
-    let value: &RawValue = serde_json::from_slice(bytes).map_err(|err| Rejection {
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    if first == Some(&b'{') {
+        // The common case, in one pass: syntax errors are -32700, shape errors -32600.
+        return match serde_json::from_slice::<RawMessage<'_>>(bytes) {
+            Ok(raw) => classify(raw),
+            Err(err) if err.is_syntax() || err.is_eof() => Err(Rejection {
+                id: None,
+                error: ErrorObject::parse_error(err),
+            }),
+            Err(err) => Err(Rejection {
+                id: None,
+                error: ErrorObject::invalid_request(err),
+            }),
+        };
+    }
+    // Anything else is refused; valid JSON tells which error applies.
+    serde_json::from_slice::<&RawValue>(bytes).map_err(|err| Rejection {
         id: None,
         error: ErrorObject::parse_error(err),
     })?;
-    let text = value.get().trim_start();
-    if text.starts_with('[') {
-        return Err(Rejection {
-            id: None,
-            error: ErrorObject::invalid_request("batches are not supported; send one message"),
-        });
-    }
-    if !text.starts_with('{') {
-        return Err(Rejection {
-            id: None,
-            error: ErrorObject::invalid_request("expected a JSON object"),
-        });
-    }
-    let raw: RawMessage<'_> = serde_json::from_str(value.get()).map_err(|err| Rejection {
-        id: None,
-        error: ErrorObject::invalid_request(err),
-    })?;
-    classify(raw)
+    let error = if first == Some(&b'[') {
+        ErrorObject::invalid_request("batches are not supported; send one message")
+    } else {
+        ErrorObject::invalid_request("expected a JSON object")
+    };
+    Err(Rejection { id: None, error })
 }
 
 fn parse_id(raw: &RawValue) -> Result<RequestId, ErrorObject> {

@@ -88,10 +88,13 @@ fn check_common(
 }
 
 fn accepts(req: &HttpRequest, needle: &str) -> bool {
-    req.headers()
-        .get_all(header::ACCEPT)
-        .filter_map(|v| v.to_str().ok())
-        .any(|v| v.to_ascii_lowercase().contains(needle))
+    let needle = needle.as_bytes();
+    req.headers().get_all(header::ACCEPT).any(|value| {
+        value
+            .as_bytes()
+            .windows(needle.len())
+            .any(|window| window.eq_ignore_ascii_case(needle))
+    })
 }
 
 fn session_id(req: &HttpRequest) -> Result<&str, HttpResponse> {
