@@ -1,0 +1,266 @@
+//! Request-context features over stdio framing (an in-memory pipe): URL-mode elicitation and
+//! its completion notice, the URL-elicitation-required error, the roots-changed handler,
+//! blocking tools, and the per-session concurrency limit. Every read is bounded.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_mcp::blocking_tool;
+use actix_mcp::prelude::*;
+use actix_mcp::protocol::{ElicitAction, ElicitRequestURLParams};
+use actix_mcp::transport::stdio::StdioConfig;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
+use tokio::sync::Notify;
+
+struct Client {
+    to_server: DuplexStream,
+    from_server: Lines<BufReader<DuplexStream>>,
+}
+
+impl Client {
+    async fn send(&mut self, message: Value) {
+        self.to_server
+            .write_all(format!("{message}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+
+    async fn read(&mut self) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(5), self.from_server.next_line())
+            .await
+            .expect("a line within 5 s");
+        serde_json::from_str(&line.unwrap().expect("server open")).unwrap()
+    }
+}
+
+async fn connect(server: &Server, capabilities: Value) -> Client {
+    let (client_out, server_in) = tokio::io::duplex(1 << 16);
+    let (server_out, client_in) = tokio::io::duplex(1 << 16);
+    let server = server.clone();
+    actix_rt::spawn(async move {
+        server
+            .serve_io(server_in, server_out, StdioConfig::default())
+            .await
+    });
+    let mut client = Client {
+        to_server: client_out,
+        from_server: BufReader::new(client_in).lines(),
+    };
+    client
+        .send(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": "t", "version": "1"}}}))
+        .await;
+    assert_eq!(
+        client.read().await["result"]["protocolVersion"],
+        "2025-11-25"
+    );
+    client
+        .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    client
+}
+
+/// Arguments of `square`.
+#[derive(Deserialize, JsonSchema)]
+struct SquareArgs {
+    n: i64,
+}
+
+struct Probe(Notify);
+
+fn server(probe: Arc<Probe>) -> Server {
+    Server::builder("context", "1")
+        .state_arc(probe.clone())
+        .max_concurrent_requests(2)
+        .tool(tool(
+            "authorize",
+            "Needs the user to visit a URL first",
+            |_cx: RequestContext| async {
+                Err::<String, _>(McpError::url_elicitation_required(vec![
+                    ElicitRequestURLParams {
+                        message: "Sign in to continue".into(),
+                        url: "https://example.com/login".into(),
+                        elicitation_id: "login-1".into(),
+                        task: None,
+                        meta: None,
+                    },
+                ]))
+            },
+        ))
+        .tool(tool(
+            "visit",
+            "Sends the user to a URL and reports completion",
+            |cx: RequestContext| async move {
+                let answer = cx
+                    .elicit_url("Please sign in", "https://example.com/login", "visit-1")
+                    .await?;
+                if answer.action == ElicitAction::Accept {
+                    cx.notify_elicitation_complete("visit-1");
+                }
+                Ok::<_, McpError>(format!("{:?}", answer.action))
+            },
+        ))
+        .tool(blocking_tool(
+            "square",
+            "Squares on the blocking pool",
+            |args: SquareArgs, _cx| {
+                // Blocking work: never runs on the session's arbiter.
+                std::thread::sleep(Duration::from_millis(5));
+                (args.n * args.n).to_string()
+            },
+        ))
+        .tool(tool(
+            "hold",
+            "Waits until cancelled",
+            |cx: RequestContext, State(probe): State<Probe>| async move {
+                probe.0.notify_one();
+                cx.cancelled().await;
+                "released"
+            },
+        ))
+        .on_roots_list_changed(move |_session| probe.0.notify_one())
+        .build()
+        .unwrap()
+}
+
+#[actix_rt::test]
+async fn a_tool_can_require_a_url_elicitation() {
+    let mut client = connect(&server(Arc::new(Probe(Notify::new()))), json!({})).await;
+    client.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "authorize"}})).await;
+    let answer = client.read().await;
+    assert_eq!(answer["error"]["code"], -32042, "{answer}");
+    assert_eq!(
+        answer["error"]["data"],
+        json!({"elicitations": [{"mode": "url", "message": "Sign in to continue",
+            "url": "https://example.com/login", "elicitationId": "login-1"}]})
+    );
+}
+
+#[actix_rt::test]
+async fn url_elicitation_round_trip_ends_with_a_completion_notice() {
+    let mut client = connect(
+        &server(Arc::new(Probe(Notify::new()))),
+        json!({"elicitation": {"url": {}}}),
+    )
+    .await;
+    client
+        .send(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "visit"}}),
+        )
+        .await;
+    let asked = client.read().await;
+    assert_eq!(asked["method"], "elicitation/create");
+    assert_eq!(
+        asked["params"],
+        json!({"mode": "url", "message": "Please sign in",
+        "url": "https://example.com/login", "elicitationId": "visit-1"})
+    );
+    client
+        .send(json!({"jsonrpc": "2.0", "id": asked["id"].clone(), "result": {"action": "accept"}}))
+        .await;
+    assert_eq!(
+        client.read().await,
+        json!({"jsonrpc": "2.0", "method": "notifications/elicitation/complete", "params": {"elicitationId": "visit-1"}})
+    );
+    assert_eq!(
+        client.read().await["result"]["content"][0]["text"],
+        "Accept"
+    );
+}
+
+#[actix_rt::test]
+async fn url_elicitation_needs_the_url_capability() {
+    let mut client = connect(
+        &server(Arc::new(Probe(Notify::new()))),
+        json!({"elicitation": {}}),
+    )
+    .await;
+    client
+        .send(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "visit"}}),
+        )
+        .await;
+    let answer = client.read().await;
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    assert!(
+        answer["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("elicitation.url"),
+        "{answer}"
+    );
+}
+
+#[actix_rt::test]
+async fn blocking_tools_answer() {
+    let mut client = connect(&server(Arc::new(Probe(Notify::new()))), json!({})).await;
+    client.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "square", "arguments": {"n": 12}}})).await;
+    assert_eq!(
+        client.read().await["result"]["content"],
+        json!([{"type": "text", "text": "144"}])
+    );
+}
+
+#[actix_rt::test]
+async fn the_roots_changed_handler_runs() {
+    let probe = Arc::new(Probe(Notify::new()));
+    let mut client = connect(
+        &server(probe.clone()),
+        json!({"roots": {"listChanged": true}}),
+    )
+    .await;
+    client
+        .send(json!({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}))
+        .await;
+    tokio::time::timeout(Duration::from_secs(5), probe.0.notified())
+        .await
+        .expect("the handler ran");
+}
+
+#[actix_rt::test]
+async fn the_per_session_request_limit_answers_a_clear_error() {
+    let probe = Arc::new(Probe(Notify::new()));
+    let mut client = connect(&server(probe.clone()), json!({})).await;
+    for id in [1, 2] {
+        client.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "hold"}})).await;
+        tokio::time::timeout(Duration::from_secs(5), probe.0.notified())
+            .await
+            .expect("the call started");
+    }
+    client
+        .send(
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "hold"}}),
+        )
+        .await;
+    let refused = client.read().await;
+    assert_eq!(refused["id"], 3);
+    assert_eq!(refused["error"]["code"], -32000);
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("limit 2"),
+        "{refused}"
+    );
+    // Freeing a place lets requests in again, once the cancelled request has actually stopped.
+    client.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})).await;
+    let mut admitted = false;
+    for id in 4..200 {
+        client
+            .send(json!({"jsonrpc": "2.0", "id": id, "method": "ping"}))
+            .await;
+        let answer = client.read().await;
+        assert_eq!(answer["id"], id, "nothing else is answered: {answer}");
+        if answer["result"] == json!({}) {
+            admitted = true;
+            break;
+        }
+        assert_eq!(answer["error"]["code"], -32000);
+        tokio::task::yield_now().await;
+    }
+    assert!(admitted, "the cancelled request never freed its place");
+}
