@@ -166,9 +166,37 @@ fn to_sse_event(event: SseEvent) -> Result<sse::Event, Infallible> {
 }
 
 /// An SSE response fed by `rx`; `keep` lives as long as the body (a drop guard, for example).
+/// How long a POST answer waits for its first event after the priming one before the headers
+/// go out: a fast tool's priming event and response then leave in one write instead of two.
+const COALESCE: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// Takes what a fresh POST answer stream has ready: its priming event, and the next event if
+/// it arrives within [`COALESCE`].
+async fn prefetch(rx: &mut mpsc::Receiver<SseEvent>) -> Vec<SseEvent> {
+    let mut ready = Vec::with_capacity(2);
+    let Some(first) = rx.recv().await else {
+        return ready;
+    };
+    let priming = first.data.is_empty();
+    ready.push(first);
+    if priming && let Ok(Some(next)) = tokio::time::timeout(COALESCE, rx.recv()).await {
+        ready.push(next);
+    }
+    ready
+}
+
+/// A stateless answer has no priming event: wait up to [`COALESCE`] for its first event.
+async fn prefetch_stateless(rx: &mut mpsc::Receiver<SseEvent>) -> Vec<SseEvent> {
+    match tokio::time::timeout(COALESCE, rx.recv()).await {
+        Ok(Some(first)) => vec![first],
+        _ => Vec::new(),
+    }
+}
+
 fn sse_response<K: Send + 'static>(
     req: &HttpRequest,
     shared: &HttpShared,
+    ready: Vec<SseEvent>,
     rx: mpsc::Receiver<SseEvent>,
     keep: K,
     session: Option<&SessionId>,
@@ -178,15 +206,19 @@ fn sse_response<K: Send + 'static>(
     let period = shared.config.keep_alive;
     let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let ready: std::collections::VecDeque<SseEvent> = ready.into();
     let stream = futures::stream::unfold(
-        (rx, keep, ticker),
-        |(mut rx, keep, mut ticker)| async move {
+        (ready, rx, keep, ticker),
+        |(mut ready, mut rx, keep, mut ticker)| async move {
+            if let Some(event) = ready.pop_front() {
+                return Some((to_sse_event(event), (ready, rx, keep, ticker)));
+            }
             let event = tokio::select! {
                 biased;
                 event = rx.recv() => to_sse_event(event?),
                 _ = ticker.tick() => Ok(sse::Event::Comment("keep-alive".into())),
             };
-            Some((event, (rx, keep, ticker)))
+            Some((event, (ready, rx, keep, ticker)))
         },
     );
     let sse = Sse::from_stream(stream).with_retry_duration(shared.config.retry);
@@ -397,7 +429,9 @@ async fn answer(
         SseOutlet::outlet(stream.clone()),
         Some((number, stream)),
     );
-    sse_response(req, shared, rx, (), header_id.as_ref())
+    let mut rx = rx;
+    let ready = prefetch(&mut rx).await;
+    sse_response(req, shared, ready, rx, (), header_id.as_ref())
 }
 
 async fn post_stateless(
@@ -451,7 +485,9 @@ async fn post_stateless(
     let (tx, rx) = mpsc::channel(actix_mcp_actors::sse_stream::CONNECTION_BUFFER);
     let outlet = Outlet::new(StatelessSse(Mutex::new(Some(tx))));
     let guard = InFlight::start_detached(request, dispatch, outlet, metrics);
-    sse_response(req, shared, rx, guard, None)
+    let mut rx = rx;
+    let ready = prefetch_stateless(&mut rx).await;
+    sse_response(req, shared, ready, rx, guard, None)
 }
 
 /// `GET /mcp`: the session's standalone SSE stream, or a resumed stream after `Last-Event-ID`.
@@ -482,7 +518,7 @@ pub(super) async fn get(req: HttpRequest, shared: web::Data<HttpShared>) -> Http
             );
         };
         match session.resume(last).await {
-            Ok(Some(rx)) => return sse_response(&req, &shared, rx, (), None),
+            Ok(Some(rx)) => return sse_response(&req, &shared, Vec::new(), rx, (), None),
             Ok(None) => {
                 tracing::debug!(session = %session.id(), %last, "unknown stream to resume; opening a new standalone stream")
             }
@@ -496,7 +532,7 @@ pub(super) async fn get(req: HttpRequest, shared: web::Data<HttpShared>) -> Http
         }
     }
     match session.open_standalone(shared.config.retry).await {
-        Ok(rx) => sse_response(&req, &shared, rx, (), None),
+        Ok(rx) => sse_response(&req, &shared, Vec::new(), rx, (), None),
         Err(_) => http_error(
             StatusCode::NOT_FOUND,
             ErrorCode::INVALID_REQUEST,
