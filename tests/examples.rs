@@ -2,31 +2,14 @@
 //! client and exits 0 only when the behaviour it demonstrates held.
 #![allow(clippy::unwrap_used)]
 
-use std::path::PathBuf;
+mod common;
+
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// An example binary, built by `cargo test` into `target/<profile>/examples/`.
-fn example(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let profile_dir = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("the test binary lives in target/<profile>/deps");
-    let binary = profile_dir
-        .join("examples")
-        .join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        binary.exists(),
-        "{} is missing: run `cargo build --example {name}` (plain `cargo test` builds it)",
-        binary.display()
-    );
-    binary
-}
-
 /// Runs an example with a 20 s cap and returns its stdout.
 fn run(name: &str) -> String {
-    let mut child = Command::new(example(name))
+    let mut child = Command::new(common::pipe::example_binary(name))
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();

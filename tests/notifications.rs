@@ -3,76 +3,13 @@
 //! Driven over an in-memory pipe with stdio framing; every read is bounded.
 #![allow(clippy::unwrap_used)]
 
-use std::time::Duration;
+mod common;
 
 use actix_mcp::prelude::*;
 use actix_mcp::protocol::LoggingLevel;
-use actix_mcp::transport::stdio::StdioConfig;
 use actix_mcp::{ResourceDef, SessionId};
+use common::pipe::PipeClient;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
-
-struct Client {
-    to_server: DuplexStream,
-    from_server: Lines<BufReader<DuplexStream>>,
-}
-
-impl Client {
-    async fn send(&mut self, message: Value) {
-        self.to_server
-            .write_all(format!("{message}\n").as_bytes())
-            .await
-            .unwrap();
-    }
-
-    async fn read(&mut self) -> Value {
-        let line = tokio::time::timeout(Duration::from_secs(5), self.from_server.next_line())
-            .await
-            .expect("a line within 5 s");
-        serde_json::from_str(&line.unwrap().expect("server open")).unwrap()
-    }
-
-    /// Sends `ping` and returns every message that arrived before its answer.
-    async fn drain(&mut self, id: i64) -> Vec<Value> {
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "ping"}))
-            .await;
-        let mut seen = Vec::new();
-        loop {
-            let message = self.read().await;
-            if message["id"] == id {
-                return seen;
-            }
-            seen.push(message);
-        }
-    }
-}
-
-async fn connect(server: &Server) -> Client {
-    let (client_out, server_in) = tokio::io::duplex(1 << 16);
-    let (server_out, client_in) = tokio::io::duplex(1 << 16);
-    let server = server.clone();
-    actix_rt::spawn(async move {
-        server
-            .serve_io(server_in, server_out, StdioConfig::default())
-            .await
-    });
-    let mut client = Client {
-        to_server: client_out,
-        from_server: BufReader::new(client_in).lines(),
-    };
-    client
-        .send(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}))
-        .await;
-    assert_eq!(
-        client.read().await["result"]["protocolVersion"],
-        "2025-11-25"
-    );
-    client
-        .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        .await;
-    client
-}
 
 fn server() -> Server {
     Server::builder("notify", "1")
@@ -94,7 +31,7 @@ fn server() -> Server {
 #[actix_rt::test]
 async fn log_messages_respect_the_session_level() {
     let server = server();
-    let mut client = connect(&server).await;
+    let mut client = PipeClient::connect(&server, json!({})).await;
     client.send(json!({"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel", "params": {"level": "warning"}})).await;
     assert_eq!(
         client.read().await,
@@ -132,8 +69,8 @@ async fn log_messages_respect_the_session_level() {
 #[actix_rt::test]
 async fn resource_updates_go_to_subscribers_only() {
     let server = server();
-    let mut subscriber = connect(&server).await;
-    let mut bystander = connect(&server).await;
+    let mut subscriber = PipeClient::connect(&server, json!({})).await;
+    let mut bystander = PipeClient::connect(&server, json!({})).await;
     subscriber.send(json!({"jsonrpc": "2.0", "id": 1, "method": "resources/subscribe", "params": {"uri": "file:///a"}})).await;
     assert_eq!(subscriber.read().await["result"], json!({}));
     server.notify_resource_updated("file:///a");
@@ -150,8 +87,8 @@ async fn resource_updates_go_to_subscribers_only() {
 #[actix_rt::test]
 async fn list_changes_reach_every_session() {
     let server = server();
-    let mut first = connect(&server).await;
-    let mut second = connect(&server).await;
+    let mut first = PipeClient::connect(&server, json!({})).await;
+    let mut second = PipeClient::connect(&server, json!({})).await;
     server
         .define_tool(tool(
             "added",

@@ -3,66 +3,19 @@
 //! blocking tools, and the per-session concurrency limit. Every read is bounded.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Duration;
 
 use actix_mcp::blocking_tool;
 use actix_mcp::prelude::*;
 use actix_mcp::protocol::{ElicitAction, ElicitRequestURLParams};
-use actix_mcp::transport::stdio::StdioConfig;
+use common::pipe::PipeClient;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
+use serde_json::json;
 use tokio::sync::Notify;
-
-struct Client {
-    to_server: DuplexStream,
-    from_server: Lines<BufReader<DuplexStream>>,
-}
-
-impl Client {
-    async fn send(&mut self, message: Value) {
-        self.to_server
-            .write_all(format!("{message}\n").as_bytes())
-            .await
-            .unwrap();
-    }
-
-    async fn read(&mut self) -> Value {
-        let line = tokio::time::timeout(Duration::from_secs(5), self.from_server.next_line())
-            .await
-            .expect("a line within 5 s");
-        serde_json::from_str(&line.unwrap().expect("server open")).unwrap()
-    }
-}
-
-async fn connect(server: &Server, capabilities: Value) -> Client {
-    let (client_out, server_in) = tokio::io::duplex(1 << 16);
-    let (server_out, client_in) = tokio::io::duplex(1 << 16);
-    let server = server.clone();
-    actix_rt::spawn(async move {
-        server
-            .serve_io(server_in, server_out, StdioConfig::default())
-            .await
-    });
-    let mut client = Client {
-        to_server: client_out,
-        from_server: BufReader::new(client_in).lines(),
-    };
-    client
-        .send(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": "t", "version": "1"}}}))
-        .await;
-    assert_eq!(
-        client.read().await["result"]["protocolVersion"],
-        "2025-11-25"
-    );
-    client
-        .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        .await;
-    client
-}
 
 /// Arguments of `square`.
 #[derive(Deserialize, JsonSchema)]
@@ -129,7 +82,7 @@ fn server(probe: Arc<Probe>) -> Server {
 
 #[actix_rt::test]
 async fn a_tool_can_require_a_url_elicitation() {
-    let mut client = connect(&server(Arc::new(Probe(Notify::new()))), json!({})).await;
+    let mut client = PipeClient::connect(&server(Arc::new(Probe(Notify::new()))), json!({})).await;
     client.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "authorize"}})).await;
     let answer = client.read().await;
     assert_eq!(answer["error"]["code"], -32042, "{answer}");
@@ -142,7 +95,7 @@ async fn a_tool_can_require_a_url_elicitation() {
 
 #[actix_rt::test]
 async fn url_elicitation_round_trip_ends_with_a_completion_notice() {
-    let mut client = connect(
+    let mut client = PipeClient::connect(
         &server(Arc::new(Probe(Notify::new()))),
         json!({"elicitation": {"url": {}}}),
     )
@@ -174,7 +127,7 @@ async fn url_elicitation_round_trip_ends_with_a_completion_notice() {
 
 #[actix_rt::test]
 async fn url_elicitation_needs_the_url_capability() {
-    let mut client = connect(
+    let mut client = PipeClient::connect(
         &server(Arc::new(Probe(Notify::new()))),
         json!({"elicitation": {}}),
     )
@@ -197,7 +150,7 @@ async fn url_elicitation_needs_the_url_capability() {
 
 #[actix_rt::test]
 async fn blocking_tools_answer() {
-    let mut client = connect(&server(Arc::new(Probe(Notify::new()))), json!({})).await;
+    let mut client = PipeClient::connect(&server(Arc::new(Probe(Notify::new()))), json!({})).await;
     client.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "square", "arguments": {"n": 12}}})).await;
     assert_eq!(
         client.read().await["result"]["content"],
@@ -208,7 +161,7 @@ async fn blocking_tools_answer() {
 #[actix_rt::test]
 async fn the_roots_changed_handler_runs() {
     let probe = Arc::new(Probe(Notify::new()));
-    let mut client = connect(
+    let mut client = PipeClient::connect(
         &server(probe.clone()),
         json!({"roots": {"listChanged": true}}),
     )
@@ -224,7 +177,7 @@ async fn the_roots_changed_handler_runs() {
 #[actix_rt::test]
 async fn the_per_session_request_limit_answers_a_clear_error() {
     let probe = Arc::new(Probe(Notify::new()));
-    let mut client = connect(&server(probe.clone()), json!({})).await;
+    let mut client = PipeClient::connect(&server(probe.clone()), json!({})).await;
     for id in [1, 2] {
         client.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "hold"}})).await;
         tokio::time::timeout(Duration::from_secs(5), probe.0.notified())

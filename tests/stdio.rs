@@ -20,23 +20,8 @@ use serde_json::{Value, json};
 
 use common::WAIT;
 
-/// The example binary, built by `cargo test` into `target/<profile>/examples/`, beside the
-/// `deps/` directory that holds this test binary.
 fn example_binary() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let profile_dir = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("the test binary lives in target/<profile>/deps");
-    let binary = profile_dir
-        .join("examples")
-        .join(format!("stdio_server{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        binary.exists(),
-        "{} is missing: run `cargo build --example stdio_server` (plain `cargo test` builds it)",
-        binary.display()
-    );
-    binary
+    common::pipe::example_binary("stdio_server")
 }
 
 /// The example server as a child process, spoken to in lines.

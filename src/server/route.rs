@@ -235,96 +235,83 @@ async fn route(
         method::TOOLS_LIST => {
             let p: PaginatedRequestParams = params(request)?;
             let catalog = server.catalog();
-            let list = |cursor: Option<&str>| -> Result<Reply, McpError> {
-                let tools: Vec<_> = catalog.tools.values().map(|def| &def.definition).collect();
-                let (page, next_cursor) =
-                    pagination::page(&tools, cursor, server.config.page_size)?;
-                let mut result = ListToolsResult {
-                    tools: page.into_iter().cloned().collect(),
-                    next_cursor,
-                    meta: None,
-                };
-                result.adapt_to(version);
-                Ok(to_raw(&result))
+            let list = || {
+                list_page(
+                    server,
+                    request,
+                    version,
+                    catalog.tools.values().map(|def| &def.definition),
+                    |tools, next_cursor| ListToolsResult {
+                        tools,
+                        next_cursor,
+                        meta: None,
+                    },
+                )
             };
             if p.cursor.is_some() || server.config.page_size.is_some() {
-                return list(p.cursor.as_deref());
+                return list();
             }
             // The common case, one page: serialise once per catalog version and protocol version.
             let mut failure = None;
-            let cached = catalog
-                .tools_list
-                .get_or_init(version, || match list(None) {
-                    Ok(Ok(raw)) => Arc::from(raw.get()),
-                    other => {
-                        failure = Some(other);
-                        Arc::from("")
-                    }
-                });
+            let cached = catalog.tools_list.get_or_init(version, || match list() {
+                Ok(Ok(raw)) => Arc::from(raw.get()),
+                other => {
+                    failure = Some(other);
+                    Arc::from("")
+                }
+            });
             if let Some(failure) = failure {
                 return failure;
             }
             if cached.is_empty() {
-                return list(None);
+                return list();
             }
             Ok(serde_json::value::RawValue::from_string(cached.to_string())
                 .map_err(|err| ErrorObject::internal(format!("cached list: {err}"))))
         }
         method::TOOLS_CALL => call_tool(server, cx, request, event).await,
         method::PROMPTS_LIST => {
-            let p: PaginatedRequestParams = params(request)?;
             let catalog = server.catalog();
-            let prompts: Vec<_> = catalog
-                .prompts
-                .values()
-                .map(|def| &def.definition)
-                .collect();
-            let (page, next_cursor) =
-                pagination::page(&prompts, p.cursor.as_deref(), server.config.page_size)?;
-            let mut result = ListPromptsResult {
-                prompts: page.into_iter().cloned().collect(),
-                next_cursor,
-                meta: None,
-            };
-            result.adapt_to(version);
-            Ok(to_raw(&result))
+            list_page(
+                server,
+                request,
+                version,
+                catalog.prompts.values().map(|def| &def.definition),
+                |prompts, next_cursor| ListPromptsResult {
+                    prompts,
+                    next_cursor,
+                    meta: None,
+                },
+            )
         }
         method::PROMPTS_GET => get_prompt(server, cx, request, event).await,
         method::RESOURCES_LIST => {
-            let p: PaginatedRequestParams = params(request)?;
             let catalog = server.catalog();
-            let resources: Vec<_> = catalog
-                .resources
-                .values()
-                .map(|def| &def.definition)
-                .collect();
-            let (page, next_cursor) =
-                pagination::page(&resources, p.cursor.as_deref(), server.config.page_size)?;
-            let mut result = ListResourcesResult {
-                resources: page.into_iter().cloned().collect(),
-                next_cursor,
-                meta: None,
-            };
-            result.adapt_to(version);
-            Ok(to_raw(&result))
+            list_page(
+                server,
+                request,
+                version,
+                catalog.resources.values().map(|def| &def.definition),
+                |resources, next_cursor| ListResourcesResult {
+                    resources,
+                    next_cursor,
+                    meta: None,
+                },
+            )
         }
         method::RESOURCES_TEMPLATES_LIST => {
-            let p: PaginatedRequestParams = params(request)?;
             let catalog = server.catalog();
-            let templates: Vec<_> = catalog
-                .templates
-                .iter()
-                .map(|def| &def.definition)
-                .collect();
-            let (page, next_cursor) =
-                pagination::page(&templates, p.cursor.as_deref(), server.config.page_size)?;
-            let mut result = ListResourceTemplatesResult {
-                resource_templates: page.into_iter().cloned().collect(),
-                next_cursor,
-                meta: None,
-            };
-            result.adapt_to(version);
-            Ok(to_raw(&result))
+            list_page(
+                server,
+                request,
+                version,
+                catalog.templates.iter().map(|def| &def.definition),
+                |resource_templates, next_cursor| ListResourceTemplatesResult {
+                    resource_templates,
+                    next_cursor,
+                    meta: None,
+                },
+            )
         }
         method::RESOURCES_READ => read_resource(server, cx, request, event).await,
         method::RESOURCES_SUBSCRIBE => {
@@ -395,6 +382,28 @@ async fn route(
             Ok(to_raw(&value))
         }
     }
+}
+
+/// One page of a `*/list` result: reads the cursor, pages `items`, builds the result with
+/// `build` and adapts it to the request's protocol version.
+fn list_page<'a, T, R>(
+    server: &ServerInner,
+    request: &Request,
+    version: ProtocolVersion,
+    items: impl Iterator<Item = &'a T>,
+    build: impl FnOnce(Vec<T>, Option<String>) -> R,
+) -> Result<Reply, McpError>
+where
+    T: Clone + 'a,
+    R: ForVersion + Serialize,
+{
+    let p: PaginatedRequestParams = params(request)?;
+    let items: Vec<&T> = items.collect();
+    let (page, next_cursor) =
+        pagination::page(&items, p.cursor.as_deref(), server.config.page_size)?;
+    let mut result = build(page.into_iter().cloned().collect(), next_cursor);
+    result.adapt_to(version);
+    Ok(to_raw(&result))
 }
 
 /// Runs a non-tool handler future, turning a panic into a reported internal error.

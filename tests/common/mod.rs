@@ -15,6 +15,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub mod http;
+pub mod pipe;
 pub mod sse;
 
 /// The longest any test waits for one message: a broken server fails, it never hangs.

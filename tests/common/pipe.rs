@@ -1,0 +1,99 @@
+//! A scripted client for a server served with stdio framing over an in-memory pipe
+//! ([`Server::serve_io`]), and the lookup of example binaries built by `cargo test`.
+
+use std::path::PathBuf;
+
+use actix_mcp::Server;
+use actix_mcp::transport::stdio::StdioConfig;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
+
+use super::WAIT;
+
+/// One client of a server on an in-memory pipe.
+pub struct PipeClient {
+    to_server: DuplexStream,
+    from_server: Lines<BufReader<DuplexStream>>,
+}
+
+impl PipeClient {
+    /// Serves `server` on a new pipe and completes the handshake with these capabilities.
+    pub async fn connect(server: &Server, capabilities: Value) -> Self {
+        let (client_out, server_in) = tokio::io::duplex(1 << 16);
+        let (server_out, client_in) = tokio::io::duplex(1 << 16);
+        let server = server.clone();
+        actix_rt::spawn(async move {
+            server
+                .serve_io(server_in, server_out, StdioConfig::default())
+                .await
+        });
+        let mut client = Self {
+            to_server: client_out,
+            from_server: BufReader::new(client_in).lines(),
+        };
+        client
+            .send(
+                json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": capabilities,
+                "clientInfo": {"name": "t", "version": "1"}}}),
+            )
+            .await;
+        assert_eq!(
+            client.read().await["result"]["protocolVersion"],
+            "2025-11-25"
+        );
+        client
+            .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        client
+    }
+
+    /// Sends one message as a line.
+    pub async fn send(&mut self, message: Value) {
+        self.to_server
+            .write_all(format!("{message}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+
+    /// Reads the next message, within [`WAIT`].
+    pub async fn read(&mut self) -> Value {
+        let line = tokio::time::timeout(WAIT, self.from_server.next_line())
+            .await
+            .expect("a line in time");
+        serde_json::from_str(&line.unwrap().expect("server open")).unwrap()
+    }
+
+    /// Sends `ping` and returns every message that arrived before its answer.
+    pub async fn drain(&mut self, id: i64) -> Vec<Value> {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "ping"}))
+            .await;
+        let mut seen = Vec::new();
+        loop {
+            let message = self.read().await;
+            if message["id"] == id {
+                return seen;
+            }
+            seen.push(message);
+        }
+    }
+}
+
+/// An example binary, built by `cargo test` into `target/<profile>/examples/`, beside the
+/// `deps/` directory that holds the test binary.
+pub fn example_binary(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let profile_dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("the test binary lives in target/<profile>/deps");
+    let binary = profile_dir
+        .join("examples")
+        .join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        binary.exists(),
+        "{} is missing: run `cargo build --example {name}` (plain `cargo test` builds it)",
+        binary.display()
+    );
+    binary
+}
