@@ -25,8 +25,7 @@ use crate::protocol::{
     InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
     ListToolsResult, PaginatedRequestParams, PromptsCapability, ProtocolVersion,
     ReadResourceRequestParams, Reference, ResourcesCapability, ServerCapabilities,
-    SetLevelRequestParams, SubscribeRequestParams, ToolsCapability, UnsubscribeRequestParams,
-    method,
+    SetLevelRequestParams, SubscribeRequestParams, ToolsCapability, method,
 };
 use crate::server::context::{ContextInner, RequestContext};
 use crate::server::handler::{HandlerError, HandlerParts};
@@ -314,46 +313,8 @@ async fn route(
             )
         }
         method::RESOURCES_READ => read_resource(server, cx, request, event).await,
-        method::RESOURCES_SUBSCRIBE => {
-            let p: SubscribeRequestParams = params(request)?;
-            if let Some(event) = event {
-                event.resource_uri = Some(p.uri.clone());
-            }
-            let state = cx
-                .session_state()
-                .ok_or_else(|| McpError::invalid_params("subscriptions need a session"))?;
-            state.subscribe(&p.uri);
-            if let Some(handler) = &server.on_subscribe {
-                guarded(
-                    server,
-                    cx,
-                    ErrorSite::Resource { uri: p.uri.clone() },
-                    handler(p.uri, cx.clone()),
-                )
-                .await?;
-            }
-            Ok(to_raw(&Map::new()))
-        }
-        method::RESOURCES_UNSUBSCRIBE => {
-            let p: UnsubscribeRequestParams = params(request)?;
-            if let Some(event) = event {
-                event.resource_uri = Some(p.uri.clone());
-            }
-            let state = cx
-                .session_state()
-                .ok_or_else(|| McpError::invalid_params("subscriptions need a session"))?;
-            state.unsubscribe(&p.uri);
-            if let Some(handler) = &server.on_unsubscribe {
-                guarded(
-                    server,
-                    cx,
-                    ErrorSite::Resource { uri: p.uri.clone() },
-                    handler(p.uri, cx.clone()),
-                )
-                .await?;
-            }
-            Ok(to_raw(&Map::new()))
-        }
+        method::RESOURCES_SUBSCRIBE => subscription(server, cx, request, event, true).await,
+        method::RESOURCES_UNSUBSCRIBE => subscription(server, cx, request, event, false).await,
         method::COMPLETION_COMPLETE => complete(server, cx, request).await,
         method::LOGGING_SET_LEVEL => {
             let p: SetLevelRequestParams = params(request)?;
@@ -382,6 +343,41 @@ async fn route(
             Ok(to_raw(&value))
         }
     }
+}
+
+/// `resources/subscribe` (`subscribe`) or `resources/unsubscribe`: records the change in the
+/// session, then runs the user's handler, if any.
+async fn subscription(
+    server: &Arc<ServerInner>,
+    cx: &RequestContext,
+    request: &Request,
+    event: Option<&mut RequestEvent>,
+    subscribe: bool,
+) -> Result<Reply, McpError> {
+    let p: SubscribeRequestParams = params(request)?;
+    if let Some(event) = event {
+        event.resource_uri = Some(p.uri.clone());
+    }
+    let state = cx
+        .session_state()
+        .ok_or_else(|| McpError::invalid_params("subscriptions need a session"))?;
+    let handler = if subscribe {
+        state.subscribe(&p.uri);
+        &server.on_subscribe
+    } else {
+        state.unsubscribe(&p.uri);
+        &server.on_unsubscribe
+    };
+    if let Some(handler) = handler {
+        guarded(
+            server,
+            cx,
+            ErrorSite::Resource { uri: p.uri.clone() },
+            handler(p.uri, cx.clone()),
+        )
+        .await?;
+    }
+    Ok(to_raw(&Map::new()))
 }
 
 /// One page of a `*/list` result: reads the cursor, pages `items`, builds the result with
