@@ -266,27 +266,46 @@ async fn assert_ping(client: &Client, id: i64) {
 
 /// Bad `Accept`, `Content-Type`, size, JSON, batches and methods get exact statuses, each with a
 /// JSON-RPC error body.
+/// POSTs `body` with exactly these `Accept` and `Content-Type` headers.
+async fn post_as(
+    http: &reqwest::Client,
+    url: &str,
+    accept: &str,
+    content_type: &str,
+    body: impl Into<reqwest::Body>,
+) -> reqwest::Response {
+    send(
+        http.post(url)
+            .header(ACCEPT, accept)
+            .header(CONTENT_TYPE, content_type)
+            .body(body),
+    )
+    .await
+}
+
 #[actix_web::test]
 async fn malformed_posts_are_refused_with_exact_statuses() {
     let (_fixture, srv) = start(|mcp| mcp.body_limit(1024));
     let http = common::http::http_client();
     let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}).to_string();
 
-    let response = send(
-        http.post(&srv.url)
-            .header(ACCEPT, "application/json")
-            .header(CONTENT_TYPE, "application/json")
-            .body(ping.clone()),
+    let response = post_as(
+        &http,
+        &srv.url,
+        "application/json",
+        "application/json",
+        ping.clone(),
     )
     .await;
     assert_eq!(response.status(), StatusCode::NOT_ACCEPTABLE);
     assert_eq!(error_body(response).await, -32600);
 
-    let response = send(
-        http.post(&srv.url)
-            .header(ACCEPT, "application/json, text/event-stream")
-            .header(CONTENT_TYPE, "text/plain")
-            .body(ping.clone()),
+    let response = post_as(
+        &http,
+        &srv.url,
+        "application/json, text/event-stream",
+        "text/plain",
+        ping.clone(),
     )
     .await;
     assert_eq!(response.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
@@ -294,22 +313,24 @@ async fn malformed_posts_are_refused_with_exact_statuses() {
 
     let padding = "x".repeat(2048);
     let big = json!({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": padding}});
-    let response = send(
-        http.post(&srv.url)
-            .header(ACCEPT, "application/json, text/event-stream")
-            .header(CONTENT_TYPE, "application/json")
-            .body(big.to_string()),
+    let response = post_as(
+        &http,
+        &srv.url,
+        "application/json, text/event-stream",
+        "application/json",
+        big.to_string(),
     )
     .await;
     assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
     assert_eq!(error_body(response).await, -32600);
 
     // Unparsable JSON: JSON-RPC wants `"id": null` here (its id could not be read).
-    let response = send(
-        http.post(&srv.url)
-            .header(ACCEPT, "application/json, text/event-stream")
-            .header(CONTENT_TYPE, "application/json")
-            .body("{\"jsonrpc\": \"2.0\", \"id\": 1,"),
+    let response = post_as(
+        &http,
+        &srv.url,
+        "application/json, text/event-stream",
+        "application/json",
+        "{\"jsonrpc\": \"2.0\", \"id\": 1,",
     )
     .await;
     assert_eq!(response.status(), StatusCode::BAD_REQUEST);
@@ -318,11 +339,12 @@ async fn malformed_posts_are_refused_with_exact_statuses() {
     assert_eq!(body["error"]["code"], -32700, "{body}");
     assert_eq!(body.get("id"), Some(&Value::Null), "{body}");
 
-    let response = send(
-        http.post(&srv.url)
-            .header(ACCEPT, "application/json, text/event-stream")
-            .header(CONTENT_TYPE, "application/json")
-            .body(format!("[{ping}]")),
+    let response = post_as(
+        &http,
+        &srv.url,
+        "application/json, text/event-stream",
+        "application/json",
+        format!("[{ping}]"),
     )
     .await;
     assert_eq!(response.status(), StatusCode::BAD_REQUEST);

@@ -99,55 +99,11 @@ results="${results:-$here/results/$stamp}"
 mkdir -p "$results"
 results="$(cd "$results" && pwd)"
 
-server_pid=""
-cleanup() {
-  local rc=$?
-  if [[ -n "$server_pid" ]] && kill -0 "$server_pid" 2>/dev/null; then
-    kill "$server_pid" 2>/dev/null || true
-    for _ in $(seq 1 50); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$server_pid" 2>/dev/null || true
-  fi
-  exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+# shellcheck source=tests/conformance/example-server.sh
+. "$here/example-server.sh"
 
 if [[ -z "$url" ]]; then
-  command -v cargo >/dev/null || die "cargo not found"
-  echo "conformance: cargo build --example conformance_server" >&2
-  (cd "$repo" && cargo build --example conformance_server) || die "cargo build --example conformance_server failed"
-  target_dir="$(cd "$repo" && cargo metadata --format-version 1 --no-deps 2>/dev/null \
-    | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])' 2>/dev/null || true)"
-  target_dir="${target_dir:-${CARGO_TARGET_DIR:-$repo/target}}"
-  bin="$target_dir/debug/examples/conformance_server"
-  [[ -x "$bin" ]] || die "built binary not found at $bin"
-
-  port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')"
-  echo "conformance: starting $bin --port $port (log: $results/server.log)" >&2
-  "$bin" --port "$port" >"$results/server.log" 2>&1 &
-  server_pid=$!
-  startup="${MCP_CONFORMANCE_STARTUP_SECS:-60}"
-  if ! python3 - "$port" "$startup" "$server_pid" <<'EOF'
-import os, socket, sys, time
-port, limit, pid = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
-deadline = time.monotonic() + limit
-while time.monotonic() < deadline:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        sys.exit("server process exited before accepting connections")
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=1).close()
-        sys.exit(0)
-    except OSError:
-        time.sleep(0.1)
-sys.exit(f"server did not accept TCP connections on port {port} within {limit:g}s")
-EOF
-  then
-    echo "--- server.log (tail) ---" >&2; tail -n 40 "$results/server.log" >&2 || true
-    die "server failed to start"
-  fi
+  start_example conformance_server "$results/server.log" "${MCP_CONFORMANCE_STARTUP_SECS:-60}"
   url="http://127.0.0.1:$port/mcp"
 fi
 

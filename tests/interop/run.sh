@@ -42,53 +42,11 @@ if [[ "$want" != "$have" || ! -d "$here/node_modules/@modelcontextprotocol/sdk" 
 fi
 [[ $install_only -eq 1 ]] && exit 0
 
-server_pid=""
-log=""
-cleanup() {
-  local rc=$?
-  if [[ -n "$server_pid" ]] && kill -0 "$server_pid" 2>/dev/null; then
-    kill "$server_pid" 2>/dev/null || true
-    for _ in $(seq 1 50); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$server_pid" 2>/dev/null || true
-  fi
-  [[ -n "$log" && $rc -ne 0 && -f "$log" ]] && { echo "--- http_server log (tail) ---" >&2; tail -n 40 "$log" >&2 || true; }
-  exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+# shellcheck source=tests/conformance/example-server.sh
+. "$repo/tests/conformance/example-server.sh"
 
 if [[ -z "$url" ]]; then
-  command -v cargo >/dev/null || die "cargo not found"
-  echo "interop: cargo build --example http_server" >&2
-  (cd "$repo" && cargo build --example http_server) || die "cargo build --example http_server failed"
-  target_dir="$(cd "$repo" && cargo metadata --format-version 1 --no-deps 2>/dev/null \
-    | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])' 2>/dev/null || true)"
-  target_dir="${target_dir:-${CARGO_TARGET_DIR:-$repo/target}}"
-  bin="$target_dir/debug/examples/http_server"
-  [[ -x "$bin" ]] || die "built binary not found at $bin"
-
-  port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')"
-  log="$(mktemp -t interop-http-server.XXXXXX.log)"
-  echo "interop: starting $bin --port $port (log: $log)" >&2
-  "$bin" --port "$port" >"$log" 2>&1 &
-  server_pid=$!
-  python3 - "$port" "${MCP_INTEROP_STARTUP_SECS:-60}" "$server_pid" <<'EOF' || die "server failed to start"
-import os, socket, sys, time
-port, limit, pid = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
-deadline = time.monotonic() + limit
-while time.monotonic() < deadline:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        sys.exit("server process exited before accepting connections")
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=1).close()
-        sys.exit(0)
-    except OSError:
-        time.sleep(0.1)
-sys.exit(f"server did not accept TCP connections on port {port} within {limit:g}s")
-EOF
+  start_example http_server "$(mktemp -t interop-http-server.XXXXXX.log)" "${MCP_INTEROP_STARTUP_SECS:-60}"
   url="http://127.0.0.1:$port/mcp"
 fi
 

@@ -1,0 +1,60 @@
+# Starts one of the repository's example servers on a free loopback port, for the conformance
+# and interop runners. Source it, then call `start_example NAME LOG STARTUP_SECS`; it sets
+# `server_pid` and `port` and installs an EXIT trap that stops the server (SIGTERM, then
+# SIGKILL after 5 s). Needs `repo` and a `die` function in the caller.
+
+server_pid=""
+port=""
+server_log=""
+
+stop_example() {
+  local rc=$?
+  if [[ -n "$server_pid" ]] && kill -0 "$server_pid" 2>/dev/null; then
+    kill "$server_pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$server_pid" 2>/dev/null || true
+  fi
+  if [[ -n "$server_log" && $rc -ne 0 && -f "$server_log" ]]; then
+    echo "--- $server_log (tail) ---" >&2
+    tail -n 40 "$server_log" >&2 || true
+  fi
+  exit "$rc"
+}
+
+# start_example NAME LOG STARTUP_SECS: build examples/NAME, run it with --port on a free port,
+# and wait (bounded) until it accepts TCP connections.
+start_example() {
+  local name="$1" log="$2" startup="$3" target_dir bin
+  command -v cargo >/dev/null || die "cargo not found"
+  echo "$name: cargo build --example $name" >&2
+  (cd "$repo" && cargo build --example "$name") || die "cargo build --example $name failed"
+  target_dir="$(cd "$repo" && cargo metadata --format-version 1 --no-deps 2>/dev/null \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])' 2>/dev/null || true)"
+  target_dir="${target_dir:-${CARGO_TARGET_DIR:-$repo/target}}"
+  bin="$target_dir/debug/examples/$name"
+  [[ -x "$bin" ]] || die "built binary not found at $bin"
+  port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')"
+  server_log="$log"
+  trap stop_example EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  echo "$name: starting $bin --port $port (log: $log)" >&2
+  "$bin" --port "$port" >"$log" 2>&1 &
+  server_pid=$!
+  python3 - "$port" "$startup" "$server_pid" <<'PY' || die "server failed to start"
+import os, socket, sys, time
+port, limit, pid = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
+deadline = time.monotonic() + limit
+while time.monotonic() < deadline:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        sys.exit("server process exited before accepting connections")
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        sys.exit(0)
+    except OSError:
+        time.sleep(0.1)
+sys.exit(f"server did not accept TCP connections on port {port} within {limit:g}s")
+PY
+}
