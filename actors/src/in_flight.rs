@@ -1,14 +1,16 @@
 //! In-flight request actor: one per JSON-RPC request the server is answering.
 //!
-//! Started by [`Session`] when a request arrives (or directly by a stateless transport). Owns
+//! Started by [`SessionHandle::request`](crate::SessionHandle::request) when a request arrives
+//! (entering its session's in-flight table), or directly by a stateless transport. Owns
 //! the request's [`RequestScope`]: its cancellation token (a child of the session's), its
 //! progress token and its outlet. Runs [`Dispatch::request`] as a future inside its context.
 //!
 //! Lifecycle: Started (spawns the handler future) → Running → Stopped, when the handler
 //! answers (the response is delivered first), on [`Cancel`] from the session, or when the token
 //! is cancelled (session closed). Stopping drops the handler future at its next await, so a
-//! cancelled request never sends a response. `stopped` cancels the token and tells the session
-//! with [`RequestFinished`].
+//! cancelled request never sends a response. `stopped` cancels the token, leaves the in-flight
+//! table and finishes the outlet, through the session ([`RequestFinished`]) when the request
+//! made server-to-client requests that must be cancelled first.
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/cancellation>
 
@@ -17,7 +19,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use actix::{
-    Actor, ActorContext, ActorFutureExt, Addr, AsyncContext, Context, Handler, Message, WrapFuture,
+    Actor, ActorContext, ActorFutureExt, AsyncContext, Context, Handler, Message, WrapFuture,
 };
 use futures::FutureExt;
 use tokio_util::sync::{CancellationToken, DropGuard};
@@ -27,7 +29,7 @@ use crate::jsonrpc::{ErrorObject, Frame, Request};
 use crate::metrics::{Gauge, Metrics};
 use crate::outlet::Outlet;
 use crate::scope::RequestScope;
-use crate::session::{RequestFinished, Session, progress_token};
+use crate::session::{RequestFinished, progress_token};
 use crate::tool_call::panic_message;
 
 /// The in-flight request actor. See the module docs.
@@ -35,7 +37,6 @@ pub struct InFlight {
     request: Option<Request>,
     scope: RequestScope,
     dispatch: Arc<dyn Dispatch>,
-    session: Option<Addr<Session>>,
     cancellable: bool,
 }
 
@@ -54,14 +55,12 @@ impl InFlight {
         request: Request,
         scope: RequestScope,
         dispatch: Arc<dyn Dispatch>,
-        session: Option<Addr<Session>>,
         cancellable: bool,
     ) -> Self {
         Self {
             request: Some(request),
             scope,
             dispatch,
-            session,
             cancellable,
         }
     }
@@ -86,7 +85,7 @@ impl InFlight {
             metrics,
         );
         let cancellable = dispatch.is_cancellable(&request.method);
-        Self::new(request, scope, dispatch, None, cancellable).start();
+        Self::new(request, scope, dispatch, cancellable).start();
         token.drop_guard()
     }
 
@@ -119,6 +118,11 @@ impl Actor for InFlight {
         let fut =
             AssertUnwindSafe(self.dispatch.request(request, self.scope.clone())).catch_unwind();
         ctx.spawn(fut.into_actor(self).map(|outcome, act, ctx| {
+            // Out of the in-flight table before the answer leaves, so whatever the peer sends
+            // after reading it (a late cancellation, say) finds the table current.
+            if let Some(session) = act.scope.session() {
+                session.forget_request(act.scope.id());
+            }
             // A request cancelled meanwhile sends nothing, even if its handler already answered.
             if !act.scope.is_cancelled() {
                 act.respond(outcome.map_err(|payload| panic_message(&*payload)));
@@ -136,13 +140,20 @@ impl Actor for InFlight {
     fn stopped(&mut self, _: &mut Self::Context) {
         self.scope.token().cancel();
         self.scope.metrics().dec(Gauge::InFlight);
-        match &self.session {
+        let Some(session) = self.scope.session() else {
+            self.scope.outlet().finish();
+            return;
+        };
+        session.forget_request(self.scope.id());
+        if self.scope.made_peer_requests() && session.addr().connected() {
             // The session finishes the outlet after cancelling this request's pending
             // server-to-client requests, so their `notifications/cancelled` come first.
-            Some(session) if session.connected() => session.do_send(RequestFinished {
+            session.addr().do_send(RequestFinished {
                 id: self.scope.id().clone(),
-            }),
-            _ => self.scope.outlet().finish(),
+                outlet: self.scope.outlet().clone(),
+            });
+        } else {
+            self.scope.outlet().finish();
         }
     }
 }

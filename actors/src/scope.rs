@@ -8,7 +8,7 @@
 
 use std::fmt;
 use std::future::Future;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -35,6 +35,7 @@ struct ScopeInner {
     session: Option<SessionHandle>,
     progress_token: Option<Value>,
     last_progress: Mutex<Option<f64>>,
+    made_peer_requests: AtomicBool,
     metrics: Arc<Metrics>,
 }
 
@@ -77,6 +78,7 @@ impl RequestScope {
                 session,
                 progress_token,
                 last_progress: Mutex::new(None),
+                made_peer_requests: AtomicBool::new(false),
                 metrics,
             }),
         }
@@ -218,6 +220,7 @@ impl RequestScope {
                 .next_peer_id
                 .fetch_add(1, Ordering::Relaxed),
         );
+        self.inner.made_peer_requests.store(true, Ordering::Relaxed);
         let (tx, rx) = tokio::sync::oneshot::channel();
         let mut guard = ForgetOnDrop {
             id: Some(id.clone()),
@@ -311,6 +314,11 @@ impl RequestScope {
             self.inner.metrics.clone(),
         );
         rx.await.unwrap_or(Err(SupervisedError::Cancelled))
+    }
+
+    /// Whether this request has sent server-to-client requests.
+    pub(crate) fn made_peer_requests(&self) -> bool {
+        self.inner.made_peer_requests.load(Ordering::Relaxed)
     }
 
     pub(crate) fn metrics(&self) -> &Arc<Metrics> {

@@ -25,6 +25,7 @@ use actix::{
     Actor, ActorContext, ActorFutureExt, Addr, AsyncContext, Context, Handler, Message,
     MessageResult,
 };
+use serde::Deserialize as _;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
@@ -62,12 +63,27 @@ pub const SERVER_BUSY: ErrorCode = ErrorCode(-32000);
 pub(crate) struct SessionShared {
     id: SessionId,
     token: CancellationToken,
+    dispatch: Arc<dyn Dispatch>,
+    config: SessionConfig,
+    metrics: Arc<Metrics>,
+    /// The in-flight table (request id → in-flight actor). Shared rather than owned by the
+    /// session actor so a transport admits a request without a hop through the session's
+    /// mailbox; cancellations and the session's end still arrive as messages.
+    requests: Mutex<HashMap<RequestId, Addr<InFlight>>>,
     data: RwLock<Option<Arc<dyn Any + Send + Sync>>>,
     pub(crate) next_peer_id: AtomicI64,
     next_stream: AtomicU64,
     last_seen: Mutex<Instant>,
     /// In-flight requests plus attached stream connections: a busy session is never idle.
     active: AtomicUsize,
+}
+
+impl SessionShared {
+    fn lock_requests(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, Addr<InFlight>>> {
+        self.requests
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
 }
 
 /// A cheap, cloneable handle on a live session: its shared state and its actor's address.
@@ -170,19 +186,69 @@ impl SessionHandle {
         self.shared.next_stream.fetch_add(1, Ordering::Relaxed) + 1
     }
 
-    /// Hands a request to the session; its frames go to `outlet`. Over HTTP, `stream` is the SSE
-    /// stream answering it (registered for `Last-Event-ID` resumption).
-    pub fn request(
-        &self,
-        request: Request,
-        outlet: Outlet,
-        stream: Option<(u64, Addr<SseStream>)>,
-    ) {
-        self.addr.do_send(HandleRequest {
-            request,
+    /// Hands a request to the session; its frames go to `outlet`. The request is admitted at
+    /// once, on the caller's arbiter: its in-flight actor starts there and enters the session's
+    /// in-flight table, or it is answered with an error (duplicate id, too many in flight). On
+    /// a session that has ended, the outlet is finished without an answer.
+    pub fn request(&self, request: Request, outlet: Outlet) {
+        let shared = &self.shared;
+        let mut table = shared.lock_requests();
+        if shared.token.is_cancelled() {
+            drop(table);
+            outlet.finish();
+            return;
+        }
+        if table.contains_key(&request.id) {
+            drop(table);
+            let error = ErrorObject::invalid_request(format!(
+                "request id {} is already in flight",
+                request.id
+            ));
+            outlet.deliver_or_log(
+                Frame::error(Some(&request.id), &error),
+                "duplicate id error",
+            );
+            return;
+        }
+        if table.len() >= shared.config.max_in_flight {
+            drop(table);
+            let error = ErrorObject::new(
+                SERVER_BUSY,
+                format!(
+                    "too many concurrent requests in this session (limit {})",
+                    shared.config.max_in_flight
+                ),
+            );
+            outlet.deliver_or_log(Frame::error(Some(&request.id), &error), "busy error");
+            return;
+        }
+        let progress_token = progress_token(request.params.as_ref());
+        let id = request.id.clone();
+        let scope = RequestScope::new(
+            id.clone(),
+            shared.token.child_token(),
             outlet,
-            stream,
-        });
+            Some(self.clone()),
+            progress_token,
+            shared.metrics.clone(),
+        );
+        let cancellable = shared.dispatch.is_cancellable(&request.method);
+        let addr = InFlight::new(request, scope, shared.dispatch.clone(), cancellable).start();
+        table.insert(id, addr);
+        shared.active.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Removes a finished request from the in-flight table (called by its actor).
+    pub(crate) fn forget_request(&self, id: &RequestId) {
+        if self.shared.lock_requests().remove(id).is_some() {
+            self.shared.active.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Registers a POST answer stream that outlived its first moments, so `Last-Event-ID`
+    /// can reattach to it while it is live.
+    pub fn register_stream(&self, number: u64, stream: Addr<SseStream>) {
+        self.addr.do_send(RegisterStream { number, stream });
     }
 
     /// Hands a request to the session, waiting while its mailbox is full (backpressure for
@@ -195,18 +261,18 @@ impl SessionHandle {
         request: Request,
         outlet: Outlet,
     ) -> Result<(), actix::MailboxError> {
-        self.addr
-            .send(HandleRequest {
-                request,
-                outlet,
-                stream: None,
-            })
-            .await
+        self.addr.send(HandleRequest { request, outlet }).await
     }
 
-    /// Hands a notification from the peer to the session.
+    /// Hands a notification from the peer to the session. A `notifications/cancelled` acts at
+    /// once on the in-flight table (as requests are admitted at once), so it can never overtake
+    /// or trail a request the peer sent around it.
     pub fn notification(&self, notification: Notification) {
-        self.addr.do_send(HandleNotification(notification));
+        if notification.method == "notifications/cancelled" {
+            cancel_request(&self.shared, notification.params.as_ref());
+        } else {
+            self.addr.do_send(HandleNotification(notification));
+        }
     }
 
     /// Hands the peer's answer to one of our requests to the session.
@@ -267,11 +333,6 @@ struct PendingPeer {
 /// The session actor. See the module docs.
 pub struct Session {
     shared: Arc<SessionShared>,
-    dispatch: Arc<dyn Dispatch>,
-    config: SessionConfig,
-    in_flight: HashMap<RequestId, Addr<InFlight>>,
-    /// Where each in-flight request's frames go; finished once the request has finished.
-    outlets: HashMap<RequestId, Outlet>,
     pending: HashMap<RequestId, PendingPeer>,
     streams: HashMap<u64, Addr<SseStream>>,
     standalone: Option<(u64, Outlet)>,
@@ -284,7 +345,7 @@ impl fmt::Debug for Session {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Session")
             .field("id", &self.shared.id)
-            .field("in_flight", &self.in_flight.len())
+            .field("in_flight", &self.shared.lock_requests().len())
             .field("pending_peer_requests", &self.pending.len())
             .field("streams", &self.streams.len())
             .finish()
@@ -330,6 +391,10 @@ impl Session {
         let shared = Arc::new(SessionShared {
             id: parts.id,
             token,
+            dispatch: parts.dispatch,
+            config: parts.config,
+            metrics: parts.metrics.clone(),
+            requests: Mutex::new(HashMap::new()),
             data: RwLock::new(None),
             next_peer_id: AtomicI64::new(1),
             next_stream: AtomicU64::new(0),
@@ -342,10 +407,6 @@ impl Session {
             ctx.set_mailbox_capacity(1024);
             Session {
                 shared: actor_shared,
-                dispatch: parts.dispatch,
-                config: parts.config,
-                in_flight: HashMap::new(),
-                outlets: HashMap::new(),
                 pending: HashMap::new(),
                 streams: HashMap::new(),
                 standalone: parts.standalone.map(|outlet| (0, outlet)),
@@ -361,82 +422,6 @@ impl Session {
         SessionHandle {
             shared: self.shared.clone(),
             addr: ctx.address(),
-        }
-    }
-
-    /// Starts the in-flight actor for one request, or answers at once when it cannot run.
-    fn start_request(&mut self, msg: HandleRequest, ctx: &Context<Self>) {
-        let HandleRequest {
-            request,
-            outlet,
-            stream,
-        } = msg;
-        if let Some((number, addr)) = stream {
-            self.streams.insert(number, addr);
-        }
-        if self.shared.token.is_cancelled() {
-            return;
-        }
-        if self.in_flight.contains_key(&request.id) {
-            let error = ErrorObject::invalid_request(format!(
-                "request id {} is already in flight",
-                request.id
-            ));
-            outlet.deliver_or_log(
-                Frame::error(Some(&request.id), &error),
-                "duplicate id error",
-            );
-            return;
-        }
-        if self.in_flight.len() >= self.config.max_in_flight {
-            let error = ErrorObject::new(
-                SERVER_BUSY,
-                format!(
-                    "too many concurrent requests in this session (limit {})",
-                    self.config.max_in_flight
-                ),
-            );
-            outlet.deliver_or_log(Frame::error(Some(&request.id), &error), "busy error");
-            return;
-        }
-        let progress_token = progress_token(request.params.as_ref());
-        let scope = RequestScope::new(
-            request.id.clone(),
-            self.shared.token.child_token(),
-            outlet.clone(),
-            Some(self.session_handle(ctx)),
-            progress_token,
-            self.metrics.clone(),
-        );
-        let cancellable = self.dispatch.is_cancellable(&request.method);
-        let id = request.id.clone();
-        let addr = InFlight::new(
-            request,
-            scope,
-            self.dispatch.clone(),
-            Some(ctx.address()),
-            cancellable,
-        )
-        .start();
-        self.outlets.insert(id.clone(), outlet);
-        self.in_flight.insert(id, addr);
-        self.shared.active.fetch_add(1, Ordering::Relaxed);
-    }
-
-    fn cancel_request(&mut self, params: Option<&Value>) {
-        // Malformed or unknown cancellations are ignored silently, as the spec asks.
-        let Some(id) = params
-            .and_then(|p| p.get("requestId"))
-            .and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok())
-        else {
-            return;
-        };
-        if let Some(addr) = self.in_flight.get(&id) {
-            let reason = params
-                .and_then(|p| p.get("reason"))
-                .and_then(Value::as_str)
-                .map(str::to_owned);
-            addr.do_send(Cancel { reason });
         }
     }
 
@@ -466,6 +451,25 @@ impl Session {
     }
 }
 
+/// Cancels the in-flight request a `notifications/cancelled` names. Malformed or unknown
+/// cancellations are ignored silently, as the spec asks.
+fn cancel_request(shared: &SessionShared, params: Option<&Value>) {
+    let Some(id) = params
+        .and_then(|p| p.get("requestId"))
+        .and_then(|id| RequestId::deserialize(id).ok())
+    else {
+        return;
+    };
+    let Some(addr) = shared.lock_requests().get(&id).cloned() else {
+        return;
+    };
+    let reason = params
+        .and_then(|p| p.get("reason"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    addr.do_send(Cancel { reason });
+}
+
 /// Reads `params._meta.progressToken` when it is a string or an integer.
 pub(crate) fn progress_token(params: Option<&Value>) -> Option<Value> {
     let token = params?.get("_meta")?.get("progressToken")?;
@@ -485,8 +489,14 @@ impl Actor for Session {
     }
 
     fn stopped(&mut self, _: &mut Self::Context) {
-        self.shared.token.cancel();
-        for (_, addr) in self.in_flight.drain() {
+        // Cancelled under the table's lock: no request is admitted after this point.
+        let in_flight: Vec<_> = {
+            let mut table = self.shared.lock_requests();
+            self.shared.token.cancel();
+            table.drain().map(|(_, addr)| addr).collect()
+        };
+        // Each request stops, sends nothing and finishes its own outlet.
+        for addr in in_flight {
             addr.do_send(Cancel {
                 reason: Some("session closed".into()),
             });
@@ -496,9 +506,6 @@ impl Actor for Session {
         }
         for _ in self.pending.drain() {
             self.metrics.dec(Gauge::PeerRequests);
-        }
-        for (_, outlet) in self.outlets.drain() {
-            outlet.finish();
         }
         if let Some(store) = &self.store {
             store.forget_session(&self.shared.id);
@@ -510,7 +517,8 @@ impl Actor for Session {
     }
 }
 
-/// Handle one request from the peer. Sent by the transport; no reply (the answer travels on
+/// Handle one request from the peer, in mailbox order. Sent by transports that want
+/// backpressure ([`SessionHandle::request_with_backpressure`]); no reply (the answer travels on
 /// `outlet`).
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
@@ -519,15 +527,34 @@ pub struct HandleRequest {
     pub request: Request,
     /// Where its response and related messages go.
     pub outlet: Outlet,
-    /// The SSE stream answering it, if any.
-    pub stream: Option<(u64, Addr<SseStream>)>,
 }
 
 impl Handler<HandleRequest> for Session {
     type Result = ();
 
     fn handle(&mut self, msg: HandleRequest, ctx: &mut Self::Context) {
-        self.start_request(msg, ctx);
+        self.session_handle(ctx).request(msg.request, msg.outlet);
+    }
+}
+
+/// Track a live POST answer stream for `Last-Event-ID` resumption. Sent through
+/// [`SessionHandle::register_stream`].
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct RegisterStream {
+    /// The stream's number.
+    pub number: u64,
+    /// Its actor.
+    pub stream: Addr<SseStream>,
+}
+
+impl Handler<RegisterStream> for Session {
+    type Result = ();
+
+    fn handle(&mut self, msg: RegisterStream, _: &mut Self::Context) {
+        if msg.stream.connected() {
+            self.streams.insert(msg.number, msg.stream);
+        }
     }
 }
 
@@ -541,10 +568,10 @@ impl Handler<HandleNotification> for Session {
 
     fn handle(&mut self, msg: HandleNotification, ctx: &mut Self::Context) {
         if msg.0.method == "notifications/cancelled" {
-            self.cancel_request(msg.0.params.as_ref());
+            cancel_request(&self.shared, msg.0.params.as_ref());
         } else {
             let handle = self.session_handle(ctx);
-            self.dispatch.notification(msg.0, Some(&handle));
+            self.shared.dispatch.notification(msg.0, Some(&handle));
         }
     }
 }
@@ -631,23 +658,23 @@ impl Handler<ForgetPeerRequest> for Session {
     }
 }
 
-/// An in-flight request has stopped. Sent by [`InFlight`] from `stopped`. The session cancels
-/// the server-to-client requests it still awaited (their `notifications/cancelled` travel on its
-/// stream), then finishes its outlet, so a cancelled request's stream ends after them.
+/// An in-flight request that made server-to-client requests has stopped. Sent by [`InFlight`]
+/// from `stopped`. The session cancels the server-to-client requests it still awaited (their
+/// `notifications/cancelled` travel on its stream), then finishes its outlet, so a cancelled
+/// request's stream ends after them. (A request that made none finishes its outlet itself.)
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub struct RequestFinished {
     /// The finished request's id.
     pub id: RequestId,
+    /// Its outlet, finished once the nested requests are cancelled.
+    pub outlet: Outlet,
 }
 
 impl Handler<RequestFinished> for Session {
     type Result = ();
 
     fn handle(&mut self, msg: RequestFinished, _: &mut Self::Context) {
-        if self.in_flight.remove(&msg.id).is_some() {
-            self.shared.active.fetch_sub(1, Ordering::Relaxed);
-        }
         let nested: Vec<RequestId> = self
             .pending
             .iter()
@@ -657,9 +684,7 @@ impl Handler<RequestFinished> for Session {
         for id in nested {
             self.forget_peer(&id, "the request that needed it has ended");
         }
-        if let Some(outlet) = self.outlets.remove(&msg.id) {
-            outlet.finish();
-        }
+        msg.outlet.finish();
     }
 }
 
@@ -805,7 +830,7 @@ impl Handler<GetSessionStats> for Session {
 
     fn handle(&mut self, _: GetSessionStats, _: &mut Self::Context) -> Self::Result {
         MessageResult(SessionStats {
-            in_flight: self.in_flight.len(),
+            in_flight: self.shared.lock_requests().len(),
             pending_peer_requests: self.pending.len(),
             streams: self.streams.len(),
         })

@@ -119,7 +119,6 @@ async fn idle_sessions_expire_but_busy_ones_stay() {
             params: None,
         },
         outlet,
-        None,
     );
     until(|| registry.metrics().in_flight == 1).await;
     tokio::time::advance(Duration::from_secs(61)).await;

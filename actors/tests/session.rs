@@ -119,7 +119,7 @@ async fn within<F: std::future::Future>(fut: F) -> F::Output {
 #[actix_rt::test]
 async fn a_request_is_answered_on_its_outlet() {
     let (session, outlet, mut rx, _) = start(Arc::default());
-    session.request(request(1, "echo", json!({"a": 1})), outlet, None);
+    session.request(request(1, "echo", json!({"a": 1})), outlet);
     assert_eq!(
         next(&mut rx).await,
         json!({"jsonrpc": "2.0", "id": 1, "result": {"a": 1}})
@@ -130,13 +130,13 @@ async fn a_request_is_answered_on_its_outlet() {
 async fn cancelled_request_stops_and_sends_nothing() {
     let metrics = Arc::new(Metrics::default());
     let (session, outlet, mut rx, started) = start(metrics.clone());
-    session.request(request(7, "slow", json!({})), outlet.clone(), None);
+    session.request(request(7, "slow", json!({})), outlet.clone());
     within(started.notified()).await;
     session.notification(Notification {
         method: "notifications/cancelled".into(),
         params: Some(json!({"requestId": 7})),
     });
-    session.request(request(8, "echo", json!("after")), outlet, None);
+    session.request(request(8, "echo", json!("after")), outlet);
     // The next frame is the answer to 8: nothing was sent for the cancelled 7.
     assert_eq!(next(&mut rx).await["id"], json!(8));
     let stats = within(session.stats()).await.unwrap();
@@ -148,7 +148,7 @@ async fn cancelled_request_stops_and_sends_nothing() {
 async fn peer_requests_are_matched_by_id() {
     let metrics = Arc::new(Metrics::default());
     let (session, outlet, mut rx, _) = start(metrics.clone());
-    session.request(request(1, "ask", json!({})), outlet, None);
+    session.request(request(1, "ask", json!({})), outlet);
     let asked = next(&mut rx).await;
     assert_eq!(asked["method"], json!("sampling/createMessage"));
     assert_eq!(asked["params"], json!({"q": 1}));
@@ -168,7 +168,7 @@ async fn peer_requests_are_matched_by_id() {
 #[actix_rt::test]
 async fn cancelling_a_request_cancels_its_peer_request_at_the_client() {
     let (session, outlet, mut rx, _) = start(Arc::default());
-    session.request(request(3, "ask", json!({})), outlet, None);
+    session.request(request(3, "ask", json!({})), outlet);
     let asked = next(&mut rx).await;
     session.notification(Notification {
         method: "notifications/cancelled".into(),
@@ -182,25 +182,25 @@ async fn cancelling_a_request_cancels_its_peer_request_at_the_client() {
 #[actix_rt::test]
 async fn a_panic_in_a_supervised_invocation_is_contained() {
     let (session, outlet, mut rx, _) = start(Arc::default());
-    session.request(request(1, "panic", json!({})), outlet.clone(), None);
+    session.request(request(1, "panic", json!({})), outlet.clone());
     assert_eq!(next(&mut rx).await["result"], json!("caught boom"));
-    session.request(request(2, "echo", json!("still serving")), outlet, None);
+    session.request(request(2, "echo", json!("still serving")), outlet);
     assert_eq!(next(&mut rx).await["result"], json!("still serving"));
 }
 
 #[actix_rt::test]
 async fn a_supervised_invocation_times_out() {
     let (session, outlet, mut rx, _) = start(Arc::default());
-    session.request(request(1, "timeout", json!({})), outlet, None);
+    session.request(request(1, "timeout", json!({})), outlet);
     assert_eq!(next(&mut rx).await["result"], json!("Err(TimedOut(20ms))"));
 }
 
 #[actix_rt::test]
 async fn duplicate_ids_in_flight_are_refused() {
     let (session, outlet, mut rx, started) = start(Arc::default());
-    session.request(request(5, "slow", json!({})), outlet.clone(), None);
+    session.request(request(5, "slow", json!({})), outlet.clone());
     within(started.notified()).await;
-    session.request(request(5, "echo", json!({})), outlet, None);
+    session.request(request(5, "echo", json!({})), outlet);
     let refused = next(&mut rx).await;
     assert_eq!(refused["error"]["code"], json!(-32600));
 }
@@ -209,7 +209,7 @@ async fn duplicate_ids_in_flight_are_refused() {
 async fn closing_the_session_stops_everything() {
     let metrics = Arc::new(Metrics::default());
     let (session, outlet, mut rx, started) = start(metrics.clone());
-    session.request(request(1, "slow", json!({})), outlet, None);
+    session.request(request(1, "slow", json!({})), outlet);
     within(started.notified()).await;
     assert_eq!(metrics.snapshot().sessions, 1);
     session.close();
@@ -242,12 +242,12 @@ async fn session_notifications_reach_the_standalone_outlet() {
 async fn a_cancel_right_behind_its_request_never_hangs_or_answers() {
     let (session, outlet, mut rx, _) = start(Arc::default());
     // No wait for the handler to start: the cancel may land before it runs at all.
-    session.request(request(1, "slow", json!({})), outlet.clone(), None);
+    session.request(request(1, "slow", json!({})), outlet.clone());
     session.notification(Notification {
         method: "notifications/cancelled".into(),
         params: Some(json!({"requestId": 1})),
     });
-    session.request(request(2, "echo", json!("next")), outlet, None);
+    session.request(request(2, "echo", json!("next")), outlet);
     assert_eq!(
         next(&mut rx).await,
         json!({"jsonrpc": "2.0", "id": 2, "result": "next"})
@@ -259,7 +259,7 @@ async fn a_cancel_right_behind_its_request_never_hangs_or_answers() {
 #[actix_rt::test]
 async fn a_cancel_after_the_response_is_ignored() {
     let (session, outlet, mut rx, _) = start(Arc::default());
-    session.request(request(1, "echo", json!("first")), outlet.clone(), None);
+    session.request(request(1, "echo", json!("first")), outlet.clone());
     assert_eq!(next(&mut rx).await["result"], json!("first"));
     session.notification(Notification {
         method: "notifications/cancelled".into(),
@@ -276,7 +276,6 @@ async fn a_cancel_after_the_response_is_ignored() {
     session.request(
         request(1, "echo", json!("id reused after it finished")),
         outlet,
-        None,
     );
     assert_eq!(
         next(&mut rx).await["result"],
@@ -289,7 +288,7 @@ async fn supervised_timeouts_fire_under_paused_time() {
     tokio::time::pause();
     let (session, outlet, mut rx, _) = start(Arc::default());
     let started = tokio::time::Instant::now();
-    session.request(request(1, "timeout", json!({})), outlet, None);
+    session.request(request(1, "timeout", json!({})), outlet);
     assert_eq!(next(&mut rx).await["result"], json!("Err(TimedOut(20ms))"));
     // Virtual time moved exactly as far as the limit (auto-advanced while idle).
     assert!(started.elapsed() >= Duration::from_millis(20));
@@ -325,7 +324,7 @@ async fn an_unanswered_peer_request_times_out_and_is_cancelled_at_the_client() {
         on_stopped: None,
         parent_token: None,
     });
-    session.request(request(1, "wait_peer", json!({})), outlet, None);
+    session.request(request(1, "wait_peer", json!({})), outlet);
     let asked = next(&mut rx).await;
     assert_eq!(asked["method"], json!("roots/list"));
     let started = tokio::time::Instant::now();

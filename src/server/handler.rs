@@ -30,13 +30,18 @@ use crate::server::context::RequestContext;
 /// What a handler is called with.
 #[derive(Debug, Clone)]
 pub struct HandlerParts {
-    pub(crate) arguments: Value,
+    pub(crate) arguments: Arc<Value>,
     pub(crate) cx: RequestContext,
     pub(crate) uri_vars: Option<Arc<BTreeMap<String, String>>>,
 }
 
 impl HandlerParts {
     pub(crate) fn new(arguments: Value, cx: RequestContext) -> Self {
+        Self::shared(Arc::new(arguments), cx)
+    }
+
+    /// Parts whose arguments the caller keeps too (for error reports), without a copy.
+    pub(crate) fn shared(arguments: Arc<Value>, cx: RequestContext) -> Self {
         Self {
             arguments,
             cx,
@@ -83,7 +88,7 @@ pub struct Params<T>(pub T);
 
 impl<T: DeserializeOwned + JsonSchema + Send + 'static> FromParts for Params<T> {
     fn from_parts(parts: &HandlerParts) -> Result<Self, Rejection> {
-        T::deserialize(&parts.arguments)
+        T::deserialize(&*parts.arguments)
             .map(Params)
             .map_err(|err| Rejection::InvalidArguments(err.to_string()))
     }
@@ -113,7 +118,7 @@ pub struct Arguments(pub JsonObject);
 
 impl FromParts for Arguments {
     fn from_parts(parts: &HandlerParts) -> Result<Self, Rejection> {
-        match &parts.arguments {
+        match &*parts.arguments {
             Value::Object(map) => Ok(Arguments(map.clone())),
             Value::Null => Ok(Arguments(JsonObject::new())),
             _ => Err(Rejection::NotAnObject),

@@ -143,9 +143,20 @@ fn to_raw<T: Serialize>(value: &T) -> Reply {
 }
 
 fn params<T: DeserializeOwned>(request: &Request) -> Result<T, McpError> {
+    let result = match &request.params {
+        Some(value) => T::deserialize(value),
+        None => T::deserialize(&Value::Object(Map::new())),
+    };
+    result.map_err(|err| {
+        McpError::invalid_params(format!("invalid params for {}: {err}", request.method))
+    })
+}
+
+/// Like [`params`], but moves the params out of the request (its strings are not copied).
+fn take_params<T: DeserializeOwned>(request: &mut Request) -> Result<T, McpError> {
     let value = request
         .params
-        .clone()
+        .take()
         .unwrap_or_else(|| Value::Object(Map::new()));
     serde_json::from_value(value).map_err(|err| {
         McpError::invalid_params(format!("invalid params for {}: {err}", request.method))
@@ -155,7 +166,7 @@ fn params<T: DeserializeOwned>(request: &Request) -> Result<T, McpError> {
 async fn handle_request(
     server: Arc<ServerInner>,
     defaults: RequestDefaults,
-    request: Request,
+    mut request: Request,
     scope: RequestScope,
 ) -> Reply {
     let started = Instant::now();
@@ -194,7 +205,7 @@ async fn handle_request(
         client_info: cx.client_info().cloned(),
         duration: std::time::Duration::ZERO,
     });
-    let outcome = route(&server, &cx, &request, event.as_mut()).await;
+    let outcome = route(&server, &cx, &mut request, event.as_mut()).await;
     let reply = match outcome {
         Ok(reply) => reply,
         Err(error) => {
@@ -224,7 +235,7 @@ async fn handle_request(
 async fn route(
     server: &Arc<ServerInner>,
     cx: &RequestContext,
-    request: &Request,
+    request: &mut Request,
     event: Option<&mut RequestEvent>,
 ) -> Result<Reply, McpError> {
     let version = cx.protocol_version();
@@ -328,8 +339,7 @@ async fn route(
             let Some(handler) = server.catalog().custom.get(other).cloned() else {
                 return Err(McpError::method_not_found(other));
             };
-            let parts =
-                HandlerParts::new(request.params.clone().unwrap_or(Value::Null), cx.clone());
+            let parts = HandlerParts::new(request.params.take().unwrap_or(Value::Null), cx.clone());
             let site = ErrorSite::Request {
                 method: other.to_owned(),
             };
@@ -494,17 +504,14 @@ pub(crate) fn capabilities(server: &ServerInner) -> ServerCapabilities {
 async fn call_tool(
     server: &Arc<ServerInner>,
     cx: &RequestContext,
-    request: &Request,
+    request: &mut Request,
     mut event: Option<&mut RequestEvent>,
 ) -> Result<Reply, McpError> {
-    let p: CallToolRequestParams = params(request)?;
-    let arguments = p
-        .arguments
-        .map(Value::Object)
-        .unwrap_or_else(|| Value::Object(Map::new()));
+    let p: CallToolRequestParams = take_params(request)?;
+    let arguments = Arc::new(Value::Object(p.arguments.unwrap_or_default()));
     if let Some(event) = event.as_deref_mut() {
         event.tool_name = Some(p.name.clone());
-        event.tool_arguments = Some(arguments.clone());
+        event.tool_arguments = Some((*arguments).clone());
     }
     // Borrowed from a catalog snapshot: cloning a `ToolDef` copies its whole JSON schema.
     let catalog = server.catalog();
@@ -532,10 +539,10 @@ async fn call_tool(
     }
     let site = || ErrorSite::Tool {
         name: p.name.clone(),
-        arguments: arguments.clone(),
+        arguments: (*arguments).clone(),
     };
     let timeout = def.timeout.or(server.config.tool_timeout);
-    let fut = def.invoke(HandlerParts::new(arguments.clone(), cx.clone()));
+    let fut = def.invoke(HandlerParts::shared(arguments.clone(), cx.clone()));
     let result = match cx.scope().supervise(fut, timeout).await {
         Ok(Ok(result)) => result,
         Ok(Err(HandlerError::Rejected(rejection))) => CallToolResult::error_text(format!(

@@ -402,7 +402,7 @@ async fn answer(
     let header_id = new.then(|| session.id().clone());
     if shared.config.json_response {
         let (outlet, rx) = ResponseOutlet::channel();
-        session.request(request, outlet, None);
+        session.request(request, outlet);
         return match rx.await {
             Ok(frame) => json_response(&frame.json, header_id.as_ref()),
             Err(_) if !session.is_alive() => http_error(
@@ -424,11 +424,8 @@ async fn answer(
         shared.config.retry,
         metrics,
     );
-    session.request(
-        request,
-        SseOutlet::outlet(stream.clone()),
-        Some((number, stream)),
-    );
+    session.register_stream(number, stream.clone());
+    session.request(request, SseOutlet::outlet(stream));
     let mut rx = rx;
     let ready = prefetch(&mut rx).await;
     sse_response(req, shared, ready, rx, (), header_id.as_ref())
