@@ -8,6 +8,10 @@
 
 use std::fmt;
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::task::Poll;
+
+use futures::future::BoxFuture;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -20,7 +24,7 @@ use crate::jsonrpc::{ErrorObject, Frame, FrameKind, RequestId};
 use crate::metrics::Metrics;
 use crate::outlet::Outlet;
 use crate::session::{ForgetPeerRequest, SendPeerRequest, SessionHandle};
-use crate::tool_call::{Supervised, SupervisedError, ToolCall};
+use crate::tool_call::{Supervised, SupervisedError, ToolCall, panic_message};
 
 /// The runtime's handle on one in-flight request. Cheap to clone.
 #[derive(Clone)]
@@ -264,9 +268,15 @@ impl RequestScope {
         }
     }
 
-    /// Runs `fut` in a supervised tool-call actor under this request's token: a panic becomes
+    /// Runs `fut` supervised under this request's token: a panic becomes
     /// [`SupervisedError::Panicked`], `timeout` cancels it, and cancellation of the request drops
     /// it at its next await.
+    ///
+    /// The future is polled once right here; one that finishes in that poll (a tool that never
+    /// awaits) is done without further ado. One that is still pending moves, as it is, into a
+    /// [`ToolCall`] actor of its own, which polls it to the end under the time limit and the
+    /// token. So every invocation that is actually in flight is an actor, and an immediate one
+    /// costs no actor start, task or channel.
     ///
     /// # Errors
     /// See [`SupervisedError`].
@@ -279,9 +289,24 @@ impl RequestScope {
         F: Future<Output = T> + Send + 'static,
         T: Send + 'static,
     {
+        if self.is_cancelled() {
+            return Err(SupervisedError::Cancelled);
+        }
+        let mut fut: BoxFuture<'static, T> = Box::pin(fut);
+        let first = std::future::poll_fn(|cx| {
+            Poll::Ready(std::panic::catch_unwind(AssertUnwindSafe(|| {
+                fut.as_mut().poll(cx)
+            })))
+        })
+        .await;
+        match first {
+            Ok(Poll::Ready(value)) => return Ok(value),
+            Ok(Poll::Pending) => {}
+            Err(payload) => return Err(SupervisedError::Panicked(panic_message(&*payload))),
+        }
         let (tx, rx) = tokio::sync::oneshot::channel();
         ToolCall::spawn(
-            Supervised::Async(Box::pin(fut)),
+            Supervised::Async(fut),
             self.inner.token.child_token(),
             timeout,
             tx,

@@ -111,6 +111,29 @@ async fn run<T: Send + 'static>(work: Supervised<T>) -> Outcome<T> {
     }
 }
 
+/// The work under a time limit and a cancellation token. The work is polled first: a handler
+/// awaiting its own cancellation gets to finish its cleanup; one that ignores it is dropped at
+/// its next await.
+pub(crate) async fn supervised<T: Send + 'static>(
+    work: Supervised<T>,
+    token: CancellationToken,
+    timeout: Option<Duration>,
+) -> Outcome<T> {
+    let limited = async {
+        match timeout {
+            Some(limit) => tokio::time::timeout(limit, run(work))
+                .await
+                .unwrap_or(Err(SupervisedError::TimedOut(limit))),
+            None => run(work).await,
+        }
+    };
+    tokio::select! {
+        biased;
+        outcome = limited => outcome,
+        () = token.cancelled() => Err(SupervisedError::Cancelled),
+    }
+}
+
 impl<T: Send + 'static> Actor for ToolCall<T> {
     type Context = Context<Self>;
 
@@ -119,25 +142,7 @@ impl<T: Send + 'static> Actor for ToolCall<T> {
             ctx.stop();
             return;
         };
-        let token = self.token.clone();
-        let timeout = self.timeout;
-        let fut = async move {
-            let limited = async {
-                match timeout {
-                    Some(limit) => tokio::time::timeout(limit, run(work))
-                        .await
-                        .unwrap_or(Err(SupervisedError::TimedOut(limit))),
-                    None => run(work).await,
-                }
-            };
-            // The work is polled first: a handler awaiting its own cancellation gets to finish
-            // its cleanup; one that ignores it is dropped at its next await.
-            tokio::select! {
-                biased;
-                outcome = limited => outcome,
-                () = token.cancelled() => Err(SupervisedError::Cancelled),
-            }
-        };
+        let fut = supervised(work, self.token.clone(), self.timeout);
         ctx.spawn(fut.into_actor(self).map(|outcome, act, ctx| {
             if let Some(reply) = act.reply.take() {
                 // The requester may be gone (its request was cancelled): nothing to do then.
