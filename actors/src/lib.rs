@@ -58,5 +58,7 @@ pub use outlet::{ChannelOutlet, FrameSink, Outlet, ResponseOutlet};
 pub use registry::{Registry, RegistryConfig, RegistryHandle};
 pub use scope::{ProgressError, RequestScope};
 pub use session::{OnStopped, Session, SessionConfig, SessionHandle, SessionParts, SessionStats};
-pub use sse_stream::{EventStore, InMemoryEventStore, SseEvent, SseOutlet, SseStream};
+pub use sse_stream::{
+    EventStore, InMemoryEventStore, PostAnswer, Settled, SseEvent, SseOutlet, SseStream,
+};
 pub use tool_call::{SupervisedError, ToolCall};

@@ -46,6 +46,11 @@ impl Outlet {
         Self(Arc::new(sink))
     }
 
+    /// Wraps a shared sink the caller keeps a handle on.
+    pub fn from_arc(sink: Arc<dyn FrameSink>) -> Self {
+        Self(sink)
+    }
+
     /// See [`FrameSink::deliver`].
     ///
     /// # Errors

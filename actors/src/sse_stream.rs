@@ -214,17 +214,27 @@ impl SseStream {
         retry: Duration,
         metrics: Arc<Metrics>,
     ) -> (Addr<Self>, mpsc::Receiver<SseEvent>) {
-        let (tx, rx) = mpsc::channel(CONNECTION_BUFFER);
-        let priming = SseEvent {
-            id: Some(EventId {
-                stream: number,
-                seq: 0,
-            }),
-            data: Arc::from(""),
-            retry: Some(retry),
-        };
-        // The channel is new and empty: the priming event always fits.
-        let _ = tx.try_send(priming);
+        let priming = priming_event(number, retry);
+        Self::adopt(session, number, answers, store, metrics, vec![priming], 1)
+    }
+
+    /// Starts a stream on the current arbiter whose first connection already carries `queued`
+    /// (events numbered and stored by their first owner, such as a [`PostAnswer`]); the stream
+    /// numbers what follows from `next_seq`.
+    pub fn adopt(
+        session: SessionHandle,
+        number: u64,
+        answers: bool,
+        store: Option<Arc<dyn EventStore>>,
+        metrics: Arc<Metrics>,
+        queued: Vec<SseEvent>,
+        next_seq: u64,
+    ) -> (Addr<Self>, mpsc::Receiver<SseEvent>) {
+        let (tx, rx) = mpsc::channel(CONNECTION_BUFFER + queued.len());
+        for event in queued {
+            // Sized above to hold every queued event.
+            let _ = tx.try_send(event);
+        }
         metrics.inc(Gauge::Streams);
         let addr = Self::create(move |ctx| {
             ctx.set_mailbox_capacity(4096);
@@ -233,7 +243,7 @@ impl SseStream {
                 number,
                 answers,
                 store,
-                next_seq: 1,
+                next_seq,
                 conn: None,
                 watcher: None,
                 metrics,
@@ -416,6 +426,296 @@ impl Handler<Finish> for SseStream {
     fn handle(&mut self, _: Finish, ctx: &mut Self::Context) {
         if self.answers {
             ctx.stop();
+        }
+    }
+}
+
+/// The priming event that opens a stream: id `<stream>-0`, empty data, `retry` advice.
+pub fn priming_event(number: u64, retry: Duration) -> SseEvent {
+    SseEvent {
+        id: Some(EventId {
+            stream: number,
+            seq: 0,
+        }),
+        data: Arc::from(""),
+        retry: Some(retry),
+    }
+}
+
+/// The answer to one POST request in its first moments, before it is known to need a stream.
+///
+/// Most requests are answered within a millisecond: their priming event, any notifications
+/// and the response can leave as one complete SSE body, and starting a stream actor (with its
+/// task, mailbox and channel) for them would cost more than the answer itself. So the
+/// transport hands a `PostAnswer` to the request as its outlet and [`settle`](Self::settle)s
+/// it: frames are numbered and written to the [`EventStore`] as they arrive, exactly as an
+/// [`SseStream`] does, and kept here. When the request finishes within the window, the
+/// transport takes the events whole ([`Settled::Complete`]). When it is still running after
+/// the window, sends the client a request (which must not wait), asks for SSE polling, or
+/// piles up events, the answer becomes an [`SseStream`] actor that adopts the events kept so
+/// far and carries everything after ([`Settled::Stream`]).
+pub struct PostAnswer {
+    session: SessionHandle,
+    number: u64,
+    store: Option<Arc<dyn EventStore>>,
+    metrics: Arc<Metrics>,
+    state: Mutex<PostState>,
+    changed: tokio::sync::Notify,
+}
+
+enum PostState {
+    Young {
+        events: Vec<SseEvent>,
+        next_seq: u64,
+        answered: bool,
+        finished: bool,
+        urgent: bool,
+        drop_connection: bool,
+    },
+    Streaming(Addr<SseStream>),
+    Taken,
+}
+
+impl fmt::Debug for PostAnswer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = match &*self.lock() {
+            PostState::Young { .. } => "young",
+            PostState::Streaming(_) => "streaming",
+            PostState::Taken => "taken",
+        };
+        f.debug_struct("PostAnswer")
+            .field("session", self.session.id())
+            .field("stream", &self.number)
+            .field("state", &state)
+            .finish()
+    }
+}
+
+/// How a [`PostAnswer`] settled.
+#[derive(Debug)]
+pub enum Settled {
+    /// The request finished within the window. `events` holds the priming event and every
+    /// frame it sent, in order; `answered` tells whether a response is among them (a cancelled
+    /// request, or one whose session ended, sends none).
+    Complete {
+        /// The events, priming event first.
+        events: Vec<SseEvent>,
+        /// Whether the request's response is among them.
+        answered: bool,
+    },
+    /// The request goes on: its stream actor, and the receiver of its first connection (the
+    /// events so far are queued on it).
+    Stream(Addr<SseStream>, mpsc::Receiver<SseEvent>),
+}
+
+impl PostAnswer {
+    /// A new answer for stream `number` of `session`, its priming event kept.
+    pub fn new(
+        session: SessionHandle,
+        number: u64,
+        store: Option<Arc<dyn EventStore>>,
+        retry: Duration,
+        metrics: Arc<Metrics>,
+    ) -> Arc<Self> {
+        let mut events = Vec::with_capacity(2);
+        events.push(priming_event(number, retry));
+        Arc::new(Self {
+            session,
+            number,
+            store,
+            metrics,
+            state: Mutex::new(PostState::Young {
+                events,
+                next_seq: 1,
+                answered: false,
+                finished: false,
+                urgent: false,
+                drop_connection: false,
+            }),
+            changed: tokio::sync::Notify::new(),
+        })
+    }
+
+    /// The outlet the request's frames go to.
+    pub fn outlet(self: &Arc<Self>) -> Outlet {
+        Outlet::from_arc(self.clone())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, PostState> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Waits at most `window` for the request to finish. See [`Settled`]. Dropping the future
+    /// before it resolves turns the answer into a stream without a connection, so what the
+    /// request sends later stays resumable with `Last-Event-ID`.
+    pub async fn settle(self: &Arc<Self>, window: Duration) -> Settled {
+        let mut guard = SettleGuard(Some(self));
+        let deadline = tokio::time::sleep(window);
+        tokio::pin!(deadline);
+        loop {
+            if let Some(done) = self.take_if_done(false) {
+                guard.0 = None;
+                return done;
+            }
+            tokio::select! {
+                biased;
+                () = self.changed.notified() => {}
+                () = &mut deadline => break,
+            }
+        }
+        guard.0 = None;
+        self.upgrade()
+    }
+
+    /// Settles the answer if it can be: complete when the request has finished, a stream when
+    /// something is urgent or `force` is set; `None` while the request runs quietly (or when
+    /// the answer has already settled).
+    fn take_if_done(&self, force: bool) -> Option<Settled> {
+        let mut state = self.lock();
+        let PostState::Young {
+            answered,
+            finished,
+            urgent,
+            ..
+        } = &*state
+        else {
+            return None;
+        };
+        let done = *answered || *finished;
+        if !(done || *urgent || force) {
+            return None;
+        }
+        let PostState::Young {
+            events,
+            next_seq,
+            answered,
+            drop_connection,
+            ..
+        } = std::mem::replace(&mut *state, PostState::Taken)
+        else {
+            return None;
+        };
+        if done {
+            drop(state);
+            if let Some(store) = &self.store {
+                store.finish(self.session.id(), self.number);
+            }
+            return Some(Settled::Complete { events, answered });
+        }
+        let (addr, rx) = SseStream::adopt(
+            self.session.clone(),
+            self.number,
+            true,
+            self.store.clone(),
+            self.metrics.clone(),
+            events,
+            next_seq,
+        );
+        *state = PostState::Streaming(addr.clone());
+        drop(state);
+        if drop_connection {
+            addr.do_send(DropConnection);
+        }
+        self.session.register_stream(self.number, addr.clone());
+        Some(Settled::Stream(addr, rx))
+    }
+
+    /// Settles now: complete, or a stream.
+    fn upgrade(&self) -> Settled {
+        self.take_if_done(true).unwrap_or(Settled::Complete {
+            events: Vec::new(),
+            answered: false,
+        })
+    }
+}
+
+/// Turns a [`PostAnswer`] whose settling was abandoned into a stream (see
+/// [`PostAnswer::settle`]).
+struct SettleGuard<'a>(Option<&'a Arc<PostAnswer>>);
+
+impl Drop for SettleGuard<'_> {
+    fn drop(&mut self) {
+        if let Some(answer) = self.0.take() {
+            // The receiver is dropped at once: the stream notices it has no connection.
+            drop(answer.upgrade());
+        }
+    }
+}
+
+impl FrameSink for PostAnswer {
+    fn deliver(&self, frame: Frame) -> Result<(), Frame> {
+        let mut state = self.lock();
+        match &mut *state {
+            PostState::Young {
+                events,
+                next_seq,
+                answered,
+                urgent,
+                ..
+            } => {
+                let id = EventId {
+                    stream: self.number,
+                    seq: *next_seq,
+                };
+                *next_seq += 1;
+                if let Some(store) = &self.store {
+                    store.append(self.session.id(), id, &frame.json);
+                }
+                match frame.kind {
+                    FrameKind::Response => *answered = true,
+                    // The client must see a request now: it cannot wait for the window.
+                    FrameKind::Request => *urgent = true,
+                    FrameKind::Notification => {}
+                }
+                events.push(SseEvent {
+                    id: Some(id),
+                    data: frame.json,
+                    retry: None,
+                });
+                if events.len() > CONNECTION_BUFFER {
+                    *urgent = true;
+                }
+                drop(state);
+                self.changed.notify_one();
+                Ok(())
+            }
+            PostState::Streaming(addr) => addr
+                .try_send(Deliver(frame))
+                .map_err(|err| err.into_inner().0),
+            PostState::Taken => Err(frame),
+        }
+    }
+
+    fn drop_connection(&self) {
+        let mut state = self.lock();
+        match &mut *state {
+            PostState::Young {
+                urgent,
+                drop_connection,
+                ..
+            } => {
+                *urgent = true;
+                *drop_connection = true;
+                drop(state);
+                self.changed.notify_one();
+            }
+            PostState::Streaming(addr) => addr.do_send(DropConnection),
+            PostState::Taken => {}
+        }
+    }
+
+    fn finish(&self) {
+        let mut state = self.lock();
+        match &mut *state {
+            PostState::Young { finished, .. } => {
+                *finished = true;
+                drop(state);
+                self.changed.notify_one();
+            }
+            PostState::Streaming(addr) => addr.do_send(Finish),
+            PostState::Taken => {}
         }
     }
 }

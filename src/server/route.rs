@@ -195,17 +195,21 @@ async fn handle_request(
         .and_then(Value::as_object)
         .cloned();
     let cx = context(&server, defaults, &scope, &request.method, meta, state);
-    let mut event = server.around.as_ref().map(|_| RequestEvent {
-        method: request.method.clone(),
-        tool_name: None,
-        tool_arguments: None,
-        prompt_name: None,
-        resource_uri: None,
-        error: None,
-        client_info: cx.client_info().cloned(),
-        duration: std::time::Duration::ZERO,
+    // Boxed: only servers with an around-request hook pay for it, and the request future stays
+    // small.
+    let mut event = server.around.as_ref().map(|_| {
+        Box::new(RequestEvent {
+            method: request.method.clone(),
+            tool_name: None,
+            tool_arguments: None,
+            prompt_name: None,
+            resource_uri: None,
+            error: None,
+            client_info: cx.client_info().cloned(),
+            duration: std::time::Duration::ZERO,
+        })
     });
-    let outcome = route(&server, &cx, &mut request, event.as_mut()).await;
+    let outcome = route(&server, &cx, &mut request, event.as_deref_mut()).await;
     let reply = match outcome {
         Ok(reply) => reply,
         Err(error) => {
@@ -232,6 +236,8 @@ async fn handle_request(
     reply
 }
 
+// Only `tools/call` is awaited in place: the other arms are boxed so the request future (one
+// allocation per request) stays small.
 async fn route(
     server: &Arc<ServerInner>,
     cx: &RequestContext,
@@ -294,7 +300,7 @@ async fn route(
                 },
             )
         }
-        method::PROMPTS_GET => get_prompt(server, cx, request, event).await,
+        method::PROMPTS_GET => Box::pin(get_prompt(server, cx, request, event)).await,
         method::RESOURCES_LIST => {
             let catalog = server.catalog();
             list_page(
@@ -323,10 +329,14 @@ async fn route(
                 },
             )
         }
-        method::RESOURCES_READ => read_resource(server, cx, request, event).await,
-        method::RESOURCES_SUBSCRIBE => subscription(server, cx, request, event, true).await,
-        method::RESOURCES_UNSUBSCRIBE => subscription(server, cx, request, event, false).await,
-        method::COMPLETION_COMPLETE => complete(server, cx, request).await,
+        method::RESOURCES_READ => Box::pin(read_resource(server, cx, request, event)).await,
+        method::RESOURCES_SUBSCRIBE => {
+            Box::pin(subscription(server, cx, request, event, true)).await
+        }
+        method::RESOURCES_UNSUBSCRIBE => {
+            Box::pin(subscription(server, cx, request, event, false)).await
+        }
+        method::COMPLETION_COMPLETE => Box::pin(complete(server, cx, request)).await,
         method::LOGGING_SET_LEVEL => {
             let p: SetLevelRequestParams = params(request)?;
             match cx.session_state() {
@@ -343,7 +353,7 @@ async fn route(
             let site = ErrorSite::Request {
                 method: other.to_owned(),
             };
-            let value = match guarded(server, cx, site, handler(parts)).await {
+            let value = match Box::pin(guarded(server, cx, site, handler(parts))).await {
                 Ok(value) => value,
                 Err(HandlerError::Rejected(rejection)) => {
                     return Err(McpError::invalid_params(rejection.to_string()));

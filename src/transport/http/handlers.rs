@@ -16,8 +16,8 @@ use serde_json::json;
 use tokio::sync::mpsc;
 
 use actix_mcp_actors::{
-    ErrorCode, EventId, Frame, FrameKind, FrameSink, InFlight, Incoming, Outlet, ResponseOutlet,
-    SessionConfig, SessionHandle, SessionId, SessionParts, SseEvent, SseOutlet, SseStream,
+    ErrorCode, EventId, Frame, FrameKind, FrameSink, InFlight, Incoming, Outlet, PostAnswer,
+    ResponseOutlet, SessionConfig, SessionHandle, SessionId, SessionParts, Settled, SseEvent,
 };
 
 use super::{HttpShared, PROTOCOL_VERSION_HEADER, SESSION_HEADER};
@@ -165,25 +165,9 @@ fn to_sse_event(event: SseEvent) -> Result<sse::Event, Infallible> {
     Ok(sse::Event::Data(data))
 }
 
-/// An SSE response fed by `rx`; `keep` lives as long as the body (a drop guard, for example).
-/// How long a POST answer waits for its first event after the priming one before the headers
-/// go out: a fast tool's priming event and response then leave in one write instead of two.
+/// How long a POST answer waits for its request to finish before the headers go out: a fast
+/// request's whole answer then leaves as one complete body (one write, no stream actor).
 const COALESCE: std::time::Duration = std::time::Duration::from_millis(2);
-
-/// Takes what a fresh POST answer stream has ready: its priming event, and the next event if
-/// it arrives within [`COALESCE`].
-async fn prefetch(rx: &mut mpsc::Receiver<SseEvent>) -> Vec<SseEvent> {
-    let mut ready = Vec::with_capacity(2);
-    let Some(first) = rx.recv().await else {
-        return ready;
-    };
-    let priming = first.data.is_empty();
-    ready.push(first);
-    if priming && let Ok(Some(next)) = tokio::time::timeout(COALESCE, rx.recv()).await {
-        ready.push(next);
-    }
-    ready
-}
 
 /// A stateless answer has no priming event: wait up to [`COALESCE`] for its first event.
 async fn prefetch_stateless(rx: &mut mpsc::Receiver<SseEvent>) -> Vec<SseEvent> {
@@ -193,6 +177,8 @@ async fn prefetch_stateless(rx: &mut mpsc::Receiver<SseEvent>) -> Vec<SseEvent> 
     }
 }
 
+/// An SSE response fed by `rx`, after the events in `ready`; `keep` lives as long as the body
+/// (a drop guard, for example).
 fn sse_response<K: Send + 'static>(
     req: &HttpRequest,
     shared: &HttpShared,
@@ -222,7 +208,22 @@ fn sse_response<K: Send + 'static>(
         },
     );
     let sse = Sse::from_stream(stream).with_retry_duration(shared.config.retry);
-    let mut response = sse.respond_to(req).map_into_boxed_body();
+    with_session_header(sse.respond_to(req).map_into_boxed_body(), session)
+}
+
+/// An SSE body that is already whole: every event at once, then the end (one write).
+fn complete_sse_response(
+    req: &HttpRequest,
+    shared: &HttpShared,
+    events: Vec<SseEvent>,
+    session: Option<&SessionId>,
+) -> HttpResponse {
+    let stream = futures::stream::iter(events.into_iter().map(to_sse_event));
+    let sse = Sse::from_stream(stream).with_retry_duration(shared.config.retry);
+    with_session_header(sse.respond_to(req).map_into_boxed_body(), session)
+}
+
+fn with_session_header(mut response: HttpResponse, session: Option<&SessionId>) -> HttpResponse {
     if let Some(id) = session
         && let Ok(value) = HeaderValue::from_str(id.as_str())
     {
@@ -414,21 +415,27 @@ async fn answer(
             Err(_) => HttpResponse::Accepted().finish(),
         };
     }
-    let number = session.next_stream();
-    let metrics = shared.registry().metrics_handle().clone();
-    let (stream, rx) = SseStream::open(
+    let answer = PostAnswer::new(
         session.clone(),
-        number,
-        true,
+        session.next_stream(),
         Some(shared.config.store.clone()),
         shared.config.retry,
-        metrics,
+        shared.registry().metrics_handle().clone(),
     );
-    session.register_stream(number, stream.clone());
-    session.request(request, SseOutlet::outlet(stream));
-    let mut rx = rx;
-    let ready = prefetch(&mut rx).await;
-    sse_response(req, shared, ready, rx, (), header_id.as_ref())
+    session.request(request, answer.outlet());
+    match answer.settle(COALESCE).await {
+        Settled::Complete {
+            answered: false, ..
+        } if !session.is_alive() => http_error(
+            StatusCode::NOT_FOUND,
+            ErrorCode::INVALID_REQUEST,
+            "the session ended before the request was answered",
+        ),
+        Settled::Complete { events, .. } => {
+            complete_sse_response(req, shared, events, header_id.as_ref())
+        }
+        Settled::Stream(_, rx) => sse_response(req, shared, Vec::new(), rx, (), header_id.as_ref()),
+    }
 }
 
 async fn post_stateless(
