@@ -14,17 +14,22 @@
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/cancellation>
 
+use std::any::Any;
 use std::fmt;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::Poll;
 
 use actix::{
-    Actor, ActorContext, ActorFutureExt, AsyncContext, Context, Handler, Message, WrapFuture,
+    Actor, ActorContext, ActorFutureExt, Addr, AsyncContext, Context, Handler, Message, WrapFuture,
 };
 use futures::FutureExt;
+use futures::future::{BoxFuture, CatchUnwind};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-use crate::dispatch::Dispatch;
+use crate::dispatch::{Dispatch, Reply};
 use crate::jsonrpc::{ErrorObject, Frame, Request};
 use crate::metrics::{Gauge, Metrics};
 use crate::outlet::Outlet;
@@ -32,11 +37,13 @@ use crate::scope::RequestScope;
 use crate::session::{RequestFinished, progress_token};
 use crate::tool_call::panic_message;
 
+/// A request's handler future, with panics caught.
+type Work = CatchUnwind<AssertUnwindSafe<BoxFuture<'static, Reply>>>;
+
 /// The in-flight request actor. See the module docs.
 pub struct InFlight {
-    request: Option<Request>,
+    work: Option<Work>,
     scope: RequestScope,
-    dispatch: Arc<dyn Dispatch>,
     cancellable: bool,
 }
 
@@ -51,23 +58,41 @@ impl fmt::Debug for InFlight {
 }
 
 impl InFlight {
-    pub(crate) fn new(
+    /// Starts answering `request`: its handler future is polled once in place. A request
+    /// answered in that poll (it never had to wait) is done: its response goes out and `None`
+    /// comes back. A request still pending becomes an in-flight actor on the current arbiter,
+    /// which owns the future from then on and is returned.
+    pub(crate) fn begin(
         request: Request,
         scope: RequestScope,
-        dispatch: Arc<dyn Dispatch>,
+        dispatch: &Arc<dyn Dispatch>,
         cancellable: bool,
-    ) -> Self {
-        Self {
-            request: Some(request),
-            scope,
-            dispatch,
-            cancellable,
+    ) -> Option<Addr<Self>> {
+        let mut work = AssertUnwindSafe(dispatch.request(request, scope.clone())).catch_unwind();
+        // Any waker the future registers here is replaced when the actor polls it again, which
+        // it does as soon as it starts.
+        let mut cx = std::task::Context::from_waker(futures::task::noop_waker_ref());
+        match Pin::new(&mut work).poll(&mut cx) {
+            Poll::Ready(outcome) => {
+                respond(&scope, outcome, None);
+                finish(&scope, None);
+                None
+            }
+            Poll::Pending => Some(
+                Self {
+                    work: Some(work),
+                    scope,
+                    cancellable,
+                }
+                .start(),
+            ),
         }
     }
 
-    /// Answers one request outside any session (stateless mode): starts an in-flight actor on
-    /// the current arbiter whose response goes to `outlet`. Dropping the returned guard cancels
-    /// the request (the HTTP layer holds it for as long as the client waits).
+    /// Answers one request outside any session (stateless mode): the request runs on the
+    /// current arbiter (see [`begin`](Self::begin)) and its response goes to `outlet`.
+    /// Dropping the returned guard cancels the request (the HTTP layer holds it for as long as
+    /// the client waits).
     pub fn start_detached(
         request: Request,
         dispatch: Arc<dyn Dispatch>,
@@ -85,24 +110,64 @@ impl InFlight {
             metrics,
         );
         let cancellable = dispatch.is_cancellable(&request.method);
-        Self::new(request, scope, dispatch, cancellable).start();
+        Self::begin(request, scope, &dispatch, cancellable);
         token.drop_guard()
     }
+}
 
-    fn respond(&self, outcome: Result<crate::dispatch::Reply, String>) {
-        let id = self.scope.id();
-        let frame = match outcome {
-            Ok(Ok(result)) => Frame::result(id, &*result),
-            Ok(Err(error)) => Frame::error(Some(id), &error),
-            Err(panic) => {
-                tracing::error!(id = %id, panic, "a request handler panicked");
-                Frame::error(
-                    Some(id),
-                    &ErrorObject::internal("the request handler failed"),
-                )
-            }
-        };
-        self.scope.outlet().deliver_or_log(frame, "response");
+/// Sends a finished request's response (or the error its panic becomes), unless the request
+/// was cancelled meanwhile: a cancelled request sends nothing. `actor` is the request's actor,
+/// when it became one.
+fn respond(
+    scope: &RequestScope,
+    outcome: Result<Reply, Box<dyn Any + Send>>,
+    actor: Option<&Addr<InFlight>>,
+) {
+    // Out of the in-flight table before the answer leaves, so whatever the peer sends after
+    // reading it (a late cancellation, say) finds the table current.
+    if let (Some(session), Some(actor)) = (scope.session(), actor) {
+        session.forget_request(scope.id(), actor);
+    }
+    if scope.is_cancelled() {
+        return;
+    }
+    let id = scope.id();
+    let frame = match outcome {
+        Ok(Ok(result)) => Frame::result(id, &*result),
+        Ok(Err(error)) => Frame::error(Some(id), &error),
+        Err(payload) => {
+            let panic = panic_message(&*payload);
+            tracing::error!(id = %id, panic, "a request handler panicked");
+            Frame::error(
+                Some(id),
+                &ErrorObject::internal("the request handler failed"),
+            )
+        }
+    };
+    scope.outlet().deliver_or_log(frame, "response");
+}
+
+/// Ends a request, answered or not: its token is cancelled (work it started stops), it leaves
+/// the in-flight table, and its outlet is finished, through the session ([`RequestFinished`])
+/// when it made server-to-client requests that must be cancelled first.
+fn finish(scope: &RequestScope, actor: Option<&Addr<InFlight>>) {
+    scope.token().cancel();
+    let Some(session) = scope.session() else {
+        scope.outlet().finish();
+        return;
+    };
+    if let Some(actor) = actor {
+        session.forget_request(scope.id(), actor);
+    }
+    if scope.made_peer_requests() && session.addr().connected() {
+        // The session finishes the outlet after cancelling this request's pending
+        // server-to-client requests, so their `notifications/cancelled` come first.
+        session.addr().do_send(RequestFinished {
+            id: scope.id().clone(),
+            outlet: scope.outlet().clone(),
+        });
+    } else {
+        scope.outlet().finish();
     }
 }
 
@@ -111,50 +176,31 @@ impl Actor for InFlight {
 
     fn started(&mut self, ctx: &mut Self::Context) {
         self.scope.metrics().inc(Gauge::InFlight);
-        let Some(request) = self.request.take() else {
+        let Some(work) = self.work.take() else {
             ctx.stop();
             return;
         };
-        let fut =
-            AssertUnwindSafe(self.dispatch.request(request, self.scope.clone())).catch_unwind();
-        ctx.spawn(fut.into_actor(self).map(|outcome, act, ctx| {
-            // Out of the in-flight table before the answer leaves, so whatever the peer sends
-            // after reading it (a late cancellation, say) finds the table current.
-            if let Some(session) = act.scope.session() {
-                session.forget_request(act.scope.id());
+        let token = self.scope.token().clone();
+        // One future: the work, or the token's cancellation (the session ended), whichever
+        // comes first. The work is polled first, so a finished answer is never lost to a race.
+        let fut = async move {
+            tokio::select! {
+                biased;
+                outcome = work => Some(outcome),
+                () = token.cancelled() => None,
             }
-            // A request cancelled meanwhile sends nothing, even if its handler already answered.
-            if !act.scope.is_cancelled() {
-                act.respond(outcome.map_err(|payload| panic_message(&*payload)));
+        };
+        ctx.spawn(fut.into_actor(self).map(|outcome, act, ctx| {
+            if let Some(outcome) = outcome {
+                respond(&act.scope, outcome, Some(&ctx.address()));
             }
             ctx.stop();
         }));
-        let token = self.scope.token().clone();
-        ctx.spawn(
-            async move { token.cancelled().await }
-                .into_actor(self)
-                .map(|(), _, ctx| ctx.stop()),
-        );
     }
 
-    fn stopped(&mut self, _: &mut Self::Context) {
-        self.scope.token().cancel();
+    fn stopped(&mut self, ctx: &mut Self::Context) {
         self.scope.metrics().dec(Gauge::InFlight);
-        let Some(session) = self.scope.session() else {
-            self.scope.outlet().finish();
-            return;
-        };
-        session.forget_request(self.scope.id());
-        if self.scope.made_peer_requests() && session.addr().connected() {
-            // The session finishes the outlet after cancelling this request's pending
-            // server-to-client requests, so their `notifications/cancelled` come first.
-            session.addr().do_send(RequestFinished {
-                id: self.scope.id().clone(),
-                outlet: self.scope.outlet().clone(),
-            });
-        } else {
-            self.scope.outlet().finish();
-        }
+        finish(&self.scope, Some(&ctx.address()));
     }
 }
 

@@ -69,7 +69,7 @@ pub(crate) struct SessionShared {
     /// The in-flight table (request id → in-flight actor). Shared rather than owned by the
     /// session actor so a transport admits a request without a hop through the session's
     /// mailbox; cancellations and the session's end still arrive as messages.
-    requests: Mutex<HashMap<RequestId, Addr<InFlight>>>,
+    requests: Mutex<HashMap<RequestId, InFlightEntry>>,
     data: RwLock<Option<Arc<dyn Any + Send + Sync>>>,
     pub(crate) next_peer_id: AtomicI64,
     next_stream: AtomicU64,
@@ -78,8 +78,14 @@ pub(crate) struct SessionShared {
     active: AtomicUsize,
 }
 
+/// One row of the in-flight table.
+struct InFlightEntry {
+    addr: Addr<InFlight>,
+    cancellable: bool,
+}
+
 impl SessionShared {
-    fn lock_requests(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, Addr<InFlight>>> {
+    fn lock_requests(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, InFlightEntry>> {
         self.requests
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -192,7 +198,7 @@ impl SessionHandle {
     /// a session that has ended, the outlet is finished without an answer.
     pub fn request(&self, request: Request, outlet: Outlet) {
         let shared = &self.shared;
-        let mut table = shared.lock_requests();
+        let table = shared.lock_requests();
         if shared.token.is_cancelled() {
             drop(table);
             outlet.finish();
@@ -233,14 +239,28 @@ impl SessionHandle {
             shared.metrics.clone(),
         );
         let cancellable = shared.dispatch.is_cancellable(&request.method);
-        let addr = InFlight::new(request, scope, shared.dispatch.clone(), cancellable).start();
-        table.insert(id, addr);
-        shared.active.fetch_add(1, Ordering::Relaxed);
+        // The handler's first poll runs outside the lock (it may call back into the session).
+        drop(table);
+        if let Some(addr) = InFlight::begin(request, scope, &shared.dispatch, cancellable) {
+            let mut table = shared.lock_requests();
+            if shared.token.is_cancelled() {
+                // The session ended during that poll and did not see this request.
+                addr.do_send(Cancel {
+                    reason: Some("session closed".into()),
+                });
+            } else {
+                table.insert(id, InFlightEntry { addr, cancellable });
+                shared.active.fetch_add(1, Ordering::Relaxed);
+            }
+        }
     }
 
-    /// Removes a finished request from the in-flight table (called by its actor).
-    pub(crate) fn forget_request(&self, id: &RequestId) {
-        if self.shared.lock_requests().remove(id).is_some() {
+    /// Removes a finished request from the in-flight table (called by its actor). Only that
+    /// actor's own row goes: a later request that reused the id keeps its row.
+    pub(crate) fn forget_request(&self, id: &RequestId, addr: &Addr<InFlight>) {
+        let mut table = self.shared.lock_requests();
+        if table.get(id).is_some_and(|entry| entry.addr == *addr) {
+            table.remove(id);
             self.shared.active.fetch_sub(1, Ordering::Relaxed);
         }
     }
@@ -460,7 +480,23 @@ fn cancel_request(shared: &SessionShared, params: Option<&Value>) {
     else {
         return;
     };
-    let Some(addr) = shared.lock_requests().get(&id).cloned() else {
+    let addr = {
+        let mut table = shared.lock_requests();
+        match table.get(&id) {
+            // Out of the table at once: the id is free again, and the request is no longer
+            // counted, whenever its actor gets to stop.
+            Some(entry) if entry.cancellable => {
+                shared.active.fetch_sub(1, Ordering::Relaxed);
+                table.remove(&id).map(|entry| entry.addr)
+            }
+            Some(_) => {
+                tracing::debug!(%id, "ignored a cancellation of a request that cannot be cancelled");
+                None
+            }
+            None => None,
+        }
+    };
+    let Some(addr) = addr else {
         return;
     };
     let reason = params
@@ -493,7 +529,7 @@ impl Actor for Session {
         let in_flight: Vec<_> = {
             let mut table = self.shared.lock_requests();
             self.shared.token.cancel();
-            table.drain().map(|(_, addr)| addr).collect()
+            table.drain().map(|(_, entry)| entry.addr).collect()
         };
         // Each request stops, sends nothing and finishes its own outlet.
         for addr in in_flight {
