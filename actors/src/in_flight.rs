@@ -1,11 +1,13 @@
-//! In-flight request actor: one per JSON-RPC request the server is answering.
+//! In-flight request actor: one per JSON-RPC request the server is still answering.
 //!
-//! Started by [`SessionHandle::request`](crate::SessionHandle::request) when a request arrives
-//! (entering its session's in-flight table), or directly by a stateless transport. Owns
-//! the request's [`RequestScope`]: its cancellation token (a child of the session's), its
-//! progress token and its outlet. Runs [`Dispatch::request`] as a future inside its context.
+//! When a request arrives ([`SessionHandle::request`](crate::SessionHandle::request), or a
+//! stateless transport), its [`Dispatch::request`] future is polled once in place. A request
+//! answered in that poll never waited and is done. A request still pending becomes this actor,
+//! which takes over the future and enters its session's in-flight table (so a
+//! `notifications/cancelled` finds it). The actor owns the request's [`RequestScope`]: its
+//! cancellation token (a child of the session's), its progress token and its outlet.
 //!
-//! Lifecycle: Started (spawns the handler future) → Running → Stopped, when the handler
+//! Lifecycle: Started (polls the handler future on) → Running → Stopped, when the handler
 //! answers (the response is delivered first), on [`Cancel`] from the session, or when the token
 //! is cancelled (session closed). Stopping drops the handler future at its next await, so a
 //! cancelled request never sends a response. `stopped` cancels the token, leaves the in-flight
@@ -90,7 +92,8 @@ impl InFlight {
     }
 
     /// Answers one request outside any session (stateless mode): the request runs on the
-    /// current arbiter (see [`begin`](Self::begin)) and its response goes to `outlet`.
+    /// current arbiter (polled once in place, then an actor only if still pending) and its
+    /// response goes to `outlet`.
     /// Dropping the returned guard cancels the request (the HTTP layer holds it for as long as
     /// the client waits).
     pub fn start_detached(
@@ -204,8 +207,9 @@ impl Actor for InFlight {
     }
 }
 
-/// Stop this request. Sent by [`Session`] on `notifications/cancelled` and when the session
-/// closes. No reply: per spec the cancelled request then sends no response at all.
+/// Stop this request. Sent through the in-flight table on `notifications/cancelled`, and by the
+/// [`Session`](crate::Session) when it closes. No reply: per spec the cancelled request then
+/// sends no response at all.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub struct Cancel {

@@ -6,8 +6,8 @@
 //! session up through a [`RegistryHandle`] without touching the registry's mailbox, and open
 //! sessions on their own arbiter so that sessions spread over every worker thread.
 //!
-//! Lifecycle: Started (schedules the idle sweep) → Running ([`Broadcast`], [`Sweep`],
-//! [`Shutdown`]) → Stopped with its system. A restart after a panic keeps the table, which lives
+//! Lifecycle: Started (schedules the idle sweep) → Running ([`Broadcast`], [`Sweep`]) → Stopped
+//! with its system. A restart after a panic keeps the table, which lives
 //! outside the actor.
 
 use std::collections::HashMap;

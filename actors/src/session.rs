@@ -2,10 +2,16 @@
 //! over HTTP).
 //!
 //! Started by the transport (over HTTP, on the worker that accepted `initialize`; see
-//! [`RegistryHandle::open`](crate::RegistryHandle::open)). Owns the in-flight table (request id →
-//! [`InFlight`] actor), the table of outgoing server-to-client requests awaiting an answer, the
-//! session's SSE streams, its standalone outlet (stdio writer or GET stream) and its
-//! [`CancellationToken`], the parent of every request token.
+//! [`RegistryHandle::open`](crate::RegistryHandle::open)). Owns the table of outgoing
+//! server-to-client requests awaiting an answer, the session's live SSE streams, its standalone
+//! outlet (stdio writer or GET stream) and its [`CancellationToken`], the parent of every
+//! request token.
+//!
+//! The in-flight table (request id → [`InFlight`] actor) sits beside the actor, in the state
+//! its [`SessionHandle`]s share: a transport admits a request and a `notifications/cancelled`
+//! acts on it at once, on the worker that received them, without a hop through this mailbox
+//! (see [`SessionHandle::request`]). Both stay ordered with each other because both act at
+//! once.
 //!
 //! Lifecycle: Started → Running (handles the messages below) → Stopping on [`Close`], idle
 //! expiry or registry shutdown → Stopped: the token is cancelled (every in-flight request stops

@@ -1,7 +1,9 @@
 //! SSE stream actor: one logical server-sent-event stream of a session (the stream answering
 //! one POST, or the standalone GET stream), and the [`EventStore`] that makes it resumable.
 //!
-//! Started by the HTTP transport (POST) or by [`Session`](crate::Session) (GET). Owns the
+//! Started by a [`PostAnswer`] whose request is still running after its window (POST; a request
+//! finished by then is written as one body and needs no stream actor), or by
+//! [`Session`](crate::Session) (GET). Owns the
 //! bounded channel feeding the current HTTP connection's body, the stream's event numbering and
 //! its link to the store. Receives [`Deliver`] (through [`SseOutlet`]), [`Attach`] (a resuming
 //! connection) and [`CloseStream`].
@@ -13,7 +15,7 @@
 //! Lifecycle: Started with a first connection (its priming event already queued) → Running →
 //! Stopped after it delivered its request's response (POST streams), on [`CloseStream`], or when
 //! its session stops. `stopped` tells the session with
-//! [`StreamClosed`](crate::session::StreamClosed).
+//! [`StreamClosed`].
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#resumability-and-redelivery>
 

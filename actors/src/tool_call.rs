@@ -1,7 +1,10 @@
 //! Tool-call actor: runs one user future (or blocking closure) under supervision.
 //!
-//! Started by [`RequestScope::supervise`](crate::RequestScope::supervise) from inside an
-//! in-flight request. Owns a child of the request's cancellation token and an optional timeout.
+//! Started by [`RequestScope::supervise`](crate::RequestScope::supervise) when the future it
+//! was given is still pending after its first poll (one that finishes at once needs no actor),
+//! and by [`RequestScope::supervise_blocking`](crate::RequestScope::supervise_blocking) for
+//! every blocking closure. Owns a child of the request's cancellation token and an optional
+//! timeout.
 //!
 //! Lifecycle: `started` spawns the work → the work finishes, panics, times out, or the token is
 //! cancelled → the outcome is sent to the waiting request → the actor stops, dropping the
