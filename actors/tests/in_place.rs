@@ -177,26 +177,44 @@ async fn a_supervised_future_moves_into_a_tool_call_actor_only_when_it_waits() {
     .await;
 }
 
-fn answer(
-    session: &SessionHandle,
-    store: &Arc<InMemoryEventStore>,
-    metrics: &Arc<Metrics>,
-) -> Arc<PostAnswer> {
-    PostAnswer::new(
+/// A session with an event store, and a fresh POST answer on it.
+struct Post {
+    metrics: Arc<Metrics>,
+    store: Arc<InMemoryEventStore>,
+    session: SessionHandle,
+    release: Arc<Notify>,
+    answer: Arc<PostAnswer>,
+}
+
+fn post() -> Post {
+    let metrics = Arc::new(Metrics::default());
+    let store = Arc::new(InMemoryEventStore::default());
+    let (session, release) = session(metrics.clone(), Some(store.clone()));
+    let answer = PostAnswer::new(
         session.clone(),
         session.next_stream(),
         Some(store.clone() as Arc<dyn EventStore>),
         Duration::from_millis(500),
         metrics.clone(),
-    )
+    );
+    Post {
+        metrics,
+        store,
+        session,
+        release,
+        answer,
+    }
 }
 
 #[actix_rt::test]
 async fn a_post_answer_finished_in_its_window_is_complete_and_replayable() {
-    let metrics = Arc::new(Metrics::default());
-    let store = Arc::new(InMemoryEventStore::default());
-    let (session, _) = session(metrics.clone(), Some(store.clone()));
-    let answer = answer(&session, &store, &metrics);
+    let Post {
+        metrics,
+        store,
+        session,
+        answer,
+        ..
+    } = post();
     let outlet = answer.outlet();
     outlet
         .deliver(Frame::notification(
@@ -225,10 +243,13 @@ async fn a_post_answer_finished_in_its_window_is_complete_and_replayable() {
 
 #[actix_rt::test]
 async fn a_post_answer_still_running_becomes_a_stream_that_adopts_its_events() {
-    let metrics = Arc::new(Metrics::default());
-    let store = Arc::new(InMemoryEventStore::default());
-    let (session, release) = session(metrics.clone(), Some(store.clone()));
-    let answer = answer(&session, &store, &metrics);
+    let Post {
+        metrics,
+        session,
+        release,
+        answer,
+        ..
+    } = post();
     let outlet: Outlet = answer.outlet();
     outlet
         .deliver(Frame::notification(
@@ -272,10 +293,7 @@ async fn a_post_answer_still_running_becomes_a_stream_that_adopts_its_events() {
 
 #[actix_rt::test]
 async fn a_request_to_the_client_turns_the_answer_into_a_stream_at_once() {
-    let metrics = Arc::new(Metrics::default());
-    let store = Arc::new(InMemoryEventStore::default());
-    let (session, _) = session(metrics.clone(), Some(store.clone()));
-    let answer = answer(&session, &store, &metrics);
+    let Post { answer, .. } = post();
     answer
         .outlet()
         .deliver(Frame::request(
@@ -301,10 +319,14 @@ async fn a_request_to_the_client_turns_the_answer_into_a_stream_at_once() {
 
 #[actix_rt::test]
 async fn an_abandoned_answer_keeps_what_follows_resumable() {
-    let metrics = Arc::new(Metrics::default());
-    let store = Arc::new(InMemoryEventStore::default());
-    let (session, release) = session(metrics.clone(), Some(store.clone()));
-    let answer = answer(&session, &store, &metrics);
+    let Post {
+        metrics,
+        store,
+        session,
+        release,
+        answer,
+        ..
+    } = post();
     session.request(request(4, "wait"), answer.outlet());
     // The client goes away while the transport waits for the window.
     let abandoned = tokio::time::timeout(
@@ -333,10 +355,7 @@ async fn an_abandoned_answer_keeps_what_follows_resumable() {
 
 #[actix_rt::test]
 async fn a_post_answer_finished_without_a_response_settles_unanswered() {
-    let metrics = Arc::new(Metrics::default());
-    let store = Arc::new(InMemoryEventStore::default());
-    let (session, _) = session(metrics.clone(), Some(store.clone()));
-    let answer = answer(&session, &store, &metrics);
+    let Post { answer, .. } = post();
     answer.outlet().finish();
     let Settled::Complete { events, answered } = answer.settle(Duration::from_secs(5)).await else {
         panic!("a finished request settles complete");
