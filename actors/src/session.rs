@@ -199,9 +199,12 @@ impl SessionHandle {
     }
 
     /// Hands a request to the session; its frames go to `outlet`. The request is admitted at
-    /// once, on the caller's arbiter: its in-flight actor starts there and enters the session's
-    /// in-flight table, or it is answered with an error (duplicate id, too many in flight). On
-    /// a session that has ended, the outlet is finished without an answer.
+    /// once, on the caller's arbiter, or refused with an error answer (its id is already in
+    /// flight, or the session has too many requests in flight). An admitted request's handler
+    /// is polled once right here: answered at once, it is done; still pending, it becomes an
+    /// in-flight actor on this arbiter and enters the session's in-flight table, where
+    /// `notifications/cancelled` finds it. On a session that has ended, the outlet is finished
+    /// without an answer.
     pub fn request(&self, request: Request, outlet: Outlet) {
         let shared = &self.shared;
         let table = shared.lock_requests();
@@ -210,28 +213,25 @@ impl SessionHandle {
             outlet.finish();
             return;
         }
-        if table.contains_key(&request.id) {
-            drop(table);
-            let error = ErrorObject::invalid_request(format!(
+        let refusal = if table.contains_key(&request.id) {
+            Some(ErrorObject::invalid_request(format!(
                 "request id {} is already in flight",
                 request.id
-            ));
-            outlet.deliver_or_log(
-                Frame::error(Some(&request.id), &error),
-                "duplicate id error",
-            );
-            return;
-        }
-        if table.len() >= shared.config.max_in_flight {
-            drop(table);
-            let error = ErrorObject::new(
+            )))
+        } else if table.len() >= shared.config.max_in_flight {
+            Some(ErrorObject::new(
                 SERVER_BUSY,
                 format!(
                     "too many concurrent requests in this session (limit {})",
                     shared.config.max_in_flight
                 ),
-            );
-            outlet.deliver_or_log(Frame::error(Some(&request.id), &error), "busy error");
+            ))
+        } else {
+            None
+        };
+        drop(table);
+        if let Some(error) = refusal {
+            outlet.deliver_or_log(Frame::error(Some(&request.id), &error), "refusal");
             return;
         }
         let progress_token = progress_token(request.params.as_ref());
@@ -246,7 +246,6 @@ impl SessionHandle {
         );
         let cancellable = shared.dispatch.is_cancellable(&request.method);
         // The handler's first poll runs outside the lock (it may call back into the session).
-        drop(table);
         if let Some(addr) = InFlight::begin(request, scope, &shared.dispatch, cancellable) {
             let mut table = shared.lock_requests();
             if shared.token.is_cancelled() {

@@ -505,9 +505,9 @@ pub enum Settled {
         /// Whether the request's response is among them.
         answered: bool,
     },
-    /// The request goes on: its stream actor, and the receiver of its first connection (the
-    /// events so far are queued on it).
-    Stream(Addr<SseStream>, mpsc::Receiver<SseEvent>),
+    /// The request goes on as an [`SseStream`] actor: the receiver of its first connection,
+    /// with the events so far queued on it.
+    Stream(mpsc::Receiver<SseEvent>),
 }
 
 impl PostAnswer {
@@ -620,8 +620,8 @@ impl PostAnswer {
         if drop_connection {
             addr.do_send(DropConnection);
         }
-        self.session.register_stream(self.number, addr.clone());
-        Some(Settled::Stream(addr, rx))
+        self.session.register_stream(self.number, addr);
+        Some(Settled::Stream(rx))
     }
 
     /// Settles now: complete, or a stream.

@@ -258,7 +258,7 @@ async fn a_post_answer_still_running_becomes_a_stream_that_adopts_its_events() {
         ))
         .expect("taken");
     session.request(request(3, "wait"), outlet.clone());
-    let Settled::Stream(_, mut rx) = answer.settle(Duration::from_millis(5)).await else {
+    let Settled::Stream(mut rx) = answer.settle(Duration::from_millis(5)).await else {
         panic!("a running request settles as a stream");
     };
     assert_eq!(metrics.snapshot().streams, 1);
@@ -309,7 +309,7 @@ async fn a_request_to_the_client_turns_the_answer_into_a_stream_at_once() {
     )
     .await
     .expect("settled before the window");
-    let Settled::Stream(_, mut rx) = settled else {
+    let Settled::Stream(mut rx) = settled else {
         panic!("a request to the client needs a stream");
     };
     recv(&mut rx).await.expect("priming");

@@ -434,7 +434,7 @@ async fn answer(
         Settled::Complete { events, .. } => {
             complete_sse_response(req, shared, events, header_id.as_ref())
         }
-        Settled::Stream(_, rx) => sse_response(req, shared, Vec::new(), rx, (), header_id.as_ref()),
+        Settled::Stream(rx) => sse_response(req, shared, Vec::new(), rx, (), header_id.as_ref()),
     }
 }
 
