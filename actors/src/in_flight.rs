@@ -93,9 +93,8 @@ impl InFlight {
 
     /// Answers one request outside any session (stateless mode): the request runs on the
     /// current arbiter (polled once in place, then an actor only if still pending) and its
-    /// response goes to `outlet`.
-    /// Dropping the returned guard cancels the request (the HTTP layer holds it for as long as
-    /// the client waits).
+    /// response goes to `outlet`. Dropping the returned guard cancels the request (the HTTP
+    /// layer holds it for as long as the client waits).
     pub fn start_detached(
         request: Request,
         dispatch: Arc<dyn Dispatch>,
