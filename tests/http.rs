@@ -289,46 +289,45 @@ async fn malformed_posts_are_refused_with_exact_statuses() {
     let http = common::http::http_client();
     let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}).to_string();
 
-    let response = post_as(
-        &http,
-        &srv.url,
-        "application/json",
-        "application/json",
-        ping.clone(),
-    )
-    .await;
-    assert_eq!(response.status(), StatusCode::NOT_ACCEPTABLE);
-    assert_eq!(error_body(response).await, -32600);
-
-    let response = post_as(
-        &http,
-        &srv.url,
-        "application/json, text/event-stream",
-        "text/plain",
-        ping.clone(),
-    )
-    .await;
-    assert_eq!(response.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
-    assert_eq!(error_body(response).await, -32600);
-
+    let both = "application/json, text/event-stream";
     let padding = "x".repeat(2048);
     let big = json!({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": padding}});
-    let response = post_as(
-        &http,
-        &srv.url,
-        "application/json, text/event-stream",
-        "application/json",
-        big.to_string(),
-    )
-    .await;
-    assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
-    assert_eq!(error_body(response).await, -32600);
+    // (Accept, Content-Type, body, status); each answer carries a -32600 error body.
+    let cases = [
+        (
+            "application/json",
+            "application/json",
+            ping.clone(),
+            StatusCode::NOT_ACCEPTABLE,
+        ),
+        (
+            both,
+            "text/plain",
+            ping.clone(),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        ),
+        (
+            both,
+            "application/json",
+            big.to_string(),
+            StatusCode::PAYLOAD_TOO_LARGE,
+        ),
+    ];
+    for (accept, content_type, body, status) in cases {
+        let response = post_as(&http, &srv.url, accept, content_type, body).await;
+        assert_eq!(
+            response.status(),
+            status,
+            "Accept {accept}, Content-Type {content_type}"
+        );
+        assert_eq!(error_body(response).await, -32600);
+    }
 
     // Unparsable JSON: JSON-RPC wants `"id": null` here (its id could not be read).
     let response = post_as(
         &http,
         &srv.url,
-        "application/json, text/event-stream",
+        both,
         "application/json",
         "{\"jsonrpc\": \"2.0\", \"id\": 1,",
     )
@@ -342,7 +341,7 @@ async fn malformed_posts_are_refused_with_exact_statuses() {
     let response = post_as(
         &http,
         &srv.url,
-        "application/json, text/event-stream",
+        both,
         "application/json",
         format!("[{ping}]"),
     )
