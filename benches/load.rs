@@ -1,62 +1,60 @@
-//! Load benchmark: a real Streamable HTTP server on 127.0.0.1, driven by a load generator in
+//! Load benchmark: real Streamable HTTP servers on 127.0.0.1, driven by a load generator in
 //! this same binary. Not criterion: a plain `main` that stops by itself.
 //!
-//! Run: `cargo bench --bench load` (about 50 s with the defaults, once built).
+//! Run: `cargo bench --bench load` (about four minutes with the defaults, once built).
 //!
-//! The binary plays three roles. With `--serve-mcp MODE WORKERS MAX_SESSIONS` it is the MCP
-//! server of `examples/http_server.rs` (the same `echo` tool, TCP_NODELAY on) in one of the
-//! modes `sse` (stateful, SSE answers), `json` (stateful, `json_response(true)`) or `stateless`
-//! (`stateless(true).json_response(true)`); with `--serve-bare WORKERS` it is a bare actix-web
-//! handler that parses the same POST and answers the same JSON-RPC body (the upper bound).
-//! Without those arguments it is the driver: it re-executes itself as the server (so nothing
-//! else must be built), learns the port from the child's first stdout line, and measures.
+//! The binary plays several roles (see `load/serve.rs`): with `--serve-mcp MODE` it is the MCP
+//! server of `examples/http_server.rs` (the same `echo` tool) in mode `sse` (stateful, SSE
+//! answers), `json` (stateful, `json_response(true)`) or `stateless`
+//! (`stateless(true).json_response(true)`); with `--serve-bare` it is a bare actix-web handler
+//! that parses the same POST into a `serde_json::Value` and answers the same JSON-RPC body (the
+//! reference); with `--serve-rmcp MODE` it is the official Rust SDK's server (rmcp's
+//! `StreamableHttpService` on hyper, the same `echo` tool) with sessions and SSE answers
+//! (`sse`) or stateless with JSON answers (`stateless`). Without those arguments it is the
+//! driver: it re-executes itself for each server, learns the port from the child's first
+//! stdout line, and measures.
 //!
-//! CPU placement: the machine this was written on has 2 cores, so the server runs with
-//! `--workers 1` and the load generator is a single-threaded tokio runtime; each gets about one
-//! core. Nothing is pinned. With `LOAD_DEFAULT_WORKERS=1` (the default) the concurrency-64 cells
-//! are also run against actix-web's default worker count, sharing the cores with the client.
+//! **Placement.** Where the machine has two or more cores, every server pins itself (all of
+//! its threads: it sets its affinity before starting any) to core 0 and the driver to core 1;
+//! actix-web servers run one worker, rmcp one tokio thread. The load generator is a
+//! single-threaded tokio runtime with one keep-alive HTTP/1.1 connection (hyper's client
+//! connection, no pool) per virtual client. `LOAD_PIN=0` turns pinning off.
 //!
-//! Per cell (mode × concurrency): every virtual client owns one keep-alive HTTP/1.1 connection
-//! (hyper's client connection, no pool) and, in stateful modes, its own session (`initialize` +
-//! `notifications/initialized` before the clock starts). It then loops `tools/call echo
-//! {"message":"hello"}`, reading every response to its end (SSE: until the stream closes after
-//! the response event) and checking it carries the echoed text. After a warm-up, the measured
-//! window records req/s, p50/p99 latency, and the server's CPU time per request: the sum over
-//! the server's threads of `/proc/<pid>/task/<tid>/schedstat` (nanoseconds on CPU), read before
-//! and after the window.
+//! **Rounds.** Noise on shared machines is about 20 % from one run to the next, so each cell is
+//! measured `LOAD_ROUNDS` times, interleaved: round 1 runs every target once (the bare handler
+//! first, then each server), round 2 runs them all again, and so on; each run starts a fresh
+//! server. The report gives each target's median over the rounds with its range, and the
+//! ratio of its median to the bare handler's median with the range of the per-round ratios.
 //!
-//! Memory: a fresh `sse` server; RSS (`VmRSS`) is read, N sessions are opened (initialize +
-//! initialized, nothing else) and RSS is read again. A second fresh server does the same and
-//! then opens one GET SSE stream per session (raw TCP, a handwritten request, headers read),
-//! holding N connections open while RSS is read. The fd limit is raised with `setrlimit`
-//! before the server is spawned, so the child inherits it.
+//! **Workloads.** `tools/call echo {"message":"hello"}` at `LOAD_CONCURRENCY` clients (each with
+//! its own session in stateful modes, opened before the clock starts), every response read to
+//! its end and checked; and session setup (`initialize`, `notifications/initialized`,
+//! `DELETE`) in a loop. Per unit: server CPU time, the sum over the server's threads of
+//! `/proc/<pid>/task/<tid>/schedstat`, read before and after the measured window.
 //!
-//! Environment (defaults in brackets): `LOAD_DURATION_MS` [3000] measured window per cell,
-//! `LOAD_WARMUP_MS` [500], `LOAD_CONCURRENCY` [1,64], `LOAD_MODES` [sse,json,stateless,bare],
-//! `LOAD_MAX_REQUESTS` [5000000] cap per cell, `LOAD_DEFAULT_WORKERS` [1],
-//! `LOAD_SESSIONS` [10000] for the memory runs (0 skips them).
+//! **Memory.** A fresh `sse` server; RSS (`VmRSS`) is read, `LOAD_SESSIONS` sessions are opened
+//! (initialize + initialized, nothing else) and RSS is read again. A second fresh server does
+//! the same and then opens one GET SSE stream per session, holding them while RSS is read.
+//!
+//! **Output.** The Markdown table on stdout, and the chart as SVG at `LOAD_SVG` (default
+//! `target/load-bench.svg`; the README's chart is `benches/load.svg`).
+//!
+//! Environment (defaults in brackets): `LOAD_ROUNDS` [5], `LOAD_DURATION_MS` [2500] measured
+//! window per cell, `LOAD_WARMUP_MS` [500], `LOAD_CONCURRENCY` [64], `LOAD_SETUP_CONCURRENCY`
+//! [16], `LOAD_SERVERS` [bare,sse,json,stateless,rmcp-sse,rmcp-stateless], `LOAD_WORKLOADS`
+//! [echo,setup], `LOAD_MAX_REQUESTS` [5000000] cap per cell, `LOAD_SESSIONS` [10000] for the
+//! memory runs (0 skips them), `LOAD_PIN` [1], `LOAD_SVG`.
 //!
 //! Everything is bounded: each request times out after 10 s, each cell stops after its window
-//! or its request cap, and every server child is killed when its guard drops (also on panic);
-//! a child whose stdin closes (the driver died) exits, and none lives past 10 minutes.
+//! or its request cap, every server child is killed when its guard drops (also on panic), a
+//! child whose stdin closes (the driver died) exits, and none lives past 10 minutes.
 
 use std::error::Error;
-use std::fmt::Write as _;
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
-
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper::client::conn::http1;
-use hyper::header::{ACCEPT, CONTENT_TYPE, HOST, HeaderValue};
-use hyper::{Request, StatusCode};
-use hyper_util::rt::TokioIo;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use std::time::Duration;
 
 type BoxError = Box<dyn Error + Send + Sync>;
 type Result<T, E = BoxError> = std::result::Result<T, E>;
@@ -73,72 +71,140 @@ fn main() -> Result<()> {
     match args.first().map(String::as_str) {
         Some("--serve-mcp") => serve::mcp(&args[1..]),
         Some("--serve-bare") => serve::bare(&args[1..]),
+        Some("--serve-rmcp") => serve::rmcp(&args[1..]),
         // `cargo bench` passes `--bench`; nothing else is expected.
         _ => driver(),
     }
 }
 
-/// The server roles, run in a child process.
+#[path = "load/client.rs"]
+mod client;
+#[path = "load/report.rs"]
+mod report;
 #[path = "load/serve.rs"]
 mod serve;
 
-/// What the server under test is.
+/// Which server answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    /// Stateful, SSE answers.
-    Sse,
-    /// Stateful, JSON answers.
-    Json,
-    /// Stateless, JSON answers.
-    Stateless,
-    /// The bare actix-web handler.
+enum ServerKind {
+    /// The bare actix-web handler: the reference.
     Bare,
+    /// actix-mcp, stateful, SSE answers.
+    Sse,
+    /// actix-mcp, stateful, JSON answers.
+    Json,
+    /// actix-mcp, stateless, JSON answers.
+    Stateless,
+    /// rmcp, stateful, SSE answers.
+    RmcpSse,
+    /// rmcp, stateless, JSON answers.
+    RmcpStateless,
 }
 
-impl Mode {
+impl ServerKind {
     fn parse(name: &str) -> Option<Self> {
-        match name.trim() {
-            "sse" => Some(Self::Sse),
-            "json" => Some(Self::Json),
-            "stateless" => Some(Self::Stateless),
-            "bare" => Some(Self::Bare),
-            _ => None,
-        }
-    }
-
-    fn arg(self) -> &'static str {
-        match self {
-            Self::Sse => "sse",
-            Self::Json => "json",
-            Self::Stateless => "stateless",
-            Self::Bare => "bare",
-        }
+        Some(match name.trim() {
+            "bare" => Self::Bare,
+            "sse" => Self::Sse,
+            "json" => Self::Json,
+            "stateless" => Self::Stateless,
+            "rmcp-sse" => Self::RmcpSse,
+            "rmcp-stateless" => Self::RmcpStateless,
+            _ => return None,
+        })
     }
 
     fn label(self) -> &'static str {
         match self {
-            Self::Sse => "stateful, SSE answers",
-            Self::Json => "stateful, JSON answers",
-            Self::Stateless => "stateless, JSON answers",
             Self::Bare => "bare actix-web handler",
+            Self::Sse => "actix-mcp, stateful, SSE answers",
+            Self::Json => "actix-mcp, stateful, JSON answers",
+            Self::Stateless => "actix-mcp, stateless, JSON answers",
+            Self::RmcpSse => "rmcp, stateful, SSE answers",
+            Self::RmcpStateless => "rmcp, stateless, JSON answers",
         }
     }
 
     fn stateful(self) -> bool {
-        matches!(self, Self::Sse | Self::Json)
+        matches!(self, Self::Sse | Self::Json | Self::RmcpSse)
+    }
+
+    fn is_ours(self) -> bool {
+        matches!(self, Self::Sse | Self::Json | Self::Stateless)
+    }
+
+    fn args(self, max_sessions: usize) -> Vec<String> {
+        let mcp = |mode: &str| {
+            vec![
+                "--serve-mcp".to_owned(),
+                mode.to_owned(),
+                max_sessions.to_string(),
+            ]
+        };
+        match self {
+            Self::Bare => vec!["--serve-bare".to_owned()],
+            Self::Sse => mcp("sse"),
+            Self::Json => mcp("json"),
+            Self::Stateless => mcp("stateless"),
+            Self::RmcpSse => vec!["--serve-rmcp".to_owned(), "sse".to_owned()],
+            Self::RmcpStateless => vec!["--serve-rmcp".to_owned(), "stateless".to_owned()],
+        }
+    }
+}
+
+/// What the clients do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Workload {
+    /// `tools/call echo`, on an open session where there are sessions.
+    Echo,
+    /// `initialize` + `notifications/initialized` + `DELETE`.
+    Setup,
+}
+
+/// One cell of the table: a server under a workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Target {
+    server: ServerKind,
+    workload: Workload,
+}
+
+impl Target {
+    fn stateful(self) -> bool {
+        self.server.stateful() || self.workload == Workload::Setup
+    }
+
+    /// The bare handler under the same workload: what this target is compared with.
+    fn reference(self) -> Self {
+        Self {
+            server: ServerKind::Bare,
+            workload: self.workload,
+        }
+    }
+
+    /// The most this target may cost relative to its reference, where we set a goal.
+    fn limit(self) -> Option<f64> {
+        match (self.server, self.workload) {
+            (ServerKind::Sse, Workload::Echo) => Some(1.5),
+            (ServerKind::Stateless, Workload::Echo) => Some(1.3),
+            (ServerKind::Sse, Workload::Setup) => Some(1.5),
+            _ => None,
+        }
     }
 }
 
 /// Settings read from the environment.
 #[derive(Debug, Clone)]
 struct Config {
+    rounds: usize,
     duration: Duration,
     warmup: Duration,
-    concurrency: Vec<usize>,
-    modes: Vec<Mode>,
+    concurrency: usize,
+    setup_concurrency: usize,
+    targets: Vec<Target>,
     max_requests: u64,
-    default_workers: bool,
     sessions: usize,
+    pin: bool,
+    svg: PathBuf,
 }
 
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
@@ -150,27 +216,52 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
 
 impl Config {
     fn from_env() -> Result<Self> {
-        let concurrency = std::env::var("LOAD_CONCURRENCY").unwrap_or_else(|_| "1,64".into());
-        let concurrency = concurrency
+        let servers = std::env::var("LOAD_SERVERS")
+            .unwrap_or_else(|_| "bare,sse,json,stateless,rmcp-sse,rmcp-stateless".into());
+        let mut servers = servers
             .split(',')
-            .map(|c| c.trim().parse::<usize>())
+            .map(|m| ServerKind::parse(m).ok_or_else(|| format!("unknown server {m:?}")))
             .collect::<Result<Vec<_>, _>>()?;
-        let modes =
-            std::env::var("LOAD_MODES").unwrap_or_else(|_| "sse,json,stateless,bare".into());
-        let mut modes = modes
-            .split(',')
-            .map(|m| Mode::parse(m).ok_or_else(|| format!("unknown mode {m:?}")))
-            .collect::<Result<Vec<_>, _>>()?;
-        // The bare handler runs first: every other row is compared with it.
-        modes.sort_by_key(|m| *m != Mode::Bare);
+        // The bare handler comes first in every round: every other row is compared with it.
+        if !servers.contains(&ServerKind::Bare) {
+            servers.push(ServerKind::Bare);
+        }
+        servers.sort_by_key(|s| *s != ServerKind::Bare);
+        let workloads = std::env::var("LOAD_WORKLOADS").unwrap_or_else(|_| "echo,setup".into());
+        let mut targets = Vec::new();
+        for workload in workloads.split(',') {
+            let workload = match workload.trim() {
+                "echo" => Workload::Echo,
+                "setup" => Workload::Setup,
+                other => return Err(format!("unknown workload {other:?}").into()),
+            };
+            for &server in &servers {
+                // Session setup exists only where there are sessions; JSON answers would
+                // measure the same path as SSE answers twice.
+                let serves = match workload {
+                    Workload::Echo => true,
+                    Workload::Setup => matches!(
+                        server,
+                        ServerKind::Bare | ServerKind::Sse | ServerKind::RmcpSse
+                    ),
+                };
+                if serves {
+                    targets.push(Target { server, workload });
+                }
+            }
+        }
         Ok(Self {
-            duration: Duration::from_millis(env_or("LOAD_DURATION_MS", 3000)),
+            rounds: env_or("LOAD_ROUNDS", 5usize).max(1),
+            duration: Duration::from_millis(env_or("LOAD_DURATION_MS", 2500)),
             warmup: Duration::from_millis(env_or("LOAD_WARMUP_MS", 500)),
-            concurrency,
-            modes,
+            concurrency: env_or("LOAD_CONCURRENCY", 64usize).max(1),
+            setup_concurrency: env_or("LOAD_SETUP_CONCURRENCY", 16usize).max(1),
+            targets,
             max_requests: env_or("LOAD_MAX_REQUESTS", 5_000_000),
-            default_workers: env_or("LOAD_DEFAULT_WORKERS", 1u8) != 0,
             sessions: env_or("LOAD_SESSIONS", 10_000),
+            pin: env_or("LOAD_PIN", 1u8) != 0,
+            svg: std::env::var_os("LOAD_SVG")
+                .map_or_else(|| PathBuf::from("target/load-bench.svg"), PathBuf::from),
         })
     }
 }
@@ -182,10 +273,13 @@ struct ServerProcess {
 }
 
 impl ServerProcess {
-    fn spawn(args: &[String]) -> Result<Self> {
+    fn spawn(mut args: Vec<String>, cpu: Option<usize>) -> Result<Self> {
+        if let Some(cpu) = cpu {
+            args.extend(["--cpu".to_owned(), cpu.to_string()]);
+        }
         let exe = std::env::current_exe()?;
         let mut child = Command::new(exe)
-            .args(args)
+            .args(&args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -212,32 +306,14 @@ impl ServerProcess {
         Ok(server)
     }
 
-    fn start(mode: Mode, workers: usize, max_sessions: usize) -> Result<Self> {
-        let workers = workers.to_string();
-        let args = match mode {
-            Mode::Bare => vec!["--serve-bare".to_owned(), workers],
-            _ => vec![
-                "--serve-mcp".to_owned(),
-                mode.arg().to_owned(),
-                workers,
-                max_sessions.to_string(),
-            ],
-        };
-        Self::spawn(&args)
-    }
-
-    fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
     /// Nanoseconds all the server's threads have spent on a CPU.
     fn cpu_ns(&self) -> Result<u64> {
-        cpu_ns(&self.pid().to_string())
+        client::cpu_ns(&self.child.id().to_string())
     }
 
     /// Resident set size, in KiB.
     fn rss_kib(&self) -> Result<u64> {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()))?;
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))?;
         let line = status
             .lines()
             .find(|l| l.starts_with("VmRSS:"))
@@ -248,23 +324,6 @@ impl ServerProcess {
             .ok_or("malformed VmRSS")?
             .parse()?)
     }
-}
-
-/// Nanoseconds all threads of process `pid` (or `self`) have spent on a CPU.
-fn cpu_ns(pid: &str) -> Result<u64> {
-    let mut total = 0;
-    for task in std::fs::read_dir(format!("/proc/{pid}/task"))? {
-        let path = task?.path().join("schedstat");
-        // A thread may exit between listing and reading.
-        if let Ok(stat) = std::fs::read_to_string(path) {
-            total += stat
-                .split_whitespace()
-                .next()
-                .and_then(|ns| ns.parse::<u64>().ok())
-                .ok_or("malformed schedstat")?;
-        }
-    }
-    Ok(total)
 }
 
 impl Drop for ServerProcess {
@@ -302,299 +361,22 @@ fn raise_fd_limit(needed: u64) -> u64 {
     }
 }
 
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
-}
-
-/// One keep-alive HTTP/1.1 connection to the server, optionally bound to a session.
-struct Client {
-    sender: http1::SendRequest<Full<Bytes>>,
-    host: HeaderValue,
-    session: Option<HeaderValue>,
-    stateful: bool,
-}
-
-/// A finished response: status, session header, and the whole body.
-struct Answer {
-    status: StatusCode,
-    session: Option<HeaderValue>,
-    body: Bytes,
-}
-
-impl Client {
-    async fn connect(addr: SocketAddr, stateful: bool) -> Result<Self> {
-        let stream = tokio::time::timeout(STEP_TIMEOUT, TcpStream::connect(addr)).await??;
-        stream.set_nodelay(true)?;
-        let (sender, conn) = http1::handshake(TokioIo::new(stream)).await?;
-        tokio::spawn(async move {
-            if let Err(err) = conn.await {
-                eprintln!("client connection failed: {err}");
-            }
-        });
-        Ok(Self {
-            sender,
-            host: HeaderValue::from_str(&addr.to_string())?,
-            session: None,
-            stateful,
-        })
-    }
-
-    async fn post(&mut self, body: String) -> Result<Answer> {
-        let mut request = Request::post("/mcp")
-            .header(HOST, self.host.clone())
-            .header(CONTENT_TYPE, "application/json")
-            .header(ACCEPT, "application/json, text/event-stream")
-            .body(Full::new(Bytes::from(body)))?;
-        let headers = request.headers_mut();
-        if self.stateful {
-            headers.insert("mcp-protocol-version", HeaderValue::from_static(VERSION));
-        }
-        if let Some(session) = &self.session {
-            headers.insert("mcp-session-id", session.clone());
-        }
-        let exchange = async {
-            self.sender.ready().await?;
-            let response = self.sender.send_request(request).await?;
-            let status = response.status();
-            let session = response.headers().get("mcp-session-id").cloned();
-            let body = response.into_body().collect().await?.to_bytes();
-            Ok::<_, BoxError>(Answer {
-                status,
-                session,
-                body,
-            })
-        };
-        tokio::time::timeout(STEP_TIMEOUT, exchange).await?
-    }
-
-    /// `initialize` + `notifications/initialized`: this connection now has its own session.
-    async fn open_session(&mut self) -> Result<HeaderValue> {
-        self.session = None;
-        let init = format!(
-            r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{VERSION}","capabilities":{{}},"clientInfo":{{"name":"load","version":"0"}}}}}}"#
-        );
-        let answer = self.post(init).await?;
-        if answer.status != StatusCode::OK || !contains(&answer.body, b"\"serverInfo\"") {
-            return Err(format!("initialize answered {}", answer.status).into());
-        }
-        let session = answer.session.ok_or("initialize answered no session id")?;
-        self.session = Some(session.clone());
-        let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned();
-        let answer = self.post(initialized).await?;
-        if answer.status != StatusCode::ACCEPTED {
-            return Err(format!("notifications/initialized answered {}", answer.status).into());
-        }
-        Ok(session)
-    }
-
-    /// One `tools/call echo`, checked.
-    async fn echo(&mut self, id: u64) -> Result<()> {
-        let call = format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"message":"hello"}}}}}}"#
-        );
-        let answer = self.post(call).await?;
-        if answer.status != StatusCode::OK || !contains(&answer.body, br#""text":"hello""#) {
-            return Err(format!(
-                "echo answered {}: {}",
-                answer.status,
-                String::from_utf8_lossy(&answer.body)
-            )
-            .into());
-        }
-        Ok(())
-    }
-}
-
-/// The phases of one cell, shared by its clients.
-const WARMUP: u8 = 0;
-const MEASURE: u8 = 1;
-const DONE: u8 = 2;
-
-/// The figures of one cell.
-#[derive(Debug, Clone)]
-struct Cell {
-    mode: Mode,
-    workers: &'static str,
-    concurrency: usize,
-    requests: u64,
-    rps: f64,
-    p50: Duration,
-    p99: Duration,
-    cpu_per_request: Duration,
-    client_cpu_per_request: Duration,
-}
-
-async fn run_client(
-    mut client: Client,
-    phase: Arc<AtomicU8>,
-    budget: Arc<AtomicU64>,
-) -> Result<Vec<u32>> {
-    let mut latencies = Vec::with_capacity(1 << 16);
-    let mut id = 1;
-    loop {
-        let now = phase.load(Ordering::Acquire);
-        if now == DONE {
-            return Ok(latencies);
-        }
-        if now == MEASURE
-            && budget
-                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| b.checked_sub(1))
-                .is_err()
-        {
-            return Ok(latencies);
-        }
-        let started = Instant::now();
-        client.echo(id).await?;
-        id += 1;
-        if phase.load(Ordering::Acquire) == MEASURE && now == MEASURE {
-            let nanos = started.elapsed().as_nanos();
-            latencies.push(u32::try_from(nanos).unwrap_or(u32::MAX));
-        }
-    }
-}
-
-fn percentile(sorted: &[u32], pct: usize) -> Duration {
-    if sorted.is_empty() {
-        return Duration::ZERO;
-    }
-    let index = (sorted.len() * pct / 100).min(sorted.len() - 1);
-    Duration::from_nanos(u64::from(sorted[index]))
-}
-
-async fn run_cell(
-    config: &Config,
-    server: &ServerProcess,
-    mode: Mode,
-    workers: &'static str,
-    concurrency: usize,
-) -> Result<Cell> {
-    let phase = Arc::new(AtomicU8::new(WARMUP));
-    let budget = Arc::new(AtomicU64::new(config.max_requests));
-    let mut clients = Vec::with_capacity(concurrency);
-    for _ in 0..concurrency {
-        let mut client = Client::connect(server.addr, mode.stateful()).await?;
-        if mode.stateful() {
-            client.open_session().await?;
-        }
-        clients.push(client);
-    }
-    let tasks: Vec<_> = clients
-        .into_iter()
-        .map(|client| tokio::spawn(run_client(client, phase.clone(), budget.clone())))
-        .collect();
-    tokio::time::sleep(config.warmup).await;
-    let cpu_before = server.cpu_ns()?;
-    let client_before = cpu_ns("self")?;
-    let started = Instant::now();
-    phase.store(MEASURE, Ordering::Release);
-    let deadline = started + config.duration;
-    while Instant::now() < deadline && budget.load(Ordering::Relaxed) > 0 {
-        tokio::time::sleep(Duration::from_millis(10).min(config.duration)).await;
-    }
-    let cpu_after = server.cpu_ns()?;
-    let client_after = cpu_ns("self")?;
-    let elapsed = started.elapsed();
-    phase.store(DONE, Ordering::Release);
-    let mut latencies = Vec::new();
-    for task in tasks {
-        latencies.extend(task.await??);
-    }
-    latencies.sort_unstable();
-    let requests = latencies.len() as u64;
-    let cpu = cpu_after.saturating_sub(cpu_before);
-    Ok(Cell {
-        mode,
-        workers,
-        concurrency,
-        requests,
-        rps: requests as f64 / elapsed.as_secs_f64(),
-        p50: percentile(&latencies, 50),
-        p99: percentile(&latencies, 99),
-        cpu_per_request: Duration::from_nanos(cpu / requests.max(1)),
-        client_cpu_per_request: Duration::from_nanos(
-            client_after.saturating_sub(client_before) / requests.max(1),
-        ),
-    })
-}
-
-/// The memory of one run: sessions opened, RSS before and after.
-#[derive(Debug)]
-struct MemoryRun {
-    sessions: usize,
-    streams: usize,
-    rss_before_kib: u64,
-    rss_after_kib: u64,
-}
-
-impl MemoryRun {
-    fn kib_per_session(&self) -> f64 {
-        (self.rss_after_kib.saturating_sub(self.rss_before_kib)) as f64
-            / self.sessions.max(1) as f64
-    }
-}
-
-/// Opens `count` sessions over a few keep-alive connections; returns their ids.
-async fn open_sessions(addr: SocketAddr, count: usize) -> Result<Vec<HeaderValue>> {
-    const CONNECTIONS: usize = 32;
-    let next = Arc::new(AtomicU64::new(0));
-    let mut tasks = Vec::new();
-    for _ in 0..CONNECTIONS.min(count.max(1)) {
-        let next = next.clone();
-        tasks.push(tokio::spawn(async move {
-            let mut client = Client::connect(addr, true).await?;
-            let mut ids = Vec::new();
-            while next.fetch_add(1, Ordering::Relaxed) < count as u64 {
-                ids.push(client.open_session().await?);
-            }
-            Ok::<_, BoxError>(ids)
-        }));
-    }
-    let mut ids = Vec::with_capacity(count);
-    for task in tasks {
-        ids.extend(task.await??);
-    }
-    Ok(ids)
-}
-
-/// Opens the session's GET stream on a fresh connection and reads the response head (200).
-async fn open_get_stream(addr: SocketAddr, session: HeaderValue) -> Result<TcpStream> {
-    let open = async {
-        let mut stream = TcpStream::connect(addr).await?;
-        let request = format!(
-            "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {}\r\nMcp-Protocol-Version: {VERSION}\r\n\r\n",
-            session.to_str()?
-        );
-        stream.write_all(request.as_bytes()).await?;
-        let mut head = Vec::with_capacity(512);
-        let mut buf = [0u8; 512];
-        while !contains(&head, b"\r\n\r\n") {
-            let n = stream.read(&mut buf).await?;
-            if n == 0 {
-                return Err("the server closed a GET stream before its headers".into());
-            }
-            head.extend_from_slice(&buf[..n]);
-        }
-        if !head.starts_with(b"HTTP/1.1 200") {
-            let line = head.split(|b| *b == b'\r').next().unwrap_or_default();
-            return Err(format!("GET answered {}", String::from_utf8_lossy(line)).into());
-        }
-        Ok::<_, BoxError>(stream)
-    };
-    tokio::time::timeout(STEP_TIMEOUT, open).await?
-}
-
 /// Lets the server settle (freed buffers, finished streams) before RSS is read.
 async fn settle() {
     tokio::time::sleep(Duration::from_millis(700)).await;
 }
 
-async fn memory_run(sessions: usize, with_streams: bool) -> Result<MemoryRun> {
+async fn memory_run(
+    sessions: usize,
+    with_streams: bool,
+    cpu: Option<usize>,
+) -> Result<report::MemoryRun> {
     // One extra session warms the server up (registry, lazy statics) before the baseline.
-    let server = ServerProcess::start(Mode::Sse, 1, sessions + 1)?;
-    open_sessions(server.addr, 1).await?;
+    let server = ServerProcess::spawn(ServerKind::Sse.args(sessions + 1), cpu)?;
+    client::open_sessions(server.addr, 1).await?;
     settle().await;
     let rss_before_kib = server.rss_kib()?;
-    let ids = open_sessions(server.addr, sessions).await?;
+    let ids = client::open_sessions(server.addr, sessions).await?;
     let mut streams = Vec::new();
     if with_streams {
         const PARALLEL: usize = 128;
@@ -603,7 +385,7 @@ async fn memory_run(sessions: usize, with_streams: bool) -> Result<MemoryRun> {
         loop {
             while pending.len() < PARALLEL {
                 let Some(id) = ids.next() else { break };
-                pending.spawn(open_get_stream(server.addr, id));
+                pending.spawn(client::open_get_stream(server.addr, id));
             }
             let Some(done) = pending.join_next().await else {
                 break;
@@ -614,7 +396,7 @@ async fn memory_run(sessions: usize, with_streams: bool) -> Result<MemoryRun> {
     settle().await;
     let rss_after_kib = server.rss_kib()?;
     drop(streams);
-    Ok(MemoryRun {
+    Ok(report::MemoryRun {
         sessions: ids.len(),
         streams: if with_streams { ids.len() } else { 0 },
         rss_before_kib,
@@ -622,148 +404,94 @@ async fn memory_run(sessions: usize, with_streams: bool) -> Result<MemoryRun> {
     })
 }
 
-fn us(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1e6
-}
-
-fn verdict(met: bool) -> &'static str {
-    if met { "met" } else { "MISSED" }
-}
-
-fn report(cells: &[Cell], memory: &[MemoryRun], config: &Config, fd_limit: u64) -> String {
-    let bare = |workers: &str, concurrency: usize| {
-        cells
-            .iter()
-            .find(|c| c.mode == Mode::Bare && c.workers == workers && c.concurrency == concurrency)
-            .map(|c| c.cpu_per_request)
-    };
-    let ratio = |cell: &Cell| {
-        bare(cell.workers, cell.concurrency)
-            .map(|b| cell.cpu_per_request.as_secs_f64() / b.as_secs_f64().max(1e-12))
-    };
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "\n## actix-mcp load benchmark\n\n{} s measured per cell after {} s warm-up; server CPU = \
-         sum of its threads' schedstat; client: 1 tokio thread, 1 keep-alive HTTP/1.1 \
-         connection (and session) per virtual client.\n",
-        config.duration.as_secs_f64(),
-        config.warmup.as_secs_f64()
-    );
-    let _ = writeln!(
-        out,
-        "| mode | server workers | concurrency | req/s | p50 µs | p99 µs | server µs CPU/request | ratio to bare | client µs CPU/request |"
-    );
-    let _ = writeln!(
-        out,
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
-    );
-    for cell in cells {
-        let ratio = ratio(cell).map_or_else(|| "n/a".to_owned(), |r| format!("{r:.2}×"));
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {:.0} | {:.0} | {:.0} | {:.1} | {} | {:.1} |",
-            cell.mode.label(),
-            cell.workers,
-            cell.concurrency,
-            cell.rps,
-            us(cell.p50),
-            us(cell.p99),
-            us(cell.cpu_per_request),
-            ratio,
-            us(cell.client_cpu_per_request)
-        );
-    }
-    let _ = writeln!(
-        out,
-        "\nAt concurrency 1 the server sleeps between requests, so its CPU per request includes \
-         waking from idle (epoll, scheduler) and the ratios are compressed; concurrency 64 shows \
-         the cost of the request path itself."
-    );
-    let _ = writeln!(
-        out,
-        "\nTargets (server CPU per request vs the bare handler, same concurrency, 1 worker):"
-    );
-    for (mode, limit) in [(Mode::Sse, 1.5), (Mode::Stateless, 1.3)] {
-        for cell in cells.iter().filter(|c| c.mode == mode && c.workers == "1") {
-            if let Some(r) = ratio(cell) {
-                let _ = writeln!(
-                    out,
-                    "- {}, concurrency {}: {r:.2}× (target ≤ {limit}×: {})",
-                    mode.label(),
-                    cell.concurrency,
-                    verdict(r <= limit)
-                );
-            }
-        }
-    }
-    if !memory.is_empty() {
-        let _ = writeln!(
-            out,
-            "\nMemory (stateful SSE server, 1 worker; fd limit {fd_limit}):"
-        );
-    }
-    for run in memory {
-        let per = run.kib_per_session();
-        let (what, limit) = if run.streams > 0 {
-            ("with a GET SSE stream open", 20.0)
-        } else {
-            ("idle session", 8.0)
-        };
-        let _ = writeln!(
-            out,
-            "- {what}: {} sessions (all 200), {} streams held; RSS {:.1} MiB → {:.1} MiB: \
-             {per:.2} KiB = {:.2} kB per session (target ≤ {limit} kB: {})",
-            run.sessions,
-            run.streams,
-            run.rss_before_kib as f64 / 1024.0,
-            run.rss_after_kib as f64 / 1024.0,
-            per * 1.024,
-            verdict(per * 1.024 <= limit)
-        );
-    }
-    out
-}
-
 fn driver() -> Result<()> {
     let config = Config::from_env()?;
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let (server_cpu, driver_cpu) = if config.pin && cores >= 2 {
+        (Some(0), Some(1))
+    } else {
+        (None, None)
+    };
+    if let Some(cpu) = driver_cpu {
+        serve::pin_to(cpu)?;
+    }
     // Each GET stream is one fd in the driver and one in the server, plus some slack.
     let fd_limit = raise_fd_limit(config.sessions as u64 + 1024);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     runtime.block_on(async {
-        let mut cells = Vec::new();
-        let mut plan: Vec<(&'static str, usize, Vec<usize>)> = vec![("1", 1, config.concurrency.clone())];
-        if config.default_workers {
-            let widest = config.concurrency.iter().copied().max().unwrap_or(64);
-            plan.push(("default", 0, vec![widest]));
-        }
-        for (label, workers, concurrencies) in plan {
-            for &mode in &config.modes {
-                let server = ServerProcess::start(mode, workers, 10_000)?;
-                for &concurrency in &concurrencies {
-                    let cell = run_cell(&config, &server, mode, label, concurrency).await?;
-                    eprintln!(
-                        "{} ({label} workers), concurrency {concurrency}: {} requests, {:.0} req/s, {:.1} µs server CPU/request",
-                        mode.label(),
-                        cell.requests,
-                        cell.rps,
-                        us(cell.cpu_per_request)
-                    );
-                    cells.push(cell);
-                }
+        let mut series: Vec<report::Series> = config
+            .targets
+            .iter()
+            .map(|&target| report::Series {
+                target,
+                samples: Vec::new(),
+            })
+            .collect();
+        for round in 1..=config.rounds {
+            for entry in &mut series {
+                let target = entry.target;
+                let concurrency = match target.workload {
+                    Workload::Echo => config.concurrency,
+                    Workload::Setup => config.setup_concurrency,
+                };
+                let server = ServerProcess::spawn(target.server.args(1_000_000), server_cpu)?;
+                let sample = client::run_cell(
+                    &server,
+                    target,
+                    concurrency,
+                    config.warmup,
+                    config.duration,
+                    config.max_requests,
+                )
+                .await?;
+                eprintln!(
+                    "round {round}/{}: {}, {}: {} units, {:.0}/s, {:.2} µs server CPU per unit",
+                    config.rounds,
+                    target.workload.label(),
+                    target.server.label(),
+                    sample.units,
+                    sample.per_second,
+                    sample.server_cpu.as_secs_f64() * 1e6
+                );
+                entry.samples.push(sample);
             }
         }
         let mut memory = Vec::new();
         if config.sessions > 0 {
             for with_streams in [false, true] {
-                let run = memory_run(config.sessions, with_streams).await?;
+                let run = memory_run(config.sessions, with_streams, server_cpu).await?;
                 eprintln!("memory: {run:?}");
                 memory.push(run);
             }
         }
-        println!("{}", report(&cells, &memory, &config, fd_limit));
+        let placement = match (server_cpu, driver_cpu) {
+            (Some(s), Some(d)) => format!("server pinned to core {s}, load generator to core {d}"),
+            _ => "unpinned".to_owned(),
+        };
+        let header = format!(
+            "{} interleaved rounds, {} s measured per cell after {} s warm-up; {placement}; \
+             actix-web servers on 1 worker, rmcp on 1 tokio thread; echo at concurrency {}, \
+             session setup at concurrency {}; server CPU = sum of its threads' schedstat; \
+             fd limit {fd_limit}.",
+            config.rounds,
+            config.duration.as_secs_f64(),
+            config.warmup.as_secs_f64(),
+            config.concurrency,
+            config.setup_concurrency,
+        );
+        let rows = report::rows(&series);
+        println!("{}", report::markdown(&rows, &memory, &header));
+        let caption = format!(
+            "actix-mcp vs rmcp: server CPU per unit relative to a bare actix-web handler ({} rounds, pinned)",
+            config.rounds
+        );
+        if let Some(parent) = config.svg.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        report::svg(&rows, &config.svg, &caption)?;
+        eprintln!("chart written to {}", config.svg.display());
         Ok(())
     })
 }

@@ -1,10 +1,14 @@
-//! The server roles of the load benchmark, run in a child process: the MCP server of
-//! `examples/http_server.rs` (`--serve-mcp`) and the bare actix-web handler (`--serve-bare`).
+//! The server roles of the load benchmark, each run in a child process pinned to its own core:
+//! the MCP server of `examples/http_server.rs` (`--serve-mcp`), a bare actix-web handler
+//! (`--serve-bare`) and the official Rust SDK's server, rmcp with its Streamable HTTP service
+//! (`--serve-rmcp`). Every role serves the same `echo` tool at `/mcp` on 127.0.0.1 with
+//! TCP_NODELAY, announces its port on stdout, and exits when the driver goes away.
 
 use std::io::{Read, Write};
+use std::sync::Arc;
 
 use actix_mcp::prelude::*;
-use actix_web::{App, HttpResponse, HttpServer, web};
+use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -12,9 +16,27 @@ use super::{Result, SERVER_LIFETIME};
 
 /// Arguments of `echo`, as in `examples/http_server.rs`.
 #[derive(Deserialize, schemars::JsonSchema)]
-struct EchoArgs {
+pub(super) struct EchoArgs {
     /// The text to send back.
     message: String,
+}
+
+/// Pins the calling thread, and so every thread it starts afterwards, to `cpu`.
+pub(super) fn pin_to(cpu: usize) -> Result<()> {
+    let mut set = rustix::thread::CpuSet::new();
+    set.set(cpu);
+    rustix::thread::sched_setaffinity(None, &set)?;
+    Ok(())
+}
+
+/// Reads `--cpu N` (anywhere in `args`) and pins this process to that core before any thread
+/// is started, so the whole server (workers, acceptor, blocking pool) runs there.
+fn pin_from_args(args: &[String]) -> Result<()> {
+    if let Some(at) = args.iter().position(|a| a == "--cpu") {
+        let cpu: usize = args.get(at + 1).ok_or("--cpu needs a number")?.parse()?;
+        pin_to(cpu)?;
+    }
+    Ok(())
 }
 
 /// Exits when the driver goes away (stdin closes) or after [`SERVER_LIFETIME`].
@@ -30,21 +52,40 @@ fn watch_parent() {
     });
 }
 
-fn workers(arg: Option<&String>) -> Result<Option<usize>> {
-    let workers: usize = arg.ok_or("missing WORKERS")?.parse()?;
-    Ok((workers > 0).then_some(workers))
-}
-
-fn announce(addrs: &[std::net::SocketAddr]) -> Result<()> {
-    let port = addrs.first().ok_or("not bound")?.port();
+fn announce(addr: std::net::SocketAddr) -> Result<()> {
     let mut out = std::io::stdout().lock();
-    writeln!(out, "LISTENING {port}")?;
+    writeln!(out, "LISTENING {}", addr.port())?;
     out.flush()?;
     Ok(())
 }
 
-/// `--serve-mcp MODE WORKERS MAX_SESSIONS`.
+/// Runs an actix-web server with one worker until the process exits.
+fn run_actix<F, T>(factory: F) -> Result<()>
+where
+    F: Fn() -> App<T> + Send + Clone + 'static,
+    T: actix_web::dev::ServiceFactory<
+            actix_web::dev::ServiceRequest,
+            Config = (),
+            Response = actix_web::dev::ServiceResponse,
+            Error = actix_web::Error,
+            InitError = (),
+        > + 'static,
+{
+    actix_web::rt::System::new().block_on(async move {
+        let http = HttpServer::new(factory)
+            .workers(1)
+            .tcp_nodelay(true)
+            .disable_signals()
+            .bind(("127.0.0.1", 0))?;
+        announce(*http.addrs().first().ok_or("not bound")?)?;
+        http.run().await?;
+        Ok(())
+    })
+}
+
+/// `--serve-mcp MODE MAX_SESSIONS [--cpu N]`; MODE is `sse`, `json` or `stateless`.
 pub(super) fn mcp(args: &[String]) -> Result<()> {
+    pin_from_args(args)?;
     watch_parent();
     let (stateless, json_response) = match args.first().map(String::as_str) {
         Some("sse") => (false, false),
@@ -52,8 +93,7 @@ pub(super) fn mcp(args: &[String]) -> Result<()> {
         Some("stateless") => (true, true),
         other => return Err(format!("unknown mode {other:?}").into()),
     };
-    let workers = workers(args.get(1))?;
-    let max_sessions: usize = args.get(2).ok_or("missing MAX_SESSIONS")?.parse()?;
+    let max_sessions: usize = args.get(1).ok_or("missing MAX_SESSIONS")?.parse()?;
     let server = Server::builder("actix-mcp-load", env!("CARGO_PKG_VERSION"))
         .tool(tool(
             "echo",
@@ -66,32 +106,44 @@ pub(super) fn mcp(args: &[String]) -> Result<()> {
         .stateless(stateless)
         .json_response(json_response)
         .max_sessions(max_sessions);
-    actix_web::rt::System::new().block_on(async move {
-        let mut http = HttpServer::new(move || App::new().configure(mcp.configure()))
-            .tcp_nodelay(true)
-            .disable_signals();
-        if let Some(workers) = workers {
-            http = http.workers(workers);
-        }
-        let http = http.bind(("127.0.0.1", 0))?;
-        announce(&http.addrs())?;
-        http.run().await?;
-        Ok(())
-    })
+    run_actix(move || App::new().configure(mcp.configure()))
 }
 
-/// The bare handler: parses the JSON-RPC request and answers what `echo` answers.
-async fn bare_echo(body: web::Bytes) -> HttpResponse {
-    let Ok(request) = serde_json::from_slice::<Value>(&body) else {
+/// The bare handler: parses the JSON-RPC message into a `Value` and answers what the MCP
+/// server answers: `echo`'s result, an `initialize` result with a fresh session id, or 202 for
+/// a notification.
+async fn bare_post(body: web::Bytes) -> HttpResponse {
+    let Ok(message) = serde_json::from_slice::<Value>(&body) else {
         return HttpResponse::BadRequest().finish();
     };
-    let text = request
+    let Some(id) = message.get("id") else {
+        return HttpResponse::Accepted().finish();
+    };
+    if message.get("method").and_then(Value::as_str) == Some("initialize") {
+        let response = json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "result": {
+                "protocolVersion": message.pointer("/params/protocolVersion"),
+                "capabilities": { "tools": { "listChanged": true } },
+                "serverInfo": { "name": "bare", "version": "0" },
+            },
+        });
+        return HttpResponse::Ok()
+            .content_type("application/json")
+            .insert_header((
+                "mcp-session-id",
+                uuid::Uuid::new_v4().simple().to_string(),
+            ))
+            .body(response.to_string());
+    }
+    let text = message
         .pointer("/params/arguments/message")
         .cloned()
         .unwrap_or(Value::Null);
     let response = json!({
         "jsonrpc": "2.0",
-        "id": request.get("id"),
+        "id": id,
         "result": { "content": [{ "type": "text", "text": text }] },
     });
     HttpResponse::Ok()
@@ -99,20 +151,82 @@ async fn bare_echo(body: web::Bytes) -> HttpResponse {
         .body(response.to_string())
 }
 
-/// `--serve-bare WORKERS`.
+/// The bare handler's DELETE: 200 when a session header is present.
+async fn bare_delete(req: HttpRequest) -> HttpResponse {
+    if req.headers().contains_key("mcp-session-id") {
+        HttpResponse::Ok().finish()
+    } else {
+        HttpResponse::BadRequest().finish()
+    }
+}
+
+/// `--serve-bare [--cpu N]`.
 pub(super) fn bare(args: &[String]) -> Result<()> {
+    pin_from_args(args)?;
     watch_parent();
-    let workers = workers(args.first())?;
-    actix_web::rt::System::new().block_on(async move {
-        let mut http = HttpServer::new(|| App::new().route("/mcp", web::post().to(bare_echo)))
-            .tcp_nodelay(true)
-            .disable_signals();
-        if let Some(workers) = workers {
-            http = http.workers(workers);
+    run_actix(|| {
+        App::new().service(
+            web::resource("/mcp")
+                .route(web::post().to(bare_post))
+                .route(web::delete().to(bare_delete)),
+        )
+    })
+}
+
+/// The rmcp server: one `echo` tool.
+#[derive(Clone)]
+struct RmcpEcho;
+
+#[rmcp::tool_router(server_handler)]
+impl RmcpEcho {
+    #[rmcp::tool(description = "Returns its message unchanged")]
+    async fn echo(
+        &self,
+        rmcp::handler::server::wrapper::Parameters(args): rmcp::handler::server::wrapper::Parameters<EchoArgs>,
+    ) -> String {
+        args.message
+    }
+}
+
+/// `--serve-rmcp MODE [--cpu N]`; MODE is `sse` (sessions, SSE answers) or `stateless`
+/// (no sessions, JSON answers). One tokio thread, hyper's HTTP/1.1 server with TCP_NODELAY.
+pub(super) fn rmcp(args: &[String]) -> Result<()> {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+
+    pin_from_args(args)?;
+    watch_parent();
+    let stateful = match args.first().map(String::as_str) {
+        Some("sse") => true,
+        Some("stateless") => false,
+        other => return Err(format!("unknown rmcp mode {other:?}").into()),
+    };
+    let mut config = StreamableHttpServerConfig::default();
+    config.legacy_session_mode = stateful;
+    config.json_response = !stateful;
+    let service = StreamableHttpService::new(
+        || Ok(RmcpEcho),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
+        announce(listener.local_addr()?)?;
+        loop {
+            let (stream, _) = listener.accept().await?;
+            stream.set_nodelay(true)?;
+            let service = hyper_util::service::TowerToHyperService::new(service.clone());
+            tokio::spawn(async move {
+                let io = hyper_util::rt::TokioIo::new(stream);
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(io, service)
+                    .await;
+            });
         }
-        let http = http.bind(("127.0.0.1", 0))?;
-        announce(&http.addrs())?;
-        http.run().await?;
-        Ok(())
     })
 }

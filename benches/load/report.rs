@@ -1,0 +1,263 @@
+//! The load benchmark's report: medians over interleaved rounds with their spread, ratios to
+//! the bare handler, the targets, and the same table drawn as an SVG chart.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Duration;
+
+use plotters::prelude::*;
+
+use super::client::Sample;
+use super::{Result, Target, Workload};
+
+/// Every round's sample of one target, in round order.
+#[derive(Debug, Clone)]
+pub(super) struct Series {
+    pub(super) target: Target,
+    pub(super) samples: Vec<Sample>,
+}
+
+/// A memory run: sessions opened, RSS before and after.
+#[derive(Debug)]
+pub(super) struct MemoryRun {
+    pub(super) sessions: usize,
+    pub(super) streams: usize,
+    pub(super) rss_before_kib: u64,
+    pub(super) rss_after_kib: u64,
+}
+
+impl MemoryRun {
+    /// Kilobytes (1,000 bytes) of RSS per session.
+    pub(super) fn kb_per_session(&self) -> f64 {
+        self.rss_after_kib.saturating_sub(self.rss_before_kib) as f64 * 1.024
+            / self.sessions.max(1) as f64
+    }
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    match values.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => values[n / 2],
+        n => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+    }
+}
+
+fn us(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1e6
+}
+
+/// One row of the report.
+#[derive(Debug, Clone)]
+pub(super) struct Row {
+    pub(super) target: Target,
+    pub(super) rounds: usize,
+    per_second: f64,
+    p99_us: f64,
+    cpu_median: f64,
+    cpu_min: f64,
+    cpu_max: f64,
+    client_us: f64,
+    /// Ratio of this row's median server CPU to the bare handler's, and the per-round ratios'
+    /// range.
+    pub(super) ratio: Option<(f64, f64, f64)>,
+}
+
+/// Reduces the rounds to medians and ratios.
+pub(super) fn rows(series: &[Series]) -> Vec<Row> {
+    let cpu = |s: &Series| -> Vec<f64> { s.samples.iter().map(|x| us(x.server_cpu)).collect() };
+    series
+        .iter()
+        .map(|s| {
+            let mut values = cpu(s);
+            let cpu_median = median(&mut values);
+            let bare = series
+                .iter()
+                .find(|b| b.target == s.target.reference() && b.target != s.target);
+            let ratio = bare.map(|bare| {
+                let mut reference = cpu(bare);
+                let per_round: Vec<f64> = cpu(s)
+                    .iter()
+                    .zip(cpu(bare))
+                    .map(|(ours, theirs)| ours / theirs.max(1e-9))
+                    .collect();
+                let low = per_round.iter().copied().fold(f64::INFINITY, f64::min);
+                let high = per_round.iter().copied().fold(0.0, f64::max);
+                (cpu_median / median(&mut reference).max(1e-9), low, high)
+            });
+            Row {
+                target: s.target,
+                rounds: s.samples.len(),
+                per_second: median(&mut s.samples.iter().map(|x| x.per_second).collect::<Vec<_>>()),
+                p99_us: median(&mut s.samples.iter().map(|x| us(x.p99)).collect::<Vec<_>>()),
+                cpu_min: values.first().copied().unwrap_or(f64::NAN),
+                cpu_max: values.last().copied().unwrap_or(f64::NAN),
+                cpu_median,
+                client_us: median(&mut s.samples.iter().map(|x| us(x.client_cpu)).collect::<Vec<_>>()),
+                ratio,
+            }
+        })
+        .collect()
+}
+
+fn verdict(met: bool) -> &'static str {
+    if met { "met" } else { "MISSED" }
+}
+
+/// The whole report, as Markdown.
+pub(super) fn markdown(rows: &[Row], memory: &[MemoryRun], header: &str) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "\n## actix-mcp load benchmark\n\n{header}\n");
+    let _ = writeln!(
+        out,
+        "| workload | server | rounds | per s | p99 µs | server µs CPU per unit: median (min–max) | vs bare: ratio of medians (per-round range) | target |"
+    );
+    let _ = writeln!(out, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    for row in rows {
+        let ratio = row.ratio.map_or_else(
+            || "1.00×".to_owned(),
+            |(r, low, high)| format!("**{r:.2}×** ({low:.2}–{high:.2})"),
+        );
+        let target = match (row.target.limit(), row.ratio) {
+            (Some(limit), Some((r, _, _))) => format!("≤ {limit}×: {}", verdict(r <= limit)),
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {:.0} | {:.0} | {:.2} ({:.2}–{:.2}) | {ratio} | {target} |",
+            row.target.workload.label(),
+            row.target.server.label(),
+            row.rounds,
+            row.per_second,
+            row.p99_us,
+            row.cpu_median,
+            row.cpu_min,
+            row.cpu_max,
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nClient CPU per unit (the load generator, median): {}",
+        rows.iter()
+            .map(|r| format!(
+                "{} {} {:.1} µs",
+                r.target.workload.label(),
+                r.target.server.label(),
+                r.client_us
+            ))
+            .collect::<Vec<_>>()
+            .join("; ")
+    );
+    if !memory.is_empty() {
+        let _ = writeln!(out, "\nMemory (stateful SSE server):");
+    }
+    for run in memory {
+        let per = run.kb_per_session();
+        let (what, limit) = if run.streams > 0 {
+            ("with a GET SSE stream open", 12.0)
+        } else {
+            ("idle session", 3.0)
+        };
+        let _ = writeln!(
+            out,
+            "- {what}: {} sessions, {} streams held; RSS {:.1} MiB → {:.1} MiB: {per:.2} kB per \
+             session (target ≤ {limit} kB: {})",
+            run.sessions,
+            run.streams,
+            run.rss_before_kib as f64 / 1024.0,
+            run.rss_after_kib as f64 / 1024.0,
+            verdict(per <= limit)
+        );
+    }
+    out
+}
+
+/// Draws the ratios to the bare handler (medians, with each row's per-round range as a
+/// whisker and its target as a mark) as a horizontal bar chart in SVG.
+pub(super) fn svg(rows: &[Row], path: &Path, caption: &str) -> Result<()> {
+    let bars: Vec<&Row> = rows.iter().filter(|r| r.ratio.is_some()).collect();
+    if bars.is_empty() {
+        return Ok(());
+    }
+    let high = bars
+        .iter()
+        .filter_map(|r| r.ratio.map(|(_, _, high)| high))
+        .fold(2.0_f64, f64::max)
+        .ceil();
+    let count = bars.len();
+    let height = 90 + 44 * u32::try_from(count).unwrap_or(20);
+    let root = SVGBackend::new(path, (900, height)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(caption, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(36)
+        .y_label_area_size(300)
+        .build_cartesian_2d(0.0..high, 0.0..count as f64)?;
+    let label = |y: &f64| {
+        let index = count.saturating_sub(1).saturating_sub(y.floor() as usize);
+        bars.get(index).map_or_else(String::new, |r| {
+            format!("{}: {}", r.target.workload.label(), r.target.server.label())
+        })
+    };
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(count * 2 + 1)
+        .y_label_formatter(&|y| {
+            if (y.fract() - 0.5).abs() < 1e-6 {
+                label(y)
+            } else {
+                String::new()
+            }
+        })
+        .x_desc("server CPU per unit, relative to the bare actix-web handler (median of rounds)")
+        .x_label_formatter(&|x| format!("{x:.1}×"))
+        .draw()?;
+    for (index, row) in bars.iter().enumerate() {
+        let Some((ratio, low, high)) = row.ratio else {
+            continue;
+        };
+        let y = (count - 1 - index) as f64;
+        let color = if row.target.server.is_ours() {
+            RGBColor(38, 110, 190)
+        } else {
+            RGBColor(150, 150, 150)
+        };
+        chart.draw_series(std::iter::once(Rectangle::new(
+            [(0.0, y + 0.2), (ratio, y + 0.8)],
+            color.filled(),
+        )))?;
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(low, y + 0.5), (high, y + 0.5)],
+            BLACK.stroke_width(2),
+        )))?;
+        chart.draw_series(std::iter::once(Text::new(
+            format!("{ratio:.2}×"),
+            (ratio + 0.03, y + 0.15),
+            ("sans-serif", 13),
+        )))?;
+        if let Some(limit) = row.target.limit() {
+            chart.draw_series(std::iter::once(PathElement::new(
+                vec![(limit, y + 0.1), (limit, y + 0.9)],
+                RED.stroke_width(2),
+            )))?;
+        }
+    }
+    chart.draw_series(std::iter::once(PathElement::new(
+        vec![(1.0, 0.0), (1.0, count as f64)],
+        BLACK.stroke_width(1),
+    )))?;
+    root.present()?;
+    Ok(())
+}
+
+impl Workload {
+    /// What the workload is, for tables.
+    pub(super) fn label(self) -> &'static str {
+        match self {
+            Self::Echo => "tools/call echo",
+            Self::Setup => "session setup",
+        }
+    }
+}
