@@ -9,6 +9,22 @@ use serde_json::{Value, json};
 
 pub use actix_mcp_actors::{ErrorCode, ErrorObject, PeerError};
 
+/// The JSON-RPC error codes MCP and this SDK add to JSON-RPC's own (which are constants on
+/// [`ErrorCode`]). Each code is defined once, here or in the runtime.
+pub mod code {
+    use super::ErrorCode;
+
+    /// The requested resource does not exist (`resources/read`, 2025-11-25 and earlier), with
+    /// `data.uri`.
+    pub const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode(-32002);
+    /// The request needs URL-mode elicitations to complete first (2025-11-25), with
+    /// `data.elicitations`.
+    pub const URL_ELICITATION_REQUIRED: ErrorCode = ErrorCode(-32042);
+    /// The server is at a limit: too many requests in flight in one session, or too many
+    /// sessions (implementation-defined, in JSON-RPC's server-error range).
+    pub const SERVER_BUSY: ErrorCode = actix_mcp_actors::SERVER_BUSY;
+}
+
 use crate::protocol::ElicitRequestURLParams;
 
 /// A `Result` whose error defaults to [`McpError`].
@@ -128,8 +144,8 @@ impl McpError {
         match self.kind {
             ErrorKind::InvalidParams => ErrorCode::INVALID_PARAMS,
             ErrorKind::MethodNotFound => ErrorCode::METHOD_NOT_FOUND,
-            ErrorKind::ResourceNotFound => ErrorCode::RESOURCE_NOT_FOUND,
-            ErrorKind::UrlElicitationRequired => ErrorCode::URL_ELICITATION_REQUIRED,
+            ErrorKind::ResourceNotFound => code::RESOURCE_NOT_FOUND,
+            ErrorKind::UrlElicitationRequired => code::URL_ELICITATION_REQUIRED,
             ErrorKind::ToolFailed | ErrorKind::Internal => ErrorCode::INTERNAL_ERROR,
             ErrorKind::Other(code) => code,
         }
@@ -269,7 +285,7 @@ mod tests {
             ErrorCode::METHOD_NOT_FOUND
         );
         let missing = McpError::resource_not_found("test://x").to_error_object();
-        assert_eq!(missing.code, ErrorCode::RESOURCE_NOT_FOUND);
+        assert_eq!(missing.code, code::RESOURCE_NOT_FOUND);
         assert_eq!(missing.data, Some(json!({"uri": "test://x"})));
         assert_eq!(
             McpError::internal("secret path /etc")

@@ -16,8 +16,10 @@ pub type Reply = Result<Box<RawValue>, ErrorObject>;
 
 /// Gives meaning to incoming messages. Implemented by the `actix-mcp` server.
 pub trait Dispatch: Send + Sync + 'static {
-    /// Answers one request. The future runs inside the request's in-flight actor; it is dropped
-    /// (and nothing is sent) when the request is cancelled or its session ends.
+    /// Answers one request. The future is polled once in place by the transport that received
+    /// the request; if it is still pending then, it moves into the request's
+    /// [`InFlight`](crate::InFlight) actor, which polls it to the end. It is dropped (and
+    /// nothing is sent) when the request is cancelled or its session ends.
     fn request(&self, request: Request, scope: RequestScope) -> BoxFuture<'static, Reply>;
 
     /// Handles one notification from the peer (cancellations are handled by the runtime and

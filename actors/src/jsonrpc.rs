@@ -17,7 +17,8 @@ use serde_json::value::RawValue;
 /// The JSON-RPC version string every message carries.
 pub const JSONRPC_VERSION: &str = "2.0";
 
-/// Standard JSON-RPC error codes and the MCP codes the runtime itself emits.
+/// A JSON-RPC error code. The constants are the codes JSON-RPC 2.0 itself defines; the codes
+/// MCP adds are defined by the protocol layer (`actix_mcp::error::code`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ErrorCode(pub i32);
@@ -33,14 +34,6 @@ impl ErrorCode {
     pub const INVALID_PARAMS: Self = Self(-32602);
     /// Internal JSON-RPC error.
     pub const INTERNAL_ERROR: Self = Self(-32603);
-    /// MCP: the requested resource does not exist (2025-11-25 and earlier).
-    pub const RESOURCE_NOT_FOUND: Self = Self(-32002);
-    /// MCP: the request needs a URL-mode elicitation to complete first (2025-11-25).
-    pub const URL_ELICITATION_REQUIRED: Self = Self(-32042);
-    /// Implementation-defined: the request was cancelled before it completed.
-    pub const REQUEST_CANCELLED: Self = Self(-32800);
-    /// Implementation-defined: the peer did not answer in time.
-    pub const REQUEST_TIMEOUT: Self = Self(-32001);
 }
 
 impl fmt::Display for ErrorCode {

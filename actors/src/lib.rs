@@ -1,82 +1,108 @@
 //! Actor runtime for [actix-mcp](https://docs.rs/actix-mcp): JSON-RPC sessions, in-flight
 //! requests, supervised tool invocations and SSE streams as actix actors.
 //!
-//! This crate speaks JSON-RPC only. The MCP protocol lives in `actix-mcp`, which reaches this
-//! runtime through one trait, [`Dispatch`]. Users depend on `actix-mcp`, not on this crate.
+//! This crate speaks JSON-RPC only: it knows no MCP method except the two notifications every
+//! request needs (`notifications/cancelled`, `notifications/progress`) and no MCP error code.
+//! The protocol lives in `actix-mcp`, which reaches this runtime through one trait,
+//! [`Dispatch`]. Users depend on `actix-mcp`, not on this crate.
+//!
+//! # Which work is an actor, and when
+//!
+//! Work that is *in flight across an await* is an actor with a mailbox: that is where a
+//! cancellation, a time limit or a peer's answer reaches it. Work that finishes in its first
+//! poll never waits, so nothing could reach it: it is done in place, at the cost of a function
+//! call, and never becomes an actor. Each actor starts only when its work first has to wait,
+//! taking the work over as it is (the future, or the events so far), so nothing is lost or
+//! reordered.
+//!
+//! | concept | fast path: done in place when | actor: when it waits | its messages |
+//! | --- | --- | --- | --- |
+//! | registry | a lookup reads the shared table; opening a session writes it (the cap is checked atomically) | always: [`Registry`], one per transport endpoint (each HTTP endpoint, each stdio connection), supervised | in: `SessionStopped` (from each session as it goes, also after a panic), [`Broadcast`], [`Sweep`] |
+//! | session | admission and `notifications/cancelled` act on its in-flight table at once; session-wide notifications go straight to its standalone stream's log | always: [`Session`], one per client | in: [`HandleRequest`], [`HandleNotification`], [`HandleResponse`], [`SendPeerRequest`], [`ForgetPeerRequest`], [`RequestFinished`], [`OpenStandalone`], [`Resume`], [`RegisterStream`], [`StreamClosed`], [`GetSessionStats`], `Close`; out: `SessionStopped` |
+//! | in-flight request | its handler answers in its first poll | [`InFlight`], from the first `Pending` until it answers or is cancelled | in: [`Cancel`]; out: [`RequestFinished`], [`CancelCall`] |
+//! | tool invocation | the supervised future finishes in its first poll | [`ToolCall`], from the first `Pending`; a blocking closure always | in: [`CancelCall`], [`GetCallStatus`] |
+//! | stream | a POST answer that finishes while its events are buffered is handed over whole by its [`EventLog`] | [`SseStream`], once the answer must stream (it runs on, sends the client a request, asks for SSE polling, or piles up events), and every GET stream | in: [`Attach`], [`DropConnection`], [`Finish`], [`CloseStream`]; out: [`RegisterStream`], [`StreamClosed`] |
+//!
+//! How long a POST answer may stay buffered before it must stream is the transport's policy
+//! (the Streamable HTTP transport gives it 2 ms); the runtime only offers
+//! [`EventLog::settle`].
 //!
 //! # Topology
 //!
 //! ```text
-//! POST /mcp (req 7) -> RegistryHandle::get (shared table, no mailbox) -> SessionHandle::request
-//!                      -> the handler future, polled once in place
-//!                         answered at once: response -> Outlet (no actor at all)
-//!                         still pending:    InFlight(7) actor owns it, enters the in-flight table
-//!                      handler -RequestScope::supervise-> polled once; if pending, ToolCall actor
-//!                      response -> Outlet -> PostAnswer(POST 7) -> one SSE body, or, when the
-//!                         request runs on: SseStream(POST 7) actor -> SSE body
-//! GET  /mcp ---------> Session -OpenStandalone-> SseStream(GET)   (session-wide messages)
-//! progress(7) -------> RequestScope -> Outlet of 7 (ordered before the response)
-//! notifications/cancelled(7) -> in-flight table -Cancel-> InFlight(7): token.cancel(), stop
+//! POST /mcp (req 7) -> RegistryHandle::get (shared table) -> SessionHandle::request
+//!                      reserve id 7 in the in-flight table (atomic with the duplicate check)
+//!                      poll the handler once in place
+//!                         answered: release id 7, response -> EventLog(POST 7), no actor
+//!                         pending:  InFlight(7) actor owns the future; its row records it
+//!                      handler -RequestScope::supervise-> polled once; if pending, ToolCall
+//!                      EventLog(POST 7): buffered, then whole (one SSE body), or, when the
+//!                         answer must stream, SseStream(POST 7) owns it
+//! GET  /mcp ---------> Session -OpenStandalone-> SseStream(GET), its EventLog the standalone outlet
+//! progress(7) -------> RequestScope -> EventLog of 7 (ordered before the response)
+//! notifications/cancelled(7) -> in-flight table -Cancel-> InFlight(7) -CancelCall-> ToolCall
 //! handler needs sampling -> RequestScope::peer_request -> Session: SendPeerRequest(id 9)
-//!                      -> Outlet of 7 -> client; the client's answer -> Session -> waiter
-//! server-wide change -> Registry: Broadcast -> each Session -> standalone Outlet
+//!                      -> EventLog of 7 -> client; the client's answer -> Session -> waiter
+//! server-wide change -> Registry: Broadcast (try_send) -> each session's standalone EventLog
+//! session gone ------> Registry: SessionStopped -> tear down, forget, transport's hook
 //! ```
 //!
-//! # Work that waits is an actor
+//! # Back-pressure and fan-out
 //!
-//! Everything that is in flight across an await is an actor with a mailbox: a request still
-//! running is an [`InFlight`] actor (so `Cancel` reaches it), a supervised tool future still
-//! running is a [`ToolCall`] actor (timeout, cancellation, panic isolation), and an answer
-//! still streaming is an [`SseStream`] actor (resumption, slow-client cut-off). Work that
-//! finishes in its first poll never waits, so it is done in place, at the cost of a function
-//! call: a request answered at once is never in flight, and a tool that never awaits is never
-//! running. Each of these starts its actor only when it first has to wait, handing over the
-//! future (or the events) as they are, so nothing is lost or reordered. On a machine where an
-//! actor start costs about a microsecond, this is most of the difference between 1× and 2×
-//! the CPU of a bare actix-web handler.
+//! No message that a client's pace controls is queued without bound. Events reach a stream
+//! through its [`EventLog`], which numbers and stores each one and `try_send`s it into the
+//! connection's bounded channel; a connection that does not keep up is dropped, and its client
+//! resumes with `Last-Event-ID` from the store. Broadcasts enter the registry's bounded mailbox
+//! with `try_send`; when it is full, the caller delivers the frame itself. Requests over stdio
+//! enter the session's bounded mailbox with `send` (the reader waits).
 //!
 //! # Lifecycles
 //!
-//! | actor | started by | stops when | on stop |
+//! | actor | started by | stops when | when it is gone |
 //! | --- | --- | --- | --- |
-//! | [`Registry`] | the HTTP transport, supervised | its system stops | sessions live on in the shared table |
-//! | [`Session`] | a transport (`initialize` over HTTP, process start on stdio) | `Close`, idle expiry, shutdown | token cancelled: every request and stream of it stops |
-//! | [`InFlight`] | [`SessionHandle::request`] (or a stateless transport), when the handler's first poll is pending | it answered, `Cancel`, token cancelled | the handler future is dropped; no response after a cancel |
-//! | [`ToolCall`] | [`RequestScope::supervise`], when the future's first poll is pending | the work ends, panics, times out, or is cancelled | the user future is dropped |
-//! | [`SseStream`] | a [`PostAnswer`] still running after its window, or the session (GET) | it delivered its response, `CloseStream`, session stop | its buffer stays resumable until evicted |
+//! | [`Registry`] | a transport, under a [`Supervisor`](actix::Supervisor) | its system stops | (restarted after a panic; the table is kept) |
+//! | [`Session`] | [`RegistryHandle::open`] | `Close` ([`SessionHandle::close`], DELETE, idle expiry, shutdown) | the registry tears its work down and forgets it |
+//! | [`InFlight`] | [`SessionHandle::request`] or [`InFlight::start_detached`], at its first `Pending` | it answered, [`Cancel`] | its row leaves the table, its tool calls get [`CancelCall`], its outlet is finished |
+//! | [`ToolCall`] | [`RequestScope::supervise`], at its first `Pending`; [`RequestScope::supervise_blocking`] | the work ends or panics, its time limit, [`CancelCall`] | the user future is dropped; the waiter has its outcome |
+//! | [`SseStream`] | a settled [`EventLog`], or the session (GET) | its request finished, [`CloseStream`] | its log is closed; stored events stay resumable until evicted |
 //!
 //! Sessions run on the arbiter of the worker that opened them, so sessions spread over every
-//! worker thread. A request runs on the arbiter of the worker that received it, as do its
-//! tool calls and its answer stream; the in-flight table it enters is shared by the session's
-//! workers.
+//! worker thread. A request runs on the arbiter of the worker that received it, as do its tool
+//! calls and its stream; the in-flight table it enters is shared by the session's workers.
 
-pub mod dispatch;
-pub mod error;
-pub mod ids;
-pub mod in_flight;
-pub mod jsonrpc;
-pub mod metrics;
-pub mod outlet;
-pub mod registry;
-pub mod scope;
-pub mod session;
-pub mod sse_stream;
-pub mod tool_call;
+mod dispatch;
+mod error;
+mod ids;
+mod in_flight;
+mod jsonrpc;
+mod metrics;
+mod outlet;
+mod registry;
+mod scope;
+mod session;
+mod stream;
+mod tool_call;
 
 pub use dispatch::{Dispatch, Reply};
 pub use error::{OpenError, PeerError};
 pub use ids::{EventId, SessionId};
-pub use in_flight::InFlight;
+pub use in_flight::{Cancel, CancelOnDrop, InFlight};
 pub use jsonrpc::{
-    ErrorCode, ErrorObject, Frame, FrameKind, Incoming, Notification, Rejection, Request,
-    RequestId, Response,
+    ErrorCode, ErrorObject, Frame, FrameKind, Incoming, JSONRPC_VERSION, Notification, Rejection,
+    Request, RequestId, Response, parse as parse_message,
 };
 pub use metrics::{Metrics, MetricsSnapshot};
 pub use outlet::{ChannelOutlet, FrameSink, Outlet, ResponseOutlet};
-pub use registry::{Registry, RegistryConfig, RegistryHandle};
-pub use scope::{ProgressError, RequestScope};
-pub use session::{OnStopped, Session, SessionConfig, SessionHandle, SessionParts, SessionStats};
-pub use sse_stream::{
-    EventStore, InMemoryEventStore, PostAnswer, Settled, SseEvent, SseOutlet, SseStream,
+pub use registry::{Broadcast, Registry, RegistryConfig, RegistryHandle, Sweep};
+pub use scope::{ProgressError, RequestScope, peer_error_object};
+pub use session::{
+    ForgetPeerRequest, GetSessionStats, HandleNotification, HandleRequest, HandleResponse,
+    OnStopped, OpenStandalone, RegisterStream, RequestFinished, Resume, SERVER_BUSY,
+    SendPeerRequest, Session, SessionConfig, SessionHandle, SessionParts, SessionStats,
+    StreamClosed,
 };
-pub use tool_call::{SupervisedError, ToolCall};
+pub use stream::{
+    Attach, CONNECTION_BUFFER, CloseStream, DropConnection, EventLog, EventStore, Finish,
+    InMemoryEventStore, SessionEvents, Settled, SseEvent, SseStream, StreamReceiver, priming_event,
+};
+pub use tool_call::{CallStatus, CancelCall, GetCallStatus, SupervisedError, ToolCall};

@@ -1,27 +1,40 @@
-//! Registry actor: owns the live sessions of one server, expires idle ones, and fans
+//! Registry actor: owns and supervises the sessions of one transport endpoint (an HTTP
+//! endpoint's many sessions, or a stdio connection's one), expires idle ones, and fans
 //! server-wide notifications out to all of them.
 //!
-//! Started (under a supervisor) by the transport that needs many sessions (Streamable HTTP).
-//! The session table itself is shared, read-mostly state the registry owns: HTTP workers look a
-//! session up through a [`RegistryHandle`] without touching the registry's mailbox, and open
-//! sessions on their own arbiter so that sessions spread over every worker thread.
+//! Started (under a supervisor) by the transport, which holds a cheap [`RegistryHandle`]. The
+//! session table is the registry's, held in shared, read-mostly state: a request finds its
+//! session through the handle without a mailbox round trip (the hot path), and a session opened
+//! through the handle is in the table before its id is sent to the client, so the client's
+//! next request finds it. Everything else is the actor's, by message:
 //!
-//! Lifecycle: Started (schedules the idle sweep) → Running ([`Broadcast`], [`Sweep`]) → Stopped
-//! with its system. A restart after a panic keeps the table, which lives
-//! outside the actor.
+//! - every session tells its registry when it is gone ([`SessionStopped`], sent when the
+//!   session actor is dropped, so also when a panic killed it); the registry tears down what
+//!   the session left (its in-flight requests are cancelled, its streams closed, its stored
+//!   events dropped), removes it from the table and runs the transport's hook;
+//! - [`Sweep`] closes sessions idle past the timeout (on a timer, or on demand);
+//! - [`Broadcast`] delivers a frame to every session's standalone stream. Broadcasts are sent
+//!   with `try_send`: when the registry's mailbox is full, the caller delivers the frame itself
+//!   rather than queue it without bound. Each delivery goes straight into a stream's event
+//!   log, which drops a connection that does not keep up (see [`EventLog`](crate::EventLog)).
+//!
+//! Lifecycle: Started (schedules the idle sweep) → Running → Stopped with its system. A restart
+//! after a panic keeps the table, which lives outside the actor.
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
+use actix::prelude::SendError;
 use actix::{Actor, Addr, AsyncContext, Context, Handler, Message, Supervised, Supervisor};
 
 use crate::error::OpenError;
 use crate::ids::SessionId;
 use crate::jsonrpc::Frame;
 use crate::metrics::{Metrics, MetricsSnapshot};
-use crate::session::{Session, SessionHandle, SessionParts};
+use crate::session::{OnStopped, Session, SessionHandle, SessionParts, SessionShared};
+use crate::stream::EventStore;
 
 /// Limits of a registry. Defaults are not part of semver.
 #[derive(Debug, Clone)]
@@ -41,7 +54,32 @@ impl Default for RegistryConfig {
     }
 }
 
-type Table = Arc<RwLock<HashMap<SessionId, SessionHandle>>>;
+/// Broadcasts the registry's mailbox holds before callers deliver them themselves.
+const BROADCAST_MAILBOX: usize = 256;
+
+/// A live session and the hook its transport runs when it is gone.
+struct Entry {
+    handle: SessionHandle,
+    on_stopped: Option<OnStopped>,
+}
+
+type Table = Arc<RwLock<HashMap<SessionId, Entry, foldhash::fast::RandomState>>>;
+
+fn read(
+    table: &Table,
+) -> RwLockReadGuard<'_, HashMap<SessionId, Entry, foldhash::fast::RandomState>> {
+    table
+        .read()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn write(
+    table: &Table,
+) -> RwLockWriteGuard<'_, HashMap<SessionId, Entry, foldhash::fast::RandomState>> {
+    table
+        .write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 /// The registry actor. See the module docs.
 pub struct Registry {
@@ -58,50 +96,49 @@ impl fmt::Debug for Registry {
     }
 }
 
-fn read(table: &Table) -> std::sync::RwLockReadGuard<'_, HashMap<SessionId, SessionHandle>> {
-    table
-        .read()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-fn write(table: &Table) -> std::sync::RwLockWriteGuard<'_, HashMap<SessionId, SessionHandle>> {
-    table
-        .write()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// A cheap, cloneable handle on a registry: what each HTTP worker holds.
+/// A cheap, cloneable handle on a registry: what each transport worker holds.
 #[derive(Clone)]
 pub struct RegistryHandle {
     addr: Addr<Registry>,
     table: Table,
     config: RegistryConfig,
     metrics: Arc<Metrics>,
+    store: Option<Arc<dyn EventStore>>,
 }
 
 impl fmt::Debug for RegistryHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RegistryHandle")
             .field("sessions", &read(&self.table).len())
+            .field("config", &self.config)
             .finish()
     }
 }
 
 impl Registry {
-    /// Starts a supervised registry on the current arbiter.
-    pub fn start(config: RegistryConfig, metrics: Arc<Metrics>) -> RegistryHandle {
+    /// Starts a supervised registry on the current arbiter. Its sessions keep their stream
+    /// events in `store` (for `Last-Event-ID` resumption) when one is given.
+    pub fn start(
+        config: RegistryConfig,
+        metrics: Arc<Metrics>,
+        store: Option<Arc<dyn EventStore>>,
+    ) -> RegistryHandle {
         let table: Table = Arc::default();
         let actor_table = table.clone();
         let actor_config = config.clone();
-        let addr = Supervisor::start(move |_| Registry {
-            table: actor_table,
-            config: actor_config,
+        let addr = Supervisor::start(move |ctx: &mut Context<Registry>| {
+            ctx.set_mailbox_capacity(BROADCAST_MAILBOX);
+            Registry {
+                table: actor_table,
+                config: actor_config,
+            }
         });
         RegistryHandle {
             addr,
             table,
             config,
             metrics,
+            store,
         }
     }
 
@@ -111,12 +148,12 @@ impl Registry {
         };
         let expired: Vec<SessionHandle> = read(&self.table)
             .values()
-            .filter(|handle| handle.idle_for() >= limit || !handle.is_alive())
+            .map(|entry| &entry.handle)
+            .filter(|handle| !handle.is_alive() || handle.idle_for() >= limit)
             .cloned()
             .collect();
         for handle in expired {
             tracing::info!(session = %handle.id(), "closing an idle session");
-            write(&self.table).remove(handle.id());
             handle.close();
         }
     }
@@ -140,7 +177,7 @@ impl Supervised for Registry {
 }
 
 impl RegistryHandle {
-    /// Starts a session actor on the current arbiter and registers it.
+    /// Starts a session actor on the current arbiter, under this registry.
     ///
     /// # Errors
     /// [`OpenError::Full`] when the registry holds `max_sessions` live sessions.
@@ -148,32 +185,34 @@ impl RegistryHandle {
         if read(&self.table).len() >= self.config.max_sessions {
             return Err(OpenError::Full(self.config.max_sessions));
         }
-        let table = Arc::downgrade(&self.table);
-        let chained = parts.on_stopped.take();
-        parts.on_stopped = Some(Box::new(move |id: &SessionId| {
-            if let Some(table) = table.upgrade() {
-                write(&table).remove(id);
-            }
-            if let Some(chained) = chained {
-                chained(id);
-            }
-        }));
-        parts.metrics = self.metrics.clone();
+        let on_stopped = parts.on_stopped.take();
         let id = parts.id.clone();
-        let handle = Session::start(parts);
+        let events = self.store.as_ref().map(|store| store.open(&id));
+        let handle = Session::start(
+            parts,
+            self.addr.clone().recipient(),
+            events,
+            self.metrics.clone(),
+        );
         let mut table = write(&self.table);
-        if table.len() >= self.config.max_sessions {
+        if table.len() >= self.config.max_sessions || table.contains_key(&id) {
             drop(table);
             handle.close();
             return Err(OpenError::Full(self.config.max_sessions));
         }
-        table.insert(id, handle.clone());
+        table.insert(
+            id,
+            Entry {
+                handle: handle.clone(),
+                on_stopped,
+            },
+        );
         Ok(handle)
     }
 
     /// Looks a live session up (without a mailbox round trip) and marks it used.
     pub fn get(&self, id: &str) -> Option<SessionHandle> {
-        let handle = read(&self.table).get(id).cloned()?;
+        let handle = read(&self.table).get(id)?.handle.clone();
         if !handle.is_alive() {
             return None;
         }
@@ -181,21 +220,31 @@ impl RegistryHandle {
         Some(handle)
     }
 
-    /// Closes a session; `false` when it was not live.
+    /// Closes a session; `false` when it was not live. From this call on, the session is no
+    /// longer found; the registry cleans up after it once its actor has stopped.
     pub fn close(&self, id: &str) -> bool {
-        let handle = write(&self.table).remove(id);
-        match handle {
-            Some(handle) => {
+        match self.get_any(id) {
+            Some(handle) if handle.is_alive() => {
                 handle.close();
                 true
             }
-            None => false,
+            _ => false,
         }
     }
 
-    /// Sends a frame to every live session's standalone stream.
+    fn get_any(&self, id: &str) -> Option<SessionHandle> {
+        read(&self.table).get(id).map(|entry| entry.handle.clone())
+    }
+
+    /// Sends a frame to every live session's standalone stream. Never queues without bound:
+    /// when the registry's mailbox is full, the frame is delivered here, by the caller.
     pub fn broadcast(&self, frame: Frame) {
-        self.addr.do_send(Broadcast(frame));
+        match self.addr.try_send(Broadcast(frame)) {
+            Ok(()) => {}
+            Err(SendError::Full(Broadcast(frame)) | SendError::Closed(Broadcast(frame))) => {
+                deliver_to_all(&self.table, &frame);
+            }
+        }
     }
 
     /// Number of live sessions.
@@ -210,7 +259,11 @@ impl RegistryHandle {
 
     /// Every live session (a snapshot).
     pub fn sessions(&self) -> Vec<SessionHandle> {
-        read(&self.table).values().cloned().collect()
+        read(&self.table)
+            .values()
+            .map(|entry| entry.handle.clone())
+            .filter(SessionHandle::is_alive)
+            .collect()
     }
 
     /// The gauges of every actor under this registry.
@@ -230,11 +283,7 @@ impl RegistryHandle {
 
     /// Closes every session.
     pub fn shutdown(&self) {
-        let handles: Vec<SessionHandle> = write(&self.table)
-            .drain()
-            .map(|(_, handle)| handle)
-            .collect();
-        for handle in handles {
+        for handle in self.sessions() {
             handle.close();
         }
     }
@@ -245,12 +294,48 @@ impl RegistryHandle {
     }
 }
 
-impl Handler<Broadcast> for Registry {
+fn deliver_to_all(table: &Table, frame: &Frame) {
+    let sessions: Vec<SessionHandle> = read(table)
+        .values()
+        .map(|entry| entry.handle.clone())
+        .collect();
+    for session in sessions {
+        session.notify(frame.clone());
+    }
+}
+
+/// A session actor is gone (stopped, or killed by a panic). Sent by the session itself as it
+/// is dropped. The registry tears down what it left and forgets it.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct SessionStopped {
+    pub(crate) shared: Arc<SessionShared>,
+}
+
+impl fmt::Debug for SessionStopped {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SessionStopped")
+    }
+}
+
+impl Handler<SessionStopped> for Registry {
     type Result = ();
 
-    fn handle(&mut self, msg: Broadcast, _: &mut Self::Context) {
-        for handle in read(&self.table).values() {
-            handle.notify(msg.0.clone());
+    fn handle(&mut self, msg: SessionStopped, _: &mut Self::Context) {
+        msg.shared.tear_down();
+        let id = msg.shared.id().clone();
+        let entry = {
+            let mut table = write(&self.table);
+            match table.get(&id) {
+                Some(entry) if Arc::ptr_eq(entry.handle.shared_arc(), &msg.shared) => {
+                    table.remove(&id)
+                }
+                _ => None,
+            }
+        };
+        tracing::debug!(session = %id, "session gone");
+        if let Some(on_stopped) = entry.and_then(|entry| entry.on_stopped) {
+            on_stopped(&id);
         }
     }
 }
@@ -259,6 +344,14 @@ impl Handler<Broadcast> for Registry {
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub struct Broadcast(pub Frame);
+
+impl Handler<Broadcast> for Registry {
+    type Result = ();
+
+    fn handle(&mut self, msg: Broadcast, _: &mut Self::Context) {
+        deliver_to_all(&self.table, &msg.0);
+    }
+}
 
 /// Close sessions idle past the timeout now. Sent by [`RegistryHandle::sweep`]; also runs on a
 /// timer.

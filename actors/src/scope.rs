@@ -13,7 +13,9 @@ use std::task::Poll;
 
 use futures::future::BoxFuture;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use actix::Recipient;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
@@ -24,7 +26,7 @@ use crate::jsonrpc::{ErrorObject, Frame, FrameKind, RequestId};
 use crate::metrics::Metrics;
 use crate::outlet::Outlet;
 use crate::session::{ForgetPeerRequest, SendPeerRequest, SessionHandle};
-use crate::tool_call::{Supervised, SupervisedError, ToolCall, panic_message};
+use crate::tool_call::{CancelCall, Supervised, SupervisedError, ToolCall, panic_message};
 
 /// The runtime's handle on one in-flight request. Cheap to clone.
 #[derive(Clone)]
@@ -34,12 +36,17 @@ pub struct RequestScope {
 
 struct ScopeInner {
     id: RequestId,
-    token: CancellationToken,
+    /// Set once the request is cancelled or has ended; the token, made on first use, follows.
+    cancelled: AtomicBool,
+    token: OnceLock<CancellationToken>,
     outlet: Outlet,
-    session: Option<SessionHandle>,
+    /// The session and the ticket of the request's row in its in-flight table.
+    session: Option<(SessionHandle, u64)>,
     progress_token: Option<Value>,
     last_progress: Mutex<Option<f64>>,
     made_peer_requests: AtomicBool,
+    /// The tool calls running for this request, told when it ends.
+    tool_calls: Mutex<Vec<Recipient<CancelCall>>>,
     metrics: Arc<Metrics>,
 }
 
@@ -47,7 +54,7 @@ impl fmt::Debug for RequestScope {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RequestScope")
             .field("id", &self.inner.id)
-            .field("cancelled", &self.inner.token.is_cancelled())
+            .field("cancelled", &self.is_cancelled())
             .field("stateless", &self.inner.session.is_none())
             .finish()
     }
@@ -68,21 +75,22 @@ pub enum ProgressError {
 impl RequestScope {
     pub(crate) fn new(
         id: RequestId,
-        token: CancellationToken,
         outlet: Outlet,
-        session: Option<SessionHandle>,
+        session: Option<(SessionHandle, u64)>,
         progress_token: Option<Value>,
         metrics: Arc<Metrics>,
     ) -> Self {
         Self {
             inner: Arc::new(ScopeInner {
                 id,
-                token,
+                cancelled: AtomicBool::new(false),
+                token: OnceLock::new(),
                 outlet,
                 session,
                 progress_token,
                 last_progress: Mutex::new(None),
                 made_peer_requests: AtomicBool::new(false),
+                tool_calls: Mutex::new(Vec::new()),
                 metrics,
             }),
         }
@@ -90,14 +98,7 @@ impl RequestScope {
 
     /// A scope outside any session (stateless requests, in-process calls and tests).
     pub fn detached(id: RequestId, outlet: Outlet, progress_token: Option<Value>) -> Self {
-        Self::new(
-            id,
-            CancellationToken::new(),
-            outlet,
-            None,
-            progress_token,
-            Arc::default(),
-        )
+        Self::new(id, outlet, None, progress_token, Arc::default())
     }
 
     /// The request's id.
@@ -105,19 +106,49 @@ impl RequestScope {
         &self.inner.id
     }
 
-    /// The request's cancellation token (a child of its session's).
+    /// The request's cancellation token: cancelled when the request is cancelled, and when it
+    /// has ended. Made on first use (most requests never need one).
     pub fn token(&self) -> &CancellationToken {
-        &self.inner.token
+        let token = self.inner.token.get_or_init(CancellationToken::new);
+        if self.inner.cancelled.load(Ordering::Acquire) {
+            token.cancel();
+        }
+        token
     }
 
-    /// Whether the request has been cancelled.
+    /// Whether the request has been cancelled (or has ended).
     pub fn is_cancelled(&self) -> bool {
-        self.inner.token.is_cancelled()
+        self.inner.cancelled.load(Ordering::Acquire)
+    }
+
+    /// Cancels the request's token and tells its running tool calls to stop.
+    pub(crate) fn cancel(&self) {
+        self.inner.cancelled.store(true, Ordering::Release);
+        if let Some(token) = self.inner.token.get() {
+            token.cancel();
+        }
+        let calls = std::mem::take(
+            &mut *self
+                .inner
+                .tool_calls
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner()),
+        );
+        for call in calls {
+            call.do_send(CancelCall);
+        }
+    }
+
+    /// Releases the request's row in its session's in-flight table.
+    pub(crate) fn forget(&self) {
+        if let Some((session, ticket)) = &self.inner.session {
+            session.forget_request(&self.inner.id, *ticket);
+        }
     }
 
     /// The session this request belongs to; `None` in stateless mode.
     pub fn session(&self) -> Option<&SessionHandle> {
-        self.inner.session.as_ref()
+        self.inner.session.as_ref().map(|(session, _)| session)
     }
 
     /// The outlet this request's traffic travels on.
@@ -209,7 +240,7 @@ impl RequestScope {
         params: Option<Value>,
         timeout: Option<Duration>,
     ) -> Result<Value, PeerError> {
-        let Some(session) = &self.inner.session else {
+        let Some(session) = self.session() else {
             return Err(PeerError::Stateless);
         };
         if !self.inner.outlet.accepts(FrameKind::Request) {
@@ -218,12 +249,7 @@ impl RequestScope {
         if self.is_cancelled() {
             return Err(PeerError::Cancelled);
         }
-        let id = RequestId::Number(
-            session
-                .shared()
-                .next_peer_id
-                .fetch_add(1, Ordering::Relaxed),
-        );
+        let id = RequestId::Number(session.next_peer_id());
         self.inner.made_peer_requests.store(true, Ordering::Relaxed);
         let (tx, rx) = tokio::sync::oneshot::channel();
         let mut guard = ForgetOnDrop {
@@ -242,7 +268,7 @@ impl RequestScope {
             tokio::select! {
                 biased;
                 answer = rx => answer.map_err(|_| PeerError::Closed),
-                () = self.inner.token.cancelled() => Err(PeerError::Cancelled),
+                () = self.token().cancelled() => Err(PeerError::Cancelled),
             }
         };
         let result = match timeout {
@@ -268,15 +294,15 @@ impl RequestScope {
         }
     }
 
-    /// Runs `fut` supervised under this request's token: a panic becomes
-    /// [`SupervisedError::Panicked`], `timeout` cancels it, and cancellation of the request drops
-    /// it at its next await.
+    /// Runs `fut` supervised: a panic becomes [`SupervisedError::Panicked`], `timeout` stops it
+    /// with [`SupervisedError::TimedOut`], and the request's cancellation (or end) stops it with
+    /// [`SupervisedError::Cancelled`], dropping it at its next await.
     ///
     /// The future is polled once right here; one that finishes in that poll (a tool that never
     /// awaits) is done without further ado. One that is still pending moves, as it is, into a
-    /// [`ToolCall`] actor of its own, which polls it to the end under the time limit and the
-    /// token. So every invocation that is actually in flight is an actor, and an immediate one
-    /// costs no actor start, task or channel.
+    /// [`ToolCall`] actor of its own, which polls it to the end; the request tells the actor to
+    /// stop with a [`CancelCall`] message. So every invocation that is actually in flight is an
+    /// actor, and an immediate one costs no actor start, task or channel.
     ///
     /// # Errors
     /// See [`SupervisedError`].
@@ -304,15 +330,7 @@ impl RequestScope {
             Ok(Poll::Pending) => {}
             Err(payload) => return Err(SupervisedError::Panicked(panic_message(&*payload))),
         }
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        ToolCall::spawn(
-            Supervised::Async(fut),
-            self.inner.token.child_token(),
-            timeout,
-            tx,
-            self.inner.metrics.clone(),
-        );
-        rx.await.unwrap_or(Err(SupervisedError::Cancelled))
+        self.run_tool_call(Supervised::Async(fut), timeout).await
     }
 
     /// Runs a blocking closure on the blocking thread pool under a tool-call actor, so the
@@ -330,14 +348,31 @@ impl RequestScope {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
+        self.run_tool_call(Supervised::Blocking(Box::new(f)), timeout)
+            .await
+    }
+
+    /// Starts a tool-call actor for `work`, registered with this request (so the request's end
+    /// or cancellation reaches it as [`CancelCall`]), and waits for its outcome.
+    async fn run_tool_call<T: Send + 'static>(
+        &self,
+        work: Supervised<T>,
+        timeout: Option<Duration>,
+    ) -> Result<T, SupervisedError> {
+        if self.is_cancelled() {
+            return Err(SupervisedError::Cancelled);
+        }
         let (tx, rx) = tokio::sync::oneshot::channel();
-        ToolCall::spawn(
-            Supervised::Blocking(Box::new(f)),
-            self.inner.token.child_token(),
-            timeout,
-            tx,
-            self.inner.metrics.clone(),
-        );
+        let call = ToolCall::spawn(work, timeout, tx, self.inner.metrics.clone());
+        self.inner
+            .tool_calls
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .push(call.recipient());
+        // The request may have ended while the call was being registered.
+        if self.is_cancelled() {
+            self.cancel();
+        }
         rx.await.unwrap_or(Err(SupervisedError::Cancelled))
     }
 

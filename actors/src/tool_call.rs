@@ -3,13 +3,15 @@
 //! Started by [`RequestScope::supervise`](crate::RequestScope::supervise) when the future it
 //! was given is still pending after its first poll (one that finishes at once needs no actor),
 //! and by [`RequestScope::supervise_blocking`](crate::RequestScope::supervise_blocking) for
-//! every blocking closure. Owns a child of the request's cancellation token and an optional
-//! timeout.
+//! every blocking closure. The request that started it holds its address and stops it with
+//! [`CancelCall`] when the request is cancelled or ends; [`GetCallStatus`] reads its state.
 //!
-//! Lifecycle: `started` spawns the work → the work finishes, panics, times out, or the token is
-//! cancelled → the outcome is sent to the waiting request → the actor stops, dropping the
-//! user's future if it was still running. A panic never crosses this boundary: it becomes
-//! [`SupervisedError::Panicked`].
+//! Lifecycle: `started` spawns the work and, with a time limit, a timer → the work finishes or
+//! panics (the outcome goes to the waiting request), the timer fires
+//! ([`SupervisedError::TimedOut`]), or [`CancelCall`] arrives ([`SupervisedError::Cancelled`])
+//! → the actor stops, dropping the user's future if it was still running. A panic never
+//! crosses this boundary: it becomes [`SupervisedError::Panicked`]. A blocking closure cannot
+//! be interrupted: it runs to its end on its thread, and its outcome is dropped.
 
 use std::any::Any;
 use std::fmt;
@@ -17,11 +19,14 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix::{Actor, ActorContext, ActorFutureExt, AsyncContext, Context, WrapFuture};
+use actix::{
+    Actor, ActorContext, ActorFutureExt, Addr, AsyncContext, Context, Handler, Message,
+    MessageResult, WrapFuture,
+};
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use tokio::sync::oneshot;
-use tokio_util::sync::CancellationToken;
+use tokio::time::Instant;
 
 use crate::metrics::{Gauge, Metrics};
 
@@ -32,10 +37,11 @@ pub enum SupervisedError {
     /// The user's code panicked; the payload's message, when it had one.
     #[error("the invocation panicked: {0}")]
     Panicked(String),
-    /// The invocation ran past its time limit and was cancelled.
+    /// The invocation ran past its time limit and was stopped.
     #[error("the invocation timed out after {0:?}")]
     TimedOut(Duration),
-    /// The request was cancelled (or its session ended) before the invocation finished.
+    /// The request was cancelled (or ended, or its session did) before the invocation
+    /// finished.
     #[error("the invocation was cancelled")]
     Cancelled,
 }
@@ -50,7 +56,8 @@ type Outcome<T> = Result<T, SupervisedError>;
 /// One supervised invocation. See the module docs.
 pub struct ToolCall<T: Send + 'static> {
     work: Option<Supervised<T>>,
-    token: CancellationToken,
+    blocking: bool,
+    started: Instant,
     timeout: Option<Duration>,
     reply: Option<oneshot::Sender<Outcome<T>>>,
     metrics: Arc<Metrics>,
@@ -59,8 +66,8 @@ pub struct ToolCall<T: Send + 'static> {
 impl<T: Send + 'static> fmt::Debug for ToolCall<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolCall")
-            .field("running", &self.work.is_none())
-            .field("cancelled", &self.token.is_cancelled())
+            .field("blocking", &self.blocking)
+            .field("running_for", &self.started.elapsed())
             .field("timeout", &self.timeout)
             .finish()
     }
@@ -77,22 +84,32 @@ pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
 }
 
 impl<T: Send + 'static> ToolCall<T> {
+    /// Starts the actor on the current arbiter; the outcome arrives on `reply`.
     pub(crate) fn spawn(
         work: Supervised<T>,
-        token: CancellationToken,
         timeout: Option<Duration>,
         reply: oneshot::Sender<Outcome<T>>,
         metrics: Arc<Metrics>,
-    ) {
+    ) -> Addr<Self> {
         metrics.inc(Gauge::ToolCalls);
         Self {
+            blocking: matches!(work, Supervised::Blocking(_)),
             work: Some(work),
-            token,
+            started: Instant::now(),
             timeout,
             reply: Some(reply),
             metrics,
         }
-        .start();
+        .start()
+    }
+
+    /// Sends the outcome (once) and stops.
+    fn conclude(&mut self, outcome: Outcome<T>, ctx: &mut Context<Self>) {
+        if let Some(reply) = self.reply.take() {
+            // The requester may be gone (its request was cancelled): nothing to do then.
+            let _ = reply.send(outcome);
+        }
+        ctx.stop();
     }
 }
 
@@ -114,29 +131,6 @@ async fn run<T: Send + 'static>(work: Supervised<T>) -> Outcome<T> {
     }
 }
 
-/// The work under a time limit and a cancellation token. The work is polled first: a handler
-/// awaiting its own cancellation gets to finish its cleanup; one that ignores it is dropped at
-/// its next await.
-pub(crate) async fn supervised<T: Send + 'static>(
-    work: Supervised<T>,
-    token: CancellationToken,
-    timeout: Option<Duration>,
-) -> Outcome<T> {
-    let limited = async {
-        match timeout {
-            Some(limit) => tokio::time::timeout(limit, run(work))
-                .await
-                .unwrap_or(Err(SupervisedError::TimedOut(limit))),
-            None => run(work).await,
-        }
-    };
-    tokio::select! {
-        biased;
-        outcome = limited => outcome,
-        () = token.cancelled() => Err(SupervisedError::Cancelled),
-    }
-}
-
 impl<T: Send + 'static> Actor for ToolCall<T> {
     type Context = Context<Self>;
 
@@ -145,18 +139,80 @@ impl<T: Send + 'static> Actor for ToolCall<T> {
             ctx.stop();
             return;
         };
-        let fut = supervised(work, self.token.clone(), self.timeout);
-        ctx.spawn(fut.into_actor(self).map(|outcome, act, ctx| {
-            if let Some(reply) = act.reply.take() {
-                // The requester may be gone (its request was cancelled): nothing to do then.
-                let _ = reply.send(outcome);
-            }
-            ctx.stop();
-        }));
+        ctx.spawn(
+            run(work)
+                .into_actor(self)
+                .map(|outcome, act, ctx| act.conclude(outcome, ctx)),
+        );
+        if let Some(limit) = self.timeout {
+            ctx.run_later(limit, move |act, ctx| {
+                tracing::debug!(?limit, "a supervised invocation timed out");
+                act.conclude(Err(SupervisedError::TimedOut(limit)), ctx);
+            });
+        }
     }
 
     fn stopped(&mut self, _: &mut Self::Context) {
-        self.token.cancel();
+        // Stopped without an outcome (its arbiter is going away): the waiter sees a cancel.
+        if let Some(reply) = self.reply.take() {
+            let _ = reply.send(Err(SupervisedError::Cancelled));
+        }
+    }
+}
+
+impl<T: Send + 'static> Drop for ToolCall<T> {
+    fn drop(&mut self) {
         self.metrics.dec(Gauge::ToolCalls);
+    }
+}
+
+/// Stop the invocation: the waiting request gets [`SupervisedError::Cancelled`]. Sent by the
+/// request that started it, when that request is cancelled or ends. The request's token is
+/// cancelled before this is sent, and the work is polled once more before it is dropped, so a
+/// handler that awaits its own cancellation gets to run its cleanup up to its next await.
+#[derive(Debug, Clone, Copy, Message)]
+#[rtype(result = "()")]
+pub struct CancelCall;
+
+impl<T: Send + 'static> Handler<CancelCall> for ToolCall<T> {
+    type Result = ();
+
+    fn handle(&mut self, _: CancelCall, ctx: &mut Self::Context) {
+        // Spawned after the work, so the context polls the work first in its next round.
+        let last_round = ActorFutureExt::map(
+            actix::fut::ready::<()>(()),
+            |(), act: &mut Self, ctx: &mut Context<Self>| {
+                act.conclude(Err(SupervisedError::Cancelled), ctx);
+            },
+        );
+        ctx.spawn(last_round);
+    }
+}
+
+/// What a running invocation is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallStatus {
+    /// How long it has been running.
+    pub running_for: Duration,
+    /// Its time limit, if any.
+    pub timeout: Option<Duration>,
+    /// Whether it is a blocking closure on the blocking thread pool.
+    pub blocking: bool,
+}
+
+/// Query a running invocation's status.
+#[derive(Debug, Clone, Copy, Message)]
+#[rtype(result = "CallStatus")]
+pub struct GetCallStatus;
+
+impl<T: Send + 'static> Handler<GetCallStatus> for ToolCall<T> {
+    type Result = MessageResult<GetCallStatus>;
+
+    fn handle(&mut self, _: GetCallStatus, _: &mut Self::Context) -> Self::Result {
+        MessageResult(CallStatus {
+            running_for: self.started.elapsed(),
+            timeout: self.timeout,
+            blocking: self.blocking,
+        })
     }
 }

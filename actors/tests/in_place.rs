@@ -1,109 +1,25 @@
 //! Work that never waits is done in place; work that waits becomes an actor.
 //!
 //! A request answered in the first poll of its handler gets no in-flight actor, a supervised
-//! future that finishes in its first poll gets no tool-call actor, and a POST answer finished
-//! within its window gets no stream actor. Everything that does wait is an actor, with the
-//! gauges to show it, and keeps every behaviour: cancellation, ordering, resumption.
+//! future that finishes in its first poll gets no tool-call actor, and an answer whose request
+//! finished while its events were buffered gets no stream actor. Everything that does wait is
+//! an actor, with the gauges to show it, and keeps every behaviour: cancellation, ordering,
+//! resumption.
+#![allow(clippy::unwrap_used, missing_docs)]
+
+mod support;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::future::BoxFuture;
-use serde_json::{Value, json};
-use tokio::sync::{Notify, mpsc};
-
 use actix_mcp_actors::{
-    ChannelOutlet, Dispatch, EventId, EventStore, Frame, InMemoryEventStore, Metrics, Notification,
-    Outlet, PostAnswer, Reply, Request, RequestId, RequestScope, Session, SessionConfig,
-    SessionHandle, SessionId, SessionParts, Settled, SseEvent,
+    ChannelOutlet, EventId, EventLog, EventStore, Frame, InMemoryEventStore, RegistryHandle,
+    RequestId, SessionHandle, Settled, SseEvent, SseStream, StreamReceiver,
 };
+use serde_json::{Value, json};
+use tokio::sync::Notify;
 
-/// Methods: `echo` answers at once; `wait` and `tool_wait` wait for `release` (the latter
-/// inside a supervised future); `tool_now` supervises a future that is ready at once.
-struct Fake {
-    release: Arc<Notify>,
-}
-
-fn raw(value: Value) -> Reply {
-    serde_json::value::to_raw_value(&value).map_err(actix_mcp_actors::ErrorObject::internal)
-}
-
-impl Dispatch for Fake {
-    fn request(&self, request: Request, scope: RequestScope) -> BoxFuture<'static, Reply> {
-        let release = self.release.clone();
-        Box::pin(async move {
-            match request.method.as_str() {
-                "wait" => {
-                    release.notified().await;
-                    raw(json!("released"))
-                }
-                "tool_wait" => {
-                    let value = scope
-                        .supervise(
-                            async move {
-                                release.notified().await;
-                                7
-                            },
-                            None,
-                        )
-                        .await;
-                    raw(json!(format!("{value:?}")))
-                }
-                "tool_now" => {
-                    let value = scope.supervise(async { 5 }, None).await;
-                    raw(json!(format!("{value:?}")))
-                }
-                _ => raw(request.params.unwrap_or(Value::Null)),
-            }
-        })
-    }
-
-    fn notification(&self, _: Notification, _: Option<&SessionHandle>) {}
-}
-
-fn session(
-    metrics: Arc<Metrics>,
-    store: Option<Arc<dyn EventStore>>,
-) -> (SessionHandle, Arc<Notify>) {
-    let release = Arc::new(Notify::new());
-    let session = Session::start(SessionParts {
-        id: SessionId::parse("in-place").expect("a valid id"),
-        dispatch: Arc::new(Fake {
-            release: release.clone(),
-        }),
-        config: SessionConfig::default(),
-        standalone: None,
-        store,
-        metrics,
-        on_stopped: None,
-        parent_token: None,
-    });
-    (session, release)
-}
-
-fn request(id: i64, method: &str) -> Request {
-    Request {
-        id: RequestId::Number(id),
-        method: method.into(),
-        params: Some(json!({"n": id})),
-    }
-}
-
-async fn until(what: &str, mut condition: impl FnMut() -> bool) {
-    for _ in 0..500 {
-        if condition() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("timed out waiting for: {what}");
-}
-
-async fn recv<T>(rx: &mut mpsc::Receiver<T>) -> Option<T> {
-    tokio::time::timeout(Duration::from_secs(5), rx.recv())
-        .await
-        .expect("an event or the end within 5 s")
-}
+use support::{Fake, Harness, harness, open, registry, request, until};
 
 fn json_of(frame: &Frame) -> Value {
     serde_json::from_str(&frame.json).expect("valid JSON")
@@ -121,49 +37,76 @@ fn id(stream: u64, seq: u64) -> Option<EventId> {
     Some(EventId { stream, seq })
 }
 
+async fn recv(rx: &mut StreamReceiver) -> Option<SseEvent> {
+    tokio::time::timeout(Duration::from_secs(5), rx.recv())
+        .await
+        .expect("an event or the end within 5 s")
+}
+
 #[actix_rt::test]
 async fn a_request_that_never_waits_is_answered_before_request_returns() {
-    let metrics = Arc::new(Metrics::default());
-    let (session, _) = session(metrics.clone(), None);
+    let Harness {
+        registry, session, ..
+    } = harness();
     let (outlet, mut rx) = ChannelOutlet::channel();
-    session.request(request(1, "echo"), outlet);
-    // No await in between: the answer is already there, and no actor was involved.
+    session.request(request(1, "echo", json!({"n": 1})), outlet);
+    // No await in between: the answer is already there, its id is free again, and no actor
+    // was started (the gauge moves when an in-flight actor is created, before it runs).
     let frame = rx.try_recv().expect("answered in place");
     assert_eq!(json_of(&frame)["result"], json!({"n": 1}));
-    assert_eq!(metrics.snapshot().in_flight, 0);
+    assert_eq!(session.in_flight(), 0);
+    assert_eq!(registry.metrics().in_flight, 0);
 }
 
 #[actix_rt::test]
 async fn a_request_that_waits_is_an_in_flight_actor_until_it_answers() {
-    let metrics = Arc::new(Metrics::default());
-    let (session, release) = session(metrics.clone(), None);
+    let Harness {
+        registry,
+        session,
+        release,
+        ..
+    } = harness();
     let (outlet, mut rx) = ChannelOutlet::channel();
-    session.request(request(1, "wait"), outlet);
-    until("the in-flight actor", || metrics.snapshot().in_flight == 1).await;
-    assert_eq!(session.stats().await.expect("live").in_flight, 1);
+    session.request(request(1, "wait", json!({})), outlet);
+    // Counted the moment `request` returns: the actor exists and its row is in the table.
+    assert_eq!(registry.metrics().in_flight, 1);
+    assert_eq!(session.in_flight(), 1);
+    assert!(rx.try_recv().is_err(), "not answered yet");
     release.notify_one();
     let frame = tokio::time::timeout(Duration::from_secs(5), rx.recv())
         .await
         .expect("in time")
         .expect("open");
     assert_eq!(json_of(&frame)["result"], json!("released"));
-    until("the actor to stop", || metrics.snapshot().in_flight == 0).await;
-    assert_eq!(session.stats().await.expect("live").in_flight, 0);
+    assert_eq!(
+        session.in_flight(),
+        0,
+        "the row goes before the answer leaves"
+    );
+    until("the actor to stop", || registry.metrics().in_flight == 0).await;
 }
 
 #[actix_rt::test]
 async fn a_supervised_future_moves_into_a_tool_call_actor_only_when_it_waits() {
-    let metrics = Arc::new(Metrics::default());
-    let (session, release) = session(metrics.clone(), None);
+    let Harness {
+        registry,
+        session,
+        release,
+        ..
+    } = harness();
     let (outlet, mut rx) = ChannelOutlet::channel();
 
-    session.request(request(1, "tool_now"), outlet.clone());
+    session.request(request(1, "tool_now", json!({})), outlet.clone());
     let frame = rx.try_recv().expect("answered in place");
     assert_eq!(json_of(&frame)["result"], json!("Ok(5)"));
-    assert_eq!(metrics.snapshot().tool_calls, 0);
+    assert_eq!(registry.metrics().tool_calls, 0);
 
-    session.request(request(2, "tool_wait"), outlet);
-    until("the tool-call actor", || metrics.snapshot().tool_calls == 1).await;
+    session.request(request(2, "tool_wait", json!({})), outlet);
+    assert_eq!(
+        registry.metrics().tool_calls,
+        1,
+        "started in the first poll"
+    );
     release.notify_one();
     let frame = tokio::time::timeout(Duration::from_secs(5), rx.recv())
         .await
@@ -171,59 +114,81 @@ async fn a_supervised_future_moves_into_a_tool_call_actor_only_when_it_waits() {
         .expect("open");
     assert_eq!(json_of(&frame)["result"], json!("Ok(7)"));
     until("both actors to stop", || {
-        let now = metrics.snapshot();
+        let now = registry.metrics();
         now.tool_calls == 0 && now.in_flight == 0
     })
     .await;
 }
 
-/// A session with an event store, and a fresh POST answer on it.
+#[actix_rt::test]
+async fn cancelling_a_request_stops_its_tool_call_actor() {
+    let Harness {
+        registry, session, ..
+    } = harness();
+    let (outlet, mut rx) = ChannelOutlet::channel();
+    session.request(request(4, "tool_wait", json!({})), outlet);
+    assert_eq!(registry.metrics().tool_calls, 1);
+    session.notification(support::cancel(json!(4)));
+    until("the tool call and the request to stop", || {
+        let now = registry.metrics();
+        now.tool_calls == 0 && now.in_flight == 0
+    })
+    .await;
+    assert!(
+        rx.try_recv().is_err(),
+        "a cancelled request answers nothing"
+    );
+}
+
+/// A session whose registry keeps events, and the store it keeps them in.
 struct Post {
-    metrics: Arc<Metrics>,
-    store: Arc<InMemoryEventStore>,
+    registry: RegistryHandle,
     session: SessionHandle,
     release: Arc<Notify>,
-    answer: Arc<PostAnswer>,
+    log: Arc<EventLog>,
 }
 
 fn post() -> Post {
-    let metrics = Arc::new(Metrics::default());
-    let store = Arc::new(InMemoryEventStore::default());
-    let (session, release) = session(metrics.clone(), Some(store.clone()));
-    let answer = PostAnswer::new(
-        session.clone(),
+    let store: Arc<dyn EventStore> = Arc::new(InMemoryEventStore::default());
+    let registry = registry(4, None, Some(store));
+    let fake = Fake::default();
+    let release = fake.release.clone();
+    let session = open(&registry, "in-place", Arc::new(fake), None);
+    let log = EventLog::buffered(
+        Some(session.clone()),
         session.next_stream(),
-        Some(store.clone() as Arc<dyn EventStore>),
         Duration::from_millis(500),
-        metrics.clone(),
+        true,
     );
     Post {
-        metrics,
-        store,
+        registry,
         session,
         release,
-        answer,
+        log,
     }
 }
 
+fn replay(session: &SessionHandle, after: EventId) -> Option<Vec<(EventId, Arc<str>)>> {
+    session.events().expect("an event log").replay(after)
+}
+
 #[actix_rt::test]
-async fn a_post_answer_finished_in_its_window_is_complete_and_replayable() {
+async fn an_answer_finished_while_buffered_is_complete_and_replayable() {
     let Post {
-        metrics,
-        store,
+        registry,
         session,
-        answer,
+        log,
         ..
     } = post();
-    let outlet = answer.outlet();
+    let outlet = log.outlet();
     outlet
         .deliver(Frame::notification(
             "notifications/progress",
             Some(&json!({"progress": 1})),
         ))
         .expect("taken");
-    session.request(request(9, "echo"), outlet);
-    let Settled::Complete { events, answered } = answer.settle(Duration::from_secs(5)).await else {
+    session.request(request(9, "echo", json!({"n": 9})), outlet);
+    let Some(Settled::Complete { events, answered }) = log.settle(false) else {
         panic!("a finished request settles complete");
     };
     assert!(answered);
@@ -233,40 +198,41 @@ async fn a_post_answer_finished_in_its_window_is_complete_and_replayable() {
     assert_eq!(data(&events[1])["method"], json!("notifications/progress"));
     assert_eq!(data(&events[2])["result"], json!({"n": 9}));
     // No stream actor was started, yet the events are kept for Last-Event-ID.
-    assert_eq!(metrics.snapshot().streams, 0);
-    let replay = store
-        .replay(session.id(), EventId { stream: 1, seq: 1 })
-        .expect("the stream is known");
+    assert_eq!(registry.metrics().streams, 0);
+    let replay = replay(&session, EventId { stream: 1, seq: 1 }).expect("the stream is known");
     assert_eq!(replay.len(), 1);
     assert_eq!(replay[0].0, EventId { stream: 1, seq: 2 });
+    assert!(log.settle(true).is_none(), "a log settles once");
 }
 
 #[actix_rt::test]
-async fn a_post_answer_still_running_becomes_a_stream_that_adopts_its_events() {
+async fn a_running_request_settles_only_when_forced_and_its_stream_adopts_its_events() {
     let Post {
-        metrics,
+        registry,
         session,
         release,
-        answer,
+        log,
         ..
     } = post();
-    let outlet: Outlet = answer.outlet();
+    let outlet = log.outlet();
     outlet
         .deliver(Frame::notification(
             "notifications/message",
             Some(&json!({"level": "info"})),
         ))
         .expect("taken");
-    session.request(request(3, "wait"), outlet.clone());
-    let Settled::Stream(mut rx) = answer.settle(Duration::from_millis(5)).await else {
-        panic!("a running request settles as a stream");
+    session.request(request(3, "wait", json!({})), outlet.clone());
+    assert!(log.settle(false).is_none(), "a quiet running request waits");
+    let Some(Settled::Stream(mut rx)) = log.settle(true) else {
+        panic!("a running request settles as a stream when forced");
     };
-    assert_eq!(metrics.snapshot().streams, 1);
+    SseStream::start(log.clone(), registry.metrics_handle().clone());
+    assert_eq!(registry.metrics().streams, 1);
     let priming = recv(&mut rx).await.expect("the priming event");
     assert_eq!((priming.id, data(&priming)), (id(1, 0), Value::Null));
-    let log = recv(&mut rx).await.expect("the adopted notification");
-    assert_eq!(log.id, id(1, 1));
-    // What follows goes through the stream actor, numbered on from the adopted events.
+    let message = recv(&mut rx).await.expect("the adopted notification");
+    assert_eq!(message.id, id(1, 1));
+    // What follows is numbered on from the adopted events.
     outlet
         .deliver(Frame::notification(
             "notifications/progress",
@@ -286,30 +252,24 @@ async fn a_post_answer_still_running_becomes_a_stream_that_adopts_its_events() {
         "the stream ends after its response"
     );
     until("the stream actor to stop", || {
-        metrics.snapshot().streams == 0
+        registry.metrics().streams == 0
     })
     .await;
 }
 
 #[actix_rt::test]
-async fn a_request_to_the_client_turns_the_answer_into_a_stream_at_once() {
-    let Post { answer, .. } = post();
-    answer
-        .outlet()
+async fn a_request_to_the_client_makes_the_answer_urgent() {
+    let Post { log, .. } = post();
+    assert!(log.settle(false).is_none());
+    log.outlet()
         .deliver(Frame::request(
             &RequestId::Number(1),
             "sampling/createMessage",
             Some(&json!({})),
         ))
         .expect("taken");
-    // The window is long; the client must not wait for it.
-    let settled = tokio::time::timeout(
-        Duration::from_secs(2),
-        answer.settle(Duration::from_secs(60)),
-    )
-    .await
-    .expect("settled before the window");
-    let Settled::Stream(mut rx) = settled else {
+    // The client must not wait for a window: the log settles as a stream unforced.
+    let Some(Settled::Stream(mut rx)) = log.settle(false) else {
         panic!("a request to the client needs a stream");
     };
     recv(&mut rx).await.expect("priming");
@@ -318,46 +278,40 @@ async fn a_request_to_the_client_turns_the_answer_into_a_stream_at_once() {
 }
 
 #[actix_rt::test]
-async fn an_abandoned_answer_keeps_what_follows_resumable() {
+async fn a_stream_without_a_connection_keeps_what_follows_resumable() {
     let Post {
-        metrics,
-        store,
+        registry,
         session,
         release,
-        answer,
+        log,
         ..
     } = post();
-    session.request(request(4, "wait"), answer.outlet());
-    // The client goes away while the transport waits for the window.
-    let abandoned = tokio::time::timeout(
-        Duration::from_millis(20),
-        answer.settle(Duration::from_secs(60)),
-    )
-    .await;
-    assert!(abandoned.is_err(), "still settling when dropped");
+    session.request(request(4, "wait", json!({})), log.outlet());
+    let Some(Settled::Stream(rx)) = log.settle(true) else {
+        panic!("forced");
+    };
+    SseStream::start(log.clone(), registry.metrics_handle().clone());
+    // The client goes away before anything was sent.
+    drop(rx);
     release.notify_one();
     until("the response in the store", || {
-        store
-            .replay(session.id(), EventId { stream: 1, seq: 0 })
-            .is_some_and(|events| events.len() == 1)
+        replay(&session, EventId { stream: 1, seq: 0 }).is_some_and(|events| events.len() == 1)
     })
     .await;
-    let replay = store
-        .replay(session.id(), EventId { stream: 1, seq: 0 })
-        .expect("known");
+    let replay = replay(&session, EventId { stream: 1, seq: 0 }).expect("known");
     let response: Value = serde_json::from_str(&replay[0].1).expect("JSON");
     assert_eq!(response["result"], json!("released"));
     until("the stream actor to stop", || {
-        metrics.snapshot().streams == 0
+        registry.metrics().streams == 0
     })
     .await;
 }
 
 #[actix_rt::test]
-async fn a_post_answer_finished_without_a_response_settles_unanswered() {
-    let Post { answer, .. } = post();
-    answer.outlet().finish();
-    let Settled::Complete { events, answered } = answer.settle(Duration::from_secs(5)).await else {
+async fn an_answer_finished_without_a_response_settles_unanswered() {
+    let Post { log, .. } = post();
+    log.outlet().finish();
+    let Some(Settled::Complete { events, answered }) = log.settle(false) else {
         panic!("a finished request settles complete");
     };
     assert!(!answered);

@@ -1,17 +1,21 @@
-//! Mailbox-level tests of the registry: the session cap, closing, broadcast fan-out and idle
-//! expiry (under paused time), with bounded waits and no sleeps.
+//! Mailbox-level tests of the registry: the session cap, closing, broadcast fan-out, idle
+//! expiry (under paused time), and supervision (a session killed by a panic is cleaned up
+//! after), with bounded waits and no sleeps.
 #![allow(clippy::unwrap_used, missing_docs)]
+
+mod support;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use actix_mcp_actors::{
-    ChannelOutlet, Dispatch, Frame, Metrics, Notification, OpenError, Registry, RegistryConfig,
-    RegistryHandle, Reply, Request, RequestScope, SessionConfig, SessionHandle, SessionId,
-    SessionParts,
+    ChannelOutlet, Dispatch, EventStore, Frame, InMemoryEventStore, Notification, OpenError, Reply,
+    Request, RequestScope, SessionHandle, SessionId,
 };
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
+
+use support::{Fake, open, registry, request, until};
 
 /// Answers every request once its token is cancelled (a request that never finishes by itself).
 struct Forever;
@@ -20,73 +24,48 @@ impl Dispatch for Forever {
     fn request(&self, _: Request, scope: RequestScope) -> BoxFuture<'static, Reply> {
         Box::pin(async move {
             scope.token().cancelled().await;
-            Ok(serde_json::value::to_raw_value(&json!({})).unwrap())
+            support::raw(json!({}))
         })
     }
 
     fn notification(&self, _: Notification, _: Option<&SessionHandle>) {}
 }
 
-fn parts(id: &str, standalone: Option<actix_mcp_actors::Outlet>) -> SessionParts {
-    SessionParts {
-        id: SessionId::parse(id).unwrap(),
-        dispatch: Arc::new(Forever),
-        config: SessionConfig::default(),
-        standalone,
-        store: None,
-        metrics: Arc::default(),
-        on_stopped: None,
-        parent_token: None,
-    }
-}
-
-fn registry(max_sessions: usize, idle_timeout: Option<Duration>) -> RegistryHandle {
-    Registry::start(
-        RegistryConfig {
-            max_sessions,
-            idle_timeout,
-        },
-        Arc::new(Metrics::default()),
-    )
-}
-
-async fn until(mut done: impl FnMut() -> bool) {
-    tokio::time::timeout(Duration::from_secs(5), async {
-        while !done() {
-            tokio::task::yield_now().await;
-        }
-    })
-    .await
-    .expect("condition reached in time");
-}
-
 #[actix_rt::test]
 async fn the_session_cap_is_enforced_and_closing_frees_a_place() {
-    let registry = registry(2, None);
-    let a = registry.open(parts("a", None)).unwrap();
-    registry.open(parts("b", None)).unwrap();
-    assert!(matches!(
-        registry.open(parts("c", None)),
-        Err(OpenError::Full(2))
-    ));
+    let registry = registry(2, None, None);
+    let a = open(&registry, "a", Arc::new(Forever), None);
+    open(&registry, "b", Arc::new(Forever), None);
+    let third = registry.open(actix_mcp_actors::SessionParts {
+        id: SessionId::parse("c").unwrap(),
+        dispatch: Arc::new(Forever),
+        config: Default::default(),
+        standalone: None,
+        on_stopped: None,
+    });
+    assert!(matches!(third, Err(OpenError::Full(2))));
     assert!(registry.get("a").is_some());
     assert!(registry.close(a.id().as_str()));
+    // Closed at once for every caller; the place is free once the registry has cleaned up.
     assert!(!registry.close("a"));
     assert!(registry.get("a").is_none());
-    registry.open(parts("c", None)).unwrap();
+    until("the closed session to leave", || registry.len() == 1).await;
+    open(&registry, "c", Arc::new(Forever), None);
     assert_eq!(registry.len(), 2);
     registry.shutdown();
-    until(|| registry.metrics().sessions == 0).await;
-    assert!(registry.is_empty());
+    until("every session to stop", || {
+        registry.metrics().sessions == 0 && registry.is_empty()
+    })
+    .await;
 }
 
 #[actix_rt::test]
 async fn broadcasts_reach_every_session() {
-    let registry = registry(10, None);
+    let registry = registry(10, None, None);
     let mut receivers = Vec::new();
     for id in ["x", "y", "z"] {
         let (outlet, rx) = ChannelOutlet::channel();
-        registry.open(parts(id, Some(outlet))).unwrap();
+        open(&registry, id, Arc::new(Forever), Some(outlet));
         receivers.push(rx);
     }
     registry.broadcast(Frame::notification::<Value>(
@@ -106,28 +85,73 @@ async fn broadcasts_reach_every_session() {
 }
 
 #[actix_rt::test]
+async fn a_burst_of_broadcasts_is_never_lost_or_queued_without_bound() {
+    // More broadcasts than the registry's mailbox holds, sent without yielding: those that do
+    // not fit are delivered by the caller, so every session still gets every one, in order.
+    let registry = registry(10, None, None);
+    let (outlet, mut rx) = ChannelOutlet::channel();
+    open(&registry, "burst", Arc::new(Forever), Some(outlet));
+    for n in 0..1000 {
+        registry.broadcast(Frame::notification("n", Some(&json!(n))));
+    }
+    let mut seen = Vec::new();
+    while seen.len() < 1000 {
+        let frame = tokio::time::timeout(Duration::from_secs(5), rx.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        let value: Value = serde_json::from_str(&frame.json).unwrap();
+        seen.push(value["params"].as_i64().unwrap());
+    }
+    let mut sorted = seen.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, (0..1000).collect::<Vec<_>>(), "each once");
+}
+
+#[actix_rt::test]
 async fn idle_sessions_expire_but_busy_ones_stay() {
     tokio::time::pause();
-    let registry = registry(10, Some(Duration::from_secs(60)));
-    let idle = registry.open(parts("idle", None)).unwrap();
-    let busy = registry.open(parts("busy", None)).unwrap();
+    let registry = registry(10, Some(Duration::from_secs(60)), None);
+    let idle = open(&registry, "idle", Arc::new(Forever), None);
+    let busy = open(&registry, "busy", Arc::new(Forever), None);
     let (outlet, _rx) = ChannelOutlet::channel();
-    busy.request(
-        Request {
-            id: 1.into(),
-            method: "wait".into(),
-            params: None,
-        },
-        outlet,
-    );
-    until(|| registry.metrics().in_flight == 1).await;
+    busy.request(request(1, "wait", json!({})), outlet);
+    assert_eq!(registry.metrics().in_flight, 1);
     tokio::time::advance(Duration::from_secs(61)).await;
     registry.sweep();
-    until(|| !idle.is_alive()).await;
+    until("the idle session to stop", || !idle.is_alive()).await;
     assert!(registry.get("idle").is_none());
     assert!(
         registry.get("busy").is_some(),
         "a session with a request in flight is not idle"
     );
-    assert_eq!(registry.len(), 1);
+    until("the idle session to leave", || registry.len() == 1).await;
+}
+
+#[actix_rt::test]
+async fn a_session_killed_by_a_panic_is_cleaned_up_by_its_registry() {
+    let store: Arc<dyn EventStore> = Arc::new(InMemoryEventStore::default());
+    let registry = registry(10, None, Some(store));
+    let fake = Fake::default();
+    let started = fake.started.clone();
+    let (outlet, mut rx) = ChannelOutlet::channel();
+    let session = open(&registry, "doomed", Arc::new(fake), Some(outlet.clone()));
+    session.request(request(1, "slow", json!({})), outlet);
+    support::within(started.notified()).await;
+    assert_eq!(registry.metrics().in_flight, 1);
+    // The protocol layer panics inside the session actor: the actor dies without `stopped`.
+    session.notification(Notification {
+        method: "panic".into(),
+        params: None,
+    });
+    until("the registry to clean up", || {
+        let now = registry.metrics();
+        registry.is_empty() && now.sessions == 0 && now.in_flight == 0
+    })
+    .await;
+    assert!(!session.is_alive());
+    assert!(registry.get("doomed").is_none());
+    assert_eq!(session.in_flight(), 0);
+    // Its request was cancelled: no answer ever comes.
+    assert!(rx.try_recv().is_err());
 }

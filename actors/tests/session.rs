@@ -1,124 +1,25 @@
 //! Mailbox-level tests of the session, in-flight and tool-call actors, without HTTP: a fake
-//! [`Dispatch`] whose handlers are driven by the test, an in-memory outlet recording every
-//! frame, and no sleeps (every wait is bounded).
+//! [`Dispatch`](actix_mcp_actors::Dispatch) whose handlers are driven by the test, an in-memory
+//! outlet recording every frame, and no sleeps (every wait is bounded).
 #![allow(clippy::unwrap_used, missing_docs)]
 
-use std::sync::Arc;
+mod support;
+
 use std::time::Duration;
 
-use actix_mcp_actors::{
-    ChannelOutlet, Dispatch, Frame, Metrics, Notification, Outlet, Reply, Request, RequestId,
-    RequestScope, Session, SessionConfig, SessionHandle, SessionId, SessionParts, SupervisedError,
-};
-use futures::future::BoxFuture;
+use actix_mcp_actors::{Frame, RequestId};
 use serde_json::{Value, json};
-use tokio::sync::{Notify, mpsc};
 
-/// A dispatch whose `slow` method waits until cancelled, `ask` makes a peer request, `panic`
-/// panics inside a supervised invocation, and anything else echoes its params.
-struct Fake {
-    started: Arc<Notify>,
-}
-
-impl Dispatch for Fake {
-    fn request(&self, request: Request, scope: RequestScope) -> BoxFuture<'static, Reply> {
-        let started = self.started.clone();
-        Box::pin(async move {
-            match request.method.as_str() {
-                "slow" => {
-                    started.notify_one();
-                    scope.token().cancelled().await;
-                    Ok(serde_json::value::to_raw_value(&json!("finished")).unwrap())
-                }
-                "ask" => {
-                    let answer = scope
-                        .peer_request("sampling/createMessage", Some(json!({"q": 1})), None)
-                        .await;
-                    let value = answer.map_err(actix_mcp_actors::ErrorObject::internal)?;
-                    Ok(serde_json::value::to_raw_value(&value).unwrap())
-                }
-                "panic" => {
-                    let outcome = scope.supervise(async { panic!("boom") }, None).await;
-                    let text = match outcome {
-                        Err(SupervisedError::Panicked(message)) => format!("caught {message}"),
-                        other => format!("unexpected {other:?}"),
-                    };
-                    Ok(serde_json::value::to_raw_value(&json!(text)).unwrap())
-                }
-                "timeout" => {
-                    let outcome = scope
-                        .supervise(
-                            std::future::pending::<()>(),
-                            Some(Duration::from_millis(20)),
-                        )
-                        .await;
-                    Ok(serde_json::value::to_raw_value(&json!(format!("{outcome:?}"))).unwrap())
-                }
-                _ => Ok(
-                    serde_json::value::to_raw_value(&request.params.unwrap_or(Value::Null))
-                        .unwrap(),
-                ),
-            }
-        })
-    }
-
-    fn notification(&self, _: Notification, _: Option<&SessionHandle>) {}
-}
-
-fn start(
-    metrics: Arc<Metrics>,
-) -> (
-    SessionHandle,
-    Outlet,
-    mpsc::UnboundedReceiver<Frame>,
-    Arc<Notify>,
-) {
-    let started = Arc::new(Notify::new());
-    let (outlet, rx) = ChannelOutlet::channel();
-    let session = Session::start(SessionParts {
-        id: SessionId::parse("test-session").unwrap(),
-        dispatch: Arc::new(Fake {
-            started: started.clone(),
-        }),
-        config: SessionConfig::default(),
-        standalone: Some(outlet.clone()),
-        store: None,
-        metrics,
-        on_stopped: None,
-        parent_token: None,
-    });
-    (session, outlet, rx, started)
-}
-
-fn request(id: i64, method: &str, params: Value) -> Request {
-    Request {
-        id: RequestId::Number(id),
-        method: method.into(),
-        params: Some(params),
-    }
-}
-
-async fn next(rx: &mut mpsc::UnboundedReceiver<Frame>) -> Value {
-    next_within(rx, Duration::from_secs(5)).await
-}
-
-async fn next_within(rx: &mut mpsc::UnboundedReceiver<Frame>, limit: Duration) -> Value {
-    let frame = tokio::time::timeout(limit, rx.recv())
-        .await
-        .expect("a frame in time")
-        .expect("open");
-    serde_json::from_str(&frame.json).unwrap()
-}
-
-async fn within<F: std::future::Future>(fut: F) -> F::Output {
-    tokio::time::timeout(Duration::from_secs(5), fut)
-        .await
-        .expect("done within 5 s")
-}
+use support::{Harness, cancel, harness, next, next_within, request, until, within};
 
 #[actix_rt::test]
 async fn a_request_is_answered_on_its_outlet() {
-    let (session, outlet, mut rx, _) = start(Arc::default());
+    let Harness {
+        session,
+        outlet,
+        mut rx,
+        ..
+    } = harness();
     session.request(request(1, "echo", json!({"a": 1})), outlet);
     assert_eq!(
         next(&mut rx).await,
@@ -128,32 +29,40 @@ async fn a_request_is_answered_on_its_outlet() {
 
 #[actix_rt::test]
 async fn cancelled_request_stops_and_sends_nothing() {
-    let metrics = Arc::new(Metrics::default());
-    let (session, outlet, mut rx, started) = start(metrics.clone());
+    let Harness {
+        registry,
+        session,
+        outlet,
+        mut rx,
+        started,
+        ..
+    } = harness();
     session.request(request(7, "slow", json!({})), outlet.clone());
     within(started.notified()).await;
-    session.notification(Notification {
-        method: "notifications/cancelled".into(),
-        params: Some(json!({"requestId": 7})),
-    });
+    session.notification(cancel(json!(7)));
     session.request(request(8, "echo", json!("after")), outlet);
     // The next frame is the answer to 8: nothing was sent for the cancelled 7.
     assert_eq!(next(&mut rx).await["id"], json!(8));
     let stats = within(session.stats()).await.unwrap();
     assert_eq!(stats.in_flight, 0);
-    assert_eq!(metrics.snapshot().in_flight, 0);
+    assert_eq!(registry.metrics().in_flight, 0);
 }
 
 #[actix_rt::test]
 async fn peer_requests_are_matched_by_id() {
-    let metrics = Arc::new(Metrics::default());
-    let (session, outlet, mut rx, _) = start(metrics.clone());
+    let Harness {
+        registry,
+        session,
+        outlet,
+        mut rx,
+        ..
+    } = harness();
     session.request(request(1, "ask", json!({})), outlet);
     let asked = next(&mut rx).await;
     assert_eq!(asked["method"], json!("sampling/createMessage"));
     assert_eq!(asked["params"], json!({"q": 1}));
     let id: RequestId = serde_json::from_value(asked["id"].clone()).unwrap();
-    assert_eq!(metrics.snapshot().peer_requests, 1);
+    assert_eq!(registry.metrics().peer_requests, 1);
     session.response(actix_mcp_actors::Response {
         id,
         outcome: Ok(json!({"answer": 42})),
@@ -162,18 +71,20 @@ async fn peer_requests_are_matched_by_id() {
         next(&mut rx).await,
         json!({"jsonrpc": "2.0", "id": 1, "result": {"answer": 42}})
     );
-    assert_eq!(metrics.snapshot().peer_requests, 0);
+    assert_eq!(registry.metrics().peer_requests, 0);
 }
 
 #[actix_rt::test]
 async fn cancelling_a_request_cancels_its_peer_request_at_the_client() {
-    let (session, outlet, mut rx, _) = start(Arc::default());
+    let Harness {
+        session,
+        outlet,
+        mut rx,
+        ..
+    } = harness();
     session.request(request(3, "ask", json!({})), outlet);
     let asked = next(&mut rx).await;
-    session.notification(Notification {
-        method: "notifications/cancelled".into(),
-        params: Some(json!({"requestId": 3})),
-    });
+    session.notification(cancel(json!(3)));
     let cancelled = next(&mut rx).await;
     assert_eq!(cancelled["method"], json!("notifications/cancelled"));
     assert_eq!(cancelled["params"]["requestId"], asked["id"]);
@@ -181,7 +92,12 @@ async fn cancelling_a_request_cancels_its_peer_request_at_the_client() {
 
 #[actix_rt::test]
 async fn a_panic_in_a_supervised_invocation_is_contained() {
-    let (session, outlet, mut rx, _) = start(Arc::default());
+    let Harness {
+        session,
+        outlet,
+        mut rx,
+        ..
+    } = harness();
     session.request(request(1, "panic", json!({})), outlet.clone());
     assert_eq!(next(&mut rx).await["result"], json!("caught boom"));
     session.request(request(2, "echo", json!("still serving")), outlet);
@@ -190,14 +106,25 @@ async fn a_panic_in_a_supervised_invocation_is_contained() {
 
 #[actix_rt::test]
 async fn a_supervised_invocation_times_out() {
-    let (session, outlet, mut rx, _) = start(Arc::default());
+    let Harness {
+        session,
+        outlet,
+        mut rx,
+        ..
+    } = harness();
     session.request(request(1, "timeout", json!({})), outlet);
     assert_eq!(next(&mut rx).await["result"], json!("Err(TimedOut(20ms))"));
 }
 
 #[actix_rt::test]
 async fn duplicate_ids_in_flight_are_refused() {
-    let (session, outlet, mut rx, started) = start(Arc::default());
+    let Harness {
+        session,
+        outlet,
+        mut rx,
+        started,
+        ..
+    } = harness();
     session.request(request(5, "slow", json!({})), outlet.clone());
     within(started.notified()).await;
     session.request(request(5, "echo", json!({})), outlet);
@@ -207,16 +134,20 @@ async fn duplicate_ids_in_flight_are_refused() {
 
 #[actix_rt::test]
 async fn closing_the_session_stops_everything() {
-    let metrics = Arc::new(Metrics::default());
-    let (session, outlet, mut rx, started) = start(metrics.clone());
+    let Harness {
+        registry,
+        session,
+        outlet,
+        mut rx,
+        started,
+        ..
+    } = harness();
     session.request(request(1, "slow", json!({})), outlet);
     within(started.notified()).await;
-    assert_eq!(metrics.snapshot().sessions, 1);
+    assert_eq!(registry.metrics().sessions, 1);
     session.close();
-    within(async {
-        while metrics.snapshot() != Default::default() {
-            tokio::task::yield_now().await;
-        }
+    until("every gauge back to zero", || {
+        registry.metrics() == Default::default()
     })
     .await;
     // The cancelled request never answered.
@@ -226,7 +157,9 @@ async fn closing_the_session_stops_everything() {
 
 #[actix_rt::test]
 async fn session_notifications_reach_the_standalone_outlet() {
-    let (session, _, mut rx, _) = start(Arc::default());
+    let Harness {
+        session, mut rx, ..
+    } = harness();
     session.notify(Frame::notification::<Value>(
         "notifications/tools/list_changed",
         None,
@@ -240,13 +173,15 @@ async fn session_notifications_reach_the_standalone_outlet() {
 
 #[actix_rt::test]
 async fn a_cancel_right_behind_its_request_never_hangs_or_answers() {
-    let (session, outlet, mut rx, _) = start(Arc::default());
+    let Harness {
+        session,
+        outlet,
+        mut rx,
+        ..
+    } = harness();
     // No wait for the handler to start: the cancel may land before it runs at all.
     session.request(request(1, "slow", json!({})), outlet.clone());
-    session.notification(Notification {
-        method: "notifications/cancelled".into(),
-        params: Some(json!({"requestId": 1})),
-    });
+    session.notification(cancel(json!(1)));
     session.request(request(2, "echo", json!("next")), outlet);
     assert_eq!(
         next(&mut rx).await,
@@ -258,18 +193,17 @@ async fn a_cancel_right_behind_its_request_never_hangs_or_answers() {
 
 #[actix_rt::test]
 async fn a_cancel_after_the_response_is_ignored() {
-    let (session, outlet, mut rx, _) = start(Arc::default());
+    let Harness {
+        session,
+        outlet,
+        mut rx,
+        ..
+    } = harness();
     session.request(request(1, "echo", json!("first")), outlet.clone());
     assert_eq!(next(&mut rx).await["result"], json!("first"));
-    session.notification(Notification {
-        method: "notifications/cancelled".into(),
-        params: Some(json!({"requestId": 1})),
-    });
-    session.notification(Notification {
-        method: "notifications/cancelled".into(),
-        params: Some(json!({"requestId": "never-sent"})),
-    });
-    session.notification(Notification {
+    session.notification(cancel(json!(1)));
+    session.notification(cancel(json!("never-sent")));
+    session.notification(actix_mcp_actors::Notification {
         method: "notifications/cancelled".into(),
         params: Some(json!({"bogus": true})),
     });
@@ -286,7 +220,12 @@ async fn a_cancel_after_the_response_is_ignored() {
 #[actix_rt::test]
 async fn supervised_timeouts_fire_under_paused_time() {
     tokio::time::pause();
-    let (session, outlet, mut rx, _) = start(Arc::default());
+    let Harness {
+        session,
+        outlet,
+        mut rx,
+        ..
+    } = harness();
     let started = tokio::time::Instant::now();
     session.request(request(1, "timeout", json!({})), outlet);
     assert_eq!(next(&mut rx).await["result"], json!("Err(TimedOut(20ms))"));
@@ -294,37 +233,16 @@ async fn supervised_timeouts_fire_under_paused_time() {
     assert!(started.elapsed() >= Duration::from_millis(20));
 }
 
-/// Answers `wait_peer` with a peer request limited to 60 s.
-struct PeerTimeout;
-
-impl Dispatch for PeerTimeout {
-    fn request(&self, _: Request, scope: RequestScope) -> BoxFuture<'static, Reply> {
-        Box::pin(async move {
-            let outcome = scope
-                .peer_request("roots/list", None, Some(Duration::from_secs(60)))
-                .await;
-            Ok(serde_json::value::to_raw_value(&json!(format!("{outcome:?}"))).unwrap())
-        })
-    }
-
-    fn notification(&self, _: Notification, _: Option<&SessionHandle>) {}
-}
-
 #[actix_rt::test]
 async fn an_unanswered_peer_request_times_out_and_is_cancelled_at_the_client() {
     tokio::time::pause();
-    let (outlet, mut rx) = ChannelOutlet::channel();
-    let session = Session::start(SessionParts {
-        id: SessionId::parse("peer-timeout").unwrap(),
-        dispatch: Arc::new(PeerTimeout),
-        config: SessionConfig::default(),
-        standalone: Some(outlet.clone()),
-        store: None,
-        metrics: Arc::default(),
-        on_stopped: None,
-        parent_token: None,
-    });
-    session.request(request(1, "wait_peer", json!({})), outlet);
+    let Harness {
+        session,
+        outlet,
+        mut rx,
+        ..
+    } = harness();
+    session.request(request(1, "ask_slowly", json!({})), outlet);
     let asked = next(&mut rx).await;
     assert_eq!(asked["method"], json!("roots/list"));
     let started = tokio::time::Instant::now();

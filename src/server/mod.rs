@@ -188,13 +188,6 @@ impl ListCache {
     }
 }
 
-/// A connected audience for server-wide notifications.
-#[derive(Clone)]
-pub(crate) enum Hub {
-    Registry(RegistryHandle),
-    Session(SessionHandle),
-}
-
 pub(crate) struct ServerInner {
     pub(crate) info: Implementation,
     pub(crate) instructions: Option<String>,
@@ -209,7 +202,9 @@ pub(crate) struct ServerInner {
     pub(crate) on_roots_changed: Option<RootsChangedHandler>,
     pub(crate) reporter: Option<Reporter>,
     pub(crate) around: Option<AroundHook>,
-    hubs: Mutex<Vec<Hub>>,
+    /// The registries of every transport serving this server: the audience of server-wide
+    /// notifications.
+    registries: Mutex<Vec<RegistryHandle>>,
 }
 
 impl ServerInner {
@@ -238,44 +233,35 @@ impl ServerInner {
         }
     }
 
-    pub(crate) fn add_hub(&self, hub: Hub) {
-        let mut hubs = self
-            .hubs
+    fn registries(&self) -> std::sync::MutexGuard<'_, Vec<RegistryHandle>> {
+        self.registries
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        hubs.retain(|hub| match hub {
-            Hub::Session(session) => session.is_alive(),
-            Hub::Registry(_) => true,
-        });
-        hubs.push(hub);
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// A transport started serving through `registry`.
+    pub(crate) fn add_registry(&self, registry: RegistryHandle) {
+        self.registries().push(registry);
+    }
+
+    /// A transport stopped serving through `registry` (a stdio connection ended).
+    pub(crate) fn remove_registry(&self, registry: &RegistryHandle) {
+        self.registries()
+            .retain(|known| known.addr() != registry.addr());
     }
 
     pub(crate) fn sessions(&self) -> Vec<SessionHandle> {
-        let hubs = self
-            .hubs
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .clone();
-        hubs.iter()
-            .flat_map(|hub| match hub {
-                Hub::Registry(registry) => registry.sessions(),
-                Hub::Session(session) => vec![session.clone()],
-            })
-            .filter(SessionHandle::is_alive)
+        let registries = self.registries().clone();
+        registries
+            .iter()
+            .flat_map(RegistryHandle::sessions)
             .collect()
     }
 
     fn broadcast(&self, frame: &Frame) {
-        let hubs = self
-            .hubs
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .clone();
-        for hub in hubs {
-            match hub {
-                Hub::Registry(registry) => registry.broadcast(frame.clone()),
-                Hub::Session(session) => session.notify(frame.clone()),
-            }
+        let registries = self.registries().clone();
+        for registry in registries {
+            registry.broadcast(frame.clone());
         }
     }
 
@@ -677,7 +663,7 @@ impl ServerBuilder {
                 on_roots_changed: self.on_roots_changed,
                 reporter: self.reporter,
                 around: self.around,
-                hubs: Mutex::default(),
+                registries: Mutex::default(),
             }),
         })
     }

@@ -12,10 +12,9 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use actix_mcp_actors::tool_call::SupervisedError;
 use actix_mcp_actors::{
     Dispatch, ErrorObject, Frame, InFlight, Incoming, Metrics, Notification, Reply, Request,
-    RequestScope, ResponseOutlet, SessionHandle,
+    RequestScope, ResponseOutlet, SessionHandle, SupervisedError,
 };
 
 use crate::error::{ErrorKind, McpError};
@@ -778,7 +777,7 @@ pub(crate) async fn handle_detached_with(
     metrics: Arc<Metrics>,
 ) -> Option<String> {
     let dispatch = Arc::new(McpDispatch { server, defaults });
-    match actix_mcp_actors::jsonrpc::parse(bytes) {
+    match actix_mcp_actors::parse_message(bytes) {
         Err(rejection) => Some(rejection.to_frame().json.to_string()),
         Ok(Incoming::Notification(notification)) => {
             dispatch.notification(notification, None);

@@ -1,8 +1,11 @@
 //! stdio transport: newline-delimited JSON-RPC on stdin and stdout.
 //!
-//! One session serves the process. A reader loop parses each line and hands it to the session
+//! One session serves the connection, under a registry of its own (which supervises it, as
+//! every session is supervised). A reader loop parses each line and hands it to the session
 //! actor (with backpressure); every outgoing frame goes through one [`StdioWriter`] actor, so
-//! lines never interleave. Requests are handled concurrently: a slow tool never blocks `ping`.
+//! lines never interleave; a peer that stops reading stdout pauses the writer, and once its
+//! bounded mailbox is full further frames are dropped (and logged) rather than held without
+//! bound. Requests are handled concurrently: a slow tool never blocks `ping`.
 //! Logs go to stderr only (the library never prints to stdout). End of input cancels the work
 //! in flight, flushes what was already answered, and returns.
 //!
@@ -19,12 +22,12 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
 use tokio_util::codec::Encoder;
 
 use actix_mcp_actors::{
-    ErrorCode, ErrorObject, Frame, FrameSink, Incoming, Metrics, Outlet, Session, SessionConfig,
-    SessionId, SessionParts,
+    ErrorCode, ErrorObject, Frame, FrameSink, Incoming, Metrics, Outlet, Registry, RegistryConfig,
+    SessionConfig, SessionId, SessionParts,
 };
 
+use crate::server::Server;
 use crate::server::route::{McpDispatch, RequestDefaults};
-use crate::server::{Hub, Server};
 
 /// Settings of the stdio transport. Defaults are not part of semver.
 #[derive(Debug, Clone)]
@@ -111,15 +114,20 @@ impl<W: AsyncWrite + Unpin + 'static> Handler<CloseOutput> for StdioWriter<W> {
     }
 }
 
+/// Frames the writer may have queued while stdout is blocked (its buffer past its high
+/// watermark pauses it) before further frames are dropped.
+const WRITER_MAILBOX: usize = 1024;
+
 struct WriterOutlet<W: AsyncWrite + Unpin + 'static>(Addr<StdioWriter<W>>);
 
 impl<W: AsyncWrite + Unpin + 'static> FrameSink for WriterOutlet<W> {
     fn deliver(&self, frame: Frame) -> Result<(), Frame> {
-        if !self.0.connected() {
-            return Err(frame);
-        }
-        self.0.do_send(WriteFrame(frame));
-        Ok(())
+        self.0.try_send(WriteFrame(frame)).map_err(|err| {
+            if matches!(err, actix::prelude::SendError::Full(_)) {
+                tracing::error!("the peer is not reading stdout; dropping an outgoing frame");
+            }
+            err.into_inner().0
+        })
     }
 }
 
@@ -196,16 +204,28 @@ impl Server {
         R: AsyncRead + Unpin,
         W: AsyncWrite + Unpin + 'static,
     {
-        let writer = StdioWriter::create(move |ctx| StdioWriter {
-            framed: FramedWrite::new(writer, LineEncoder, ctx),
+        let writer = StdioWriter::create(move |ctx| {
+            ctx.set_mailbox_capacity(WRITER_MAILBOX);
+            StdioWriter {
+                framed: FramedWrite::new(writer, LineEncoder, ctx),
+            }
         });
         let outlet = Outlet::new(WriterOutlet(writer.clone()));
         let dispatch = Arc::new(McpDispatch {
             server: self.inner.clone(),
             defaults: RequestDefaults::default(),
         });
+        // One registry per connection supervises its one session.
+        let registry = Registry::start(
+            RegistryConfig {
+                max_sessions: 1,
+                idle_timeout: None,
+            },
+            Arc::new(Metrics::default()),
+            None,
+        );
         let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
-        let session = Session::start(SessionParts {
+        let opened = registry.open(SessionParts {
             // Unique per connection: one server may serve several stdio-framed streams at once.
             id: SessionId::parse(&format!("stdio-{}", uuid::Uuid::new_v4().simple()))
                 .unwrap_or_else(SessionId::stdio),
@@ -214,14 +234,15 @@ impl Server {
                 max_in_flight: self.inner.config.max_concurrent_requests,
             },
             standalone: Some(outlet.clone()),
-            store: None,
-            metrics: Arc::new(Metrics::default()),
             on_stopped: Some(Box::new(move |_| {
                 let _ = stopped_tx.send(());
             })),
-            parent_token: None,
         });
-        self.inner.add_hub(Hub::Session(session.clone()));
+        let session = match opened {
+            Ok(session) => session,
+            Err(err) => return Err(io::Error::other(err)),
+        };
+        self.inner.add_registry(registry.clone());
         let mut reader = BufReader::new(reader);
         let mut buf = Vec::new();
         let result = loop {
@@ -241,7 +262,7 @@ impl Server {
                     if buf.iter().all(u8::is_ascii_whitespace) {
                         continue;
                     }
-                    match actix_mcp_actors::jsonrpc::parse(&buf) {
+                    match actix_mcp_actors::parse_message(&buf) {
                         Err(rejection) => {
                             outlet.deliver_or_log(rejection.to_frame(), "parse error")
                         }
@@ -264,7 +285,9 @@ impl Server {
             }
         };
         session.close();
+        // The registry has cleaned up after the session (every request ended) once this fires.
         let _ = stopped_rx.await;
+        self.inner.remove_registry(&registry);
         // Everything answered before the end of input is queued ahead of this: flush and close.
         let _ = writer.send(CloseOutput).await;
         result

@@ -4,7 +4,7 @@
 #![allow(clippy::result_large_err)]
 
 use std::convert::Infallible;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use actix_web::body::BoxBody;
 use actix_web::http::StatusCode;
@@ -13,19 +13,17 @@ use actix_web::{HttpRequest, HttpResponse, Responder, web};
 use actix_web_lab::sse::{self, Sse};
 use futures::StreamExt;
 use serde_json::json;
-use tokio::sync::mpsc;
 
 use actix_mcp_actors::{
-    ErrorCode, EventId, Frame, FrameKind, FrameSink, InFlight, Incoming, Outlet, PostAnswer,
-    ResponseOutlet, SessionConfig, SessionHandle, SessionId, SessionParts, Settled, SseEvent,
+    ErrorCode, EventId, EventLog, InFlight, Incoming, ResponseOutlet, SessionConfig, SessionHandle,
+    SessionId, SessionParts, Settled, SseEvent, StreamReceiver,
 };
 
+use super::answer::{self, ANSWER_WINDOW};
 use super::{HttpShared, PROTOCOL_VERSION_HEADER, SESSION_HEADER};
+use crate::error::code;
 use crate::protocol::{ProtocolVersion, method};
 use crate::server::route::{McpDispatch, RequestDefaults};
-
-/// JSON-RPC code for "the server holds too many sessions" (implementation-defined).
-const SERVER_FULL: ErrorCode = ErrorCode(-32000);
 
 /// An HTTP error with a JSON-RPC error body (without id).
 fn http_error(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> HttpResponse {
@@ -165,25 +163,12 @@ fn to_sse_event(event: SseEvent) -> Result<sse::Event, Infallible> {
     Ok(sse::Event::Data(data))
 }
 
-/// How long a POST answer waits for its request to finish before the headers go out: a fast
-/// request's whole answer then leaves as one complete body (one write, no stream actor).
-const COALESCE: std::time::Duration = std::time::Duration::from_millis(2);
-
-/// A stateless answer has no priming event: wait up to [`COALESCE`] for its first event.
-async fn prefetch_stateless(rx: &mut mpsc::Receiver<SseEvent>) -> Vec<SseEvent> {
-    match tokio::time::timeout(COALESCE, rx.recv()).await {
-        Ok(Some(first)) => vec![first],
-        _ => Vec::new(),
-    }
-}
-
-/// An SSE response fed by `rx`, after the events in `ready`; `keep` lives as long as the body
-/// (a drop guard, for example).
+/// An SSE response fed by `receiver`; `keep` lives as long as the body (a drop guard, for
+/// example).
 fn sse_response<K: Send + 'static>(
     req: &HttpRequest,
     shared: &HttpShared,
-    ready: Vec<SseEvent>,
-    rx: mpsc::Receiver<SseEvent>,
+    receiver: StreamReceiver,
     keep: K,
     session: Option<&SessionId>,
 ) -> HttpResponse {
@@ -192,35 +177,35 @@ fn sse_response<K: Send + 'static>(
     let period = shared.config.keep_alive;
     let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let ready: std::collections::VecDeque<SseEvent> = ready.into();
     let stream = futures::stream::unfold(
-        (ready, rx, keep, ticker),
-        |(mut ready, mut rx, keep, mut ticker)| async move {
-            if let Some(event) = ready.pop_front() {
-                return Some((to_sse_event(event), (ready, rx, keep, ticker)));
-            }
+        (receiver, keep, ticker),
+        |(mut receiver, keep, mut ticker)| async move {
             let event = tokio::select! {
                 biased;
-                event = rx.recv() => to_sse_event(event?),
+                event = receiver.recv() => to_sse_event(event?),
                 _ = ticker.tick() => Ok(sse::Event::Comment("keep-alive".into())),
             };
-            Some((event, (ready, rx, keep, ticker)))
+            Some((event, (receiver, keep, ticker)))
         },
     );
     let sse = Sse::from_stream(stream).with_retry_duration(shared.config.retry);
     with_session_header(sse.respond_to(req).map_into_boxed_body(), session)
 }
 
-/// An SSE body that is already whole: every event at once, then the end (one write).
+/// An SSE body that is already whole: every event at once, with its length (one write).
 fn complete_sse_response(
-    req: &HttpRequest,
     shared: &HttpShared,
     events: Vec<SseEvent>,
     session: Option<&SessionId>,
 ) -> HttpResponse {
-    let stream = futures::stream::iter(events.into_iter().map(to_sse_event));
-    let sse = Sse::from_stream(stream).with_retry_duration(shared.config.retry);
-    with_session_header(sse.respond_to(req).map_into_boxed_body(), session)
+    let mut builder = HttpResponse::Ok();
+    builder
+        .content_type("text/event-stream")
+        .insert_header((header::CACHE_CONTROL, "no-cache"));
+    if let Some(id) = session {
+        builder.insert_header((SESSION_HEADER, id.as_str()));
+    }
+    builder.body(answer::encode(events, shared.config.retry))
 }
 
 fn with_session_header(mut response: HttpResponse, session: Option<&SessionId>) -> HttpResponse {
@@ -241,44 +226,6 @@ fn json_response(json: &str, session: Option<&SessionId>) -> HttpResponse {
         builder.insert_header((SESSION_HEADER, id.as_str()));
     }
     builder.body(json.to_owned())
-}
-
-/// An outlet for a stateless SSE answer: every frame in order; closes after the response.
-struct StatelessSse(Mutex<Option<mpsc::Sender<SseEvent>>>);
-
-impl FrameSink for StatelessSse {
-    fn deliver(&self, frame: Frame) -> Result<(), Frame> {
-        let mut slot = self
-            .0
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let Some(tx) = slot.as_ref() else {
-            return Err(frame);
-        };
-        let is_response = frame.kind == FrameKind::Response;
-        let result = tx
-            .try_send(SseEvent {
-                id: None,
-                data: frame.json.clone(),
-                retry: None,
-            })
-            .map_err(|_| frame);
-        if is_response {
-            *slot = None;
-        }
-        result
-    }
-
-    fn accepts(&self, kind: FrameKind) -> bool {
-        kind != FrameKind::Request
-    }
-
-    fn finish(&self) {
-        self.0
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .take();
-    }
 }
 
 /// `POST /mcp`: one JSON-RPC message.
@@ -312,7 +259,7 @@ pub(super) async fn post(
         Ok(body) => body,
         Err(response) => return response,
     };
-    let message = match actix_mcp_actors::jsonrpc::parse(&body) {
+    let message = match actix_mcp_actors::parse_message(&body) {
         Ok(message) => message,
         Err(rejection) => {
             return HttpResponse::BadRequest()
@@ -378,15 +325,12 @@ fn open_session(
                 max_in_flight: shared.server.config.max_concurrent_requests,
             },
             standalone: None,
-            store: Some(shared.config.store.clone()),
-            metrics: registry.metrics_handle().clone(),
             on_stopped: None,
-            parent_token: None,
         })
         .map_err(|err| {
             http_error(
                 StatusCode::SERVICE_UNAVAILABLE,
-                SERVER_FULL,
+                code::SERVER_BUSY,
                 format!("server busy: {err}"),
             )
         })
@@ -415,15 +359,15 @@ async fn answer(
             Err(_) => HttpResponse::Accepted().finish(),
         };
     }
-    let answer = PostAnswer::new(
-        session.clone(),
+    let log = EventLog::buffered(
+        Some(session.clone()),
         session.next_stream(),
-        Some(shared.config.store.clone()),
         shared.config.retry,
-        shared.registry().metrics_handle().clone(),
+        true,
     );
-    session.request(request, answer.outlet());
-    match answer.settle(COALESCE).await {
+    session.request(request, log.outlet());
+    let metrics = shared.registry().metrics_handle();
+    match answer::settle(&log, ANSWER_WINDOW, metrics).await {
         Settled::Complete {
             answered: false, ..
         } if !session.is_alive() => http_error(
@@ -432,9 +376,9 @@ async fn answer(
             "the session ended before the request was answered",
         ),
         Settled::Complete { events, .. } => {
-            complete_sse_response(req, shared, events, header_id.as_ref())
+            complete_sse_response(shared, events, header_id.as_ref())
         }
-        Settled::Stream(rx) => sse_response(req, shared, Vec::new(), rx, (), header_id.as_ref()),
+        Settled::Stream(receiver) => sse_response(req, shared, receiver, (), header_id.as_ref()),
     }
 }
 
@@ -486,12 +430,17 @@ async fn post_stateless(
             ),
         };
     }
-    let (tx, rx) = mpsc::channel(actix_mcp_actors::sse_stream::CONNECTION_BUFFER);
-    let outlet = Outlet::new(StatelessSse(Mutex::new(Some(tx))));
-    let guard = InFlight::start_detached(request, dispatch, outlet, metrics);
-    let mut rx = rx;
-    let ready = prefetch_stateless(&mut rx).await;
-    sse_response(req, shared, ready, rx, guard, None)
+    // No session: nothing is resumable, so the answer's events carry no ids and no priming
+    // event, and nothing is stored.
+    let log = EventLog::buffered(None, 0, shared.config.retry, true);
+    let guard = InFlight::start_detached(request, dispatch, log.outlet(), metrics.clone());
+    match answer::settle(&log, ANSWER_WINDOW, &metrics).await {
+        Settled::Complete { events, .. } => {
+            guard.disarm();
+            complete_sse_response(shared, events, None)
+        }
+        Settled::Stream(receiver) => sse_response(req, shared, receiver, guard, None),
+    }
 }
 
 /// `GET /mcp`: the session's standalone SSE stream, or a resumed stream after `Last-Event-ID`.
@@ -522,7 +471,7 @@ pub(super) async fn get(req: HttpRequest, shared: web::Data<HttpShared>) -> Http
             );
         };
         match session.resume(last).await {
-            Ok(Some(rx)) => return sse_response(&req, &shared, Vec::new(), rx, (), None),
+            Ok(Some(receiver)) => return sse_response(&req, &shared, receiver, (), None),
             Ok(None) => {
                 tracing::debug!(session = %session.id(), %last, "unknown stream to resume; opening a new standalone stream")
             }
@@ -536,7 +485,7 @@ pub(super) async fn get(req: HttpRequest, shared: web::Data<HttpShared>) -> Http
         }
     }
     match session.open_standalone(shared.config.retry).await {
-        Ok(rx) => sse_response(&req, &shared, Vec::new(), rx, (), None),
+        Ok(receiver) => sse_response(&req, &shared, receiver, (), None),
         Err(_) => http_error(
             StatusCode::NOT_FOUND,
             ErrorCode::INVALID_REQUEST,

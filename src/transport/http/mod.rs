@@ -17,6 +17,7 @@
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#streamable-http>
 
+mod answer;
 mod handlers;
 mod security;
 
@@ -32,7 +33,7 @@ use actix_mcp_actors::{
 
 pub use security::HostPolicy;
 
-use crate::server::{Hub, Server, ServerInner};
+use crate::server::{Server, ServerInner};
 
 /// The header carrying the session id.
 pub const SESSION_HEADER: &str = "mcp-session-id";
@@ -81,8 +82,12 @@ impl HttpShared {
                 max_sessions: self.config.max_sessions,
                 idle_timeout: self.config.idle_timeout,
             };
-            let registry = actix_mcp_actors::Registry::start(config, self.metrics.clone());
-            self.server.add_hub(Hub::Registry(registry.clone()));
+            let registry = actix_mcp_actors::Registry::start(
+                config,
+                self.metrics.clone(),
+                Some(self.config.store.clone()),
+            );
+            self.server.add_registry(registry.clone());
             registry
         })
     }

@@ -1,0 +1,459 @@
+//! The session actor and its messages.
+//!
+//! Started by a [`Registry`](crate::Registry) (over HTTP on the worker that accepted
+//! `initialize`; on stdio when the connection opens). Owns the server-to-client requests
+//! awaiting an answer, hands the peer's notifications to the protocol layer in order, and opens
+//! and resumes the session's streams.
+//!
+//! Lifecycle: Started → Running (handles the messages below) → Stopping on [`Close`], idle
+//! expiry or the registry's shutdown → Stopped: the session's work is torn down (every
+//! in-flight request is cancelled and sends nothing, streams close, pending server-to-client
+//! requests fail with `Closed`). When the actor is gone (stopped, or killed by a panic in one
+//! of its handlers) its registry receives [`SessionStopped`](crate::registry::SessionStopped)
+//! and cleans up after it.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use actix::{
+    Actor, ActorContext, ActorFutureExt, Addr, AsyncContext, Context, Handler, Message,
+    MessageResult, Recipient,
+};
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::{SessionHandle, SessionParts, SessionShared, lock};
+use crate::ids::EventId;
+use crate::jsonrpc::{ErrorObject, Frame, Notification, Request, RequestId, Response};
+use crate::metrics::{Gauge, Metrics};
+use crate::outlet::Outlet;
+use crate::registry::SessionStopped;
+use crate::stream::{
+    Attach, CloseStream, EventLog, SessionEvents, SseEvent, SseStream, StreamReceiver,
+};
+
+struct PendingPeer {
+    reply: oneshot::Sender<Result<Value, ErrorObject>>,
+    outlet: Outlet,
+    origin: Option<RequestId>,
+}
+
+/// The session actor. See the module docs.
+pub struct Session {
+    shared: Arc<SessionShared>,
+    pending: HashMap<RequestId, PendingPeer>,
+    registry: Option<Recipient<SessionStopped>>,
+}
+
+impl fmt::Debug for Session {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Session")
+            .field("id", &self.shared.id)
+            .field("in_flight", &self.shared.lock_requests().len())
+            .field("pending_peer_requests", &self.pending.len())
+            .field("streams", &lock(&self.shared.streams).len())
+            .finish()
+    }
+}
+
+impl Session {
+    /// Starts a session actor on the current arbiter; `registry` learns when it is gone.
+    pub(crate) fn start(
+        parts: SessionParts,
+        registry: Recipient<SessionStopped>,
+        events: Option<Arc<dyn SessionEvents>>,
+        metrics: Arc<Metrics>,
+    ) -> SessionHandle {
+        let shared = Arc::new(SessionShared {
+            id: parts.id,
+            token: CancellationToken::new(),
+            dispatch: parts.dispatch,
+            config: parts.config,
+            metrics: metrics.clone(),
+            requests: Mutex::default(),
+            data: RwLock::new(None),
+            next_peer_id: AtomicI64::new(1),
+            next_stream: AtomicU64::new(0),
+            last_seen: Mutex::new(Instant::now()),
+            connections: AtomicUsize::new(0),
+            standalone: Mutex::new(parts.standalone.map(|outlet| (0, outlet))),
+            streams: Mutex::default(),
+            events,
+            torn_down: AtomicBool::new(false),
+        });
+        metrics.inc(Gauge::Sessions);
+        let actor_shared = shared.clone();
+        let addr = Session::create(move |ctx| {
+            ctx.set_mailbox_capacity(1024);
+            Session {
+                shared: actor_shared,
+                pending: HashMap::new(),
+                registry: Some(registry),
+            }
+        });
+        SessionHandle { shared, addr }
+    }
+
+    fn session_handle(&self, ctx: &Context<Self>) -> SessionHandle {
+        SessionHandle {
+            shared: self.shared.clone(),
+            addr: ctx.address(),
+        }
+    }
+
+    /// Forgets a pending server-to-client request and tells the peer it is cancelled, on the
+    /// stream it travelled (or the standalone one when that has ended).
+    fn forget_peer(&mut self, id: &RequestId, reason: &str, ctx: &Context<Self>) {
+        let Some(pending) = self.pending.remove(id) else {
+            return;
+        };
+        self.shared.metrics.dec(Gauge::PeerRequests);
+        let frame = Frame::notification(
+            "notifications/cancelled",
+            Some(&json!({"requestId": id, "reason": reason})),
+        );
+        if pending.outlet.deliver(frame.clone()).is_err() {
+            self.session_handle(ctx).notify(frame);
+        }
+    }
+}
+
+impl Actor for Session {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        // The token can be cancelled from outside (`SessionHandle::close`, server shutdown):
+        // stop with it.
+        let token = self.shared.token.clone();
+        ctx.spawn(
+            actix::fut::wrap_future::<_, Self>(async move { token.cancelled().await })
+                .map(|(), _, ctx: &mut Context<Self>| ctx.stop()),
+        );
+    }
+
+    fn stopped(&mut self, _: &mut Self::Context) {
+        self.shared.tear_down();
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        for _ in self.pending.drain() {
+            self.shared.metrics.dec(Gauge::PeerRequests);
+        }
+        self.shared.metrics.dec(Gauge::Sessions);
+        if let Some(registry) = self.registry.take() {
+            // Also after a panic in a handler, when `stopped` never ran.
+            registry.do_send(SessionStopped {
+                shared: self.shared.clone(),
+            });
+        }
+    }
+}
+
+/// Handle one request from the peer, in mailbox order. Sent by transports that want
+/// backpressure ([`SessionHandle::request_with_backpressure`]); no reply (the answer travels on
+/// `outlet`).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct HandleRequest {
+    /// The request.
+    pub request: Request,
+    /// Where its response and related messages go.
+    pub outlet: Outlet,
+}
+
+impl Handler<HandleRequest> for Session {
+    type Result = ();
+
+    fn handle(&mut self, msg: HandleRequest, ctx: &mut Self::Context) {
+        self.session_handle(ctx).request(msg.request, msg.outlet);
+    }
+}
+
+/// Track a live stream for `Last-Event-ID` resumption. Sent by a POST answer's
+/// [`SseStream`] when it starts.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct RegisterStream {
+    /// The stream's number.
+    pub number: u64,
+    /// Its actor.
+    pub stream: Addr<SseStream>,
+}
+
+impl Handler<RegisterStream> for Session {
+    type Result = ();
+
+    fn handle(&mut self, msg: RegisterStream, _: &mut Self::Context) {
+        if self.shared.torn_down.load(Ordering::Acquire) {
+            msg.stream.do_send(CloseStream);
+        } else if msg.stream.connected() {
+            lock(&self.shared.streams).insert(msg.number, msg.stream);
+        }
+    }
+}
+
+/// Handle one notification from the peer (other than `notifications/cancelled`, which acts at
+/// once). Sent by the transport.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct HandleNotification(pub Notification);
+
+impl Handler<HandleNotification> for Session {
+    type Result = ();
+
+    fn handle(&mut self, msg: HandleNotification, ctx: &mut Self::Context) {
+        let handle = self.session_handle(ctx);
+        self.shared.dispatch.notification(msg.0, Some(&handle));
+    }
+}
+
+/// The peer answered one of our requests. Sent by the transport.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct HandleResponse(pub Response);
+
+impl Handler<HandleResponse> for Session {
+    type Result = ();
+
+    fn handle(&mut self, msg: HandleResponse, _: &mut Self::Context) {
+        match self.pending.remove(&msg.0.id) {
+            Some(pending) => {
+                self.shared.metrics.dec(Gauge::PeerRequests);
+                // The waiting request may have gone meanwhile; the answer is then moot.
+                let _ = pending.reply.send(msg.0.outcome);
+            }
+            None => {
+                tracing::debug!(session = %self.shared.id, id = %msg.0.id, "ignored a response to an unknown request")
+            }
+        }
+    }
+}
+
+/// Send a request to the peer and route its answer back. Sent by
+/// [`RequestScope::peer_request`](crate::RequestScope::peer_request); the answer arrives on
+/// `reply` (dropped unanswered when it cannot be delivered).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct SendPeerRequest {
+    /// The id we give the request.
+    pub id: RequestId,
+    /// The method.
+    pub method: String,
+    /// The params.
+    pub params: Option<Value>,
+    /// The stream it travels on (the originating request's).
+    pub outlet: Outlet,
+    /// The request that needs the answer.
+    pub origin: Option<RequestId>,
+    /// Where the answer goes.
+    pub reply: oneshot::Sender<Result<Value, ErrorObject>>,
+}
+
+impl Handler<SendPeerRequest> for Session {
+    type Result = ();
+
+    fn handle(&mut self, msg: SendPeerRequest, _: &mut Self::Context) {
+        let frame = Frame::request(&msg.id, &msg.method, msg.params.as_ref());
+        if msg.outlet.deliver(frame).is_err() {
+            tracing::debug!(session = %self.shared.id, id = %msg.id, "a server-to-client request could not be delivered");
+            return; // dropping `reply` tells the waiter
+        }
+        self.shared.metrics.inc(Gauge::PeerRequests);
+        self.pending.insert(
+            msg.id,
+            PendingPeer {
+                reply: msg.reply,
+                outlet: msg.outlet,
+                origin: msg.origin,
+            },
+        );
+    }
+}
+
+/// Forget a pending peer request and tell the peer it is cancelled. Sent when the waiting
+/// future is dropped (its request was cancelled or timed out).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct ForgetPeerRequest {
+    /// The id of our request.
+    pub id: RequestId,
+    /// Why, for `notifications/cancelled`.
+    pub reason: String,
+}
+
+impl Handler<ForgetPeerRequest> for Session {
+    type Result = ();
+
+    fn handle(&mut self, msg: ForgetPeerRequest, ctx: &mut Self::Context) {
+        self.forget_peer(&msg.id, &msg.reason, ctx);
+    }
+}
+
+/// An in-flight request that made server-to-client requests has ended. Sent by
+/// [`InFlight`](crate::InFlight) when it stops. The session cancels the server-to-client
+/// requests it still awaited (their `notifications/cancelled` travel on its stream), then
+/// finishes its outlet, so a cancelled request's stream ends after them. (A request that made
+/// none finishes its outlet itself.)
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct RequestFinished {
+    /// The finished request's id.
+    pub id: RequestId,
+    /// Its outlet, finished once the nested requests are cancelled.
+    pub outlet: Outlet,
+}
+
+impl Handler<RequestFinished> for Session {
+    type Result = ();
+
+    fn handle(&mut self, msg: RequestFinished, ctx: &mut Self::Context) {
+        let nested: Vec<RequestId> = self
+            .pending
+            .iter()
+            .filter(|(_, pending)| pending.origin.as_ref() == Some(&msg.id))
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in nested {
+            self.forget_peer(&id, "the request that needed it has ended", ctx);
+        }
+        msg.outlet.finish();
+    }
+}
+
+/// A stream of this session has stopped. Sent by [`SseStream`] when it stops.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct StreamClosed {
+    /// The stream's number.
+    pub stream: u64,
+}
+
+impl Handler<StreamClosed> for Session {
+    type Result = ();
+
+    fn handle(&mut self, msg: StreamClosed, _: &mut Self::Context) {
+        lock(&self.shared.streams).remove(&msg.stream);
+        let mut standalone = lock(&self.shared.standalone);
+        if standalone
+            .as_ref()
+            .is_some_and(|(number, _)| *number == msg.stream)
+        {
+            *standalone = None;
+        }
+    }
+}
+
+/// End the session. Sent by [`SessionHandle::close`] (HTTP DELETE, idle expiry, shutdown).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct Close;
+
+impl Handler<Close> for Session {
+    type Result = ();
+
+    fn handle(&mut self, _: Close, ctx: &mut Self::Context) {
+        ctx.stop();
+    }
+}
+
+/// Open the standalone SSE stream (HTTP GET); replies with its connection. A previous
+/// standalone stream is closed.
+#[derive(Debug, Message)]
+#[rtype(result = "StreamReceiver")]
+pub struct OpenStandalone {
+    /// The `retry` advice of the priming event.
+    pub retry: Duration,
+}
+
+impl Handler<OpenStandalone> for Session {
+    type Result = MessageResult<OpenStandalone>;
+
+    fn handle(&mut self, msg: OpenStandalone, ctx: &mut Self::Context) -> Self::Result {
+        let handle = self.session_handle(ctx);
+        let number = handle.next_stream();
+        let (log, receiver) = EventLog::connected(handle, number, msg.retry, false);
+        let stream = SseStream::start(log.clone(), self.shared.metrics.clone());
+        let previous = lock(&self.shared.standalone).replace((number, log.outlet()));
+        let mut streams = lock(&self.shared.streams);
+        if let Some(old) = previous.and_then(|(old, _)| streams.remove(&old)) {
+            old.do_send(CloseStream);
+        }
+        streams.insert(number, stream);
+        MessageResult(receiver)
+    }
+}
+
+/// Resume a stream after `Last-Event-ID`. Replies with the new connection, or `None` when the
+/// stream is unknown (never existed, or its events were evicted).
+#[derive(Debug, Message)]
+#[rtype(result = "Option<StreamReceiver>")]
+pub struct Resume {
+    /// The last event the client saw.
+    pub last: EventId,
+}
+
+impl Handler<Resume> for Session {
+    type Result = actix::ResponseFuture<Option<StreamReceiver>>;
+
+    fn handle(&mut self, msg: Resume, _: &mut Self::Context) -> Self::Result {
+        let live = lock(&self.shared.streams).get(&msg.last.stream).cloned();
+        if let Some(stream) = live {
+            let attach = stream.send(Attach {
+                after: Some(msg.last.seq),
+            });
+            return Box::pin(async move { attach.await.ok() });
+        }
+        // The stream has finished: replay what the store still holds, then end.
+        let replay = self
+            .shared
+            .events
+            .as_ref()
+            .and_then(|events| events.replay(msg.last));
+        Box::pin(async move {
+            let events = replay?
+                .into_iter()
+                .map(|(id, data)| SseEvent {
+                    id: Some(id),
+                    data,
+                    retry: None,
+                })
+                .collect();
+            Some(StreamReceiver::replay(events))
+        })
+    }
+}
+
+/// Counts of one session's live work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionStats {
+    /// Requests in flight.
+    pub in_flight: usize,
+    /// Server-to-client requests awaiting an answer.
+    pub pending_peer_requests: usize,
+    /// Live SSE streams.
+    pub streams: usize,
+}
+
+/// Query the session's counts.
+#[derive(Debug, Message)]
+#[rtype(result = "SessionStats")]
+pub struct GetSessionStats;
+
+impl Handler<GetSessionStats> for Session {
+    type Result = MessageResult<GetSessionStats>;
+
+    fn handle(&mut self, _: GetSessionStats, _: &mut Self::Context) -> Self::Result {
+        MessageResult(SessionStats {
+            in_flight: self.shared.lock_requests().len(),
+            pending_peer_requests: self.pending.len(),
+            streams: lock(&self.shared.streams).len(),
+        })
+    }
+}

@@ -1,0 +1,527 @@
+//! The event log of one SSE stream: the single place where a stream's events are numbered,
+//! stored for resumption and handed to whoever reads them.
+//!
+//! Every stream has one, whether it answers a POST or is a session's GET stream, and whether
+//! or not it ever becomes an [`SseStream`] actor. A log is an [`Outlet`] (a request's frames go
+//! straight into it) and feeds one of three sinks:
+//!
+//! | sink | when | an event |
+//! | --- | --- | --- |
+//! | buffer | a POST answer in its first moments, before anyone knows it needs a stream | is kept in order; [`EventLog::settle`] hands the whole buffer over |
+//! | connection | an HTTP connection reads the stream | goes into the connection's bounded channel ([`CONNECTION_BUFFER`]) |
+//! | detached | no connection (the client left, was too slow, or was asked to reconnect) | is only stored: the client resumes with `Last-Event-ID` |
+//!
+//! Delivery never waits and never queues without bound: a connection whose channel is full is
+//! a client that does not read, and it is dropped (the client resumes from the store). That is
+//! the fan-out policy of the whole runtime: broadcasts and session notifications reach a
+//! stream through its log, never through an unbounded mailbox.
+//!
+//! A stream without a session (stateless mode) has no event ids, no store and no priming event.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use actix::Addr;
+use tokio::sync::mpsc::error::TrySendError;
+use tokio::sync::{Notify, mpsc};
+
+use crate::ids::EventId;
+use crate::jsonrpc::{Frame, FrameKind};
+use crate::outlet::{FrameSink, Outlet};
+use crate::session::SessionHandle;
+use crate::stream::sse_stream::{Finish, SseStream};
+use crate::stream::store::SessionEvents;
+
+/// Events a connection may have queued before its client counts as too slow and is dropped.
+pub const CONNECTION_BUFFER: usize = 128;
+
+/// One event for an SSE body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SseEvent {
+    /// The event id (`<stream>-<seq>`); `None` on streams that cannot be resumed.
+    pub id: Option<EventId>,
+    /// The data: one JSON-RPC message, or empty for a priming event.
+    pub data: Arc<str>,
+    /// Reconnection advice for the client.
+    pub retry: Option<Duration>,
+}
+
+/// The priming event that opens a resumable stream: id `<stream>-0`, empty data, `retry`.
+pub fn priming_event(number: u64, retry: Duration) -> SseEvent {
+    SseEvent {
+        id: Some(EventId {
+            stream: number,
+            seq: 0,
+        }),
+        data: Arc::from(""),
+        retry: Some(retry),
+    }
+}
+
+/// Where a log's next event goes.
+enum Sink {
+    Buffer(Vec<SseEvent>),
+    Connection {
+        tx: mpsc::Sender<SseEvent>,
+        number: u64,
+    },
+    Detached,
+}
+
+struct LogState {
+    next_seq: u64,
+    sink: Sink,
+    /// A response has passed through.
+    answered: bool,
+    /// The request this stream answers has finished (answered or not).
+    finished: bool,
+    /// Buffered: something cannot wait for the buffer to be handed over (a request to the
+    /// client, a drop of the connection, too many events).
+    urgent: bool,
+    /// Buffered: the request asked for its connection to be dropped once there is one.
+    drop_requested: bool,
+    /// The stream actor, once there is one.
+    owner: Option<Addr<SseStream>>,
+    /// The stream has ended: nothing more is appended.
+    closed: bool,
+}
+
+/// The event log of one stream. See the module docs.
+pub struct EventLog {
+    number: u64,
+    session: Option<SessionHandle>,
+    events: Option<Arc<dyn SessionEvents>>,
+    ends_with_response: bool,
+    connections: AtomicU64,
+    state: Mutex<LogState>,
+    changed: Notify,
+}
+
+impl fmt::Debug for EventLog {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = self.lock();
+        let sink = match &state.sink {
+            Sink::Buffer(events) => format!("buffer({})", events.len()),
+            Sink::Connection { .. } => "connection".to_owned(),
+            Sink::Detached => "detached".to_owned(),
+        };
+        f.debug_struct("EventLog")
+            .field("stream", &self.number)
+            .field("sink", &sink)
+            .field("next_seq", &state.next_seq)
+            .field("closed", &state.closed)
+            .finish()
+    }
+}
+
+/// How a buffered log settled: see [`EventLog::settle`].
+#[derive(Debug)]
+pub enum Settled {
+    /// The request finished while its events were buffered: `events` holds every event in
+    /// order (the priming event first on resumable streams); `answered` tells whether a
+    /// response is among them (a cancelled request sends none).
+    Complete {
+        /// The events.
+        events: Vec<SseEvent>,
+        /// Whether the request's response is among them.
+        answered: bool,
+    },
+    /// The stream goes on: the first connection, with the events so far queued on it. Start an
+    /// [`SseStream`] over the log ([`SseStream::start`]) to own it from here on.
+    Stream(StreamReceiver),
+}
+
+impl EventLog {
+    fn new(
+        number: u64,
+        session: Option<SessionHandle>,
+        ends_with_response: bool,
+        sink: Sink,
+    ) -> Self {
+        let events = session.as_ref().and_then(|s| s.events().cloned());
+        Self {
+            number,
+            session,
+            events,
+            ends_with_response,
+            connections: AtomicU64::new(0),
+            state: Mutex::new(LogState {
+                next_seq: 1,
+                sink,
+                answered: false,
+                finished: false,
+                urgent: false,
+                drop_requested: false,
+                owner: None,
+                closed: false,
+            }),
+            changed: Notify::new(),
+        }
+    }
+
+    /// A log that buffers its events until [`settle`](Self::settle)d: the answer to one POST
+    /// request (`ends_with_response`). With a session, its priming event (carrying `retry`) is
+    /// buffered first and every event has an id; without one, nothing is resumable.
+    pub fn buffered(
+        session: Option<SessionHandle>,
+        number: u64,
+        retry: Duration,
+        ends_with_response: bool,
+    ) -> Arc<Self> {
+        let mut buffer = Vec::with_capacity(2);
+        if session.is_some() {
+            buffer.push(priming_event(number, retry));
+        }
+        Arc::new(Self::new(
+            number,
+            session,
+            ends_with_response,
+            Sink::Buffer(buffer),
+        ))
+    }
+
+    /// A log read by a connection from the start (a GET stream): its priming event is queued
+    /// on the returned receiver.
+    pub fn connected(
+        session: SessionHandle,
+        number: u64,
+        retry: Duration,
+        ends_with_response: bool,
+    ) -> (Arc<Self>, StreamReceiver) {
+        let log = Arc::new(Self::new(
+            number,
+            Some(session),
+            ends_with_response,
+            Sink::Detached,
+        ));
+        let receiver = log.connect(vec![priming_event(number, retry)]);
+        (log, receiver)
+    }
+
+    /// The stream's number within its session.
+    pub fn number(&self) -> u64 {
+        self.number
+    }
+
+    /// The session the stream belongs to; `None` in stateless mode.
+    pub fn session(&self) -> Option<&SessionHandle> {
+        self.session.as_ref()
+    }
+
+    /// Whether the stream ends with its request's response.
+    pub fn ends_with_response(&self) -> bool {
+        self.ends_with_response
+    }
+
+    /// This log as a request's outlet.
+    pub fn outlet(self: &Arc<Self>) -> Outlet {
+        Outlet::from_arc(self.clone())
+    }
+
+    /// Resolves when a buffered log changed (an event, a finish, a drop of the connection), so
+    /// [`settle`](Self::settle) may now give an answer.
+    pub async fn changed(&self) {
+        self.changed.notified().await;
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, LogState> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Settles a buffered log: [`Settled::Complete`] when its request has finished,
+    /// [`Settled::Stream`] when something is urgent or `force` is set, `None` while the request
+    /// runs quietly (or once the log has settled).
+    pub fn settle(self: &Arc<Self>, force: bool) -> Option<Settled> {
+        let mut state = self.lock();
+        let Sink::Buffer(_) = &state.sink else {
+            return None;
+        };
+        let done = state.answered || state.finished;
+        if !(done || state.urgent || force) {
+            return None;
+        }
+        let Sink::Buffer(events) = std::mem::replace(&mut state.sink, Sink::Detached) else {
+            return None;
+        };
+        if done {
+            let answered = state.answered;
+            state.closed = true;
+            drop(state);
+            if let Some(store) = &self.events {
+                store.finish(self.number);
+            }
+            return Some(Settled::Complete { events, answered });
+        }
+        let drop_requested = state.drop_requested;
+        let receiver = self.connect_locked(&mut state, events);
+        if drop_requested {
+            self.set_sink(&mut state, Sink::Detached);
+        }
+        Some(Settled::Stream(receiver))
+    }
+
+    fn set_sink(&self, state: &mut LogState, sink: Sink) {
+        let was_connected = matches!(state.sink, Sink::Connection { .. });
+        let connected = matches!(sink, Sink::Connection { .. });
+        state.sink = sink;
+        if let Some(session) = &self.session {
+            match (was_connected, connected) {
+                (false, true) => session.activity(1),
+                (true, false) => session.activity(-1),
+                _ => {}
+            }
+        }
+    }
+
+    /// A new connection, with `queued` events ahead of what follows.
+    fn connect(self: &Arc<Self>, queued: Vec<SseEvent>) -> StreamReceiver {
+        let mut state = self.lock();
+        self.connect_locked(&mut state, queued)
+    }
+
+    fn connect_locked(
+        self: &Arc<Self>,
+        state: &mut LogState,
+        queued: Vec<SseEvent>,
+    ) -> StreamReceiver {
+        let (tx, rx) = mpsc::channel(CONNECTION_BUFFER + queued.len());
+        for event in queued {
+            // Sized above to hold every queued event.
+            let _ = tx.try_send(event);
+        }
+        let number = self.connections.fetch_add(1, Ordering::Relaxed);
+        if state.closed {
+            // Nothing more will come: the receiver gets what was queued, then the end.
+            drop(tx);
+        } else {
+            self.set_sink(state, Sink::Connection { tx, number });
+        }
+        StreamReceiver {
+            rx,
+            log: Arc::downgrade(self),
+            connection: number,
+        }
+    }
+
+    /// Attaches a resuming connection: the stored events after `after` (when given) are queued
+    /// first; the previous connection, if any, ends.
+    pub fn attach(self: &Arc<Self>, after: Option<u64>) -> StreamReceiver {
+        let replay = match (after, &self.events) {
+            (Some(seq), Some(store)) => store
+                .replay(EventId {
+                    stream: self.number,
+                    seq,
+                })
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(id, data)| SseEvent {
+                    id: Some(id),
+                    data,
+                    retry: None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        self.connect(replay)
+    }
+
+    /// Drops the current connection (its client resumes with `Last-Event-ID`); what follows is
+    /// only stored.
+    pub fn detach(&self) {
+        let mut state = self.lock();
+        if matches!(state.sink, Sink::Connection { .. }) {
+            self.set_sink(&mut state, Sink::Detached);
+        }
+    }
+
+    fn detach_connection(&self, number: u64) {
+        let mut state = self.lock();
+        if matches!(state.sink, Sink::Connection { number: current, .. } if current == number) {
+            self.set_sink(&mut state, Sink::Detached);
+        }
+    }
+
+    /// Ends the stream: its connection ends after what it has queued, nothing more is appended,
+    /// and its stored events may be evicted from now on.
+    pub fn close(&self) {
+        let mut state = self.lock();
+        if state.closed {
+            return;
+        }
+        state.closed = true;
+        if !matches!(state.sink, Sink::Buffer(_)) {
+            self.set_sink(&mut state, Sink::Detached);
+        }
+        state.owner = None;
+        drop(state);
+        if let Some(store) = &self.events {
+            store.finish(self.number);
+        }
+    }
+
+    /// Whether the request this stream answers has finished.
+    pub fn is_finished(&self) -> bool {
+        self.lock().finished
+    }
+
+    pub(crate) fn set_owner(&self, owner: Addr<SseStream>) {
+        self.lock().owner = Some(owner);
+    }
+}
+
+impl FrameSink for EventLog {
+    fn deliver(&self, frame: Frame) -> Result<(), Frame> {
+        let mut state = self.lock();
+        if state.closed {
+            return Err(frame);
+        }
+        let id = self.session.as_ref().map(|_| EventId {
+            stream: self.number,
+            seq: state.next_seq,
+        });
+        state.next_seq += 1;
+        if let (Some(store), Some(id)) = (&self.events, id) {
+            store.append(id, &frame.json);
+        }
+        let kind = frame.kind;
+        if kind == FrameKind::Response {
+            state.answered = true;
+        }
+        let event = SseEvent {
+            id,
+            data: frame.json.clone(),
+            retry: None,
+        };
+        let stored = self.events.is_some();
+        let delivered = match &mut state.sink {
+            Sink::Buffer(events) => {
+                events.push(event);
+                // The client must see a request now: it cannot wait for the buffer.
+                if kind == FrameKind::Request || events.len() > CONNECTION_BUFFER {
+                    state.urgent = true;
+                }
+                drop(state);
+                self.changed.notify_one();
+                return Ok(());
+            }
+            Sink::Connection { tx, .. } => match tx.try_send(event) {
+                Ok(()) => true,
+                Err(TrySendError::Full(_)) => {
+                    tracing::info!(
+                        stream = self.number,
+                        "dropping an SSE connection whose client is too slow; it can resume"
+                    );
+                    self.set_sink(&mut state, Sink::Detached);
+                    false
+                }
+                Err(TrySendError::Closed(_)) => {
+                    self.set_sink(&mut state, Sink::Detached);
+                    false
+                }
+            },
+            Sink::Detached => false,
+        };
+        if kind == FrameKind::Response && self.ends_with_response {
+            // The stream ends with its response: the connection closes after it.
+            self.set_sink(&mut state, Sink::Detached);
+        }
+        if delivered || stored {
+            Ok(())
+        } else {
+            Err(frame)
+        }
+    }
+
+    fn accepts(&self, kind: FrameKind) -> bool {
+        // A stream without a session cannot carry requests: there is nobody to answer them to.
+        kind != FrameKind::Request || self.session.is_some()
+    }
+
+    fn drop_connection(&self) {
+        let mut state = self.lock();
+        match &state.sink {
+            Sink::Buffer(_) => {
+                state.urgent = true;
+                state.drop_requested = true;
+                drop(state);
+                self.changed.notify_one();
+            }
+            Sink::Connection { .. } => self.set_sink(&mut state, Sink::Detached),
+            Sink::Detached => {}
+        }
+    }
+
+    fn finish(&self) {
+        let mut state = self.lock();
+        state.finished = true;
+        let owner = state.owner.clone();
+        let buffered = matches!(state.sink, Sink::Buffer(_));
+        drop(state);
+        if buffered {
+            self.changed.notify_one();
+        } else if let Some(owner) = owner {
+            owner.do_send(Finish);
+        } else if self.ends_with_response {
+            // No actor owns the stream (stateless): it ends here.
+            self.close();
+        }
+    }
+}
+
+/// The receiving end of one connection to a stream: what an HTTP body reads. Dropping it (the
+/// client went away) detaches the connection, so what follows is only stored.
+pub struct StreamReceiver {
+    rx: mpsc::Receiver<SseEvent>,
+    log: Weak<EventLog>,
+    connection: u64,
+}
+
+impl fmt::Debug for StreamReceiver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StreamReceiver")
+            .field("queued", &self.rx.len())
+            .finish()
+    }
+}
+
+impl StreamReceiver {
+    /// A receiver of events that are all known now (a replay of a finished stream): it yields
+    /// them, then the end.
+    pub fn replay(events: Vec<SseEvent>) -> Self {
+        let (tx, rx) = mpsc::channel(events.len().max(1));
+        for event in events {
+            // Sized above to hold every event.
+            let _ = tx.try_send(event);
+        }
+        Self {
+            rx,
+            log: Weak::new(),
+            connection: 0,
+        }
+    }
+
+    /// The next event; `None` once the stream has ended or dropped this connection.
+    ///
+    /// # Cancel safety
+    /// Cancel safe: an event is never lost when the future is dropped.
+    pub async fn recv(&mut self) -> Option<SseEvent> {
+        self.rx.recv().await
+    }
+
+    /// An event already queued, without waiting.
+    pub fn try_recv(&mut self) -> Option<SseEvent> {
+        self.rx.try_recv().ok()
+    }
+}
+
+impl Drop for StreamReceiver {
+    fn drop(&mut self) {
+        if let Some(log) = self.log.upgrade() {
+            log.detach_connection(self.connection);
+        }
+    }
+}

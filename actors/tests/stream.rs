@@ -1,0 +1,110 @@
+//! Streams: a GET stream fed by session notifications, the slow-client policy (a connection
+//! that does not keep up is dropped, and nothing is lost to a client that resumes), and
+//! resumption onto a live stream.
+#![allow(clippy::unwrap_used, missing_docs)]
+
+mod support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_mcp_actors::{
+    CONNECTION_BUFFER, EventId, EventStore, Frame, InMemoryEventStore, SseEvent, StreamReceiver,
+};
+use serde_json::{Value, json};
+
+use support::{Fake, open, registry, until};
+
+async fn recv(rx: &mut StreamReceiver) -> Option<SseEvent> {
+    tokio::time::timeout(Duration::from_secs(5), rx.recv())
+        .await
+        .expect("an event or the end within 5 s")
+}
+
+fn n(event: &SseEvent) -> i64 {
+    let value: Value = serde_json::from_str(&event.data).unwrap();
+    value["params"].as_i64().unwrap()
+}
+
+#[actix_rt::test]
+async fn a_client_that_does_not_read_is_dropped_and_resumes_without_loss() {
+    let store: Arc<dyn EventStore> = Arc::new(InMemoryEventStore::new(1024, 8));
+    let registry = registry(4, None, Some(store));
+    let session = open(&registry, "slow-reader", Arc::new(Fake::default()), None);
+    let mut get = session
+        .open_standalone(Duration::from_secs(1))
+        .await
+        .unwrap();
+    assert_eq!(registry.metrics().streams, 1);
+    // Far more than one connection may hold, sent while nobody reads.
+    let total = CONNECTION_BUFFER as i64 * 3;
+    for i in 0..total {
+        session.notify(Frame::notification("tick", Some(&json!(i))));
+    }
+    // The connection holds the priming event and what fit; then it was dropped.
+    let priming = recv(&mut get).await.unwrap();
+    assert_eq!(priming.data.as_ref(), "");
+    let mut last = None;
+    let mut held = 0;
+    while let Some(event) = recv(&mut get).await {
+        assert_eq!(n(&event), held);
+        held += 1;
+        last = event.id;
+    }
+    assert_eq!(
+        held, CONNECTION_BUFFER as i64,
+        "the channel held its capacity"
+    );
+    // The stream lives on without a connection; the client resumes where it stopped.
+    let last = last.unwrap();
+    let mut resumed = session.resume(last).await.unwrap().expect("a live stream");
+    for expected in held..total {
+        let event = recv(&mut resumed).await.unwrap();
+        assert_eq!(n(&event), expected);
+    }
+    // And it stays attached: what follows arrives live.
+    session.notify(Frame::notification("tick", Some(&json!(total))));
+    assert_eq!(n(&recv(&mut resumed).await.unwrap()), total);
+    assert_eq!(
+        resumed.try_recv(),
+        None,
+        "each event once, in order, nothing after"
+    );
+}
+
+#[actix_rt::test]
+async fn a_new_get_stream_replaces_the_old_and_a_finished_stream_replays_from_the_store() {
+    let store: Arc<dyn EventStore> = Arc::new(InMemoryEventStore::default());
+    let registry = registry(4, None, Some(store));
+    let session = open(&registry, "two-gets", Arc::new(Fake::default()), None);
+    let mut first = session
+        .open_standalone(Duration::from_secs(1))
+        .await
+        .unwrap();
+    let priming = recv(&mut first).await.unwrap();
+    let first_stream = priming.id.unwrap().stream;
+    session.notify(Frame::notification("one", None::<&Value>));
+    let mut second = session
+        .open_standalone(Duration::from_secs(1))
+        .await
+        .unwrap();
+    // The first stream ends after what it carried; the second carries what follows.
+    assert!(recv(&mut first).await.is_some());
+    assert!(recv(&mut first).await.is_none());
+    recv(&mut second).await.unwrap();
+    session.notify(Frame::notification("two", None::<&Value>));
+    let two = recv(&mut second).await.unwrap();
+    assert!(two.data.contains("\"two\""));
+    until("one stream actor left", || registry.metrics().streams == 1).await;
+    // The finished stream is replayed from the store, then ends.
+    let mut replay = session
+        .resume(EventId {
+            stream: first_stream,
+            seq: 0,
+        })
+        .await
+        .unwrap()
+        .expect("kept in the store");
+    assert!(recv(&mut replay).await.unwrap().data.contains("\"one\""));
+    assert!(recv(&mut replay).await.is_none());
+}
