@@ -270,9 +270,7 @@ pub(super) async fn run_cell(
         per_second: units as f64 / elapsed.as_secs_f64(),
         p99: percentile(&latencies, 99),
         server_cpu: Duration::from_nanos(cpu_after.saturating_sub(cpu_before) / units.max(1)),
-        client_cpu: Duration::from_nanos(
-            client_after.saturating_sub(client_before) / units.max(1),
-        ),
+        client_cpu: Duration::from_nanos(client_after.saturating_sub(client_before) / units.max(1)),
     })
 }
 

@@ -93,7 +93,13 @@ pub(super) fn rows(series: &[Series]) -> Vec<Row> {
                 cpu_min: values.first().copied().unwrap_or(f64::NAN),
                 cpu_max: values.last().copied().unwrap_or(f64::NAN),
                 cpu_median,
-                client_us: median(&mut s.samples.iter().map(|x| us(x.client_cpu)).collect::<Vec<_>>()),
+                client_us: median(
+                    &mut s
+                        .samples
+                        .iter()
+                        .map(|x| us(x.client_cpu))
+                        .collect::<Vec<_>>(),
+                ),
                 ratio,
             }
         })
@@ -112,7 +118,10 @@ pub(super) fn markdown(rows: &[Row], memory: &[MemoryRun], header: &str) -> Stri
         out,
         "| workload | server | rounds | per s | p99 µs | server µs CPU per unit: median (min–max) | vs bare: ratio of medians (per-round range) | target |"
     );
-    let _ = writeln!(out, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    let _ = writeln!(
+        out,
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+    );
     for row in rows {
         let ratio = row.ratio.map_or_else(
             || "1.00×".to_owned(),

@@ -131,10 +131,7 @@ async fn bare_post(body: web::Bytes) -> HttpResponse {
         });
         return HttpResponse::Ok()
             .content_type("application/json")
-            .insert_header((
-                "mcp-session-id",
-                uuid::Uuid::new_v4().simple().to_string(),
-            ))
+            .insert_header(("mcp-session-id", uuid::Uuid::new_v4().simple().to_string()))
             .body(response.to_string());
     }
     let text = message
