@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests: validation of every server message against the
-//! MCP JSON schema, the bound every wait uses, an SSE frame reader ([`sse`]) and a real
-//! Streamable HTTP server with a raw client ([`http`]).
+//! MCP JSON schema, the bound every wait uses, an SSE frame reader ([`sse`]), a real
+//! Streamable HTTP server with a raw client ([`http`]), a client over stdio framing ([`pipe`])
+//! and the protocol model's golden fixtures with their per-revision schemas ([`golden`]).
 //!
 //! The schema is the spec's own `schema.json` (2025-11-25), read from `../shared/spec` beside
 //! the repository.
@@ -14,6 +15,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+pub mod golden;
 pub mod http;
 pub mod pipe;
 pub mod sse;
