@@ -17,6 +17,7 @@ use serde_json::Value;
 
 pub mod golden;
 pub mod http;
+pub mod http_tools;
 pub mod pipe;
 pub mod sse;
 
