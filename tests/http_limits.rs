@@ -99,8 +99,13 @@ async fn idle_sessions_expire_but_streaming_ones_do_not() {
     let since = tokio::time::Instant::now();
 
     eventually("the idle session expires", || srv.mcp.session_count() == 1).await;
-    // Give the streaming session three timeouts of inactivity besides its stream.
-    tokio::time::sleep_until(since + timeout * 3).await;
+    // The streaming session must outlive three timeouts of inactivity besides its stream. Its
+    // GET stream is watched all along: an expiry ends the stream, which fails the test at once.
+    let window = (since + timeout * 3).saturating_duration_since(tokio::time::Instant::now());
+    assert!(
+        !stream.expect_silence(window).await,
+        "the streaming session expired: its GET stream ended"
+    );
     assert_eq!(srv.mcp.session_count(), 1);
     let response = idle
         .post(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))

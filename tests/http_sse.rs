@@ -94,7 +94,7 @@ async fn get_stream_receives_list_changed() {
 /// response arrives there; resuming another stream never replays this one's events.
 #[actix_web::test]
 async fn closed_post_stream_resumes_on_get() {
-    let (_fixture, srv) = start(|mcp| mcp);
+    let (fixture, srv) = start(|mcp| mcp);
     let mut client = srv.client();
     client.initialize(json!({})).await;
 
@@ -115,6 +115,9 @@ async fn closed_post_stream_resumes_on_get() {
     let response = client.get(Some(&last)).await;
     assert_eq!(response.status(), StatusCode::OK);
     let mut resumed = SseReader::new(response);
+    // The new connection is attached to the live stream (the headers come after that): only
+    // now may the tool answer, so the response travels on the resumed connection.
+    fixture.probes.reconnected.hit();
     let (id, message) = resumed.next_message_with_id().await;
     assert_eq!(id.as_deref(), Some(format!("{stream}-1").as_str()));
     assert_eq!(message["id"], 5);

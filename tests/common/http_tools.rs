@@ -3,7 +3,7 @@
 //!
 //! Tools: `echo`, `slow` (waits until cancelled), `progress` (100 steps), `sample`, `elicit` and
 //! `roots` (server-to-client requests), `explode` (panics), `too_slow` (over its 50 ms timeout),
-//! `close_stream` (SSE polling) and `add_tool` (changes the catalog at run time).
+//! `close_stream` (SSE polling: answers once the test has reconnected) and `add_tool` (changes the catalog at run time).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -27,6 +27,8 @@ pub struct Probes {
     pub started: Arc<Probe>,
     /// `slow` has stopped: its future saw cancellation or was dropped.
     pub stopped: Arc<Probe>,
+    /// Hit by the test once it has resumed `close_stream`'s stream: the tool may answer.
+    pub reconnected: Arc<Probe>,
 }
 
 /// Hits its probe when dropped: a tool future dropped by cancellation still reports.
@@ -117,10 +119,10 @@ async fn explode(Params(args): Params<EchoArgs>) -> String {
     panic!("tool exploded: {}", args.message)
 }
 
-/// Closes its SSE connection, then answers a little later (SSE polling).
-async fn close_stream(cx: RequestContext) -> &'static str {
+/// Closes its SSE connection, then answers once the test has reconnected (SSE polling).
+async fn close_stream(State(probes): State<Probes>, cx: RequestContext) -> &'static str {
     cx.close_sse_stream();
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    probes.reconnected.wait_for(1).await;
     "after the reconnect"
 }
 
