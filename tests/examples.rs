@@ -4,42 +4,43 @@
 
 mod common;
 
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::process::Stdio;
+use std::time::Duration;
 
-/// Runs an example with a 20 s cap and returns its stdout.
-fn run(name: &str) -> String {
-    let mut child = Command::new(common::pipe::example_binary(name))
-        .stdout(std::process::Stdio::piped())
+use tokio::process::Command;
+
+/// Runs an example with a 20 s cap and returns its stdout. The wait ends when the process
+/// exits; past the cap the child is killed (on drop).
+async fn run(name: &str) -> String {
+    let child = Command::new(common::pipe::example_binary(name))
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let started = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            let output = child.wait_with_output().unwrap();
-            let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-            assert!(status.success(), "{name} failed ({status}):\n{stdout}");
-            return stdout;
-        }
-        if started.elapsed() > Duration::from_secs(20) {
-            let _ = child.kill();
-            panic!("{name} did not finish within 20 s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let output = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output())
+        .await
+        .unwrap_or_else(|_| panic!("{name} did not finish within 20 s"))
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{name} failed ({}):\n{stdout}",
+        output.status
+    );
+    stdout
 }
 
-#[test]
-fn progress_and_cancel_example_cancels_a_tool_mid_progress() {
-    let out = run("progress_and_cancel");
+#[tokio::test]
+async fn progress_and_cancel_example_cancels_a_tool_mid_progress() {
+    let out = run("progress_and_cancel").await;
     assert!(out.contains("progress 3/100 (\"count-1\")"), "{out}");
     assert!(out.contains("the tool observed its cancellation"), "{out}");
     assert!(out.trim_end().ends_with("ok"), "{out}");
 }
 
-#[test]
-fn nested_sampling_example_round_trips_through_the_client() {
-    let out = run("nested_sampling");
+#[tokio::test]
+async fn nested_sampling_example_round_trips_through_the_client() {
+    let out = run("nested_sampling").await;
     assert!(
         out.contains("tool result: demo-model says: A unit of computation with a mailbox."),
         "{out}"

@@ -169,18 +169,20 @@ async fn the_roots_changed_handler_runs() {
     client
         .send(json!({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}))
         .await;
-    tokio::time::timeout(Duration::from_secs(5), probe.0.notified())
+    tokio::time::timeout(common::WAIT, probe.0.notified())
         .await
         .expect("the handler ran");
 }
 
+/// `max_concurrent_requests(2)`: a third request is refused with -32000 naming the limit, and
+/// a cancel frees exactly one place at once.
 #[actix_rt::test]
 async fn the_per_session_request_limit_answers_a_clear_error() {
     let probe = Arc::new(Probe(Notify::new()));
     let mut client = PipeClient::connect(&server(probe.clone()), json!({})).await;
     for id in [1, 2] {
         client.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "hold"}})).await;
-        tokio::time::timeout(Duration::from_secs(5), probe.0.notified())
+        tokio::time::timeout(common::WAIT, probe.0.notified())
             .await
             .expect("the call started");
     }
@@ -199,21 +201,54 @@ async fn the_per_session_request_limit_answers_a_clear_error() {
             .contains("limit 2"),
         "{refused}"
     );
-    // Freeing a place lets requests in again, once the cancelled request has actually stopped.
+    // A full session refuses every request, a ping too: the limit counts what is in flight, and
+    // the check comes before any handler runs.
+    client
+        .send(json!({"jsonrpc": "2.0", "id": 4, "method": "ping"}))
+        .await;
+    let refused = client.read().await;
+    assert_eq!(refused["id"], 4, "{refused}");
+    assert_eq!(refused["error"]["code"], -32000, "{refused}");
+
+    // Cancelling request 1 frees its place at once: the stdio transport hands
+    // `notifications/cancelled` to the session before it reads the next line, and the session
+    // takes the request out of its in-flight table right then, however long the tool itself
+    // takes to stop (`cancel_request` in `actors/src/session.rs`). A ping is answered in its
+    // handler's first poll and never occupies a place. So, with one of the two places taken (by
+    // request 2), every ping after the cancel is admitted, the first one included: exactly 20
+    // admitted, none refused (a refusal would carry -32000, the per-session limit's code).
     client.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})).await;
-    let mut admitted = false;
-    for id in 4..200 {
+    let (mut admitted, mut refused) = (Vec::new(), Vec::new());
+    for id in 5..25 {
         client
             .send(json!({"jsonrpc": "2.0", "id": id, "method": "ping"}))
             .await;
         let answer = client.read().await;
         assert_eq!(answer["id"], id, "nothing else is answered: {answer}");
         if answer["result"] == json!({}) {
-            admitted = true;
-            break;
+            admitted.push(id);
+        } else {
+            assert_eq!(answer["error"]["code"], -32000, "{answer}");
+            refused.push(id);
         }
-        assert_eq!(answer["error"]["code"], -32000);
-        tokio::task::yield_now().await;
     }
-    assert!(admitted, "the cancelled request never freed its place");
+    assert_eq!(refused, Vec::<i32>::new(), "refused after the cancel");
+    assert_eq!(admitted, (5..25).collect::<Vec<_>>());
+
+    // Exactly one place was freed: one more `hold` is admitted, and then the session is full
+    // again.
+    client
+        .send(
+            json!({"jsonrpc": "2.0", "id": 25, "method": "tools/call", "params": {"name": "hold"}}),
+        )
+        .await;
+    tokio::time::timeout(common::WAIT, probe.0.notified())
+        .await
+        .expect("the call in the freed place started");
+    client
+        .send(json!({"jsonrpc": "2.0", "id": 26, "method": "ping"}))
+        .await;
+    let refused = client.read().await;
+    assert_eq!(refused["id"], 26, "{refused}");
+    assert_eq!(refused["error"]["code"], -32000, "{refused}");
 }

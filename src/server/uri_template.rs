@@ -322,24 +322,104 @@ mod tests {
         );
     }
 
+    /// Odd uris (empty, lone `%`, bad escapes, non-ASCII, emoji, bare separators) against each
+    /// kind of expression: every pair gives exactly the result listed, never a panic. A uri not
+    /// listed for a template must not match it.
     #[test]
     fn never_panics_on_odd_input() {
-        for template in ["a/{x}", "{+p}", "{/a,b}", "{?q}", "x{.e}", "\u{e9}/{id}"] {
-            let parsed = UriTemplate::parse(template).ok();
-            for uri in [
-                "",
-                "a/",
-                "a/\u{e9}\u{e9}",
-                "/",
-                "?",
-                "%",
-                "%zz",
-                "a/%e9",
-                "\u{1f600}/x",
-                "x.",
-                "//",
-            ] {
-                let _ = parsed.as_ref().map(|t| t.matches(uri));
+        const URIS: [&str; 11] = [
+            "",
+            "a/",
+            "a/\u{e9}\u{e9}",
+            "/",
+            "?",
+            "%",
+            "%zz",
+            "a/%e9",
+            "\u{1f600}/x",
+            "x.",
+            "//",
+        ];
+        // For each template, the uris that match it, with their variables.
+        type Matching = &'static [(&'static str, &'static [(&'static str, &'static str)])];
+        let expected: [(&str, Matching); 6] = [
+            (
+                "a/{x}",
+                &[
+                    ("a/\u{e9}\u{e9}", &[("x", "\u{e9}\u{e9}")]),
+                    // `%e9` alone is not UTF-8: decoded lossily, never a panic.
+                    ("a/%e9", &[("x", "\u{fffd}")]),
+                ],
+            ),
+            (
+                // Reserved expansion takes anything non-empty; malformed escapes stay as they are.
+                "{+p}",
+                &[
+                    ("a/", &[("p", "a/")]),
+                    ("a/\u{e9}\u{e9}", &[("p", "a/\u{e9}\u{e9}")]),
+                    ("/", &[("p", "/")]),
+                    ("?", &[("p", "?")]),
+                    ("%", &[("p", "%")]),
+                    ("%zz", &[("p", "%zz")]),
+                    ("a/%e9", &[("p", "a/\u{fffd}")]),
+                    ("\u{1f600}/x", &[("p", "\u{1f600}/x")]),
+                    ("x.", &[("p", "x.")]),
+                    ("//", &[("p", "//")]),
+                ],
+            ),
+            (
+                "{/a,b}",
+                &[
+                    // Both undefined: the expression expands to nothing.
+                    ("", &[]),
+                    // `a` = `b` = "" expands to `//` (RFC 6570 section 3.2.6).
+                    ("//", &[("a", ""), ("b", "")]),
+                ],
+            ),
+            (
+                "{?q}",
+                &[
+                    // No query, or an empty one: `q` is undefined.
+                    ("", &[]),
+                    ("?", &[]),
+                ],
+            ),
+            // `x.` would need an empty `e`: an empty value never matches.
+            ("x{.e}", &[]),
+            // The literal `é/` starts none of the uris.
+            ("\u{e9}/{id}", &[]),
+        ];
+        for (template, matching) in expected {
+            let parsed = UriTemplate::parse(template)
+                .unwrap_or_else(|err| panic!("{template} must parse: {err}"));
+            for uri in URIS {
+                let want = matching
+                    .iter()
+                    .find(|(listed, _)| *listed == uri)
+                    .map(|(_, found)| found.iter().map(|(k, v)| pair(k, v)).collect::<Vec<_>>());
+                let got = parsed
+                    .matches(uri)
+                    .map(|m| m.into_iter().collect::<Vec<_>>());
+                assert_eq!(got, want, "{template:?} against {uri:?}");
+            }
+        }
+        // Odd templates: a non-ASCII name, an operator with no name, a trailing comma, nested
+        // braces and a stray `}` are parse errors, each with its reason.
+        for (bad, reason) in [
+            ("{\u{e9}}", "invalid variable name"),
+            ("{+}", "invalid variable name"),
+            ("{x,}", "invalid variable name"),
+            ("{{x}}", "invalid variable name"),
+            ("{x}}", "unbalanced '}'"),
+        ] {
+            match UriTemplate::parse(bad) {
+                Err(BuildError::InvalidTemplate {
+                    template,
+                    reason: got,
+                }) => {
+                    assert_eq!((template.as_str(), got.as_str()), (bad, reason));
+                }
+                other => panic!("{bad:?} gave {other:?}"),
             }
         }
     }

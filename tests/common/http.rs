@@ -425,3 +425,51 @@ pub fn text_of(result: &Value) -> &str {
         .as_str()
         .unwrap_or_else(|| panic!("no text content: {result}"))
 }
+
+/// Client capabilities with sampling.
+pub const SAMPLING: &str = r#"{"sampling": {}}"#;
+
+/// Parses a capabilities object.
+pub fn caps(json: &str) -> Value {
+    serde_json::from_str(json).unwrap()
+}
+
+/// A `tools/call` request.
+pub fn tools_call(id: Value, name: &str, arguments: Value) -> Value {
+    json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    })
+}
+
+/// A tool result: valid `CallToolResult`, `isError` as expected.
+pub fn assert_tool_result(result: &Value, is_error: bool) {
+    super::assert_valid("CallToolResult", result);
+    assert_eq!(
+        result
+            .get("isError")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        is_error,
+        "{result}"
+    );
+}
+
+/// The JSON-RPC response must be a result; returns it.
+pub fn result_of(response: &Value) -> &Value {
+    response
+        .get("result")
+        .unwrap_or_else(|| panic!("expected a result: {response}"))
+}
+
+/// `ping` answered `{}` with 200.
+pub async fn assert_ping(client: &Client, id: i64) {
+    let answer = client.request(json!(id), "ping", json!({})).await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert_eq!(
+        answer.response,
+        json!({"jsonrpc": "2.0", "id": id, "result": {}})
+    );
+}

@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests: validation of every server message against the
-//! MCP JSON schema, the bound every wait uses, an SSE frame reader ([`sse`]) and a real
-//! Streamable HTTP server with a raw client ([`http`]).
+//! MCP JSON schema, the bound every wait uses, an SSE frame reader ([`sse`]), a real
+//! Streamable HTTP server with a raw client ([`http`]) and the tools it serves in the HTTP tests
+//! ([`http_tools`]), a client over stdio framing ([`pipe`]) and the protocol model's golden
+//! fixtures with their per-revision schemas ([`golden`]).
 //!
 //! The schema is the spec's own `schema.json` (2025-11-25), read from `../shared/spec` beside
 //! the repository.
@@ -14,7 +16,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+pub mod golden;
 pub mod http;
+pub mod http_tools;
 pub mod pipe;
 pub mod sse;
 

@@ -1,0 +1,206 @@
+//! The server every Streamable HTTP test talks to: its tools, and the [`Probe`]s they report
+//! through (registered as server state), so no test sleeps to wait for the server.
+//!
+//! Tools: `echo`, `slow` (waits until cancelled), `progress` (100 steps), `sample`, `elicit` and
+//! `roots` (server-to-client requests), `explode` (panics), `too_slow` (over its 50 ms timeout),
+//! `close_stream` (SSE polling: answers once the test has reconnected) and `add_tool` (changes the catalog at run time).
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use actix_mcp::ExceptionReport;
+use actix_mcp::prelude::*;
+use actix_mcp::protocol::{
+    CreateMessageRequestParams, ElicitationSchema, SamplingMessage, SamplingMessageContentBlock,
+    StringSchema,
+};
+use actix_mcp::transport::http::McpHttp;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::http::{Probe, TestServer, spawn};
+
+/// What the tools report to the test.
+#[derive(Clone, Default)]
+pub struct Probes {
+    /// `slow` has started.
+    pub started: Arc<Probe>,
+    /// `slow` has stopped: its future saw cancellation or was dropped.
+    pub stopped: Arc<Probe>,
+    /// Hit by the test once it has resumed `close_stream`'s stream: the tool may answer.
+    pub reconnected: Arc<Probe>,
+}
+
+/// Hits its probe when dropped: a tool future dropped by cancellation still reports.
+struct HitOnDrop(Arc<Probe>);
+
+impl Drop for HitOnDrop {
+    fn drop(&mut self) {
+        self.0.hit();
+    }
+}
+
+/// The exception reports the server made, in order.
+pub type Reports = Arc<Mutex<Vec<ExceptionReport>>>;
+
+/// Arguments of `echo`.
+#[derive(Deserialize, JsonSchema)]
+struct EchoArgs {
+    /// The text to send back.
+    message: String,
+}
+
+/// Arguments of `add_tool`.
+#[derive(Deserialize, JsonSchema)]
+struct AddToolArgs {
+    /// The new tool's name.
+    name: String,
+}
+
+/// Waits for cancellation, reporting start and stop.
+async fn slow(State(probes): State<Probes>, cx: RequestContext) -> &'static str {
+    let _stopped = HitOnDrop(probes.stopped.clone());
+    probes.started.hit();
+    cx.cancelled().await;
+    "cancelled"
+}
+
+/// Reports progress 1..=100 of 100.
+async fn progress(cx: RequestContext) -> &'static str {
+    for i in 1..=100u32 {
+        cx.progress(f64::from(i), Some(100.0), None);
+    }
+    "done"
+}
+
+/// Asks the client to sample; the client's text is the result.
+async fn sample(cx: RequestContext) -> Result<String, McpError> {
+    let params =
+        CreateMessageRequestParams::new(vec![SamplingMessage::user_text("Say something")], 50);
+    let result = cx.create_message(params).await?;
+    result
+        .content
+        .as_slice()
+        .iter()
+        .find_map(|block| match block {
+            SamplingMessageContentBlock::Text(text) => Some(format!("sampled: {}", text.text)),
+            _ => None,
+        })
+        .ok_or_else(|| McpError::tool("the client answered without text"))
+}
+
+/// Asks the client for a name (form elicitation).
+async fn elicit(cx: RequestContext) -> Result<String, McpError> {
+    let schema = ElicitationSchema::new().property("name", StringSchema::default(), true);
+    let result = cx.elicit_form("Your name?", schema).await?;
+    let content = serde_json::to_value(&result.content).unwrap();
+    Ok(format!(
+        "{}: {content}",
+        serde_json::to_value(result.action)
+            .unwrap()
+            .as_str()
+            .unwrap()
+    ))
+}
+
+/// Lists the client's roots.
+async fn roots(cx: RequestContext) -> Result<String, McpError> {
+    let result = cx.list_roots().await?;
+    Ok(result
+        .roots
+        .iter()
+        .map(|root| root.uri.as_str())
+        .collect::<Vec<_>>()
+        .join(","))
+}
+
+/// Panics.
+async fn explode(Params(args): Params<EchoArgs>) -> String {
+    panic!("tool exploded: {}", args.message)
+}
+
+/// Closes its SSE connection, then answers once the test has reconnected (SSE polling).
+async fn close_stream(State(probes): State<Probes>, cx: RequestContext) -> &'static str {
+    cx.close_sse_stream();
+    probes.reconnected.wait_for(1).await;
+    "after the reconnect"
+}
+
+/// Registers a tool at run time (every session's GET stream gets `tools/list_changed`).
+async fn add_tool(
+    Params(args): Params<AddToolArgs>,
+    cx: RequestContext,
+) -> Result<&'static str, McpError> {
+    let new_tool = tool(
+        args.name,
+        "Added at run time",
+        |_cx: RequestContext| async { "hello" },
+    );
+    cx.server()
+        .define_tool(new_tool)
+        .map_err(|err| McpError::tool(err.to_string()))?;
+    Ok("added")
+}
+
+/// The server every test talks to, with its probes and the exception reports it made.
+pub struct Fixture {
+    /// The server.
+    pub server: Server,
+    /// What its tools report.
+    pub probes: Probes,
+    /// The exception reports it made.
+    pub reports: Reports,
+}
+
+/// A new server with every tool above.
+pub fn fixture() -> Fixture {
+    let probes = Probes::default();
+    let reports = Reports::default();
+    let sink = reports.clone();
+    let server = Server::builder("http-test", "1.0.0")
+        .state(probes.clone())
+        .exception_reporter(move |report| sink.lock().unwrap().push(report.clone()))
+        .tool(tool(
+            "echo",
+            "Returns its message",
+            |Params(args): Params<EchoArgs>| async move { args.message },
+        ))
+        .tool(tool("slow", "Waits until cancelled", slow))
+        .tool(tool("progress", "Reports 100 progress steps", progress))
+        .tool(tool("sample", "Samples through the client", sample))
+        .tool(tool("elicit", "Asks the user for a name", elicit))
+        .tool(tool("roots", "Lists the client's roots", roots))
+        .tool(tool("explode", "Panics", explode))
+        .tool(
+            tool(
+                "too_slow",
+                "Sleeps 10 s under a 50 ms limit",
+                |_cx: RequestContext| async {
+                    tokio::time::sleep(Duration::from_secs(10)).await;
+                    "woke up"
+                },
+            )
+            .timeout(Duration::from_millis(50)),
+        )
+        .tool(tool(
+            "close_stream",
+            "Closes its SSE connection",
+            close_stream,
+        ))
+        .tool(tool("add_tool", "Registers a tool", add_tool))
+        .build()
+        .unwrap();
+    Fixture {
+        server,
+        probes,
+        reports,
+    }
+}
+
+/// The fixture's server on one worker, configured by `configure`.
+pub fn start(configure: impl FnOnce(McpHttp) -> McpHttp) -> (Fixture, TestServer) {
+    let fixture = fixture();
+    let mcp = configure(fixture.server.http("/mcp"));
+    let server = spawn(mcp, 1);
+    (fixture, server)
+}
