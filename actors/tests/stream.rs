@@ -28,7 +28,7 @@ fn n(event: &SseEvent) -> i64 {
 
 #[actix_rt::test]
 async fn a_client_that_does_not_read_is_dropped_and_resumes_without_loss() {
-    let store: Arc<dyn EventStore> = Arc::new(InMemoryEventStore::new(1024, 8));
+    let store: Arc<dyn EventStore> = Arc::new(InMemoryEventStore::new(1024, 1 << 20));
     let registry = registry(4, None, Some(store));
     let session = open(&registry, "slow-reader", Arc::new(Fake::default()), None);
     let mut get = session

@@ -7,7 +7,7 @@
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#resumability-and-redelivery>
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
@@ -40,28 +40,28 @@ pub trait SessionEvents: Send + Sync + 'static {
     fn close(&self);
 }
 
-/// The default [`EventStore`]: per session, bounded ring buffers in memory, keeping the events
-/// of the most recently finished streams for late resumption.
+/// The default [`EventStore`]: per session, a ring of the most recent events of all its
+/// streams in memory, bounded by a number of events and by their total size; the oldest go
+/// first. A finished stream stays resumable for as long as its events are in the ring.
 #[derive(Debug, Clone, Copy)]
 pub struct InMemoryEventStore {
-    per_stream: usize,
-    finished_per_session: usize,
+    max_events: usize,
+    max_bytes: usize,
 }
 
 impl Default for InMemoryEventStore {
-    /// 256 events per stream, the last 64 finished streams of each session.
+    /// The last 1,024 events of each session, at most 4 MiB of them.
     fn default() -> Self {
-        Self::new(256, 64)
+        Self::new(1024, 4 * 1024 * 1024)
     }
 }
 
 impl InMemoryEventStore {
-    /// Keeps up to `per_stream` events of each stream, and the events of up to
-    /// `finished_per_session` finished streams of each session.
-    pub fn new(per_stream: usize, finished_per_session: usize) -> Self {
+    /// Keeps, per session, up to `max_events` events and at most `max_bytes` of event data.
+    pub fn new(max_events: usize, max_bytes: usize) -> Self {
         Self {
-            per_stream: per_stream.max(1),
-            finished_per_session,
+            max_events: max_events.max(1),
+            max_bytes,
         }
     }
 }
@@ -69,41 +69,38 @@ impl InMemoryEventStore {
 impl EventStore for InMemoryEventStore {
     fn open(&self, _: &SessionId) -> Arc<dyn SessionEvents> {
         Arc::new(InMemorySessionEvents {
-            per_stream: self.per_stream,
-            finished_per_session: self.finished_per_session,
+            max_events: self.max_events,
+            max_bytes: self.max_bytes,
             inner: Mutex::default(),
         })
     }
 }
 
-/// The buffered events of one stream: (sequence number, data).
-type StreamBuffer = VecDeque<(u64, Arc<str>)>;
-
 #[derive(Default)]
-struct SessionInner {
-    streams: HashMap<u64, StreamBuffer, foldhash::fast::RandomState>,
-    finished: VecDeque<u64>,
+struct Ring {
+    events: VecDeque<(EventId, Arc<str>)>,
+    bytes: usize,
 }
 
 /// One session's events in an [`InMemoryEventStore`].
 struct InMemorySessionEvents {
-    per_stream: usize,
-    finished_per_session: usize,
-    inner: Mutex<SessionInner>,
+    max_events: usize,
+    max_bytes: usize,
+    inner: Mutex<Ring>,
 }
 
 impl fmt::Debug for InMemorySessionEvents {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let inner = self.lock();
+        let ring = self.lock();
         f.debug_struct("InMemorySessionEvents")
-            .field("streams", &inner.streams.len())
-            .field("finished", &inner.finished.len())
+            .field("events", &ring.events.len())
+            .field("bytes", &ring.bytes)
             .finish()
     }
 }
 
 impl InMemorySessionEvents {
-    fn lock(&self) -> std::sync::MutexGuard<'_, SessionInner> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Ring> {
         self.inner
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -112,50 +109,43 @@ impl InMemorySessionEvents {
 
 impl SessionEvents for InMemorySessionEvents {
     fn append(&self, id: EventId, data: &Arc<str>) {
-        let mut inner = self.lock();
-        let buffer = inner.streams.entry(id.stream).or_default();
-        if buffer.len() == self.per_stream {
-            buffer.pop_front();
+        if data.len() > self.max_bytes {
+            // Larger than the whole budget: it cannot be kept without losing everything else.
+            return;
         }
-        buffer.push_back((id.seq, data.clone()));
+        let mut ring = self.lock();
+        ring.bytes += data.len();
+        ring.events.push_back((id, data.clone()));
+        while ring.events.len() > self.max_events || ring.bytes > self.max_bytes {
+            let Some((_, old)) = ring.events.pop_front() else {
+                break;
+            };
+            ring.bytes -= old.len();
+        }
     }
 
     fn replay(&self, after: EventId) -> Option<Vec<(EventId, Arc<str>)>> {
-        let inner = self.lock();
-        let buffer = inner.streams.get(&after.stream)?;
-        Some(
-            buffer
-                .iter()
-                .filter(|(seq, _)| *seq > after.seq)
-                .map(|(seq, data)| {
-                    let id = EventId {
-                        stream: after.stream,
-                        seq: *seq,
-                    };
-                    (id, data.clone())
-                })
-                .collect(),
-        )
+        let ring = self.lock();
+        let mut known = false;
+        let events = ring
+            .events
+            .iter()
+            .filter(|(id, _)| id.stream == after.stream)
+            .inspect(|_| known = true)
+            .filter(|(id, _)| id.seq > after.seq)
+            .map(|(id, data)| (*id, data.clone()))
+            .collect();
+        known.then_some(events)
     }
 
-    fn finish(&self, stream: u64) {
-        let mut inner = self.lock();
-        if !inner.streams.contains_key(&stream) {
-            return;
-        }
-        inner.finished.push_back(stream);
-        while inner.finished.len() > self.finished_per_session {
-            let Some(old) = inner.finished.pop_front() else {
-                break;
-            };
-            inner.streams.remove(&old);
-        }
+    fn finish(&self, _: u64) {
+        // Events of finished streams leave the ring in their turn, with everything else.
     }
 
     fn close(&self) {
-        let mut inner = self.lock();
-        inner.streams = HashMap::default();
-        inner.finished = VecDeque::new();
+        let mut ring = self.lock();
+        ring.events = VecDeque::new();
+        ring.bytes = 0;
     }
 }
 
@@ -168,36 +158,42 @@ mod tests {
         EventId { stream, seq }
     }
 
-    fn session() -> Arc<dyn SessionEvents> {
-        InMemoryEventStore::new(2, 1).open(&SessionId::stdio())
+    #[test]
+    fn replays_what_follows_in_its_stream_only() {
+        let events = InMemoryEventStore::default().open(&SessionId::stdio());
+        events.append(id(1, 1), &Arc::from("a1"));
+        events.append(id(2, 1), &Arc::from("b1"));
+        events.append(id(1, 2), &Arc::from("a2"));
+        let replay = events.replay(id(1, 1)).unwrap();
+        assert_eq!(replay, vec![(id(1, 2), Arc::from("a2"))]);
+        assert_eq!(events.replay(id(1, 2)).unwrap(), Vec::new());
+        assert!(events.replay(id(3, 0)).is_none(), "an unknown stream");
+        events.close();
+        assert!(events.replay(id(1, 0)).is_none());
     }
 
     #[test]
-    fn replays_what_follows_and_keeps_the_last_events_of_a_stream() {
-        let events = session();
+    fn the_oldest_events_go_first_by_count_and_by_size() {
+        let events = InMemoryEventStore::new(2, 100).open(&SessionId::stdio());
         for seq in 1..=3 {
             events.append(id(1, seq), &Arc::from(format!("e{seq}")));
         }
-        let replay = events.replay(id(1, 1)).unwrap();
-        // Only two are kept per stream: event 1 was evicted, 2 and 3 follow event 1.
-        assert_eq!(replay.len(), 2);
-        assert_eq!(replay[0], (id(1, 2), Arc::from("e2")));
-        assert_eq!(events.replay(id(1, 3)).unwrap(), Vec::new());
-        assert!(events.replay(id(2, 0)).is_none());
-    }
+        // Two events are kept: event 1 made room.
+        let replay = events.replay(id(1, 0)).unwrap();
+        assert_eq!(
+            replay.iter().map(|(id, _)| id.seq).collect::<Vec<_>>(),
+            vec![2, 3]
+        );
 
-    #[test]
-    fn finished_streams_are_evicted_oldest_first_and_close_forgets_everything() {
-        let events = session();
-        events.append(id(1, 1), &Arc::from("a"));
-        events.append(id(2, 1), &Arc::from("b"));
-        events.finish(1);
-        assert!(events.replay(id(1, 0)).is_some());
-        events.finish(2);
-        // One finished stream is kept per session: stream 1 made room for stream 2.
+        let events = InMemoryEventStore::new(100, 10).open(&SessionId::stdio());
+        events.append(id(1, 1), &Arc::from("123456"));
+        events.append(id(2, 1), &Arc::from("7890ab"));
+        // Twelve bytes do not fit in ten: the older stream's event went.
         assert!(events.replay(id(1, 0)).is_none());
-        assert!(events.replay(id(2, 0)).is_some());
-        events.close();
-        assert!(events.replay(id(2, 0)).is_none());
+        assert_eq!(events.replay(id(2, 0)).unwrap().len(), 1);
+        // An event larger than the whole budget is not kept at all.
+        events.append(id(3, 1), &Arc::from("x".repeat(11)));
+        assert!(events.replay(id(3, 0)).is_none());
+        assert_eq!(events.replay(id(2, 0)).unwrap().len(), 1);
     }
 }

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_mcp_actors::{EventLog, Metrics, Settled, SseEvent, SseStream};
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::{Bytes, BytesMut};
 
 /// How long a POST answer stays buffered before its headers go out.
 pub(super) const ANSWER_WINDOW: Duration = Duration::from_millis(2);
@@ -77,23 +77,25 @@ impl Drop for Abandoned<'_> {
     }
 }
 
-/// Encodes a whole SSE body: the `retry` advice, then every event, as an `Sse` responder
-/// streaming the same events would.
+/// Encodes a whole SSE body: the `retry` advice, then every event, exactly as an `Sse`
+/// responder streaming the same events would, into one buffer.
 pub(super) fn encode(events: Vec<SseEvent>, retry: Duration) -> Bytes {
-    let mut body =
-        BytesMut::with_capacity(64 + events.iter().map(|e| e.data.len() + 32).sum::<usize>());
-    let mut put = |event: russe::Event| match event.into_bytestring() {
-        Ok(bytes) => body.put_slice(bytes.as_bytes()),
-        Err(err) => tracing::error!(%err, "could not encode an SSE event"),
-    };
-    put(russe::Event::Retry(retry));
-    for event in events {
-        put(russe::Event::Message(russe::Message {
+    use tokio_util::codec::Encoder as _;
+    let size = 64 + events.iter().map(|e| e.data.len() + 32).sum::<usize>();
+    let mut body = BytesMut::with_capacity(size);
+    let mut encoder = russe::Encoder::default();
+    let all = std::iter::once(russe::Event::Retry(retry)).chain(events.into_iter().map(|event| {
+        russe::Event::Message(russe::Message {
             data: event.data.as_ref().into(),
             event: None,
             retry: None,
             id: event.id.map(|id| id.to_string().into()),
-        }));
+        })
+    }));
+    for event in all {
+        if let Err(err) = encoder.encode(event, &mut body) {
+            tracing::error!(%err, "could not encode an SSE event");
+        }
     }
     body.freeze()
 }
