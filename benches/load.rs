@@ -42,7 +42,7 @@
 //! Environment (defaults in brackets): `LOAD_ROUNDS` [5], `LOAD_DURATION_MS` [2500] measured
 //! window per cell, `LOAD_WARMUP_MS` [500], `LOAD_CONCURRENCY` [64], `LOAD_SETUP_CONCURRENCY`
 //! [16], `LOAD_SERVERS` [bare,sse,json,stateless,rmcp-sse,rmcp-stateless], `LOAD_WORKLOADS`
-//! [echo,setup], `LOAD_MAX_REQUESTS` [5000000] cap per cell, `LOAD_SESSIONS` [10000] for the
+//! [echo,setup; `none` runs only the memory runs], `LOAD_MAX_REQUESTS` [5000000] cap per cell, `LOAD_SESSIONS` [10000] for the
 //! memory runs (0 skips them), `LOAD_PIN` [1], `LOAD_SVG`.
 //!
 //! Everything is bounded: each request times out after 10 s, each cell stops after its window
@@ -233,6 +233,7 @@ impl Config {
             let workload = match workload.trim() {
                 "echo" => Workload::Echo,
                 "setup" => Workload::Setup,
+                "none" | "" => continue,
                 other => return Err(format!("unknown workload {other:?}").into()),
             };
             for &server in &servers {

@@ -9,6 +9,17 @@ use crate::protocol::{ClientCapabilities, Implementation, LoggingLevel, Protocol
 
 const LEVEL_UNSET: u8 = u8::MAX;
 
+/// Client capabilities in an `Arc`; the common empty set is one instance shared by every
+/// session that declared it (an idle session stays small).
+fn shared_capabilities(capabilities: ClientCapabilities) -> Arc<ClientCapabilities> {
+    static EMPTY: std::sync::OnceLock<Arc<ClientCapabilities>> = std::sync::OnceLock::new();
+    if capabilities == ClientCapabilities::default() {
+        EMPTY.get_or_init(Arc::default).clone()
+    } else {
+        Arc::new(capabilities)
+    }
+}
+
 /// Per-session protocol state, stored in the session actor's handle.
 #[derive(Debug)]
 pub struct SessionState {
@@ -43,7 +54,7 @@ impl SessionState {
         Self {
             version,
             client_info: client_info.map(Arc::new),
-            client_capabilities: Arc::new(capabilities),
+            client_capabilities: shared_capabilities(capabilities),
             log_level: AtomicU8::new(LEVEL_UNSET),
             initialized: AtomicBool::new(false),
             subscriptions: Mutex::default(),

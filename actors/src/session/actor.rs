@@ -19,8 +19,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use actix::{
-    Actor, ActorContext, ActorFutureExt, Addr, AsyncContext, Context, Handler, Message,
-    MessageResult, Recipient,
+    Actor, ActorContext, Addr, AsyncContext, Context, Handler, Message, MessageResult, Recipient,
 };
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
@@ -125,16 +124,6 @@ impl Session {
 
 impl Actor for Session {
     type Context = Context<Self>;
-
-    fn started(&mut self, ctx: &mut Self::Context) {
-        // The token can be cancelled from outside (`SessionHandle::close`, server shutdown):
-        // stop with it.
-        let token = self.shared.token.clone();
-        ctx.spawn(
-            actix::fut::wrap_future::<_, Self>(async move { token.cancelled().await })
-                .map(|(), _, ctx: &mut Context<Self>| ctx.stop()),
-        );
-    }
 
     fn stopped(&mut self, _: &mut Self::Context) {
         self.shared.tear_down();

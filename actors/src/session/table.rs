@@ -5,9 +5,6 @@
 //! is filled with the request's [`InFlight`] actor. Every row carries a ticket, so only the
 //! request that reserved a row can release it, even when a later request reuses the id.
 
-use std::collections::HashMap;
-use std::collections::hash_map::Entry;
-
 use actix::Addr;
 
 use crate::in_flight::InFlight;
@@ -32,9 +29,13 @@ struct Row {
 }
 
 /// The in-flight table. See the module docs.
+///
+/// A vector searched from the end: a session has a handful of requests in flight at most
+/// times (the limit is [`SessionConfig::max_in_flight`](crate::SessionConfig)), and an idle
+/// session's table costs one small allocation, not a hash table's.
 #[derive(Default)]
 pub(crate) struct InFlightTable {
-    rows: HashMap<RequestId, Row, foldhash::fast::RandomState>,
+    rows: Vec<(RequestId, Row)>,
     next_ticket: u64,
 }
 
@@ -60,26 +61,39 @@ impl InFlightTable {
         cancellable: bool,
         limit: usize,
     ) -> Result<u64, ErrorObject> {
-        if self.rows.len() >= limit && !self.rows.contains_key(id) {
+        if self.position(id).is_some() {
+            return Err(ErrorObject::invalid_request(format!(
+                "request id {id} is already in flight"
+            )));
+        }
+        if self.rows.len() >= limit {
             return Err(ErrorObject::new(
                 SERVER_BUSY,
                 format!("too many concurrent requests in this session (limit {limit})"),
             ));
         }
-        match self.rows.entry(id.clone()) {
-            Entry::Occupied(_) => Err(ErrorObject::invalid_request(format!(
-                "request id {id} is already in flight"
-            ))),
-            Entry::Vacant(slot) => {
-                self.next_ticket += 1;
-                slot.insert(Row {
-                    ticket: self.next_ticket,
-                    cancellable,
-                    state: RowState::Starting { cancel: None },
-                });
-                Ok(self.next_ticket)
-            }
+        if self.rows.capacity() == 0 {
+            // Most sessions have one request in flight at a time: start with room for one.
+            self.rows.reserve_exact(1);
         }
+        self.next_ticket += 1;
+        self.rows.push((
+            id.clone(),
+            Row {
+                ticket: self.next_ticket,
+                cancellable,
+                state: RowState::Starting { cancel: None },
+            },
+        ));
+        Ok(self.next_ticket)
+    }
+
+    fn position(&self, id: &RequestId) -> Option<usize> {
+        self.rows.iter().rposition(|(row_id, _)| row_id == id)
+    }
+
+    fn remove(&mut self, index: usize) -> Row {
+        self.rows.swap_remove(index).1
     }
 
     /// The request reserved under `ticket` waits, as `actor`. Returns the reason of a
@@ -91,15 +105,18 @@ impl InFlightTable {
         ticket: u64,
         actor: Addr<InFlight>,
     ) -> Option<Option<String>> {
-        let Some(row) = self.rows.get_mut(id).filter(|row| row.ticket == ticket) else {
+        let Some(index) = self
+            .position(id)
+            .filter(|i| self.rows[*i].1.ticket == ticket)
+        else {
             return Some(Some("session closed".to_owned()));
         };
-        match &mut row.state {
+        match &mut self.rows[index].1.state {
             RowState::Starting {
                 cancel: Some(reason),
             } => {
                 let reason = reason.take();
-                self.rows.remove(id);
+                self.remove(index);
                 Some(reason)
             }
             state => {
@@ -111,9 +128,9 @@ impl InFlightTable {
 
     /// Releases the row reserved under `ticket`; `false` when it was gone already.
     pub(crate) fn forget(&mut self, id: &RequestId, ticket: u64) -> bool {
-        match self.rows.get(id) {
-            Some(row) if row.ticket == ticket => {
-                self.rows.remove(id);
+        match self.position(id) {
+            Some(index) if self.rows[index].1.ticket == ticket => {
+                self.remove(index);
                 true
             }
             _ => false,
@@ -122,28 +139,27 @@ impl InFlightTable {
 
     /// A `notifications/cancelled` for `id`.
     pub(crate) fn cancel(&mut self, id: &RequestId, reason: Option<String>) -> Cancelled {
-        let Some(row) = self.rows.get_mut(id) else {
+        let Some(index) = self.position(id) else {
             return Cancelled::Unknown;
         };
+        let row = &mut self.rows[index].1;
         if !row.cancellable {
             return Cancelled::Refused;
         }
-        match &mut row.state {
-            RowState::Starting { cancel } => {
-                *cancel = Some(reason);
-                Cancelled::Marked
-            }
-            RowState::Running(_) => match self.rows.remove(id).map(|row| row.state) {
-                Some(RowState::Running(actor)) => Cancelled::Running(actor),
-                _ => Cancelled::Unknown,
-            },
+        if let RowState::Starting { cancel } = &mut row.state {
+            *cancel = Some(reason);
+            return Cancelled::Marked;
+        }
+        match self.remove(index).state {
+            RowState::Running(actor) => Cancelled::Running(actor),
+            RowState::Starting { .. } => Cancelled::Unknown,
         }
     }
 
     /// Empties the table (the session ends): the actors of the running requests.
     pub(crate) fn drain(&mut self) -> Vec<Addr<InFlight>> {
         self.rows
-            .drain()
+            .drain(..)
             .filter_map(|(_, row)| match row.state {
                 RowState::Running(actor) => Some(actor),
                 RowState::Starting { .. } => None,

@@ -24,8 +24,10 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use actix::Addr;
-use tokio::sync::mpsc::error::TrySendError;
-use tokio::sync::{Notify, mpsc};
+use std::collections::VecDeque;
+use std::task::{Poll, Waker};
+
+use tokio::sync::Notify;
 
 use crate::ids::EventId;
 use crate::jsonrpc::{Frame, FrameKind};
@@ -63,10 +65,7 @@ pub fn priming_event(number: u64, retry: Duration) -> SseEvent {
 /// Where a log's next event goes.
 enum Sink {
     Buffer(Vec<SseEvent>),
-    Connection {
-        tx: mpsc::Sender<SseEvent>,
-        number: u64,
-    },
+    Connection { queue: Arc<Connection>, number: u64 },
     Detached,
 }
 
@@ -267,7 +266,10 @@ impl EventLog {
     fn set_sink(&self, state: &mut LogState, sink: Sink) {
         let was_connected = matches!(state.sink, Sink::Connection { .. });
         let connected = matches!(sink, Sink::Connection { .. });
-        state.sink = sink;
+        if let Sink::Connection { queue, .. } = std::mem::replace(&mut state.sink, sink) {
+            // The connection ends after what it has queued.
+            queue.close();
+        }
         if let Some(session) = &self.session {
             match (was_connected, connected) {
                 (false, true) => session.activity(1),
@@ -288,20 +290,22 @@ impl EventLog {
         state: &mut LogState,
         queued: Vec<SseEvent>,
     ) -> StreamReceiver {
-        let (tx, rx) = mpsc::channel(CONNECTION_BUFFER + queued.len());
-        for event in queued {
-            // Sized above to hold every queued event.
-            let _ = tx.try_send(event);
-        }
+        let queue = Arc::new(Connection::new(queued));
         let number = self.connections.fetch_add(1, Ordering::Relaxed);
         if state.closed {
             // Nothing more will come: the receiver gets what was queued, then the end.
-            drop(tx);
+            queue.close();
         } else {
-            self.set_sink(state, Sink::Connection { tx, number });
+            self.set_sink(
+                state,
+                Sink::Connection {
+                    queue: queue.clone(),
+                    number,
+                },
+            );
         }
         StreamReceiver {
-            rx,
+            queue,
             log: Arc::downgrade(self),
             connection: number,
         }
@@ -408,9 +412,9 @@ impl FrameSink for EventLog {
                 self.changed.notify_one();
                 return Ok(());
             }
-            Sink::Connection { tx, .. } => match tx.try_send(event) {
+            Sink::Connection { queue, .. } => match queue.push(event) {
                 Ok(()) => true,
-                Err(TrySendError::Full(_)) => {
+                Err(Refused::Full) => {
                     tracing::info!(
                         stream = self.number,
                         "dropping an SSE connection whose client is too slow; it can resume"
@@ -418,7 +422,7 @@ impl FrameSink for EventLog {
                     self.set_sink(&mut state, Sink::Detached);
                     false
                 }
-                Err(TrySendError::Closed(_)) => {
+                Err(Refused::Closed) => {
                     self.set_sink(&mut state, Sink::Detached);
                     false
                 }
@@ -472,10 +476,80 @@ impl FrameSink for EventLog {
     }
 }
 
-/// The receiving end of one connection to a stream: what an HTTP body reads. Dropping it (the
+/// Why a connection did not take an event.
+enum Refused {
+    /// It holds [`CONNECTION_BUFFER`] events its client has not read.
+    Full,
+    /// Its client went away, or the stream moved on.
+    Closed,
+}
+
+/// The queue of one connection: what the log has sent and the HTTP body has not yet read.
+struct Connection {
+    state: Mutex<ConnectionState>,
+}
+
+struct ConnectionState {
+    events: VecDeque<SseEvent>,
+    /// Room for this many events on top of those queued when the connection opened.
+    capacity: usize,
+    waker: Option<Waker>,
+    closed: bool,
+}
+
+impl Connection {
+    fn new(queued: Vec<SseEvent>) -> Self {
+        let capacity = CONNECTION_BUFFER + queued.len();
+        Self {
+            state: Mutex::new(ConnectionState {
+                events: queued.into(),
+                capacity,
+                waker: None,
+                closed: false,
+            }),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, ConnectionState> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn push(&self, event: SseEvent) -> Result<(), Refused> {
+        let mut state = self.lock();
+        if state.closed {
+            return Err(Refused::Closed);
+        }
+        if state.events.len() >= state.capacity {
+            return Err(Refused::Full);
+        }
+        state.events.push_back(event);
+        let waker = state.waker.take();
+        drop(state);
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+        Ok(())
+    }
+
+    fn close(&self) {
+        let mut state = self.lock();
+        state.closed = true;
+        let waker = state.waker.take();
+        drop(state);
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+}
+
+/// The receiving end of one connection to a stream: what an HTTP body reads. It yields what
+/// was queued for the connection, then the end once the connection is closed (the stream
+/// ended, moved on to a new connection, or dropped this one as too slow). Dropping it (the
 /// client went away) detaches the connection, so what follows is only stored.
 pub struct StreamReceiver {
-    rx: mpsc::Receiver<SseEvent>,
+    queue: Arc<Connection>,
     log: Weak<EventLog>,
     connection: u64,
 }
@@ -483,7 +557,7 @@ pub struct StreamReceiver {
 impl fmt::Debug for StreamReceiver {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("StreamReceiver")
-            .field("queued", &self.rx.len())
+            .field("queued", &self.queue.lock().events.len())
             .finish()
     }
 }
@@ -492,34 +566,48 @@ impl StreamReceiver {
     /// A receiver of events that are all known now (a replay of a finished stream): it yields
     /// them, then the end.
     pub fn replay(events: Vec<SseEvent>) -> Self {
-        let (tx, rx) = mpsc::channel(events.len().max(1));
-        for event in events {
-            // Sized above to hold every event.
-            let _ = tx.try_send(event);
-        }
+        let queue = Arc::new(Connection::new(events));
+        queue.close();
         Self {
-            rx,
+            queue,
             log: Weak::new(),
             connection: 0,
         }
     }
 
-    /// The next event; `None` once the stream has ended or dropped this connection.
+    /// The next event; `None` once the connection has ended and everything queued was read.
     ///
     /// # Cancel safety
     /// Cancel safe: an event is never lost when the future is dropped.
     pub async fn recv(&mut self) -> Option<SseEvent> {
-        self.rx.recv().await
+        std::future::poll_fn(|cx| self.poll_recv(cx)).await
+    }
+
+    /// Polls for the next event (see [`recv`](Self::recv)).
+    pub fn poll_recv(&mut self, cx: &mut std::task::Context<'_>) -> Poll<Option<SseEvent>> {
+        let mut state = self.queue.lock();
+        if let Some(event) = state.events.pop_front() {
+            return Poll::Ready(Some(event));
+        }
+        if state.closed {
+            return Poll::Ready(None);
+        }
+        match &state.waker {
+            Some(waker) if waker.will_wake(cx.waker()) => {}
+            _ => state.waker = Some(cx.waker().clone()),
+        }
+        Poll::Pending
     }
 
     /// An event already queued, without waiting.
     pub fn try_recv(&mut self) -> Option<SseEvent> {
-        self.rx.try_recv().ok()
+        self.queue.lock().events.pop_front()
     }
 }
 
 impl Drop for StreamReceiver {
     fn drop(&mut self) {
+        self.queue.close();
         if let Some(log) = self.log.upgrade() {
             log.detach_connection(self.connection);
         }

@@ -13,8 +13,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix_mcp_actors::{EventLog, Metrics, Settled, SseEvent, SseStream};
-use bytes::{Bytes, BytesMut};
+use actix_mcp_actors::{EventLog, Metrics, Settled, SseStream};
 
 /// How long a POST answer stays buffered before its headers go out.
 pub(super) const ANSWER_WINDOW: Duration = Duration::from_millis(2);
@@ -75,27 +74,4 @@ impl Drop for Abandoned<'_> {
             drop(adopt(log, settled, metrics));
         }
     }
-}
-
-/// Encodes a whole SSE body: the `retry` advice, then every event, exactly as an `Sse`
-/// responder streaming the same events would, into one buffer.
-pub(super) fn encode(events: Vec<SseEvent>, retry: Duration) -> Bytes {
-    use tokio_util::codec::Encoder as _;
-    let size = 64 + events.iter().map(|e| e.data.len() + 32).sum::<usize>();
-    let mut body = BytesMut::with_capacity(size);
-    let mut encoder = russe::Encoder::default();
-    let all = std::iter::once(russe::Event::Retry(retry)).chain(events.into_iter().map(|event| {
-        russe::Event::Message(russe::Message {
-            data: event.data.as_ref().into(),
-            event: None,
-            retry: None,
-            id: event.id.map(|id| id.to_string().into()),
-        })
-    }));
-    for event in all {
-        if let Err(err) = encoder.encode(event, &mut body) {
-            tracing::error!(%err, "could not encode an SSE event");
-        }
-    }
-    body.freeze()
 }

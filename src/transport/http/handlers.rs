@@ -3,14 +3,12 @@
 // Early-return helpers hand back the finished error response; it is built once and returned.
 #![allow(clippy::result_large_err)]
 
-use std::convert::Infallible;
 use std::sync::Arc;
 
 use actix_web::body::BoxBody;
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
-use actix_web::{HttpRequest, HttpResponse, Responder, web};
-use actix_web_lab::sse::{self, Sse};
+use actix_web::{HttpRequest, HttpResponse, web};
 use futures::StreamExt;
 use serde_json::json;
 
@@ -20,6 +18,7 @@ use actix_mcp_actors::{
 };
 
 use super::answer::{self, ANSWER_WINDOW};
+use super::sse::{self, SseBody};
 use super::{HttpShared, PROTOCOL_VERSION_HEADER, SESSION_HEADER};
 use crate::error::code;
 use crate::protocol::{ProtocolVersion, method};
@@ -155,41 +154,33 @@ async fn read_body(
     Ok(body)
 }
 
-fn to_sse_event(event: SseEvent) -> Result<sse::Event, Infallible> {
-    let mut data = sse::Data::new(event.data.to_string());
-    if let Some(id) = event.id {
-        data.set_id(id.to_string());
+/// The headers of every SSE answer.
+fn sse_headers(builder: &mut actix_web::HttpResponseBuilder, session: Option<&SessionId>) {
+    builder
+        .content_type("text/event-stream")
+        .insert_header((header::CONTENT_ENCODING, "identity"))
+        .insert_header((header::CACHE_CONTROL, "no-cache"));
+    if let Some(id) = session {
+        builder.insert_header((SESSION_HEADER, id.as_str()));
     }
-    Ok(sse::Event::Data(data))
 }
 
 /// An SSE response fed by `receiver`; `keep` lives as long as the body (a drop guard, for
 /// example).
-fn sse_response<K: Send + 'static>(
-    req: &HttpRequest,
+fn sse_response<K: Unpin + 'static>(
     shared: &HttpShared,
     receiver: StreamReceiver,
     keep: K,
     session: Option<&SessionId>,
 ) -> HttpResponse {
-    // Keep-alive comments start one period in. (`Sse::with_keep_alive` ticks at once, which
-    // added a `: keep-alive` chunk, a timer turn and a write of its own to every answer.)
-    let period = shared.config.keep_alive;
-    let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let stream = futures::stream::unfold(
-        (receiver, keep, ticker),
-        |(mut receiver, keep, mut ticker)| async move {
-            let event = tokio::select! {
-                biased;
-                event = receiver.recv() => to_sse_event(event?),
-                _ = ticker.tick() => Ok(sse::Event::Comment("keep-alive".into())),
-            };
-            Some((event, (receiver, keep, ticker)))
-        },
-    );
-    let sse = Sse::from_stream(stream).with_retry_duration(shared.config.retry);
-    with_session_header(sse.respond_to(req).map_into_boxed_body(), session)
+    let mut builder = HttpResponse::Ok();
+    sse_headers(&mut builder, session);
+    builder.body(SseBody::new(
+        receiver,
+        shared.config.retry,
+        shared.config.keep_alive,
+        keep,
+    ))
 }
 
 /// An SSE body that is already whole: every event at once, with its length (one write).
@@ -199,24 +190,8 @@ fn complete_sse_response(
     session: Option<&SessionId>,
 ) -> HttpResponse {
     let mut builder = HttpResponse::Ok();
-    builder
-        .content_type("text/event-stream")
-        .insert_header((header::CACHE_CONTROL, "no-cache"));
-    if let Some(id) = session {
-        builder.insert_header((SESSION_HEADER, id.as_str()));
-    }
-    builder.body(answer::encode(events, shared.config.retry))
-}
-
-fn with_session_header(mut response: HttpResponse, session: Option<&SessionId>) -> HttpResponse {
-    if let Some(id) = session
-        && let Ok(value) = HeaderValue::from_str(id.as_str())
-    {
-        response
-            .headers_mut()
-            .insert(header::HeaderName::from_static(SESSION_HEADER), value);
-    }
-    response
+    sse_headers(&mut builder, session);
+    builder.body(sse::whole(events, shared.config.retry))
 }
 
 fn json_response(json: &str, session: Option<&SessionId>) -> HttpResponse {
@@ -268,7 +243,7 @@ pub(super) async fn post(
         }
     };
     if shared.config.stateless {
-        return post_stateless(&req, &shared, message, header_version).await;
+        return post_stateless(&shared, message, header_version).await;
     }
     match message {
         Incoming::Request(request) if request.method == method::INITIALIZE => {
@@ -276,10 +251,10 @@ pub(super) async fn post(
                 Ok(session) => session,
                 Err(response) => return response,
             };
-            answer(&req, &shared, &session, request, true).await
+            answer(&shared, &session, request, true).await
         }
         Incoming::Request(request) => match lookup(&req, &shared) {
-            Ok(session) => answer(&req, &shared, &session, request, false).await,
+            Ok(session) => answer(&shared, &session, request, false).await,
             Err(response) => response,
         },
         Incoming::Notification(notification) => match lookup(&req, &shared) {
@@ -338,7 +313,6 @@ fn open_session(
 
 /// Answers a request on its session: an SSE stream, or one JSON body.
 async fn answer(
-    req: &HttpRequest,
     shared: &HttpShared,
     session: &SessionHandle,
     request: actix_mcp_actors::Request,
@@ -378,12 +352,11 @@ async fn answer(
         Settled::Complete { events, .. } => {
             complete_sse_response(shared, events, header_id.as_ref())
         }
-        Settled::Stream(receiver) => sse_response(req, shared, receiver, (), header_id.as_ref()),
+        Settled::Stream(receiver) => sse_response(shared, receiver, (), header_id.as_ref()),
     }
 }
 
 async fn post_stateless(
-    req: &HttpRequest,
     shared: &HttpShared,
     message: Incoming,
     header_version: Option<ProtocolVersion>,
@@ -439,7 +412,7 @@ async fn post_stateless(
             guard.disarm();
             complete_sse_response(shared, events, None)
         }
-        Settled::Stream(receiver) => sse_response(req, shared, receiver, guard, None),
+        Settled::Stream(receiver) => sse_response(shared, receiver, guard, None),
     }
 }
 
@@ -471,7 +444,7 @@ pub(super) async fn get(req: HttpRequest, shared: web::Data<HttpShared>) -> Http
             );
         };
         match session.resume(last).await {
-            Ok(Some(receiver)) => return sse_response(&req, &shared, receiver, (), None),
+            Ok(Some(receiver)) => return sse_response(&shared, receiver, (), None),
             Ok(None) => {
                 tracing::debug!(session = %session.id(), %last, "unknown stream to resume; opening a new standalone stream")
             }
@@ -485,7 +458,7 @@ pub(super) async fn get(req: HttpRequest, shared: web::Data<HttpShared>) -> Http
         }
     }
     match session.open_standalone(shared.config.retry).await {
-        Ok(receiver) => sse_response(&req, &shared, receiver, (), None),
+        Ok(receiver) => sse_response(&shared, receiver, (), None),
         Err(_) => http_error(
             StatusCode::NOT_FOUND,
             ErrorCode::INVALID_REQUEST,

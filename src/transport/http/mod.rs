@@ -20,6 +20,7 @@
 mod answer;
 mod handlers;
 mod security;
+mod sse;
 
 use std::fmt;
 use std::sync::{Arc, OnceLock};

@@ -1,0 +1,169 @@
+//! SSE response bodies: a whole answer in one buffer, or a live stream read from its
+//! connection, both encoded by `russe` (the SSE codec actix-web-lab uses).
+//!
+//! Every body starts with the `retry` advice, then the events (`id` and `data`); a live
+//! stream sends a `: keep-alive` comment after each quiet keep-alive period, starting one
+//! period in.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use actix_mcp_actors::{SseEvent, StreamReceiver};
+use actix_web::body::{BodySize, MessageBody};
+use bytes::{Bytes, BytesMut};
+use tokio::time::{Instant, Sleep};
+use tokio_util::codec::Encoder as _;
+
+/// Events a live stream writes in one chunk at most, when several are waiting.
+const EVENTS_PER_CHUNK: usize = 32;
+
+fn put(body: &mut BytesMut, event: russe::Event) {
+    if let Err(err) = russe::Encoder::default().encode(event, body) {
+        tracing::error!(%err, "could not encode an SSE event");
+    }
+}
+
+fn put_event(body: &mut BytesMut, event: SseEvent) {
+    put(
+        body,
+        russe::Event::Message(russe::Message {
+            data: event.data.as_ref().into(),
+            event: None,
+            retry: None,
+            id: event.id.map(|id| id.to_string().into()),
+        }),
+    );
+}
+
+/// A whole SSE body: the `retry` advice, then every event, into one buffer.
+pub(super) fn whole(events: Vec<SseEvent>, retry: Duration) -> Bytes {
+    let size = 32 + events.iter().map(|e| e.data.len() + 32).sum::<usize>();
+    let mut body = BytesMut::with_capacity(size);
+    put(&mut body, russe::Event::Retry(retry));
+    for event in events {
+        put_event(&mut body, event);
+    }
+    body.freeze()
+}
+
+/// A live SSE body read from one connection to a stream. `keep` lives as long as the body (a
+/// guard that cancels the request when the client goes away, for example).
+pub(super) struct SseBody<K> {
+    receiver: StreamReceiver,
+    retry: Option<Duration>,
+    period: Duration,
+    keep_alive: Pin<Box<Sleep>>,
+    _keep: K,
+}
+
+impl<K> SseBody<K> {
+    pub(super) fn new(
+        receiver: StreamReceiver,
+        retry: Duration,
+        period: Duration,
+        keep: K,
+    ) -> Self {
+        Self {
+            receiver,
+            retry: Some(retry),
+            period,
+            keep_alive: Box::pin(tokio::time::sleep(period)),
+            _keep: keep,
+        }
+    }
+}
+
+impl<K: Unpin> MessageBody for SseBody<K> {
+    type Error = Infallible;
+
+    fn size(&self) -> BodySize {
+        BodySize::Stream
+    }
+
+    fn poll_next(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Bytes, Self::Error>>> {
+        let this = self.get_mut();
+        let mut chunk = BytesMut::new();
+        if let Some(retry) = this.retry.take() {
+            put(&mut chunk, russe::Event::Retry(retry));
+        }
+        let mut ended = false;
+        for _ in 0..EVENTS_PER_CHUNK {
+            match this.receiver.poll_recv(cx) {
+                Poll::Ready(Some(event)) => put_event(&mut chunk, event),
+                Poll::Ready(None) => {
+                    ended = true;
+                    break;
+                }
+                Poll::Pending => break,
+            }
+        }
+        if !chunk.is_empty() {
+            let deadline = Instant::now() + this.period;
+            this.keep_alive.as_mut().reset(deadline);
+            return Poll::Ready(Some(Ok(chunk.freeze())));
+        }
+        if ended {
+            return Poll::Ready(None);
+        }
+        if this.keep_alive.as_mut().poll(cx).is_ready() {
+            let deadline = Instant::now() + this.period;
+            this.keep_alive.as_mut().reset(deadline);
+            put(&mut chunk, russe::Event::Comment("keep-alive".into()));
+            return Poll::Ready(Some(Ok(chunk.freeze())));
+        }
+        Poll::Pending
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use actix_mcp_actors::EventId;
+
+    use super::*;
+
+    #[test]
+    fn a_whole_body_is_the_retry_advice_then_each_event() {
+        let events = vec![
+            SseEvent {
+                id: Some(EventId { stream: 3, seq: 0 }),
+                data: Arc::from(""),
+                retry: None,
+            },
+            SseEvent {
+                id: Some(EventId { stream: 3, seq: 1 }),
+                data: Arc::from(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
+                retry: None,
+            },
+        ];
+        let body = whole(events, Duration::from_millis(1500));
+        assert_eq!(
+            &body[..],
+            b"retry: 1500\n\nid: 3-0\ndata: \n\nid: 3-1\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n"
+        );
+    }
+
+    #[actix_rt::test]
+    async fn a_live_body_sends_what_is_queued_then_ends() {
+        let receiver = StreamReceiver::replay(vec![SseEvent {
+            id: None,
+            data: Arc::from("{}"),
+            retry: None,
+        }]);
+        let body = SseBody::new(
+            receiver,
+            Duration::from_secs(1),
+            Duration::from_secs(15),
+            (),
+        );
+        let bytes = actix_web::body::to_bytes(body).await.unwrap_or_default();
+        assert_eq!(&bytes[..], b"retry: 1000\n\ndata: {}\n\n");
+    }
+}
