@@ -35,7 +35,12 @@ pub(crate) struct Catalog {
 /// Serialised list results, one slot per protocol version. A clone starts empty, so every
 /// copy-on-write change of the catalog invalidates it.
 #[derive(Default)]
-pub(crate) struct ListCache([OnceLock<Arc<str>>; 4]);
+pub(crate) struct ListCache {
+    v2024_11_05: OnceLock<Arc<str>>,
+    v2025_03_26: OnceLock<Arc<str>>,
+    v2025_06_18: OnceLock<Arc<str>>,
+    v2025_11_25: OnceLock<Arc<str>>,
+}
 
 impl Clone for ListCache {
     fn clone(&self) -> Self {
@@ -50,12 +55,18 @@ impl ListCache {
         version: ProtocolVersion,
         init: impl FnOnce() -> Arc<str>,
     ) -> Arc<str> {
-        let index = ProtocolVersion::ALL
-            .iter()
-            .position(|v| *v == version)
-            .unwrap_or(0)
-            .min(3);
-        self.0[index].get_or_init(init).clone()
+        self.slot(version).get_or_init(init).clone()
+    }
+
+    /// The slot of `version`. The match is exhaustive: a new protocol version does not compile
+    /// until it has a slot of its own.
+    fn slot(&self, version: ProtocolVersion) -> &OnceLock<Arc<str>> {
+        match version {
+            ProtocolVersion::V2024_11_05 => &self.v2024_11_05,
+            ProtocolVersion::V2025_03_26 => &self.v2025_03_26,
+            ProtocolVersion::V2025_06_18 => &self.v2025_06_18,
+            ProtocolVersion::V2025_11_25 => &self.v2025_11_25,
+        }
     }
 }
 
@@ -179,5 +190,65 @@ impl Server {
             .tools
             .get(name)
             .map(|def| def.definition.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cached(cache: &ListCache, version: ProtocolVersion, fresh: &str) -> Arc<str> {
+        cache.get_or_init(version, || Arc::from(fresh))
+    }
+
+    #[test]
+    fn each_protocol_version_has_its_own_cached_list() {
+        let cache = ListCache::default();
+        for (i, version) in ProtocolVersion::ALL.iter().enumerate() {
+            assert_eq!(
+                &*cached(&cache, *version, &format!("v{i}")),
+                format!("v{i}")
+            );
+        }
+        for (i, version) in ProtocolVersion::ALL.iter().enumerate() {
+            assert_eq!(
+                &*cached(&cache, *version, "rebuilt"),
+                format!("v{i}"),
+                "{version} was rebuilt or shares a slot"
+            );
+        }
+    }
+
+    #[test]
+    fn a_catalog_change_invalidates_the_cached_lists() {
+        let server = Server::builder("cache-test", "1.0.0")
+            .build()
+            .unwrap_or_else(|err| panic!("{err}"));
+        let old = ProtocolVersion::V2024_11_05;
+        let new = ProtocolVersion::LATEST;
+        let before = server.inner.catalog();
+        assert_eq!(&*cached(&before.tools_list, old, "old list"), "old list");
+        assert_eq!(&*cached(&before.tools_list, new, "new list"), "new list");
+        let again = server.inner.catalog();
+        assert_eq!(&*cached(&again.tools_list, new, "rebuilt"), "new list");
+
+        server
+            .define_tool(crate::tool("echo", "Echoes", || async { String::new() }))
+            .unwrap_or_else(|err| panic!("{err}"));
+
+        let after = server.inner.catalog();
+        assert_eq!(
+            &*cached(&after.tools_list, old, "old rebuilt"),
+            "old rebuilt"
+        );
+        assert_eq!(
+            &*cached(&after.tools_list, new, "new rebuilt"),
+            "new rebuilt"
+        );
+        assert_eq!(
+            &*cached(&before.tools_list, new, "rebuilt"),
+            "new list",
+            "an old snapshot keeps its own cache"
+        );
     }
 }
