@@ -32,8 +32,8 @@ pub mod transport;
 pub use actix_mcp_actors::{MetricsSnapshot, PeerError, RequestId, SessionId};
 pub use error::{BuildError, ErrorKind, McpError};
 pub use server::handler::{
-    Arguments, FromParts, Handler, Params, Rejection, RequestMeta, ResourceUri, State, UriVars,
-    schema_of,
+    Arguments, FromParts, Handler, HandlerParts, Params, Rejection, RequestMeta, ResourceUri,
+    State, UriVars, schema_of,
 };
 pub use server::prompt::{IntoGetPromptResult, Prompt, PromptDef, prompt};
 pub use server::resource::{
