@@ -3,7 +3,7 @@
 //! ([`Server::serve_stdio`]) or Streamable HTTP ([`Server::http`]), or driven in process
 //! ([`Server::handle_json`]).
 //!
-//! This module holds [`Server`] itself and the state its clones share ([`ServerInner`]).
+//! This module holds [`Server`] itself and the state its clones share (`ServerInner`).
 //! Beside it: `builder` ([`ServerBuilder`]), `catalog` (what is served, and run-time changes),
 //! `notify` (server-wide notifications), `hooks` (reporter, around-request hook and what they
 //! receive), `custom` (custom methods), `config` and `state` (settings and application state),
