@@ -78,6 +78,11 @@ pub use server::{
     ErrorSite, ExceptionReport, IntoJsonResult, RequestContext, RequestEvent, Server, ServerBuilder,
 };
 
+// The README's Rust code blocks, compiled by `cargo test --doc`.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 /// The items most servers need.
 pub mod prelude {
     pub use crate::protocol::{
