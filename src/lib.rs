@@ -12,6 +12,10 @@
 //! - [`Server::serve_stdio`]: a stdio server. [`Server::http`]: mount Streamable HTTP in an
 //!   actix-web `App`; [`Server::serve`]: a turnkey HTTP server.
 //! - [`protocol`]: the typed MCP model.
+//! - [`EventStore`], [`SessionEvents`], [`InMemoryEventStore`]: where Streamable HTTP keeps SSE
+//!   events for `Last-Event-ID` resumption
+//!   ([`McpHttp::event_store`](transport::http::McpHttp::event_store)).
+//! - [`schemars`]: the version input and output schemas are generated with.
 //!
 //! # Cancel safety
 //!
@@ -29,11 +33,39 @@ pub mod protocol;
 pub mod server;
 pub mod transport;
 
+/// The id of an SSE event, which [`SessionEvents`] records and replays.
+pub use actix_mcp_actors::EventId;
+/// Where Streamable HTTP keeps SSE events: pass one to
+/// [`McpHttp::event_store`](transport::http::McpHttp::event_store).
+pub use actix_mcp_actors::EventStore;
+/// The default event store of Streamable HTTP.
+pub use actix_mcp_actors::InMemoryEventStore;
+/// What an [`EventStore`] opens per session.
+pub use actix_mcp_actors::SessionEvents;
 pub use actix_mcp_actors::{MetricsSnapshot, PeerError, RequestId, SessionId};
 pub use error::{BuildError, ErrorKind, McpError};
+/// The [`schemars`] this crate generates JSON schemas with (for [`Params`], [`Json`] and
+/// [`schema_of`]). Derive `JsonSchema` through it to get the very trait they need, without a
+/// `schemars` dependency of your own:
+///
+/// ```
+/// use actix_mcp::schemars::JsonSchema;
+///
+/// /// Arguments of `echo`.
+/// #[derive(serde::Deserialize, JsonSchema)]
+/// #[schemars(crate = "actix_mcp::schemars")]
+/// struct EchoArgs {
+///     /// The text to send back.
+///     message: String,
+/// }
+///
+/// let schema = actix_mcp::schema_of::<EchoArgs>();
+/// assert_eq!(schema["properties"]["message"]["type"], "string");
+/// ```
+pub use schemars;
 pub use server::handler::{
-    Arguments, FromParts, Handler, Params, Rejection, RequestMeta, ResourceUri, State, UriVars,
-    schema_of,
+    Arguments, FromParts, Handler, HandlerParts, Params, Rejection, RequestMeta, ResourceUri,
+    State, UriVars, schema_of,
 };
 pub use server::prompt::{IntoGetPromptResult, Prompt, PromptDef, prompt};
 pub use server::resource::{
@@ -45,6 +77,11 @@ pub use server::uri_template::UriTemplate;
 pub use server::{
     ErrorSite, ExceptionReport, IntoJsonResult, RequestContext, RequestEvent, Server, ServerBuilder,
 };
+
+// The README's Rust code blocks, compiled by `cargo test --doc`.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
 
 /// The items most servers need.
 pub mod prelude {

@@ -13,6 +13,9 @@
 //!
 //! A failing extractor is a typed [`Rejection`]: `-32602` for prompts and other requests,
 //! and an `isError` result for tool calls (so the model can correct its input, per the spec).
+//!
+//! Your own extractors implement [`FromParts`] too, reading the request through the
+//! accessors of [`HandlerParts`].
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -27,7 +30,33 @@ use serde_json::Value;
 use crate::protocol::{JsonObject, Meta};
 use crate::server::context::RequestContext;
 
-/// What a handler is called with.
+/// What a handler is called with: the request's arguments, its [`RequestContext`] and, in a
+/// templated resource read, the variables the template matched.
+///
+/// Extractors read it through its accessors, so your own [`FromParts`] impls can too:
+///
+/// ```
+/// use actix_mcp::{FromParts, HandlerParts, Rejection, tool};
+///
+/// /// The `"user"` argument, upper-cased.
+/// struct User(String);
+///
+/// impl FromParts for User {
+///     fn from_parts(parts: &HandlerParts) -> Result<Self, Rejection> {
+///         parts
+///             .arguments()
+///             .get("user")
+///             .and_then(|user| user.as_str())
+///             .map(|user| User(user.to_uppercase()))
+///             .ok_or_else(|| Rejection::InvalidArguments("missing `user`".into()))
+///     }
+/// }
+///
+/// let greet = tool("greet", "Greets the user", |User(user): User| async move {
+///     format!("hello, {user}")
+/// });
+/// # let _ = greet;
+/// ```
 #[derive(Debug, Clone)]
 pub struct HandlerParts {
     pub(crate) arguments: Arc<Value>,
@@ -47,6 +76,25 @@ impl HandlerParts {
             cx,
             uri_vars: None,
         }
+    }
+
+    /// The request's arguments: a tool call's `arguments` object (empty when it had none), a
+    /// prompt's arguments (an object of strings), the params of a resource read (with its
+    /// `uri`) or of a custom method (`null` when it had none).
+    pub fn arguments(&self) -> &Value {
+        &self.arguments
+    }
+
+    /// The request's context: its id, method, `_meta`, session, protocol version, client,
+    /// application state, progress, logging and requests to the client.
+    pub fn context(&self) -> &RequestContext {
+        &self.cx
+    }
+
+    /// The variables a resource template matched (`{id}` in `test://item/{id}`), in a read of
+    /// a templated resource; `None` in any other request.
+    pub fn uri_vars(&self) -> Option<&BTreeMap<String, String>> {
+        self.uri_vars.as_deref()
     }
 }
 

@@ -188,7 +188,8 @@ impl McpHttp {
         self.with_config(|c| c.host_policy = policy)
     }
 
-    /// Where SSE events are kept for `Last-Event-ID` resumption (default: in memory).
+    /// Where SSE events are kept for `Last-Event-ID` resumption (default: an
+    /// [`InMemoryEventStore`]).
     #[must_use]
     pub fn event_store(self, store: Arc<dyn EventStore>) -> Self {
         self.with_config(|c| c.store = store)

@@ -1,0 +1,381 @@
+//! The builder of a [`Server`]: [`ServerBuilder`] collects the server's identity, tools,
+//! prompts, resources, templates, handlers, hooks, state and settings, and
+//! [`build`](ServerBuilder::build) checks them all at once.
+//!
+//! Started by [`Server::builder`]; what it collects becomes the server's first [`Catalog`]
+//! and its [`ServerInner`].
+
+use std::fmt;
+use std::future::Future;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use indexmap::IndexMap;
+
+use actix_mcp_actors::SessionId;
+
+use crate::error::{BuildError, McpError};
+use crate::protocol::{
+    CompleteRequestParams, CompleteResult, Icon, Implementation, ProtocolVersion,
+    ServerCapabilities, method,
+};
+use crate::server::catalog::Catalog;
+use crate::server::config::ServerConfig;
+use crate::server::custom::IntoJsonResult;
+use crate::server::handler::{Handler, erase};
+use crate::server::hooks::{
+    AroundHook, CompletionHandler, ExceptionReport, Reporter, RequestEvent, RootsChangedHandler,
+    UriHandler,
+};
+use crate::server::prompt::PromptDef;
+use crate::server::resource::{
+    IntoResourceOutput, ReadHandler, ResourceDef, ResourceTemplateDef, read_handler,
+};
+use crate::server::state::StateMap;
+use crate::server::tool::ToolDef;
+use crate::server::{RequestContext, Server, ServerInner};
+
+/// Builds a [`Server`]. See [`Server::builder`].
+#[must_use]
+pub struct ServerBuilder {
+    info: Implementation,
+    instructions: Option<String>,
+    capabilities: Option<ServerCapabilities>,
+    config: ServerConfig,
+    protocol_version: Option<String>,
+    state: StateMap,
+    catalog: Catalog,
+    read_fallback: Option<ReadHandler>,
+    completion: Option<CompletionHandler>,
+    on_subscribe: Option<UriHandler>,
+    on_unsubscribe: Option<UriHandler>,
+    on_roots_changed: Option<RootsChangedHandler>,
+    reporter: Option<Reporter>,
+    around: Option<AroundHook>,
+    errors: Vec<BuildError>,
+}
+
+impl fmt::Debug for ServerBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServerBuilder")
+            .field("name", &self.info.name)
+            .field("config", &self.config)
+            .finish()
+    }
+}
+
+fn insert_unique<T>(
+    map: &mut IndexMap<String, T>,
+    kind: &'static str,
+    name: String,
+    value: T,
+) -> Result<(), BuildError> {
+    if map.contains_key(&name) {
+        return Err(BuildError::Duplicate { kind, name });
+    }
+    map.insert(name, value);
+    Ok(())
+}
+
+impl ServerBuilder {
+    /// Sets the display title (`serverInfo.title`).
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.info.title = Some(title.into());
+        self
+    }
+
+    /// Sets the description (`serverInfo.description`).
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.info.description = Some(description.into());
+        self
+    }
+
+    /// Sets the instructions clients may give the model.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Sets the server's icons.
+    pub fn icons(mut self, icons: Vec<Icon>) -> Self {
+        self.info.icons = Some(icons);
+        self
+    }
+
+    /// Sets the server's website.
+    pub fn website_url(mut self, url: impl Into<String>) -> Self {
+        self.info.website_url = Some(url.into());
+        self
+    }
+
+    /// Registers a tool (a [`tool`](crate::tool) closure or a [`Tool`](crate::Tool) impl).
+    pub fn tool(mut self, tool: impl Into<ToolDef>) -> Self {
+        match tool.into().prepare() {
+            Ok(def) => {
+                if let Err(err) = insert_unique(
+                    &mut self.catalog.tools,
+                    "tool",
+                    def.definition.name.clone(),
+                    def,
+                ) {
+                    self.errors.push(err);
+                }
+            }
+            Err(err) => self.errors.push(err),
+        }
+        self
+    }
+
+    /// Registers a prompt (a [`prompt`](crate::prompt) closure or a [`Prompt`](crate::Prompt) impl).
+    pub fn prompt(mut self, prompt: impl Into<PromptDef>) -> Self {
+        match prompt.into().prepare() {
+            Ok(def) => {
+                if let Err(err) = insert_unique(
+                    &mut self.catalog.prompts,
+                    "prompt",
+                    def.definition.name.clone(),
+                    def,
+                ) {
+                    self.errors.push(err);
+                }
+            }
+            Err(err) => self.errors.push(err),
+        }
+        self
+    }
+
+    /// Registers a resource (with its own read handler, or read by the fallback handler).
+    pub fn resource(mut self, resource: impl Into<ResourceDef>) -> Self {
+        let def = resource.into();
+        if let Err(err) = insert_unique(
+            &mut self.catalog.resources,
+            "resource",
+            def.definition.uri.clone(),
+            def,
+        ) {
+            self.errors.push(err);
+        }
+        self
+    }
+
+    /// Registers a resource template.
+    pub fn resource_template(mut self, template: ResourceTemplateDef) -> Self {
+        match template.prepare() {
+            Ok(def) => {
+                if self
+                    .catalog
+                    .templates
+                    .iter()
+                    .any(|t| t.definition.uri_template == def.definition.uri_template)
+                {
+                    self.errors.push(BuildError::Duplicate {
+                        kind: "resource template",
+                        name: def.definition.uri_template.clone(),
+                    });
+                } else {
+                    self.catalog.templates.push(def);
+                }
+            }
+            Err(err) => self.errors.push(err),
+        }
+        self
+    }
+
+    /// Reads the resources that have no read handler of their own.
+    pub fn read_resource<H, M>(mut self, handler: H) -> Self
+    where
+        H: Handler<M>,
+        H::Output: IntoResourceOutput,
+        M: 'static,
+    {
+        self.read_fallback = Some(read_handler(handler));
+        self
+    }
+
+    /// Answers `completion/complete`. The server has already checked that the reference names
+    /// a registered prompt or template, and caps the values at 100.
+    pub fn completion<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(CompleteRequestParams, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CompleteResult, McpError>> + Send + 'static,
+    {
+        self.completion = Some(Arc::new(move |params, cx| Box::pin(handler(params, cx))));
+        self
+    }
+
+    /// Runs on `resources/subscribe` (after the server has recorded the subscription).
+    pub fn on_subscribe<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(String, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), McpError>> + Send + 'static,
+    {
+        self.on_subscribe = Some(Arc::new(move |uri, cx| Box::pin(handler(uri, cx))));
+        self
+    }
+
+    /// Runs on `resources/unsubscribe`.
+    pub fn on_unsubscribe<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(String, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), McpError>> + Send + 'static,
+    {
+        self.on_unsubscribe = Some(Arc::new(move |uri, cx| Box::pin(handler(uri, cx))));
+        self
+    }
+
+    /// Runs when a client sends `notifications/roots/list_changed`.
+    pub fn on_roots_list_changed(
+        mut self,
+        handler: impl Fn(Option<SessionId>) + Send + Sync + 'static,
+    ) -> Self {
+        self.on_roots_changed = Some(Arc::new(handler));
+        self
+    }
+
+    /// Replaces the capabilities the server derives from what is registered.
+    pub fn capabilities(mut self, capabilities: ServerCapabilities) -> Self {
+        self.capabilities = Some(capabilities);
+        self
+    }
+
+    /// Splits `*/list` results into pages of `size` (default: one page).
+    pub fn page_size(mut self, size: usize) -> Self {
+        if size == 0 {
+            self.errors.push(BuildError::InvalidPageSize);
+        }
+        self.config.page_size = Some(size);
+        self
+    }
+
+    /// Registers application state, available to handlers as [`State<T>`](crate::State) and
+    /// through [`RequestContext::state`].
+    pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.state.insert(Arc::new(value));
+        self
+    }
+
+    /// Registers application state the caller keeps a handle on too (shared through the
+    /// `Arc`); handlers see it as [`State<T>`](crate::State).
+    pub fn state_arc<T: Send + Sync + 'static>(mut self, value: Arc<T>) -> Self {
+        self.state.insert(value);
+        self
+    }
+
+    /// Pins the protocol version the server answers with, whatever the client asks for.
+    /// A version this SDK does not speak is refused by [`build`](Self::build).
+    pub fn protocol_version(mut self, version: impl Into<String>) -> Self {
+        self.protocol_version = Some(version.into());
+        self
+    }
+
+    /// Receives every handler failure and panic, with where it happened.
+    pub fn exception_reporter(
+        mut self,
+        reporter: impl Fn(&ExceptionReport) + Send + Sync + 'static,
+    ) -> Self {
+        self.reporter = Some(Arc::new(reporter));
+        self
+    }
+
+    /// Runs around every request: it receives the method, tool name and arguments, prompt name,
+    /// resource uri, error, client info and the measured duration when the request completes.
+    pub fn around_request(mut self, hook: impl Fn(&RequestEvent) + Send + Sync + 'static) -> Self {
+        self.around = Some(Arc::new(hook));
+        self
+    }
+
+    /// Time limit of every tool invocation (default none); a tool's own timeout wins.
+    pub fn tool_timeout(mut self, timeout: Duration) -> Self {
+        self.config.tool_timeout = Some(timeout);
+        self
+    }
+
+    /// How long server-to-client requests wait for an answer (default 300 s).
+    pub fn peer_request_timeout(mut self, timeout: Duration) -> Self {
+        self.config.peer_request_timeout = Some(timeout);
+        self
+    }
+
+    /// Most requests one session may have in flight at once (default 256).
+    pub fn max_concurrent_requests(mut self, limit: usize) -> Self {
+        self.config.max_concurrent_requests = limit.max(1);
+        self
+    }
+
+    /// Defines a custom JSON-RPC method (or notification). Protocol methods cannot be
+    /// redefined: [`build`](Self::build) refuses with [`BuildError::MethodAlreadyDefined`].
+    pub fn custom_method<H, M>(mut self, name: impl Into<String>, handler: H) -> Self
+    where
+        H: Handler<M>,
+        H::Output: IntoJsonResult,
+        M: 'static,
+    {
+        let name = name.into();
+        if method::is_protocol_method(&name) || self.catalog.custom.contains_key(&name) {
+            self.errors.push(BuildError::MethodAlreadyDefined(name));
+        } else {
+            self.catalog
+                .custom
+                .insert(name, erase(handler, IntoJsonResult::into_json_result));
+        }
+        self
+    }
+
+    /// Checks everything and builds the server.
+    ///
+    /// # Errors
+    /// The first problem found: duplicate names, invalid names or schemas, an unsupported
+    /// protocol version override, a redefined protocol method.
+    pub fn build(mut self) -> Result<Server, BuildError> {
+        if let Some(err) = self.errors.into_iter().next() {
+            return Err(err);
+        }
+        if let Some(version) = self.protocol_version {
+            let parsed = version
+                .parse::<ProtocolVersion>()
+                .map_err(|_| BuildError::UnsupportedProtocolVersion(version))?;
+            self.config.protocol_version = Some(parsed);
+        }
+        Ok(Server {
+            inner: Arc::new(ServerInner {
+                info: self.info,
+                instructions: self.instructions,
+                capabilities: self.capabilities,
+                config: self.config,
+                state: self.state,
+                catalog: RwLock::new(Arc::new(self.catalog)),
+                read_fallback: self.read_fallback,
+                completion: self.completion,
+                on_subscribe: self.on_subscribe,
+                on_unsubscribe: self.on_unsubscribe,
+                on_roots_changed: self.on_roots_changed,
+                reporter: self.reporter,
+                around: self.around,
+                registries: Mutex::default(),
+            }),
+        })
+    }
+}
+
+impl Server {
+    /// Starts building a server with its name and version (`serverInfo`).
+    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
+        ServerBuilder {
+            info: Implementation::new(name, version),
+            instructions: None,
+            capabilities: None,
+            config: ServerConfig::default(),
+            protocol_version: None,
+            state: StateMap::default(),
+            catalog: Catalog::default(),
+            read_fallback: None,
+            completion: None,
+            on_subscribe: None,
+            on_unsubscribe: None,
+            on_roots_changed: None,
+            reporter: None,
+            around: None,
+            errors: Vec::new(),
+        }
+    }
+}

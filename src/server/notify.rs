@@ -1,0 +1,164 @@
+//! Server-wide notifications and session targeting: the registries of every transport serving
+//! a server (the audience of its notifications), broadcast to every session, and the
+//! `notify_*` methods of [`Server`]: list changes, resource updates (to subscribers only) and
+//! log messages (filtered by each session's level).
+//!
+//! Transports add and remove their registries here; notifications reach each session's
+//! standalone stream through its [`SessionHandle`].
+//!
+//! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/server/utilities/logging>
+
+use std::sync::MutexGuard;
+
+use serde_json::Value;
+
+use actix_mcp_actors::{Frame, RegistryHandle, SessionHandle, SessionId};
+
+use crate::protocol::{LoggingLevel, LoggingMessageNotificationParams, method};
+use crate::server::session::SessionState;
+use crate::server::{Server, ServerInner};
+
+impl ServerInner {
+    fn registries(&self) -> MutexGuard<'_, Vec<RegistryHandle>> {
+        self.registries
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// A transport started serving through `registry`.
+    pub(crate) fn add_registry(&self, registry: RegistryHandle) {
+        self.registries().push(registry);
+    }
+
+    /// A transport stopped serving through `registry` (a stdio connection ended).
+    pub(crate) fn remove_registry(&self, registry: &RegistryHandle) {
+        self.registries()
+            .retain(|known| known.addr() != registry.addr());
+    }
+
+    /// Every live session of every transport serving this server.
+    pub(crate) fn sessions(&self) -> Vec<SessionHandle> {
+        let registries = self.registries().clone();
+        registries
+            .iter()
+            .flat_map(RegistryHandle::sessions)
+            .collect()
+    }
+
+    /// Sends `frame` to every session of every transport.
+    fn broadcast(&self, frame: &Frame) {
+        let registries = self.registries().clone();
+        for registry in registries {
+            registry.broadcast(frame.clone());
+        }
+    }
+}
+
+/// A `notifications/message` frame, or `None` when its params do not serialise.
+fn log_frame(level: LoggingLevel, data: Value, logger: Option<&str>) -> Option<Frame> {
+    let params = LoggingMessageNotificationParams {
+        level,
+        logger: logger.map(str::to_owned),
+        data,
+        meta: None,
+    };
+    let params = serde_json::to_value(&params).ok()?;
+    Some(Frame::notification(
+        method::NOTIFICATION_MESSAGE,
+        Some(&params),
+    ))
+}
+
+/// Sends a log frame to a session when its level (`info` until it sets one) lets it through.
+fn send_log(session: &SessionHandle, level: LoggingLevel, frame: &Frame) {
+    let threshold = session
+        .data::<SessionState>()
+        .and_then(|s| s.log_level())
+        .unwrap_or(LoggingLevel::Info);
+    if level >= threshold {
+        session.notify(frame.clone());
+    }
+}
+
+impl Server {
+    /// Sends `notifications/tools/list_changed` to every session.
+    pub fn notify_tools_list_changed(&self) {
+        self.inner.broadcast(&Frame::notification::<Value>(
+            method::NOTIFICATION_TOOLS_LIST_CHANGED,
+            None,
+        ));
+    }
+
+    /// Sends `notifications/prompts/list_changed` to every session.
+    pub fn notify_prompts_list_changed(&self) {
+        self.inner.broadcast(&Frame::notification::<Value>(
+            method::NOTIFICATION_PROMPTS_LIST_CHANGED,
+            None,
+        ));
+    }
+
+    /// Sends `notifications/resources/list_changed` to every session.
+    pub fn notify_resources_list_changed(&self) {
+        self.inner.broadcast(&Frame::notification::<Value>(
+            method::NOTIFICATION_RESOURCES_LIST_CHANGED,
+            None,
+        ));
+    }
+
+    /// Sends `notifications/resources/updated` to the sessions subscribed to `uri` (or to a
+    /// resource it lies under).
+    pub fn notify_resource_updated(&self, uri: &str) {
+        let frame = Frame::notification(
+            method::NOTIFICATION_RESOURCES_UPDATED,
+            Some(&serde_json::json!({ "uri": uri })),
+        );
+        for session in self.inner.sessions() {
+            if session
+                .data::<SessionState>()
+                .is_some_and(|state| state.is_subscribed(uri))
+            {
+                session.notify(frame.clone());
+            }
+        }
+    }
+
+    /// Sends a log message to every session whose level lets it through (on its standalone
+    /// stream). To log to one request's client, use [`RequestContext::log`](crate::RequestContext::log);
+    /// to one session, [`notify_log_message_to`](Self::notify_log_message_to).
+    pub fn notify_log_message(
+        &self,
+        level: LoggingLevel,
+        data: impl Into<Value>,
+        logger: Option<&str>,
+    ) {
+        let Some(frame) = log_frame(level, data.into(), logger) else {
+            return;
+        };
+        for session in self.inner.sessions() {
+            send_log(&session, level, &frame);
+        }
+    }
+
+    /// Sends a log message to one session (on its standalone stream), when its level lets it
+    /// through; `false` when no such session is live.
+    pub fn notify_log_message_to(
+        &self,
+        session_id: &SessionId,
+        level: LoggingLevel,
+        data: impl Into<Value>,
+        logger: Option<&str>,
+    ) -> bool {
+        let Some(session) = self
+            .inner
+            .sessions()
+            .into_iter()
+            .find(|s| s.id() == session_id)
+        else {
+            return false;
+        };
+        if let Some(frame) = log_frame(level, data.into(), logger) {
+            send_log(&session, level, &frame);
+        }
+        true
+    }
+}

@@ -1,0 +1,90 @@
+//! `completion/complete`: the reference is checked against the registered prompts and
+//! templates, and the answer is capped at 100 values.
+//!
+//! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/server/utilities/completion>
+
+use std::sync::Arc;
+
+use actix_mcp_actors::{Reply, Request};
+
+use crate::error::McpError;
+use crate::protocol::{CompleteRequestParams, CompleteResult, Completion, Reference};
+use crate::server::context::RequestContext;
+use crate::server::{ErrorSite, ServerInner};
+
+use super::support::{guarded, params, to_raw};
+
+/// Most completion values one answer carries (spec: at most 100).
+const MAX_COMPLETIONS: usize = 100;
+
+/// `completion/complete`: checks the reference, runs the completion handler (none: no
+/// values) and caps its values.
+pub(super) async fn complete(
+    server: &Arc<ServerInner>,
+    cx: &RequestContext,
+    request: &Request,
+) -> Result<Reply, McpError> {
+    let p: CompleteRequestParams = params(request)?;
+    let catalog = server.catalog();
+    match &p.r#ref {
+        Reference::Prompt(prompt) => {
+            let Some(def) = catalog.prompts.get(&prompt.name) else {
+                return Err(McpError::invalid_params(format!(
+                    "unknown prompt: {}",
+                    prompt.name
+                )));
+            };
+            let known = def
+                .definition
+                .arguments
+                .as_ref()
+                .is_none_or(|args| args.iter().any(|a| a.name == p.argument.name));
+            if !known {
+                return Err(McpError::invalid_params(format!(
+                    "prompt `{}` has no argument `{}`",
+                    prompt.name, p.argument.name
+                )));
+            }
+        }
+        Reference::Resource(resource) => {
+            let known = catalog
+                .templates
+                .iter()
+                .any(|t| t.definition.uri_template == resource.uri)
+                || catalog.resources.contains_key(&resource.uri);
+            if !known {
+                return Err(McpError::invalid_params(format!(
+                    "unknown resource template: {}",
+                    resource.uri
+                )));
+            }
+        }
+    }
+    let mut result = match &server.completion {
+        Some(handler) => {
+            let site = ErrorSite::Request {
+                method: request.method.clone(),
+            };
+            guarded(server, cx, site, handler(p, cx.clone())).await?
+        }
+        None => CompleteResult {
+            completion: Completion {
+                values: Vec::new(),
+                total: None,
+                has_more: Some(false),
+            },
+            meta: None,
+        },
+    };
+    let values = &mut result.completion.values;
+    if values.len() > MAX_COMPLETIONS {
+        let total = values.len();
+        values.truncate(MAX_COMPLETIONS);
+        result.completion.has_more = Some(true);
+        result
+            .completion
+            .total
+            .get_or_insert(u64::try_from(total).unwrap_or(u64::MAX));
+    }
+    Ok(to_raw(&result))
+}

@@ -1,0 +1,79 @@
+//! Custom methods and notifications: every method that is not a protocol method goes to the
+//! handler registered under its name (`-32601` when there is none; an unknown notification is
+//! ignored).
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use actix_mcp_actors::{
+    Notification, Reply, Request, RequestId, RequestScope, ResponseOutlet, SessionHandle,
+};
+
+use crate::error::McpError;
+use crate::server::context::RequestContext;
+use crate::server::handler::{HandlerError, HandlerParts};
+use crate::server::{ErrorSite, ServerInner};
+
+use super::RequestDefaults;
+use super::support::{context, guarded, to_raw};
+
+/// A custom request: runs the handler registered under the method's name.
+pub(super) async fn custom(
+    server: &Arc<ServerInner>,
+    cx: &RequestContext,
+    request: &mut Request,
+) -> Result<Reply, McpError> {
+    let Some(handler) = server.catalog().custom.get(&request.method).cloned() else {
+        return Err(McpError::method_not_found(&request.method));
+    };
+    let parts = HandlerParts::new(request.params.take().unwrap_or(Value::Null), cx.clone());
+    let site = ErrorSite::Request {
+        method: request.method.clone(),
+    };
+    let value = match guarded(server, cx, site, handler(parts)).await {
+        Ok(value) => value,
+        Err(HandlerError::Rejected(rejection)) => {
+            return Err(McpError::invalid_params(rejection.to_string()));
+        }
+        Err(HandlerError::Failed(error)) => return Err(error),
+    };
+    Ok(to_raw(&value))
+}
+
+/// A custom notification: spawns the handler registered under its name (failures are
+/// logged; there is no one to answer).
+pub(super) fn custom_notification(
+    server: &Arc<ServerInner>,
+    defaults: RequestDefaults,
+    notification: Notification,
+    session: Option<&SessionHandle>,
+) {
+    let name = notification.method.as_str();
+    let Some(handler) = server.catalog().custom.get(name).cloned() else {
+        tracing::debug!(method = name, "ignored an unknown notification");
+        return;
+    };
+    let scope = RequestScope::detached(
+        RequestId::from("notification"),
+        ResponseOutlet::channel().0,
+        None,
+    );
+    let cx = context(
+        server,
+        defaults,
+        &scope,
+        name,
+        None,
+        session.and_then(SessionHandle::data),
+    );
+    let fut = handler(HandlerParts::new(
+        notification.params.unwrap_or(Value::Null),
+        cx,
+    ));
+    actix_rt::spawn(async move {
+        if let Err(err) = fut.await {
+            tracing::warn!(%err, "a custom notification handler failed");
+        }
+    });
+}

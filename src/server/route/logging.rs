@@ -1,0 +1,23 @@
+//! `logging/setLevel`: the lowest level of log messages a session receives.
+//!
+//! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/server/utilities/logging>
+
+use serde_json::Map;
+
+use actix_mcp_actors::{Reply, Request};
+
+use crate::error::McpError;
+use crate::protocol::SetLevelRequestParams;
+use crate::server::context::RequestContext;
+
+use super::support::{params, to_raw};
+
+/// `logging/setLevel`: records the session's level (refused outside a session).
+pub(super) fn set_level(cx: &RequestContext, request: &Request) -> Result<Reply, McpError> {
+    let p: SetLevelRequestParams = params(request)?;
+    match cx.session_state() {
+        Some(state) => state.set_log_level(p.level),
+        None => return Err(McpError::invalid_params("logging/setLevel needs a session")),
+    }
+    Ok(to_raw(&Map::new()))
+}

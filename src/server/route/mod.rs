@@ -1,0 +1,225 @@
+//! The one place that matches method names: turns each incoming JSON-RPC request into a call
+//! on the registered tools, prompts, resources and handlers, and implements the runtime's
+//! [`Dispatch`] seam.
+//!
+//! [`route`] is only the dispatch table; each method is implemented in the file of its spec
+//! page: `lifecycle` (`initialize`, `ping`), `logging`, `tools`, `prompts`, `resources`,
+//! `completion`, and `custom` (custom methods and notifications). `lists` pages every
+//! `*/list` result; `support` holds what they all share (context, params, results, panics).
+
+mod completion;
+mod custom;
+mod lifecycle;
+mod lists;
+mod logging;
+mod prompts;
+mod resources;
+mod support;
+mod tools;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+use actix_mcp_actors::{
+    Dispatch, ErrorObject, Frame, InFlight, Incoming, Metrics, Notification, Reply, Request,
+    RequestScope, ResponseOutlet, SessionHandle,
+};
+
+use crate::error::{ErrorKind, McpError};
+use crate::protocol::{ProtocolVersion, method};
+use crate::server::context::RequestContext;
+use crate::server::session::SessionState;
+use crate::server::{ErrorSite, ExceptionReport, RequestEvent, ServerInner};
+
+use self::completion::complete;
+use self::custom::{custom, custom_notification};
+use self::lifecycle::{initialize, ping};
+use self::logging::set_level;
+use self::prompts::{get_prompt, prompts_list};
+use self::resources::{read_resource, resources_list, subscription, templates_list};
+use self::support::context;
+use self::tools::{call_tool, tools_list};
+
+pub(crate) use self::lifecycle::capabilities;
+
+/// Per-transport defaults for requests outside a session's negotiated state.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct RequestDefaults {
+    /// The version stateless requests are served under (from `MCP-Protocol-Version`).
+    pub(crate) version: Option<ProtocolVersion>,
+}
+
+/// The [`Dispatch`] implementation: MCP semantics for the actor runtime.
+pub(crate) struct McpDispatch {
+    pub(crate) server: Arc<ServerInner>,
+    pub(crate) defaults: RequestDefaults,
+}
+
+impl Dispatch for McpDispatch {
+    fn request(&self, request: Request, scope: RequestScope) -> BoxFuture<'static, Reply> {
+        Box::pin(handle_request(
+            self.server.clone(),
+            self.defaults,
+            request,
+            scope,
+        ))
+    }
+
+    fn notification(&self, notification: Notification, session: Option<&SessionHandle>) {
+        match notification.method.as_str() {
+            method::NOTIFICATION_INITIALIZED => {
+                if let Some(state) = session.and_then(SessionHandle::data::<SessionState>) {
+                    state.mark_initialized();
+                }
+            }
+            method::NOTIFICATION_ROOTS_LIST_CHANGED => {
+                if let Some(handler) = &self.server.on_roots_changed {
+                    handler(session.map(|s| s.id().clone()));
+                }
+            }
+            method::NOTIFICATION_PROGRESS | method::NOTIFICATION_CANCELLED => {}
+            _ => custom_notification(&self.server, self.defaults, notification, session),
+        }
+    }
+
+    fn is_cancellable(&self, method: &str) -> bool {
+        method != method::INITIALIZE
+    }
+}
+
+/// Answers one request: checks the session's state, builds the context, routes, reports
+/// internal errors and runs the around-request hook.
+async fn handle_request(
+    server: Arc<ServerInner>,
+    defaults: RequestDefaults,
+    mut request: Request,
+    scope: RequestScope,
+) -> Reply {
+    let started = Instant::now();
+    let state = scope
+        .session()
+        .and_then(SessionHandle::data::<SessionState>);
+    let in_session = scope.session().is_some();
+    if in_session
+        && state.is_none()
+        && request.method != method::INITIALIZE
+        && request.method != method::PING
+    {
+        return Err(ErrorObject::invalid_request(
+            "the session is not initialized; send initialize first",
+        ));
+    }
+    if state.is_some() && request.method == method::INITIALIZE {
+        return Err(ErrorObject::invalid_request(
+            "the session is already initialized",
+        ));
+    }
+    let meta = request
+        .params
+        .as_ref()
+        .and_then(|p| p.get("_meta"))
+        .and_then(Value::as_object)
+        .cloned();
+    let cx = context(&server, defaults, &scope, &request.method, meta, state);
+    // Boxed: only servers with an around-request hook pay for it, and the request future stays
+    // small.
+    let mut event = server.around.as_ref().map(|_| {
+        Box::new(RequestEvent {
+            method: request.method.clone(),
+            tool_name: None,
+            tool_arguments: None,
+            prompt_name: None,
+            resource_uri: None,
+            error: None,
+            client_info: cx.client_info().cloned(),
+            duration: std::time::Duration::ZERO,
+        })
+    });
+    let outcome = route(&server, &cx, &mut request, event.as_deref_mut()).await;
+    let reply = match outcome {
+        Ok(reply) => reply,
+        Err(error) => {
+            if error.kind() == ErrorKind::Internal {
+                server.report(ExceptionReport {
+                    message: error.message().to_owned(),
+                    panicked: false,
+                    site: ErrorSite::Request {
+                        method: request.method.clone(),
+                    },
+                    session_id: cx.session_id().cloned(),
+                });
+            }
+            Err(error.to_error_object())
+        }
+    };
+    if let (Some(hook), Some(mut event)) = (&server.around, event) {
+        if let Err(error) = &reply {
+            event.error = Some(error.code.to_string());
+        }
+        event.duration = started.elapsed();
+        hook(&event);
+    }
+    reply
+}
+
+/// The dispatch table: one function per method, in the file of its spec page.
+// Only `tools/call` is awaited in place: the other arms are boxed so the request future (one
+// allocation per request) stays small.
+async fn route(
+    server: &Arc<ServerInner>,
+    cx: &RequestContext,
+    request: &mut Request,
+    event: Option<&mut RequestEvent>,
+) -> Result<Reply, McpError> {
+    match request.method.as_str() {
+        method::INITIALIZE => initialize(server, cx, request),
+        method::PING => ping(),
+        method::TOOLS_LIST => tools_list(server, cx, request),
+        method::TOOLS_CALL => call_tool(server, cx, request, event).await,
+        method::PROMPTS_LIST => prompts_list(server, cx, request),
+        method::PROMPTS_GET => Box::pin(get_prompt(server, cx, request, event)).await,
+        method::RESOURCES_LIST => resources_list(server, cx, request),
+        method::RESOURCES_TEMPLATES_LIST => templates_list(server, cx, request),
+        method::RESOURCES_READ => Box::pin(read_resource(server, cx, request, event)).await,
+        method::RESOURCES_SUBSCRIBE => {
+            Box::pin(subscription(server, cx, request, event, true)).await
+        }
+        method::RESOURCES_UNSUBSCRIBE => {
+            Box::pin(subscription(server, cx, request, event, false)).await
+        }
+        method::COMPLETION_COMPLETE => Box::pin(complete(server, cx, request)).await,
+        method::LOGGING_SET_LEVEL => set_level(cx, request),
+        _ => Box::pin(custom(server, cx, request)).await,
+    }
+}
+
+/// Handles one message outside any session (in-process calls and stateless HTTP).
+pub(crate) async fn handle_detached(server: Arc<ServerInner>, bytes: &[u8]) -> Option<String> {
+    handle_detached_with(server, RequestDefaults::default(), bytes, Arc::default()).await
+}
+
+/// Like [`handle_detached`], with a transport's defaults and metrics (stateless HTTP).
+pub(crate) async fn handle_detached_with(
+    server: Arc<ServerInner>,
+    defaults: RequestDefaults,
+    bytes: &[u8],
+    metrics: Arc<Metrics>,
+) -> Option<String> {
+    let dispatch = Arc::new(McpDispatch { server, defaults });
+    match actix_mcp_actors::parse_message(bytes) {
+        Err(rejection) => Some(rejection.to_frame().json.to_string()),
+        Ok(Incoming::Notification(notification)) => {
+            dispatch.notification(notification, None);
+            None
+        }
+        Ok(Incoming::Response(_)) => None,
+        Ok(Incoming::Request(request)) => {
+            let (outlet, rx) = ResponseOutlet::channel();
+            let _guard = InFlight::start_detached(request, dispatch, outlet, metrics);
+            rx.await.ok().map(|frame: Frame| frame.json.to_string())
+        }
+    }
+}

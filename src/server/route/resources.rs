@@ -1,0 +1,153 @@
+//! `resources/list`, `resources/templates/list`, `resources/read` (a resource's own
+//! handler, a matching template's, or the fallback) and `resources/subscribe` /
+//! `resources/unsubscribe`.
+//!
+//! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/server/resources>
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use actix_mcp_actors::{Reply, Request};
+
+use crate::error::McpError;
+use crate::protocol::{
+    ForVersion, ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams,
+    SubscribeRequestParams,
+};
+use crate::server::context::RequestContext;
+use crate::server::handler::{HandlerError, HandlerParts};
+use crate::server::resource::into_read_result;
+use crate::server::{ErrorSite, RequestEvent, ServerInner};
+
+use super::lists::list_page;
+use super::support::{guarded, params, to_raw};
+
+/// `resources/list`: one page of the resources.
+pub(super) fn resources_list(
+    server: &Arc<ServerInner>,
+    cx: &RequestContext,
+    request: &Request,
+) -> Result<Reply, McpError> {
+    let catalog = server.catalog();
+    list_page(
+        server,
+        request,
+        cx.protocol_version(),
+        catalog.resources.values().map(|def| &def.definition),
+        |resources, next_cursor| ListResourcesResult {
+            resources,
+            next_cursor,
+            meta: None,
+        },
+    )
+}
+
+/// `resources/templates/list`: one page of the resource templates.
+pub(super) fn templates_list(
+    server: &Arc<ServerInner>,
+    cx: &RequestContext,
+    request: &Request,
+) -> Result<Reply, McpError> {
+    let catalog = server.catalog();
+    list_page(
+        server,
+        request,
+        cx.protocol_version(),
+        catalog.templates.iter().map(|def| &def.definition),
+        |resource_templates, next_cursor| ListResourceTemplatesResult {
+            resource_templates,
+            next_cursor,
+            meta: None,
+        },
+    )
+}
+
+/// `resources/read`: finds the handler (the resource's own, a matching template's, or the
+/// fallback) and reads; no contents is `-32002`.
+pub(super) async fn read_resource(
+    server: &Arc<ServerInner>,
+    cx: &RequestContext,
+    request: &Request,
+    event: Option<&mut RequestEvent>,
+) -> Result<Reply, McpError> {
+    let p: ReadResourceRequestParams = params(request)?;
+    if let Some(event) = event {
+        event.resource_uri = Some(p.uri.clone());
+    }
+    let catalog = server.catalog();
+    let raw_params = request.params.clone().unwrap_or(Value::Null);
+    let (handler, mime_type, vars) = if let Some(def) = catalog.resources.get(&p.uri) {
+        (
+            def.handler.clone().or_else(|| server.read_fallback.clone()),
+            def.definition.mime_type.clone(),
+            None,
+        )
+    } else if let Some((def, vars)) = catalog
+        .templates
+        .iter()
+        .find_map(|t| t.matches(&p.uri).map(|vars| (t, vars)))
+    {
+        (
+            Some(def.handler.clone()),
+            def.definition.mime_type.clone(),
+            Some(Arc::new(vars)),
+        )
+    } else {
+        (server.read_fallback.clone(), None, None)
+    };
+    let Some(handler) = handler else {
+        return Err(McpError::resource_not_found(&p.uri));
+    };
+    let mut parts = HandlerParts::new(raw_params, cx.clone());
+    parts.uri_vars = vars;
+    let site = ErrorSite::Resource { uri: p.uri.clone() };
+    let output = match guarded(server, cx, site, handler(parts)).await {
+        Ok(output) => output,
+        Err(HandlerError::Rejected(rejection)) => {
+            return Err(McpError::invalid_params(rejection.to_string()));
+        }
+        Err(HandlerError::Failed(error)) => return Err(error),
+    };
+    let mut result = into_read_result(output, &p.uri, mime_type.as_deref());
+    if result.contents.is_empty() {
+        return Err(McpError::resource_not_found(&p.uri));
+    }
+    result.adapt_to(cx.protocol_version());
+    Ok(to_raw(&result))
+}
+
+/// `resources/subscribe` (`subscribe`) or `resources/unsubscribe`: records the change in the
+/// session, then runs the user's handler, if any.
+pub(super) async fn subscription(
+    server: &Arc<ServerInner>,
+    cx: &RequestContext,
+    request: &Request,
+    event: Option<&mut RequestEvent>,
+    subscribe: bool,
+) -> Result<Reply, McpError> {
+    let p: SubscribeRequestParams = params(request)?;
+    if let Some(event) = event {
+        event.resource_uri = Some(p.uri.clone());
+    }
+    let state = cx
+        .session_state()
+        .ok_or_else(|| McpError::invalid_params("subscriptions need a session"))?;
+    let handler = if subscribe {
+        state.subscribe(&p.uri);
+        &server.on_subscribe
+    } else {
+        state.unsubscribe(&p.uri);
+        &server.on_unsubscribe
+    };
+    if let Some(handler) = handler {
+        guarded(
+            server,
+            cx,
+            ErrorSite::Resource { uri: p.uri.clone() },
+            handler(p.uri, cx.clone()),
+        )
+        .await?;
+    }
+    Ok(to_raw(&Map::new()))
+}

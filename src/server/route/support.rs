@@ -1,0 +1,117 @@
+//! What every method's implementation shares: the [`RequestContext`] a request is handled
+//! with, reading typed params, serialising results into a [`Reply`], and [`guarded`], which
+//! turns a panicking non-tool handler into a reported internal error.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use actix_mcp_actors::{ErrorObject, Reply, Request, RequestScope};
+
+use crate::error::McpError;
+use crate::protocol::{ClientCapabilities, ProtocolVersion};
+use crate::server::context::{ContextInner, RequestContext};
+use crate::server::handler::HandlerError;
+use crate::server::session::SessionState;
+use crate::server::{ErrorSite, ExceptionReport, ServerInner};
+
+use super::RequestDefaults;
+
+/// The context of one request: its session's negotiated state, or the transport's defaults
+/// outside a session.
+pub(super) fn context(
+    server: &Arc<ServerInner>,
+    defaults: RequestDefaults,
+    scope: &RequestScope,
+    method: &str,
+    meta: Option<Map<String, Value>>,
+    state: Option<Arc<SessionState>>,
+) -> RequestContext {
+    let version = state
+        .as_ref()
+        .map(|s| s.version)
+        .or(defaults.version)
+        .unwrap_or(ProtocolVersion::LATEST);
+    let (client_capabilities, client_info) = match &state {
+        Some(state) => (state.client_capabilities.clone(), state.client_info.clone()),
+        None => (Arc::new(ClientCapabilities::default()), None),
+    };
+    RequestContext::new(ContextInner {
+        scope: scope.clone(),
+        server: server.clone(),
+        method: method.to_owned(),
+        meta,
+        version,
+        client_capabilities,
+        client_info,
+        session: state,
+    })
+}
+
+/// Serialises a result into the reply.
+pub(super) fn to_raw<T: Serialize>(value: &T) -> Reply {
+    serde_json::value::to_raw_value(value)
+        .map_err(|err| ErrorObject::internal(format!("unserialisable result: {err}")))
+}
+
+/// The request's params as `T` (absent params read as an empty object).
+pub(super) fn params<T: DeserializeOwned>(request: &Request) -> Result<T, McpError> {
+    let result = match &request.params {
+        Some(value) => T::deserialize(value),
+        None => T::deserialize(&Value::Object(Map::new())),
+    };
+    result.map_err(|err| {
+        McpError::invalid_params(format!("invalid params for {}: {err}", request.method))
+    })
+}
+
+/// Like [`params`], but moves the params out of the request (its strings are not copied).
+pub(super) fn take_params<T: DeserializeOwned>(request: &mut Request) -> Result<T, McpError> {
+    let value = request
+        .params
+        .take()
+        .unwrap_or_else(|| Value::Object(Map::new()));
+    serde_json::from_value(value).map_err(|err| {
+        McpError::invalid_params(format!("invalid params for {}: {err}", request.method))
+    })
+}
+
+/// Runs a non-tool handler future, turning a panic into a reported internal error.
+pub(super) async fn guarded<T, E>(
+    server: &Arc<ServerInner>,
+    cx: &RequestContext,
+    site: ErrorSite,
+    fut: BoxFuture<'static, Result<T, E>>,
+) -> Result<T, E>
+where
+    E: From<McpError>,
+{
+    match AssertUnwindSafe(fut).catch_unwind().await {
+        Ok(result) => result,
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "non-string panic payload".to_owned());
+            server.report(ExceptionReport {
+                message: message.clone(),
+                panicked: true,
+                site,
+                session_id: cx.session_id().cloned(),
+            });
+            Err(E::from(McpError::internal(message)))
+        }
+    }
+}
+
+impl From<McpError> for HandlerError {
+    fn from(error: McpError) -> Self {
+        HandlerError::Failed(error)
+    }
+}

@@ -1,0 +1,152 @@
+//! `tools/list` (serialised once per catalog and protocol version in the common one-page
+//! case) and `tools/call` (validated, supervised, with failures turned into `isError`
+//! results so the model can correct itself).
+//!
+//! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/server/tools>
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use actix_mcp_actors::{ErrorObject, Reply, Request, SupervisedError};
+
+use crate::error::{ErrorKind, McpError};
+use crate::protocol::{
+    CallToolRequestParams, CallToolResult, ForVersion, ListToolsResult, PaginatedRequestParams,
+};
+use crate::server::context::RequestContext;
+use crate::server::handler::{HandlerError, HandlerParts};
+use crate::server::{ErrorSite, ExceptionReport, RequestEvent, ServerInner};
+
+use super::lists::list_page;
+use super::support::{params, take_params, to_raw};
+
+/// `tools/list`: one page of the tools; the whole list, when it is one page, comes from the
+/// catalog's cache.
+pub(super) fn tools_list(
+    server: &Arc<ServerInner>,
+    cx: &RequestContext,
+    request: &Request,
+) -> Result<Reply, McpError> {
+    let version = cx.protocol_version();
+    let p: PaginatedRequestParams = params(request)?;
+    let catalog = server.catalog();
+    let list = || {
+        list_page(
+            server,
+            request,
+            version,
+            catalog.tools.values().map(|def| &def.definition),
+            |tools, next_cursor| ListToolsResult {
+                tools,
+                next_cursor,
+                meta: None,
+            },
+        )
+    };
+    if p.cursor.is_some() || server.config.page_size.is_some() {
+        return list();
+    }
+    // The common case, one page: serialise once per catalog version and protocol version.
+    let mut failure = None;
+    let cached = catalog.tools_list.get_or_init(version, || match list() {
+        Ok(Ok(raw)) => Arc::from(raw.get()),
+        other => {
+            failure = Some(other);
+            Arc::from("")
+        }
+    });
+    if let Some(failure) = failure {
+        return failure;
+    }
+    if cached.is_empty() {
+        return list();
+    }
+    Ok(serde_json::value::RawValue::from_string(cached.to_string())
+        .map_err(|err| ErrorObject::internal(format!("cached list: {err}"))))
+}
+
+/// `tools/call`: validates the arguments, runs the tool supervised (timeout, panics,
+/// cancellation) and answers failures as `isError` results.
+pub(super) async fn call_tool(
+    server: &Arc<ServerInner>,
+    cx: &RequestContext,
+    request: &mut Request,
+    mut event: Option<&mut RequestEvent>,
+) -> Result<Reply, McpError> {
+    let p: CallToolRequestParams = take_params(request)?;
+    let arguments = Arc::new(Value::Object(p.arguments.unwrap_or_default()));
+    if let Some(event) = event.as_deref_mut() {
+        event.tool_name = Some(p.name.clone());
+        event.tool_arguments = Some((*arguments).clone());
+    }
+    // Borrowed from a catalog snapshot: cloning a `ToolDef` copies its whole JSON schema.
+    let catalog = server.catalog();
+    let Some(def) = catalog.tools.get(&p.name) else {
+        return Err(McpError::invalid_params(format!(
+            "unknown tool: {}",
+            p.name
+        )));
+    };
+    let version = cx.protocol_version();
+    let finish = |mut result: CallToolResult| {
+        if result.is_error()
+            && let Some(event) = event
+        {
+            event.error = Some("isError".to_owned());
+        }
+        result.adapt_to(version);
+        Ok(to_raw(&result))
+    };
+    if let Err(problems) = def.validate(&arguments) {
+        return finish(CallToolResult::error_text(format!(
+            "invalid arguments for tool `{}`: {problems}",
+            p.name
+        )));
+    }
+    let site = || ErrorSite::Tool {
+        name: p.name.clone(),
+        arguments: (*arguments).clone(),
+    };
+    let timeout = def.timeout.or(server.config.tool_timeout);
+    let fut = def.invoke(HandlerParts::shared(arguments.clone(), cx.clone()));
+    let result = match cx.scope().supervise(fut, timeout).await {
+        Ok(Ok(result)) => result,
+        Ok(Err(HandlerError::Rejected(rejection))) => CallToolResult::error_text(format!(
+            "invalid arguments for tool `{}`: {rejection}",
+            p.name
+        )),
+        Ok(Err(HandlerError::Failed(error))) => match error.kind() {
+            ErrorKind::ToolFailed => CallToolResult::error_text(error.message()),
+            ErrorKind::Internal => {
+                server.report(ExceptionReport {
+                    message: error.message().to_owned(),
+                    panicked: false,
+                    site: site(),
+                    session_id: cx.session_id().cloned(),
+                });
+                CallToolResult::error_text(format!(
+                    "tool `{}` failed with an internal error",
+                    p.name
+                ))
+            }
+            _ => return Err(error),
+        },
+        Err(SupervisedError::Panicked(message)) => {
+            server.report(ExceptionReport {
+                message,
+                panicked: true,
+                site: site(),
+                session_id: cx.session_id().cloned(),
+            });
+            CallToolResult::error_text(format!("tool `{}` failed with an internal error", p.name))
+        }
+        Err(SupervisedError::TimedOut(limit)) => CallToolResult::error_text(format!(
+            "tool `{}` timed out after {} ms",
+            p.name,
+            limit.as_millis()
+        )),
+        Err(_) => return Err(McpError::internal("the tool call was cancelled")),
+    };
+    finish(result)
+}

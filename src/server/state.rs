@@ -1,0 +1,23 @@
+//! Application state: the typed [`StateMap`] registered with
+//! [`ServerBuilder::state`](crate::ServerBuilder::state), read by handlers through
+//! [`State<T>`](crate::State) and [`RequestContext::state`](crate::RequestContext::state).
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Typed application state, keyed by type (the Ruby SDK's `server_context`).
+#[derive(Default, Clone)]
+pub(crate) struct StateMap(HashMap<TypeId, Arc<dyn Any + Send + Sync>>);
+
+impl StateMap {
+    /// The state of type `T`, if one was registered.
+    pub(crate) fn get<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        self.0.get(&TypeId::of::<T>())?.clone().downcast::<T>().ok()
+    }
+
+    /// Registers (or replaces) the state of type `T`.
+    pub(crate) fn insert<T: Send + Sync + 'static>(&mut self, value: Arc<T>) {
+        self.0.insert(TypeId::of::<T>(), value);
+    }
+}
