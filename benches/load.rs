@@ -367,17 +367,47 @@ async fn settle() {
     tokio::time::sleep(Duration::from_millis(700)).await;
 }
 
-async fn memory_run(
-    sessions: usize,
-    with_streams: bool,
-    cpu: Option<usize>,
-) -> Result<report::MemoryRun> {
-    // One extra session warms the server up (registry, lazy statics) before the baseline.
-    let server = ServerProcess::spawn(ServerKind::Sse.args(sessions + 1), cpu)?;
-    client::open_sessions(server.addr, 1).await?;
+/// What a memory run holds open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Held {
+    /// Idle sessions.
+    Sessions,
+    /// Sessions, each with its GET stream open.
+    SessionsWithStreams,
+    /// Plain SSE connections to the bare actix-web handler (the floor one connection costs).
+    BareStreams,
+}
+
+async fn memory_run(sessions: usize, held: Held, cpu: Option<usize>) -> Result<report::MemoryRun> {
+    let bare = held == Held::BareStreams;
+    let kind = if bare {
+        ServerKind::Bare
+    } else {
+        ServerKind::Sse
+    };
+    let server = ServerProcess::spawn(kind.args(sessions + 1), cpu)?;
+    // One extra session (or connection) warms the server up before the baseline.
+    if bare {
+        drop(
+            client::open_get_stream(
+                server.addr,
+                hyper::header::HeaderValue::from_static("warm-up"),
+            )
+            .await?,
+        );
+    } else {
+        client::open_sessions(server.addr, 1).await?;
+    }
     settle().await;
     let rss_before_kib = server.rss_kib()?;
-    let ids = client::open_sessions(server.addr, sessions).await?;
+    let ids = if bare {
+        (0..sessions)
+            .map(|n| hyper::header::HeaderValue::from_str(&format!("bare-{n}")))
+            .collect::<Result<Vec<_>, _>>()?
+    } else {
+        client::open_sessions(server.addr, sessions).await?
+    };
+    let with_streams = held != Held::Sessions;
     let mut streams = Vec::new();
     if with_streams {
         const PARALLEL: usize = 128;
@@ -398,7 +428,7 @@ async fn memory_run(
     let rss_after_kib = server.rss_kib()?;
     drop(streams);
     Ok(report::MemoryRun {
-        sessions: ids.len(),
+        sessions: if bare { 0 } else { ids.len() },
         streams: if with_streams { ids.len() } else { 0 },
         rss_before_kib,
         rss_after_kib,
@@ -461,8 +491,8 @@ fn driver() -> Result<()> {
         }
         let mut memory = Vec::new();
         if config.sessions > 0 {
-            for with_streams in [false, true] {
-                let run = memory_run(config.sessions, with_streams, server_cpu).await?;
+            for held in [Held::Sessions, Held::SessionsWithStreams, Held::BareStreams] {
+                let run = memory_run(config.sessions, held, server_cpu).await?;
                 eprintln!("memory: {run:?}");
                 memory.push(run);
             }

@@ -27,10 +27,10 @@ pub(super) struct MemoryRun {
 }
 
 impl MemoryRun {
-    /// Kilobytes (1,000 bytes) of RSS per session.
+    /// Kilobytes (1,000 bytes) of RSS per session (per connection, for the bare handler).
     pub(super) fn kb_per_session(&self) -> f64 {
         self.rss_after_kib.saturating_sub(self.rss_before_kib) as f64 * 1.024
-            / self.sessions.max(1) as f64
+            / self.sessions.max(self.streams).max(1) as f64
     }
 }
 
@@ -158,24 +158,25 @@ pub(super) fn markdown(rows: &[Row], memory: &[MemoryRun], header: &str) -> Stri
             .join("; ")
     );
     if !memory.is_empty() {
-        let _ = writeln!(out, "\nMemory (stateful SSE server):");
+        let _ = writeln!(out, "\nMemory (RSS of the server process, 1 worker):");
     }
     for run in memory {
         let per = run.kb_per_session();
-        let (what, limit) = if run.streams > 0 {
-            ("with a GET SSE stream open", 12.0)
-        } else {
-            ("idle session", 3.0)
+        let (what, limit) = match (run.sessions, run.streams) {
+            (0, _) => ("bare actix-web SSE connection (the floor)", None),
+            (_, 0) => ("idle session", Some(3.0)),
+            _ => ("session with its GET SSE stream open", Some(12.0)),
         };
+        let target = limit.map_or_else(String::new, |limit| {
+            format!(" (target ≤ {limit} kB: {})", verdict(per <= limit))
+        });
         let _ = writeln!(
             out,
-            "- {what}: {} sessions, {} streams held; RSS {:.1} MiB → {:.1} MiB: {per:.2} kB per \
-             session (target ≤ {limit} kB: {})",
+            "- {what}: {} sessions, {} streams held; RSS {:.1} MiB → {:.1} MiB: {per:.2} kB each{target}",
             run.sessions,
             run.streams,
             run.rss_before_kib as f64 / 1024.0,
             run.rss_after_kib as f64 / 1024.0,
-            verdict(per <= limit)
         );
     }
     out

@@ -157,6 +157,22 @@ async fn bare_delete(req: HttpRequest) -> HttpResponse {
     }
 }
 
+/// The bare handler's GET: an SSE stream that sends a priming event and then stays open, the
+/// least one open SSE connection costs on actix-web.
+async fn bare_get() -> HttpResponse {
+    let priming = futures::stream::once(async {
+        Ok::<_, std::convert::Infallible>(web::Bytes::from_static(
+            b"retry: 1000\n\nid: 0\ndata: \n\n",
+        ))
+    });
+    HttpResponse::Ok()
+        .content_type("text/event-stream")
+        .streaming(futures::StreamExt::chain(
+            priming,
+            futures::stream::pending(),
+        ))
+}
+
 /// `--serve-bare [--cpu N]`.
 pub(super) fn bare(args: &[String]) -> Result<()> {
     pin_from_args(args)?;
@@ -165,6 +181,7 @@ pub(super) fn bare(args: &[String]) -> Result<()> {
         App::new().service(
             web::resource("/mcp")
                 .route(web::post().to(bare_post))
+                .route(web::get().to(bare_get))
                 .route(web::delete().to(bare_delete)),
         )
     })
