@@ -6,4 +6,5 @@
 //! | Streamable HTTP | yes | [`Server::http`](crate::Server::http), [`Server::serve`](crate::Server::serve) |
 
 pub mod http;
+pub(crate) mod lines;
 pub mod stdio;

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use actix::io::{FramedWrite, WriteHandler};
 use actix::{Actor, ActorContext, Addr, Context, Handler, Message};
 use bytes::{BufMut, BytesMut};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio_util::codec::Encoder;
 
 use actix_mcp_actors::{
@@ -28,6 +28,7 @@ use actix_mcp_actors::{
 
 use crate::server::Server;
 use crate::server::route::{McpDispatch, RequestDefaults};
+use crate::transport::lines::{Line, read_line};
 
 /// Settings of the stdio transport. Defaults are not part of semver.
 #[derive(Debug, Clone)]
@@ -128,51 +129,6 @@ impl<W: AsyncWrite + Unpin + 'static> FrameSink for WriterOutlet<W> {
             }
             err.into_inner().0
         })
-    }
-}
-
-enum Line {
-    Data,
-    TooLong,
-    Eof,
-}
-
-/// Reads one line into `buf` (without its newline), never holding more than `max` bytes.
-async fn read_line<R: AsyncRead + Unpin>(
-    reader: &mut BufReader<R>,
-    buf: &mut Vec<u8>,
-    max: usize,
-) -> io::Result<Line> {
-    buf.clear();
-    let mut too_long = false;
-    loop {
-        let available = reader.fill_buf().await?;
-        if available.is_empty() {
-            return Ok(if too_long {
-                Line::TooLong
-            } else if buf.is_empty() {
-                Line::Eof
-            } else {
-                Line::Data
-            });
-        }
-        let (chunk, done) = match available.iter().position(|&b| b == b'\n') {
-            Some(i) => (&available[..i], Some(i + 1)),
-            None => (available, None),
-        };
-        if !too_long {
-            if buf.len() + chunk.len() > max {
-                too_long = true;
-                buf.clear();
-            } else {
-                buf.extend_from_slice(chunk);
-            }
-        }
-        let consumed = done.unwrap_or(chunk.len());
-        reader.consume(consumed);
-        if done.is_some() {
-            return Ok(if too_long { Line::TooLong } else { Line::Data });
-        }
     }
 }
 
