@@ -1,0 +1,73 @@
+//! What can go wrong talking to a server: one error type for every client call.
+
+use std::time::Duration;
+
+use actix_mcp_actors::ErrorObject;
+
+/// Why a client call produced no result.
+///
+/// A tool that fails answers with `isError: true`: that is a [`CallToolResult`] value, not an
+/// error. Do not depend on the wording of the messages; match on the variants.
+///
+/// [`CallToolResult`]: crate::protocol::CallToolResult
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// The server answered with a JSON-RPC error.
+    #[error("the server answered with an error: {} ({})", .0.message, .0.code)]
+    Rpc(ErrorObject),
+    /// No answer came within the time limit; `notifications/cancelled` was sent for it.
+    #[error("no answer within {0:?}")]
+    Timeout(Duration),
+    /// The call was cancelled (by [`PendingRequest::cancel`](crate::client::PendingRequest::cancel)
+    /// or by dropping it); `notifications/cancelled` was sent for it.
+    #[error("the request was cancelled")]
+    Cancelled,
+    /// The connection to the server is gone (the process exited, the stream closed, the
+    /// client was closed); the message says how.
+    #[error("the connection to the server is closed: {0}")]
+    TransportClosed(String),
+    /// The server no longer knows this session (HTTP 404 on a session request): a new one
+    /// must be initialized.
+    #[error("the server ended the session")]
+    SessionExpired,
+    /// The server sent something that breaks the protocol: malformed JSON, a message over the
+    /// size limit, an answer of the wrong shape, an HTTP status the spec does not allow.
+    #[error("protocol violation: {0}")]
+    Protocol(String),
+    /// The transport could not carry the message (connection refused, I/O error, HTTP error
+    /// status).
+    #[error("transport error: {0}")]
+    Transport(String),
+}
+
+impl ClientError {
+    /// Whether the call timed out.
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, Self::Timeout(_))
+    }
+
+    /// Whether the call was cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        matches!(self, Self::Cancelled)
+    }
+
+    /// The JSON-RPC error the server answered with, if that is what this is.
+    pub fn rpc(&self) -> Option<&ErrorObject> {
+        match self {
+            Self::Rpc(error) => Some(error),
+            _ => None,
+        }
+    }
+
+    /// Whether the connection is gone for good (closed, or the session expired).
+    pub fn is_closed(&self) -> bool {
+        matches!(self, Self::TransportClosed(_) | Self::SessionExpired)
+    }
+}
+
+impl From<ErrorObject> for ClientError {
+    fn from(error: ErrorObject) -> Self {
+        Self::Rpc(error)
+    }
+}

@@ -1,0 +1,122 @@
+//! Client transports: how a [`Client`](crate::client::Client) reaches a server.
+//!
+//! A transport is two halves. Outgoing, the client's session actor hands it one message at a
+//! time ([`Transport::send`]). Incoming, the transport delivers everything the server sends
+//! (responses, notifications, server-to-client requests), parsed, into the session's
+//! [`Inbox`], a bounded queue: a transport that reads faster than the session handles waits.
+//!
+//! | transport | connects to | built by |
+//! | --- | --- | --- |
+//! | [`IoTransport`] | any `AsyncRead` + `AsyncWrite` pair carrying newline-delimited JSON | [`IoTransport::new`] |
+//!
+//! Implement [`Connect`] and [`Transport`] to bring your own.
+
+mod io;
+
+use std::fmt;
+use std::sync::Arc;
+
+use actix_mcp_actors::{Frame, Incoming, RequestId};
+use futures::future::BoxFuture;
+use tokio::sync::mpsc;
+
+pub use io::IoTransport;
+
+use super::error::ClientError;
+
+/// One message for the server.
+#[derive(Debug, Clone)]
+pub struct Outgoing {
+    /// The serialised JSON-RPC message.
+    pub frame: Frame,
+    /// The method, for requests and notifications (transports that route or label by method,
+    /// such as HTTP, read it here rather than parse the frame).
+    pub method: Option<Arc<str>>,
+    /// The id, for requests.
+    pub id: Option<RequestId>,
+}
+
+/// What a transport hands the session: a message, or the end of the connection.
+#[derive(Debug)]
+pub enum Inbound {
+    /// A message from the server.
+    Message(Incoming),
+    /// Something the server sent could not be read (malformed JSON, an oversized message);
+    /// the connection goes on.
+    Malformed(ClientError),
+    /// The connection is gone, with the reason; nothing more will arrive.
+    Closed(ClientError),
+}
+
+/// Where a transport delivers what the server sends. Cheap to clone.
+#[derive(Clone)]
+pub struct Inbox(mpsc::Sender<Inbound>);
+
+impl fmt::Debug for Inbox {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Inbox")
+            .field("closed", &self.0.is_closed())
+            .finish()
+    }
+}
+
+/// Messages the inbox holds before a transport waits for the session to catch up.
+pub(crate) const INBOX_CAPACITY: usize = 256;
+
+impl Inbox {
+    /// A new inbox and its receiving end (the session's).
+    pub fn channel() -> (Self, mpsc::Receiver<Inbound>) {
+        let (tx, rx) = mpsc::channel(INBOX_CAPACITY);
+        (Self(tx), rx)
+    }
+
+    /// Delivers one event, waiting while the session is behind. `false` once the session is
+    /// gone (the transport should stop reading).
+    ///
+    /// # Cancel safety
+    /// Dropping the future before it resolves drops the event.
+    pub async fn deliver(&self, event: Inbound) -> bool {
+        self.0.send(event).await.is_ok()
+    }
+
+    /// Whether the session has stopped listening.
+    pub fn is_closed(&self) -> bool {
+        self.0.is_closed()
+    }
+}
+
+/// The outgoing half of a connected transport.
+pub trait Transport: Send + Sync + 'static {
+    /// Sends one message. Resolves once the message is handed to the connection (for HTTP:
+    /// once the server accepted the POST; its answers arrive in the inbox).
+    ///
+    /// # Errors
+    /// When the message cannot be sent; for HTTP, also the refusals the spec names (a 404 on a
+    /// session request is [`ClientError::SessionExpired`]).
+    fn send(&self, message: Outgoing) -> BoxFuture<'static, Result<(), ClientError>>;
+
+    /// The handshake settled on this protocol version; transports that label requests with
+    /// it (HTTP's `MCP-Protocol-Version`) do so from now on.
+    fn set_protocol_version(&self, version: &str) {
+        let _ = version;
+    }
+
+    /// Whether the server can send messages outside a request's answer (HTTP opens its GET
+    /// stream here, after initialization). Called once, after `notifications/initialized`.
+    fn initialized(&self) {}
+
+    /// Ends the connection: HTTP ends its session with `DELETE`; a child process gets its
+    /// stdin closed, then a grace period, then is killed.
+    fn close(&self) -> BoxFuture<'static, Result<(), ClientError>>;
+}
+
+/// Something that can open a connection to a server, delivering what arrives into an
+/// [`Inbox`].
+pub trait Connect: Send + 'static {
+    /// Opens the connection.
+    ///
+    /// # Errors
+    /// When the connection cannot be opened (the process cannot be started, the URL is
+    /// malformed).
+    fn connect(self, inbox: Inbox) -> BoxFuture<'static, Result<Arc<dyn Transport>, ClientError>>;
+}
