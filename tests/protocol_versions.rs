@@ -205,7 +205,7 @@ fn structured_content_falls_back_to_text_for_old_clients() {
     assert_eq!(result.structured_content, None);
     assert_eq!(result.content, vec![ContentBlock::text(r#"{"t":1}"#)]);
 
-    let mut result = CallToolResult::structured(json!({"t": 1}));
+    let mut result = CallToolResult::from_structured(json!({"t": 1}));
     result.adapt_to(ProtocolVersion::V2025_03_26);
     assert_eq!(result.content.len(), 1);
 }

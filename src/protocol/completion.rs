@@ -39,6 +39,21 @@ pub enum Reference {
     Resource(ResourceTemplateReference),
 }
 
+impl Reference {
+    /// A reference to the prompt called `name`.
+    pub fn prompt(name: impl Into<String>) -> Self {
+        Self::Prompt(PromptReference {
+            name: name.into(),
+            title: None,
+        })
+    }
+
+    /// A reference to the resource template (or resource) at `uri`.
+    pub fn resource(uri: impl Into<String>) -> Self {
+        Self::Resource(ResourceTemplateReference { uri: uri.into() })
+    }
+}
+
 /// The argument being completed and its partial value.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -47,6 +62,16 @@ pub struct CompletionArgument {
     pub name: String,
     /// Value typed so far.
     pub value: String,
+}
+
+impl CompletionArgument {
+    /// The argument `name`, with `value` typed so far.
+    pub fn new(name: impl Into<String>, value: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            value: value.into(),
+        }
+    }
 }
 
 /// Values already chosen for other arguments (2025-06-18+).

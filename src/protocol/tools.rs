@@ -219,7 +219,7 @@ impl CallToolResult {
     }
 
     /// A successful structured result; its JSON serialization is also put in a text block.
-    pub fn structured(value: Value) -> Self {
+    pub fn from_structured(value: Value) -> Self {
         Self {
             structured_content: Some(value.clone()),
             ..Self::text(value.to_string())
@@ -229,6 +229,28 @@ impl CallToolResult {
     /// Whether this result reports a tool execution error.
     pub fn is_error(&self) -> bool {
         self.is_error == Some(true)
+    }
+
+    /// `structuredContent` deserialised as `T`; `None` when the result has none.
+    ///
+    /// # Errors
+    /// When the structured content does not have `T`'s shape.
+    pub fn structured<T: serde::de::DeserializeOwned>(
+        &self,
+    ) -> Option<Result<T, serde_json::Error>> {
+        self.structured_content.as_ref().map(T::deserialize)
+    }
+
+    /// The text of every text block, joined by newlines (what a model reads of the result).
+    pub fn text_content(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(|block| match block {
+                crate::protocol::ContentBlock::Text(text) => Some(text.text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 }
 
@@ -245,7 +267,7 @@ mod tests {
         let err = CallToolResult::error_text("boom");
         assert!(err.is_error());
         assert_eq!(serde_json::to_value(&err).unwrap()["isError"], json!(true));
-        let s = CallToolResult::structured(json!({"a": 1}));
+        let s = CallToolResult::from_structured(json!({"a": 1}));
         assert_eq!(s.content[0].as_text(), Some(r#"{"a":1}"#));
     }
 

@@ -8,9 +8,11 @@
 //! | transport | connects to | built by |
 //! | --- | --- | --- |
 //! | [`IoTransport`] | any `AsyncRead` + `AsyncWrite` pair carrying newline-delimited JSON | [`IoTransport::new`] |
+//! | [`ChildProcess`] | a server started as a child process, over its stdin and stdout | [`ChildProcess::new`] |
 //!
 //! Implement [`Connect`] and [`Transport`] to bring your own.
 
+mod child;
 mod io;
 
 use std::fmt;
@@ -20,6 +22,7 @@ use actix_mcp_actors::{Frame, Incoming, RequestId};
 use futures::future::BoxFuture;
 use tokio::sync::mpsc;
 
+pub use child::{ChildProcess, StderrMode};
 pub use io::IoTransport;
 
 use super::error::ClientError;

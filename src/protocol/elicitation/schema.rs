@@ -429,6 +429,46 @@ impl ElicitationSchema {
         self
     }
 
+    /// The default value of every field that declares one, by name: what a client fills in
+    /// for fields the user left out (SEP-1034).
+    pub fn defaults(&self) -> JsonObject {
+        let mut defaults = JsonObject::new();
+        for (name, schema) in &self.properties {
+            let value = match schema {
+                PrimitiveSchemaDefinition::String(s) => s.default.clone().map(Value::from),
+                PrimitiveSchemaDefinition::Number(n) => n.default.map(|d| {
+                    let whole = n.r#type == NumberType::Integer && d.fract() == 0.0;
+                    if whole && d.abs() < 9.0e15 {
+                        #[allow(clippy::cast_possible_truncation)]
+                        Value::from(d as i64)
+                    } else {
+                        Value::from(d)
+                    }
+                }),
+                PrimitiveSchemaDefinition::Boolean(b) => b.default.map(Value::from),
+                PrimitiveSchemaDefinition::UntitledSingleSelect(e) => {
+                    e.default.clone().map(Value::from)
+                }
+                PrimitiveSchemaDefinition::TitledSingleSelect(e) => {
+                    e.default.clone().map(Value::from)
+                }
+                PrimitiveSchemaDefinition::UntitledMultiSelect(e) => {
+                    e.default.clone().map(Value::from)
+                }
+                PrimitiveSchemaDefinition::TitledMultiSelect(e) => {
+                    e.default.clone().map(Value::from)
+                }
+                PrimitiveSchemaDefinition::LegacyTitledEnum(e) => {
+                    e.default.clone().map(Value::from)
+                }
+            };
+            if let Some(value) = value {
+                defaults.insert(name.clone(), value);
+            }
+        }
+        defaults
+    }
+
     /// The schema of the field called `name`.
     pub fn get(&self, name: &str) -> Option<&PrimitiveSchemaDefinition> {
         self.properties

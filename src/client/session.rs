@@ -1,0 +1,520 @@
+//! The client session actor: one per connection to a server.
+//!
+//! Started by [`ClientBuilder::connect`](crate::client::ClientBuilder::connect). Owns the table
+//! of outgoing requests awaiting an answer (their ids, time limits and progress callbacks), the
+//! server-to-client requests it is answering, and the connection's outgoing half. Everything
+//! the server sends arrives, parsed, as [`Inbound`] events from the transport (a stream this
+//! actor handles); everything the client sends leaves through [`Transport::send`].
+//!
+//! | message | sent by | does |
+//! | --- | --- | --- |
+//! | [`Call`] | a client call | gives the request an id, records it, sends it; the answer, a timeout, or the connection's end settles it |
+//! | [`CancelCall`] | a dropped or cancelled call | forgets it and sends `notifications/cancelled` |
+//! | [`Notify`] | `Client::notify` | sends a notification |
+//! | [`Shutdown`] | `Client::close` | fails what is pending, closes the transport, stops |
+//!
+//! Server-to-client requests (`sampling/createMessage`, `elicitation/create`, `roots/list`,
+//! `ping`) run as futures of this actor, each cancellable by the server's
+//! `notifications/cancelled`; a handler that fails or panics answers with a JSON-RPC error and
+//! the session goes on.
+//!
+//! Lifecycle: Started (reads its inbox) → Running → Stopped on [`Shutdown`] or when the
+//! connection closes: every pending call fails with [`ClientError::TransportClosed`] (or the
+//! reason the connection gave), and every running handler is dropped.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::{
+    Actor, ActorContext, ActorFutureExt, AsyncContext, Context, Handler, Message, SpawnHandle,
+    StreamHandler, WrapFuture,
+};
+use serde::Deserialize as _;
+use serde_json::{Map, Value, json};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use actix_mcp_actors::{ErrorObject, Frame, Incoming, Notification, Request, RequestId, Response};
+
+use super::error::ClientError;
+use super::handlers::{Handlers, ServerRequest};
+use super::transport::{Inbound, Outgoing, Transport};
+use crate::protocol::{ElicitRequestParams, ProgressNotificationParams, method};
+
+/// Called with each `notifications/progress` for a call.
+pub type ProgressCallback = Arc<dyn Fn(ProgressNotificationParams) + Send + Sync>;
+
+struct Pending {
+    reply: oneshot::Sender<Result<Value, ClientError>>,
+    progress: Option<(Value, ProgressCallback)>,
+    timer: Option<SpawnHandle>,
+}
+
+/// The client session actor. See the module docs.
+pub(crate) struct ClientSession {
+    transport: Arc<dyn Transport>,
+    handlers: Arc<Handlers>,
+    inbox: Option<mpsc::Receiver<Inbound>>,
+    next_id: i64,
+    pending: HashMap<RequestId, Pending>,
+    /// Progress token → the call it belongs to.
+    progress: HashMap<String, RequestId>,
+    serving: HashMap<RequestId, (SpawnHandle, CancellationToken)>,
+    closed: Option<ClientError>,
+}
+
+impl fmt::Debug for ClientSession {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientSession")
+            .field("pending", &self.pending.len())
+            .field("serving", &self.serving.len())
+            .field("closed", &self.closed)
+            .finish()
+    }
+}
+
+/// A progress token as the key of the progress table: its JSON text, whatever its type.
+fn progress_key<T: serde::Serialize>(token: &T) -> String {
+    serde_json::to_string(token).unwrap_or_default()
+}
+
+impl ClientSession {
+    pub(crate) fn new(
+        transport: Arc<dyn Transport>,
+        handlers: Arc<Handlers>,
+        inbox: mpsc::Receiver<Inbound>,
+    ) -> Self {
+        Self {
+            transport,
+            handlers,
+            inbox: Some(inbox),
+            next_id: 0,
+            pending: HashMap::new(),
+            progress: HashMap::new(),
+            serving: HashMap::new(),
+            closed: None,
+        }
+    }
+
+    /// Settles a pending call (once): its timer and progress callback go.
+    fn settle(
+        &mut self,
+        id: &RequestId,
+        outcome: Result<Value, ClientError>,
+        ctx: &mut Context<Self>,
+    ) {
+        let Some(pending) = self.pending.remove(id) else {
+            return;
+        };
+        if let Some(timer) = pending.timer {
+            ctx.cancel_future(timer);
+        }
+        if let Some((token, _)) = &pending.progress {
+            self.progress.remove(&progress_key(token));
+        }
+        let _ = pending.reply.send(outcome);
+    }
+
+    /// Sends a message, ignoring the outcome (a notification, an answer to the server): a
+    /// failure shows up as the connection closing.
+    fn send_quietly(&self, frame: Frame, method: Option<&str>, ctx: &mut Context<Self>) {
+        let send = self.transport.send(Outgoing {
+            frame,
+            method: method.map(Arc::from),
+            id: None,
+        });
+        ctx.spawn(
+            async move {
+                if let Err(err) = send.await {
+                    tracing::debug!(%err, "a message to the server could not be sent");
+                }
+            }
+            .into_actor(self),
+        );
+    }
+
+    fn cancel_at_server(&self, id: &RequestId, reason: &str, ctx: &mut Context<Self>) {
+        let params = json!({"requestId": id, "reason": reason});
+        self.send_quietly(
+            Frame::notification(method::NOTIFICATION_CANCELLED, Some(&params)),
+            Some(method::NOTIFICATION_CANCELLED),
+            ctx,
+        );
+    }
+
+    fn fail_all(&mut self, error: &ClientError, ctx: &mut Context<Self>) {
+        let ids: Vec<RequestId> = self.pending.keys().cloned().collect();
+        for id in ids {
+            self.settle(&id, Err(error.clone()), ctx);
+        }
+        for (_, (handle, token)) in self.serving.drain() {
+            token.cancel();
+            ctx.cancel_future(handle);
+        }
+    }
+
+    fn on_response(&mut self, response: Response, ctx: &mut Context<Self>) {
+        if !self.pending.contains_key(&response.id) {
+            tracing::debug!(id = %response.id, "ignored an answer to no pending request");
+            return;
+        }
+        let outcome = response.outcome.map_err(ClientError::Rpc);
+        self.settle(&response.id, outcome, ctx);
+    }
+
+    fn on_notification(&mut self, notification: Notification, ctx: &mut Context<Self>) {
+        let Notification { method, params } = notification;
+        let handlers = &self.handlers;
+        match method.as_str() {
+            method::NOTIFICATION_PROGRESS => {
+                let Some(params) =
+                    params.and_then(|p| ProgressNotificationParams::deserialize(p).ok())
+                else {
+                    return;
+                };
+                let call = self.progress.get(&progress_key(&params.progress_token));
+                if let Some((_, callback)) = call
+                    .and_then(|id| self.pending.get(id))
+                    .and_then(|pending| pending.progress.as_ref())
+                {
+                    callback(params);
+                }
+            }
+            method::NOTIFICATION_CANCELLED => {
+                let Some(id) = params
+                    .as_ref()
+                    .and_then(|p| p.get("requestId"))
+                    .and_then(|id| RequestId::deserialize(id).ok())
+                else {
+                    return;
+                };
+                if let Some((handle, token)) = self.serving.remove(&id) {
+                    token.cancel();
+                    ctx.cancel_future(handle);
+                }
+            }
+            method::NOTIFICATION_MESSAGE => {
+                if let (Some(callback), Some(params)) = (&handlers.on_log, params)
+                    && let Ok(params) = serde_json::from_value(params)
+                {
+                    callback(params);
+                }
+            }
+            method::NOTIFICATION_TOOLS_LIST_CHANGED => {
+                if let Some(callback) = &handlers.on_tools_changed {
+                    callback(());
+                }
+            }
+            method::NOTIFICATION_PROMPTS_LIST_CHANGED => {
+                if let Some(callback) = &handlers.on_prompts_changed {
+                    callback(());
+                }
+            }
+            method::NOTIFICATION_RESOURCES_LIST_CHANGED => {
+                if let Some(callback) = &handlers.on_resources_changed {
+                    callback(());
+                }
+            }
+            method::NOTIFICATION_RESOURCES_UPDATED => {
+                if let (Some(callback), Some(params)) = (&handlers.on_resource_updated, params)
+                    && let Ok(params) = serde_json::from_value(params)
+                {
+                    callback(params);
+                }
+            }
+            method::NOTIFICATION_ELICITATION_COMPLETE => {
+                if let (Some(callback), Some(params)) = (&handlers.on_elicitation_complete, params)
+                    && let Ok(params) = serde_json::from_value(params)
+                {
+                    callback(params);
+                }
+            }
+            _ => {
+                if let Some(callback) = &handlers.on_notification {
+                    callback((method, params));
+                }
+            }
+        }
+    }
+
+    fn on_request(&mut self, request: Request, ctx: &mut Context<Self>) {
+        let Request { id, method, params } = request;
+        let token = CancellationToken::new();
+        let meta = params
+            .as_ref()
+            .and_then(|p| p.get("_meta"))
+            .and_then(Value::as_object)
+            .cloned();
+        let info = ServerRequest {
+            id: id.clone(),
+            meta,
+            cancellation: token.clone(),
+        };
+        let handlers = self.handlers.clone();
+        let params = params.unwrap_or_else(|| Value::Object(Map::new()));
+        let answer = async move { answer(&handlers, &method, params, info).await };
+        let answered_id = id.clone();
+        let handle = ctx.spawn(answer.into_actor(self).map(move |outcome, act, ctx| {
+            act.serving.remove(&answered_id);
+            let frame = Frame::response(&answered_id, &outcome);
+            act.send_quietly(frame, None, ctx);
+        }));
+        if let Some((old, old_token)) = self.serving.insert(id, (handle, token)) {
+            // The server reused the id of a request still being answered: the old one goes.
+            old_token.cancel();
+            ctx.cancel_future(old);
+        }
+    }
+}
+
+/// Runs the handler for one server-to-client request.
+async fn answer(
+    handlers: &Handlers,
+    method: &str,
+    params: Value,
+    info: ServerRequest,
+) -> Result<Value, ErrorObject> {
+    fn decode<T: serde::de::DeserializeOwned>(
+        method: &str,
+        params: Value,
+    ) -> Result<T, ErrorObject> {
+        serde_json::from_value(params).map_err(|err| {
+            ErrorObject::invalid_params(format!("invalid params for {method}: {err}"))
+        })
+    }
+    fn encode<T: serde::Serialize>(result: &T) -> Result<Value, ErrorObject> {
+        serde_json::to_value(result)
+            .map_err(|err| ErrorObject::internal(format!("unserialisable result: {err}")))
+    }
+    let unsupported = || {
+        ErrorObject::method_not_found(method)
+            .with_data(json!({"reason": "this client does not offer it"}))
+    };
+    match method {
+        method::PING => Ok(Value::Object(Map::new())),
+        method::SAMPLING_CREATE_MESSAGE => {
+            let handler = handlers.sampling.as_ref().ok_or_else(unsupported)?;
+            encode(&handler(decode(method, params)?, info).await?)
+        }
+        method::ELICITATION_CREATE => {
+            let handler = handlers.elicitation.as_ref().ok_or_else(unsupported)?;
+            let params: ElicitRequestParams = decode(method, params)?;
+            let allowed = match &params {
+                ElicitRequestParams::Form(_) => handlers.elicitation_form,
+                ElicitRequestParams::Url(_) => handlers.elicitation_url,
+            };
+            if !allowed {
+                return Err(ErrorObject::invalid_params(
+                    "this client does not support that elicitation mode",
+                ));
+            }
+            encode(&handler(params, info).await?)
+        }
+        method::ROOTS_LIST => {
+            let handler = handlers.roots.as_ref().ok_or_else(unsupported)?;
+            encode(&handler(info).await?)
+        }
+        _ => Err(ErrorObject::method_not_found(method)),
+    }
+}
+
+impl Actor for ClientSession {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        if let Some(inbox) = self.inbox.take() {
+            ctx.add_stream(tokio_stream_from(inbox));
+        }
+    }
+
+    fn stopped(&mut self, ctx: &mut Self::Context) {
+        let error = self
+            .closed
+            .clone()
+            .unwrap_or_else(|| ClientError::TransportClosed("the client was closed".into()));
+        self.fail_all(&error, ctx);
+    }
+}
+
+/// An inbox as a stream, without another dependency.
+fn tokio_stream_from(mut rx: mpsc::Receiver<Inbound>) -> impl futures::Stream<Item = Inbound> {
+    futures::stream::poll_fn(move |cx| rx.poll_recv(cx))
+}
+
+impl StreamHandler<Inbound> for ClientSession {
+    fn handle(&mut self, event: Inbound, ctx: &mut Self::Context) {
+        match event {
+            Inbound::Message(Incoming::Response(response)) => self.on_response(response, ctx),
+            Inbound::Message(Incoming::Notification(notification)) => {
+                self.on_notification(notification, ctx);
+            }
+            Inbound::Message(Incoming::Request(request)) => self.on_request(request, ctx),
+            Inbound::Malformed(error) => {
+                tracing::warn!(%error, "the server sent something unreadable");
+            }
+            Inbound::Closed(error) => {
+                tracing::debug!(%error, "the connection to the server closed");
+                self.fail_all(&error, ctx);
+                self.closed = Some(error);
+                ctx.stop();
+            }
+        }
+    }
+
+    fn finished(&mut self, ctx: &mut Self::Context) {
+        if self.closed.is_none() {
+            self.closed = Some(ClientError::TransportClosed(
+                "the transport stopped delivering".into(),
+            ));
+        }
+        ctx.stop();
+    }
+}
+
+/// Send a request and settle `reply` with its answer. Replies with the request's id (for
+/// [`CancelCall`]), or the reason it could not be sent at all.
+#[derive(Message)]
+#[rtype(result = "Result<RequestId, ClientError>")]
+pub(crate) struct Call {
+    pub(crate) method: Arc<str>,
+    pub(crate) params: Option<Value>,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) progress: Option<ProgressCallback>,
+    pub(crate) reply: oneshot::Sender<Result<Value, ClientError>>,
+}
+
+impl fmt::Debug for Call {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Call")
+            .field("method", &self.method)
+            .finish()
+    }
+}
+
+impl Handler<Call> for ClientSession {
+    type Result = Result<RequestId, ClientError>;
+
+    fn handle(&mut self, msg: Call, ctx: &mut Self::Context) -> Self::Result {
+        if let Some(error) = &self.closed {
+            return Err(error.clone());
+        }
+        self.next_id += 1;
+        let id = RequestId::Number(self.next_id);
+        let mut params = msg.params;
+        let progress = msg.progress.map(|callback| {
+            let token = Value::from(format!("progress-{}", self.next_id));
+            let object = params
+                .get_or_insert_with(|| Value::Object(Map::new()))
+                .as_object_mut();
+            if let Some(object) = object {
+                let meta = object
+                    .entry("_meta")
+                    .or_insert_with(|| Value::Object(Map::new()));
+                if let Some(meta) = meta.as_object_mut() {
+                    meta.insert("progressToken".into(), token.clone());
+                }
+            }
+            self.progress.insert(progress_key(&token), id.clone());
+            (token, callback)
+        });
+        let timer = msg.timeout.map(|limit| {
+            let timed_out = id.clone();
+            ctx.run_later(limit, move |act, ctx| {
+                if act.pending.contains_key(&timed_out) {
+                    act.cancel_at_server(&timed_out, "timed out", ctx);
+                    act.settle(&timed_out, Err(ClientError::Timeout(limit)), ctx);
+                }
+            })
+        });
+        self.pending.insert(
+            id.clone(),
+            Pending {
+                reply: msg.reply,
+                progress,
+                timer,
+            },
+        );
+        let frame = Frame::request(&id, &msg.method, params.as_ref());
+        let send = self.transport.send(Outgoing {
+            frame,
+            method: Some(msg.method),
+            id: Some(id.clone()),
+        });
+        let sent_id = id.clone();
+        ctx.spawn(send.into_actor(self).map(move |outcome, act, ctx| {
+            if let Err(error) = outcome {
+                act.settle(&sent_id, Err(error), ctx);
+            }
+        }));
+        Ok(id)
+    }
+}
+
+/// Forget a pending call and tell the server it is cancelled. Sent when a call is dropped or
+/// cancelled before its answer.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub(crate) struct CancelCall {
+    pub(crate) id: RequestId,
+    pub(crate) reason: String,
+}
+
+impl Handler<CancelCall> for ClientSession {
+    type Result = ();
+
+    fn handle(&mut self, msg: CancelCall, ctx: &mut Self::Context) {
+        if self.pending.contains_key(&msg.id) {
+            self.cancel_at_server(&msg.id, &msg.reason, ctx);
+            self.settle(&msg.id, Err(ClientError::Cancelled), ctx);
+        }
+    }
+}
+
+/// Send a notification. Replies once it is handed to the transport.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<(), ClientError>")]
+pub(crate) struct Notify {
+    pub(crate) method: Arc<str>,
+    pub(crate) params: Option<Value>,
+}
+
+impl Handler<Notify> for ClientSession {
+    type Result = actix::ResponseFuture<Result<(), ClientError>>;
+
+    fn handle(&mut self, msg: Notify, _: &mut Self::Context) -> Self::Result {
+        if let Some(error) = &self.closed {
+            let error = error.clone();
+            return Box::pin(async move { Err(error) });
+        }
+        let send = self.transport.send(Outgoing {
+            frame: Frame::notification(&msg.method, msg.params.as_ref()),
+            method: Some(msg.method),
+            id: None,
+        });
+        Box::pin(send)
+    }
+}
+
+/// Close the session: pending calls fail, the transport closes, the actor stops.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub(crate) struct Shutdown;
+
+impl Handler<Shutdown> for ClientSession {
+    type Result = actix::ResponseActFuture<Self, ()>;
+
+    fn handle(&mut self, _: Shutdown, ctx: &mut Self::Context) -> Self::Result {
+        let error = ClientError::TransportClosed("the client was closed".into());
+        self.fail_all(&error, ctx);
+        self.closed = Some(error);
+        let close = self.transport.close();
+        Box::pin(close.into_actor(self).map(|outcome, _, ctx| {
+            if let Err(err) = outcome {
+                tracing::debug!(%err, "closing the transport failed");
+            }
+            ctx.stop();
+        }))
+    }
+}
