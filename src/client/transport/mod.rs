@@ -8,9 +8,11 @@
 //! | transport | connects to | built by |
 //! | --- | --- | --- |
 //! | [`IoTransport`] | any `AsyncRead` + `AsyncWrite` pair carrying newline-delimited JSON | [`IoTransport::new`] |
+//! | [`HttpTransport`] | a Streamable HTTP endpoint (2025-11-25): POST, SSE answers and resumption, the GET stream, sessions | [`HttpTransport::new`], [`HttpTransport::with_options`] |
 //!
 //! Implement [`Connect`] and [`Transport`] to bring your own.
 
+mod http;
 mod io;
 
 use std::fmt;
@@ -20,6 +22,7 @@ use actix_mcp_actors::{Frame, Incoming, RequestId};
 use futures::future::BoxFuture;
 use tokio::sync::mpsc;
 
+pub use http::{HttpOptions, HttpTransport};
 pub use io::IoTransport;
 
 use super::error::ClientError;
@@ -82,6 +85,11 @@ impl Inbox {
     /// Whether the session has stopped listening.
     pub fn is_closed(&self) -> bool {
         self.0.is_closed()
+    }
+
+    /// Resolves once the session has stopped listening.
+    pub(crate) async fn closed(&self) {
+        self.0.closed().await;
     }
 }
 
