@@ -1,36 +1,10 @@
 //! Streamable HTTP (2025-11-25), the client side: the transport our server speaks in
 //! [`crate::transport::http`], for any conforming server.
 //!
-//! Every message is its own `POST` to the endpoint; [`Transport::send`] resolves once the
-//! server answered it. A background task reads the answer into the session's [`Inbox`]:
-//!
-//! | answer to a `POST` | what happens |
-//! | --- | --- |
-//! | `202 Accepted` | nothing more (notifications and responses) |
-//! | `200`, `application/json` | the body is one message, delivered |
-//! | `200`, `text/event-stream` | each event's `data` is a message, delivered; events without data (priming) only move the cursor |
-//! | `404` on a request that carried a session id | [`ClientError::SessionExpired`]; the session id is forgotten |
-//! | any other error status | [`ClientError::Transport`] with the status and the server's error message, unless the body is a JSON-RPC error response to a request: that is delivered, and `send` succeeds |
-//!
-//! **Resumption (SSE polling).** A `POST`'s SSE stream that ends before it carried the
-//! response to its request is resumed with `GET` and `Last-Event-ID` (the last event id seen),
-//! never before the server's `retry` advice has passed (1 s when it gave none), and read until
-//! the response arrives. Attempts that bring nothing new count against a reconnection budget,
-//! with exponential backoff; when it is spent, the request is left to the session's timeout
-//! (and a warning is logged). Sending `notifications/cancelled` for a request stops the
-//! reading of its stream.
-//!
-//! **The `GET` stream.** After initialization ([`Transport::initialized`]) a task opens the
-//! standalone `GET` stream for what the server sends outside any request, and keeps it open
-//! the same way (`Last-Event-ID`, `retry`, the budget); `405` means the server offers none.
-//!
-//! **Sessions.** The `Mcp-Session-Id` of the `initialize` answer labels every later request,
-//! and so does `MCP-Protocol-Version` once the session set it. [`Transport::close`] ends the
-//! session with `DELETE`, then stops every task.
-//!
-//! Everything the server sends is bounded: a message over the size limit, or one that is not
-//! JSON-RPC, is reported as [`Inbound::Malformed`] and skipped; every request waits at most the
-//! request timeout for its headers, and every task stops with the transport or the session.
+//! The public side is [`HttpTransport`] (whose docs say how it behaves) and [`HttpOptions`].
+//! Inside: one shared state per connection (session id, protocol version, the stop switches of
+//! the answer readers), the `POST` exchange, the SSE reader over a size-bounded `russe`
+//! decoder, resumption of answer streams, the `GET` stream task and `DELETE` on close.
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#streamable-http>
 
@@ -40,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use actix_mcp_actors::{Incoming, RequestId};
+use actix_mcp_actors::{FrameKind, Incoming, RequestId};
 use bytes::{Buf as _, BytesMut};
 use futures::future::BoxFuture;
 use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
@@ -214,8 +188,42 @@ impl HttpOptions {
     }
 }
 
-/// A connection to an MCP server over Streamable HTTP: the endpoint's URL and its
-/// [`HttpOptions`]. See the [module docs](self) for the behaviour.
+/// A connection to an MCP server over Streamable HTTP (2025-11-25): the endpoint's URL and its
+/// [`HttpOptions`].
+///
+/// Every message is its own `POST` to the endpoint; [`Transport::send`] resolves once the
+/// server answered it. A background task reads the answer into the session's [`Inbox`]:
+///
+/// | answer to a `POST` | what happens |
+/// | --- | --- |
+/// | `202 Accepted` | nothing more (notifications and responses) |
+/// | `200`, `application/json` | the body is one message, delivered |
+/// | `200`, `text/event-stream` | each event's `data` is a message, delivered; an event without data (a priming event) only records its id |
+/// | `404` on a request that carried a session id | [`ClientError::SessionExpired`]; the session id is forgotten |
+/// | any other error status | [`ClientError::Transport`] with the status and the server's error message, unless the body is a JSON-RPC error response to a request: that is delivered, and `send` succeeds |
+///
+/// **Resumption (SSE polling).** A `POST`'s SSE stream that ends before it carried the
+/// response to its request is resumed with `GET` and `Last-Event-ID` (the last event id seen),
+/// never before the server's `retry` advice has passed (1 s when it gave none), and read until
+/// the response arrives. Attempts that bring nothing new count against a reconnection budget,
+/// with exponential backoff; when it is spent, the request is left to the session's timeout
+/// (and a warning is logged). Sending `notifications/cancelled` for a request stops the
+/// reading of its stream.
+///
+/// **The `GET` stream.** After initialization ([`Transport::initialized`]) a task opens the
+/// standalone `GET` stream for what the server sends outside any request, and keeps it open
+/// the same way (`Last-Event-ID`, `retry`, the budget); `405` means the server offers none.
+///
+/// **Sessions.** The `Mcp-Session-Id` of the `initialize` answer labels every later request,
+/// and so does `MCP-Protocol-Version` once the session set it. [`Transport::close`] ends the
+/// session with `DELETE` (a `405` or `404` answer is fine), stops every task and delivers
+/// [`Inbound::Closed`]; later sends fail with [`ClientError::TransportClosed`].
+///
+/// Everything the server sends is bounded: a message over the size limit, or one that is not
+/// JSON-RPC, is reported as [`Inbound::Malformed`] and skipped; every request waits at most the
+/// request timeout for its headers, and every task stops with the transport or the session.
+///
+/// Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#streamable-http>
 ///
 /// ```no_run
 /// use std::time::Duration;
@@ -449,25 +457,30 @@ struct Cursor {
     last_event_id: Option<String>,
     /// The server's latest `retry` advice.
     retry: Option<Duration>,
-    /// Whether the current connection brought anything new (an event id or a message).
+    /// Whether the current connection brought anything new (another event id, or a message).
     progressed: bool,
 }
 
 impl Cursor {
     fn saw_id(&mut self, id: &str) {
         // SSE: an empty id resets the last event id.
-        self.last_event_id = (!id.is_empty()).then(|| id.to_owned());
-        self.progressed = true;
+        let id = (!id.is_empty()).then(|| id.to_owned());
+        if id != self.last_event_id {
+            self.last_event_id = id;
+            self.progressed = true;
+        }
     }
 }
 
-/// Removes a request's reader from the table when the reader ends.
-struct ReaderGuard<'a> {
-    shared: &'a Shared,
+/// The stop switch of the reader of one request's answer, registered in the table of readers
+/// (so that cancelling the request stops it) until dropped.
+struct Reader {
+    shared: Arc<Shared>,
     id: RequestId,
+    stop: CancellationToken,
 }
 
-impl Drop for ReaderGuard<'_> {
+impl Drop for Reader {
     fn drop(&mut self) {
         lock(&self.shared.readers).remove(&self.id);
     }
@@ -598,15 +611,16 @@ impl Shared {
         }
     }
 
-    /// A reader's stop switch, registered under its request's id while the guard lives.
-    fn register_reader(&self, id: &RequestId) -> (CancellationToken, ReaderGuard<'_>) {
+    /// The reader of the answer to request `id`, registered before the request leaves so that
+    /// a cancellation sent at any time stops it.
+    fn register_reader(self: &Arc<Self>, id: &RequestId) -> Reader {
         let stop = self.shutdown.child_token();
         lock(&self.readers).insert(id.clone(), stop.clone());
-        let guard = ReaderGuard {
-            shared: self,
+        Reader {
+            shared: self.clone(),
             id: id.clone(),
-        };
-        (stop, guard)
+            stop,
+        }
     }
 
     /// The client cancels a request (`notifications/cancelled`): its stream is not read any
@@ -627,7 +641,7 @@ impl Shared {
         }
     }
 
-    /// `POST`s one message; see the module docs for the answers.
+    /// `POST`s one message; see [`HttpTransport`] for the answers.
     async fn post(self: Arc<Self>, message: Outgoing) -> Result<(), ClientError> {
         if self.closed.load(Ordering::Acquire) {
             return Err(ClientError::TransportClosed(
@@ -643,6 +657,12 @@ impl Shared {
         if message.method.as_deref() == Some(method::NOTIFICATION_CANCELLED) {
             self.stop_reader_of_cancelled(&message.frame.json);
         }
+        // Only a request has a response to wait for (and a stream worth resuming).
+        let awaited = match message.frame.kind {
+            FrameKind::Request => message.id.as_ref(),
+            FrameKind::Notification | FrameKind::Response => None,
+        };
+        let reader = awaited.map(|id| self.register_reader(id));
         let (mut headers, sent_session) = self.request_headers(ACCEPT_POST);
         headers.insert(header::CONTENT_TYPE, JSON);
         let request = self
@@ -659,7 +679,7 @@ impl Shared {
             return Err(ClientError::SessionExpired);
         }
         if !status.is_success() {
-            return self.refused(response).await;
+            return self.refused(response, awaited).await;
         }
         if initialize {
             self.capture_session(&response);
@@ -669,7 +689,7 @@ impl Shared {
         }
         match content_type(&response).as_deref() {
             Some("text/event-stream") => {
-                tokio::spawn(self.clone().follow_post_stream(response, message.id));
+                tokio::spawn(self.clone().follow_post_stream(response, reader));
                 Ok(())
             }
             Some("application/json") => {
@@ -677,7 +697,7 @@ impl Shared {
                 Ok(())
             }
             // Notifications and responses need no answer: whatever came is ignored.
-            _ if message.id.is_none() => Ok(()),
+            _ if reader.is_none() => Ok(()),
             other => Err(ClientError::Protocol(format!(
                 "the server answered a request with HTTP {status} and content type {:?}, \
                  neither JSON nor an SSE stream",
@@ -686,9 +706,14 @@ impl Shared {
         }
     }
 
-    /// An error status: a JSON-RPC error response to a request is delivered (the request gets
-    /// the server's error); anything else is a [`ClientError::Transport`].
-    async fn refused(&self, response: reqwest::Response) -> Result<(), ClientError> {
+    /// An error status: a JSON-RPC error response to the request that was sent (`awaited`) is
+    /// delivered (the request gets the server's error); anything else is a
+    /// [`ClientError::Transport`].
+    async fn refused(
+        self: &Arc<Self>,
+        response: reqwest::Response,
+        awaited: Option<&RequestId>,
+    ) -> Result<(), ClientError> {
         let status = response.status();
         let body = read_body(
             response,
@@ -699,12 +724,13 @@ impl Shared {
         .ok();
         if let Some(body) = &body
             && let Ok(Incoming::Response(answer)) = actix_mcp_actors::parse_message(body)
+            && Some(&answer.id) == awaited
         {
-            let inbox = self.inbox.clone();
+            let shared = self.clone();
             tokio::spawn(async move {
-                inbox
-                    .deliver(Inbound::Message(Incoming::Response(answer)))
-                    .await
+                let stop = shared.shutdown.clone();
+                let answer = Inbound::Message(Incoming::Response(answer));
+                shared.deliver(answer, &stop).await
             });
             return Ok(());
         }
@@ -731,24 +757,24 @@ impl Shared {
         self.deliver(event, &self.shutdown).await;
     }
 
-    /// Reads the SSE answer to a `POST`; resumes it while it has not carried the response to
-    /// `id`.
+    /// Reads the SSE answer to a `POST`; when it answers a request (`reader`), resumes it
+    /// while it has not carried the response.
     async fn follow_post_stream(
         self: Arc<Self>,
         response: reqwest::Response,
-        id: Option<RequestId>,
+        reader: Option<Reader>,
     ) {
-        let Some(id) = id else {
+        let Some(reader) = reader else {
             // Not a request: there is no response to wait for, nor a stream to resume.
             let stop = self.shutdown.clone();
             self.read_stream(response, &mut Cursor::default(), None, &stop)
                 .await;
             return;
         };
-        let (stop, _guard) = self.register_reader(&id);
+        let (id, stop) = (&reader.id, &reader.stop);
         let mut cursor = Cursor::default();
         match self
-            .read_stream(response, &mut cursor, Some(&id), &stop)
+            .read_stream(response, &mut cursor, Some(id), stop)
             .await
         {
             StreamEnd::Answered | StreamEnd::Stopped => return,
@@ -767,7 +793,7 @@ impl Shared {
             );
             return;
         }
-        self.resume(cursor, &id, &stop).await;
+        self.resume(cursor, id, stop).await;
     }
 
     /// Resumes a `POST`'s stream with `GET` and `Last-Event-ID` until it carries the response
