@@ -9,10 +9,12 @@
 //! | --- | --- | --- |
 //! | [`IoTransport`] | any `AsyncRead` + `AsyncWrite` pair carrying newline-delimited JSON | [`IoTransport::new`] |
 //! | [`ChildProcess`] | a server started as a child process, over its stdin and stdout | [`ChildProcess::new`] |
+//! | [`HttpTransport`] | a Streamable HTTP endpoint (2025-11-25): POST, SSE answers and resumption, the GET stream, sessions | [`HttpTransport::new`], [`HttpTransport::with_options`] |
 //!
 //! Implement [`Connect`] and [`Transport`] to bring your own.
 
 mod child;
+mod http;
 mod io;
 
 use std::fmt;
@@ -23,6 +25,7 @@ use futures::future::BoxFuture;
 use tokio::sync::mpsc;
 
 pub use child::{ChildProcess, StderrMode};
+pub use http::{HttpOptions, HttpTransport};
 pub use io::IoTransport;
 
 use super::error::ClientError;
@@ -85,6 +88,11 @@ impl Inbox {
     /// Whether the session has stopped listening.
     pub fn is_closed(&self) -> bool {
         self.0.is_closed()
+    }
+
+    /// Resolves once the session has stopped listening.
+    pub(crate) async fn closed(&self) {
+        self.0.closed().await;
     }
 }
 
