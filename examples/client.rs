@@ -1,0 +1,325 @@
+//! A command-line MCP client: connects to any MCP server (a command over stdio, or a
+//! Streamable HTTP URL), runs one request, and prints its JSON result on stdout (one line).
+//!
+//! ```text
+//! cargo run --example client -- --stdio "cargo run --example stdio_server" tools
+//! cargo run --example client -- --url http://127.0.0.1:8080/mcp call echo '{"message":"hi"}'
+//! cargo run --example client -- --url http://127.0.0.1:8080/mcp --progress call sleep '{"ms":500}'
+//! ```
+//!
+//! Exit status: 0 on success, 1 when the server answered with an error or the connection
+//! failed (the error is printed as JSON on stderr), 2 on bad usage.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use actix_mcp::client::transport::{ChildProcess, HttpOptions, HttpTransport};
+use actix_mcp::client::{
+    CallOptions, Client, ClientBuilder, ClientError, ServerRequest, fill_elicitation_defaults,
+};
+use actix_mcp::protocol::{
+    CompletionArgument, CreateMessageRequestParams, CreateMessageResult, ElicitAction,
+    ElicitRequestParams, ElicitResult, LoggingLevel, OneOrMany, Reference, Role, Root,
+    SamplingMessageContentBlock,
+};
+use clap::{Parser, Subcommand};
+use serde_json::{Map, Value, json};
+
+#[derive(Parser)]
+#[command(about = "Run one MCP request against a server and print the result as JSON")]
+struct Cli {
+    /// The server as a command line to start (split on whitespace).
+    #[arg(long, conflicts_with = "url", required_unless_present = "url")]
+    stdio: Option<String>,
+    /// The server's Streamable HTTP endpoint.
+    #[arg(long)]
+    url: Option<String>,
+    /// An extra HTTP header, `Name: value` (repeatable).
+    #[arg(long = "header", value_name = "NAME: VALUE")]
+    headers: Vec<String>,
+    /// Print each progress notification to stderr as one JSON line.
+    #[arg(long)]
+    progress: bool,
+    /// Answer `sampling/createMessage` with this text.
+    #[arg(long, value_name = "TEXT")]
+    sampling_reply: Option<String>,
+    /// Accept elicitations with this JSON object (omitted fields take the schema's defaults).
+    #[arg(long, value_name = "JSON", conflicts_with = "elicit_decline")]
+    elicit_accept: Option<String>,
+    /// Decline elicitations.
+    #[arg(long)]
+    elicit_decline: bool,
+    /// Offer these roots to the server.
+    #[arg(long, num_args = 1.., value_name = "URI")]
+    roots: Vec<String>,
+    /// Cancel the request after this many milliseconds; prints `{"cancelled":true}`.
+    #[arg(long, value_name = "N")]
+    cancel_after_ms: Option<u64>,
+    /// Set the server's log level and print its log notifications to stderr.
+    #[arg(long, value_name = "LEVEL")]
+    log_level: Option<String>,
+    /// Give up on the request after this many milliseconds.
+    #[arg(long, value_name = "N")]
+    timeout_ms: Option<u64>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// The server's `initialize` result.
+    Info,
+    /// Every tool (all pages).
+    Tools,
+    /// Every prompt (all pages).
+    Prompts,
+    /// Every resource (all pages).
+    Resources,
+    /// Every resource template (all pages).
+    Templates,
+    /// Call a tool.
+    Call {
+        /// The tool.
+        name: String,
+        /// Its arguments, a JSON object.
+        args: Option<String>,
+    },
+    /// Get a prompt.
+    Prompt {
+        /// The prompt.
+        name: String,
+        /// Its arguments, a JSON object of strings.
+        args: Option<String>,
+    },
+    /// Read a resource.
+    Read {
+        /// The resource's URI.
+        uri: String,
+    },
+    /// Complete an argument of a prompt or resource template.
+    Complete {
+        /// The prompt whose argument to complete.
+        #[arg(
+            long,
+            conflicts_with = "template",
+            required_unless_present = "template"
+        )]
+        prompt: Option<String>,
+        /// The resource template whose variable to complete.
+        #[arg(long)]
+        template: Option<String>,
+        /// The argument.
+        arg: String,
+        /// What is typed so far.
+        value: String,
+    },
+    /// Check the server answers.
+    Ping,
+}
+
+/// A usage error found after parsing (exit 2).
+struct Usage(String);
+
+fn json_object(text: Option<&str>) -> Result<Map<String, Value>, Usage> {
+    match text.map(serde_json::from_str::<Value>) {
+        None => Ok(Map::new()),
+        Some(Ok(Value::Object(map))) => Ok(map),
+        Some(Ok(other)) => Err(Usage(format!("expected a JSON object, got {other}"))),
+        Some(Err(err)) => Err(Usage(format!("invalid JSON: {err}"))),
+    }
+}
+
+fn stderr_line(value: &Value) {
+    eprintln!("{value}");
+}
+
+fn builder(cli: &Cli) -> Result<ClientBuilder, Usage> {
+    let mut builder = Client::builder("actix-mcp-cli", env!("CARGO_PKG_VERSION"));
+    if let Some(timeout) = cli.timeout_ms {
+        builder = builder.request_timeout(Some(Duration::from_millis(timeout)));
+    }
+    if let Some(reply) = cli.sampling_reply.clone() {
+        builder = builder.sampling(move |_: CreateMessageRequestParams, _: ServerRequest| {
+            let reply = reply.clone();
+            async move {
+                Ok(CreateMessageResult {
+                    role: Role::Assistant,
+                    content: OneOrMany::One(SamplingMessageContentBlock::text(reply)),
+                    model: "actix-mcp-cli".into(),
+                    stop_reason: Some("endTurn".into()),
+                    meta: None,
+                })
+            }
+        });
+    }
+    if let Some(accept) = cli.elicit_accept.as_deref() {
+        let content = json_object(Some(accept))?;
+        builder = builder
+            .elicitation(move |params: ElicitRequestParams, _| {
+                let mut result = ElicitResult::new(ElicitAction::Accept);
+                result.content = Some(content.clone());
+                fill_elicitation_defaults(&params, &mut result);
+                async move { Ok(result) }
+            })
+            .elicitation_url(true);
+    } else if cli.elicit_decline {
+        builder = builder
+            .elicitation(|_, _| async { Ok(ElicitResult::new(ElicitAction::Decline)) })
+            .elicitation_url(true);
+    }
+    if !cli.roots.is_empty() {
+        let roots = cli
+            .roots
+            .iter()
+            .map(|uri| Root::new(uri.clone(), None))
+            .collect();
+        builder = builder.roots_list(roots);
+    }
+    if cli.log_level.is_some() {
+        builder = builder.on_log_message(|log| {
+            stderr_line(&serde_json::to_value(&log).unwrap_or(Value::Null));
+        });
+    }
+    Ok(builder)
+}
+
+async fn connect(cli: &Cli) -> Result<Result<Client, ClientError>, Usage> {
+    let builder = builder(cli)?;
+    if let Some(url) = &cli.url {
+        let mut options = HttpOptions::default();
+        for header in &cli.headers {
+            let Some((name, value)) = header.split_once(':') else {
+                return Err(Usage(format!("--header {header:?} is not `Name: value`")));
+            };
+            options = options.header(name.trim(), value.trim());
+        }
+        return Ok(builder
+            .connect(HttpTransport::with_options(url.as_str(), options))
+            .await);
+    }
+    let line = cli.stdio.as_deref().unwrap_or_default();
+    let Some(child) = ChildProcess::from_command_line(line) else {
+        return Err(Usage("--stdio needs a command".into()));
+    };
+    Ok(builder.connect(child).await)
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> Result<Value, ClientError> {
+    serde_json::to_value(value).map_err(|err| ClientError::Protocol(err.to_string()))
+}
+
+async fn run(cli: &Cli, client: &Client) -> Result<Result<Value, ClientError>, Usage> {
+    if let Some(level) = &cli.log_level {
+        let level: LoggingLevel = serde_json::from_value(Value::String(level.clone()))
+            .map_err(|_| Usage(format!("unknown log level {level:?}")))?;
+        if let Err(err) = client.set_logging_level(level).await {
+            return Ok(Err(err));
+        }
+    }
+    let mut options = CallOptions::new();
+    if let Some(timeout) = cli.timeout_ms {
+        options = options.timeout(Duration::from_millis(timeout));
+    }
+    if cli.progress {
+        options = options.progress(|progress| {
+            stderr_line(&serde_json::to_value(&progress).unwrap_or(Value::Null));
+        });
+    }
+    let (method, params) = match &cli.command {
+        Command::Info => return Ok(to_json(client.initialize_result())),
+        Command::Tools => return Ok(client.tools().await.and_then(|v| to_json(&v))),
+        Command::Prompts => return Ok(client.prompts().await.and_then(|v| to_json(&v))),
+        Command::Resources => return Ok(client.resources().await.and_then(|v| to_json(&v))),
+        Command::Templates => {
+            return Ok(client.resource_templates().await.and_then(|v| to_json(&v)));
+        }
+        Command::Ping => return Ok(client.ping().await.map(|()| json!({}))),
+        Command::Call { name, args } => (
+            "tools/call",
+            json!({"name": name, "arguments": json_object(args.as_deref())?}),
+        ),
+        Command::Prompt { name, args } => (
+            "prompts/get",
+            json!({"name": name, "arguments": json_object(args.as_deref())?}),
+        ),
+        Command::Read { uri } => ("resources/read", json!({"uri": uri})),
+        Command::Complete {
+            prompt,
+            template,
+            arg,
+            value,
+        } => {
+            let reference = match (prompt, template) {
+                (Some(prompt), _) => Reference::prompt(prompt.clone()),
+                (None, Some(template)) => Reference::resource(template.clone()),
+                (None, None) => return Err(Usage("--prompt or --template is required".into())),
+            };
+            (
+                "completion/complete",
+                json!({"ref": reference, "argument": CompletionArgument::new(arg.clone(), value.clone())}),
+            )
+        }
+    };
+    let pending = match client
+        .start_request::<Value>(method, Some(params), options)
+        .await
+    {
+        Ok(pending) => pending,
+        Err(err) => return Ok(Err(err)),
+    };
+    let Some(after) = cli.cancel_after_ms else {
+        return Ok(pending.await);
+    };
+    let mut pending = Box::pin(pending);
+    tokio::select! {
+        outcome = &mut pending => Ok(outcome),
+        () = tokio::time::sleep(Duration::from_millis(after)) => {
+            // Dropping the request cancels it at the server.
+            drop(pending);
+            Ok(Ok(json!({"cancelled": true})))
+        }
+    }
+}
+
+fn error_json(error: &ClientError) -> Value {
+    match error.rpc() {
+        Some(rpc) => json!({"error": rpc}),
+        None => json!({"error": {"message": error.to_string()}}),
+    }
+}
+
+#[actix_rt::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let client = match connect(&cli).await {
+        Err(Usage(message)) => {
+            eprintln!("error: {message}");
+            return ExitCode::from(2);
+        }
+        Ok(Err(err)) => {
+            stderr_line(&error_json(&err));
+            return ExitCode::from(1);
+        }
+        Ok(Ok(client)) => client,
+    };
+    let outcome = run(&cli, &client).await;
+    client.close().await;
+    match outcome {
+        Err(Usage(message)) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
+        }
+        Ok(Ok(value)) => {
+            println!("{value}");
+            ExitCode::SUCCESS
+        }
+        Ok(Err(err)) => {
+            stderr_line(&error_json(&err));
+            ExitCode::from(1)
+        }
+    }
+}
