@@ -1,0 +1,175 @@
+//! Streamable HTTP (2025-11-25), the client side: the transport our server speaks in
+//! [`crate::transport::http`], for any conforming server.
+//!
+//! The public side is [`HttpTransport`] (whose docs say how it behaves) and [`HttpOptions`]
+//! (`options`). Inside: `shared`, the state of one connection (session id, protocol version,
+//! the stop switches of the answer readers) with the `POST` and `DELETE` exchanges;
+//! `streams`, the reading of SSE answers, their resumption and the `GET` stream; `sse`, a
+//! size-bounded decoder over `russe`.
+//!
+//! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#streamable-http>
+
+mod options;
+mod shared;
+mod sse;
+mod streams;
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use reqwest::header::HeaderValue;
+
+pub use options::HttpOptions;
+use shared::{Shared, lock};
+
+use super::{Connect, Inbound, Inbox, Outgoing, Transport};
+use crate::client::error::ClientError;
+
+/// How long `close` waits to hand the session its final [`Inbound::Closed`].
+const CLOSED_DELIVERY_WAIT: Duration = Duration::from_secs(1);
+
+/// A connection to an MCP server over Streamable HTTP (2025-11-25): the endpoint's URL and its
+/// [`HttpOptions`].
+///
+/// Every message is its own `POST` to the endpoint; [`Transport::send`] resolves once the
+/// server answered it. A background task reads the answer into the session's [`Inbox`]:
+///
+/// | answer to a `POST` | what happens |
+/// | --- | --- |
+/// | `202 Accepted` | nothing more (notifications and responses) |
+/// | `200`, `application/json` | the body is one message, delivered |
+/// | `200`, `text/event-stream` | each event's `data` is a message, delivered; an event without data (a priming event) only records its id |
+/// | `404` on a request that carried a session id | [`ClientError::SessionExpired`]; the session id is forgotten |
+/// | any other error status | [`ClientError::Transport`] with the status and the server's error message, unless the body is a JSON-RPC error response to a request: that is delivered, and `send` succeeds |
+///
+/// **Resumption (SSE polling).** A `POST`'s SSE stream that ends before it carried the
+/// response to its request is resumed with `GET` and `Last-Event-ID` (the last event id seen),
+/// never before the server's `retry` advice has passed (1 s when it gave none), and read until
+/// the response arrives. Attempts that bring nothing new count against a reconnection budget,
+/// with exponential backoff; when it is spent, the request is left to the session's timeout
+/// (and a warning is logged). Sending `notifications/cancelled` for a request stops the
+/// reading of its stream.
+///
+/// **The `GET` stream.** After initialization ([`Transport::initialized`]) a task opens the
+/// standalone `GET` stream for what the server sends outside any request, and keeps it open
+/// the same way (`Last-Event-ID`, `retry`, the budget); `405` means the server offers none.
+///
+/// **Sessions.** The `Mcp-Session-Id` of the `initialize` answer labels every later request,
+/// and so does `MCP-Protocol-Version` once the session set it. [`Transport::close`] ends the
+/// session with `DELETE` (a `405` or `404` answer is fine), stops every task and delivers
+/// [`Inbound::Closed`]; later sends fail with [`ClientError::TransportClosed`].
+///
+/// Everything the server sends is bounded: a message over the size limit, or one that is not
+/// JSON-RPC, is reported as [`Inbound::Malformed`] and skipped; every request waits at most the
+/// request timeout for its headers, and every task stops with the transport or the session.
+///
+/// Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#streamable-http>
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use actix_mcp::client::transport::{Connect, HttpOptions, HttpTransport, Inbox};
+///
+/// # async fn run() -> Result<(), actix_mcp::client::ClientError> {
+/// let options = HttpOptions::default()
+///     .header("Authorization", "Bearer secret")
+///     .request_timeout(Duration::from_secs(30));
+/// let (inbox, _events) = Inbox::channel();
+/// let transport = HttpTransport::with_options("http://127.0.0.1:8080/mcp", options)
+///     .connect(inbox)
+///     .await?;
+/// # let _ = transport;
+/// # Ok(())
+/// # }
+/// ```
+pub struct HttpTransport {
+    url: String,
+    options: HttpOptions,
+}
+
+impl fmt::Debug for HttpTransport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpTransport")
+            .field("url", &self.url)
+            .field("options", &self.options)
+            .finish()
+    }
+}
+
+impl HttpTransport {
+    /// The MCP endpoint at `url` (`http://` or `https://`), with default options. A malformed
+    /// URL fails [`connect`](Connect::connect) with [`ClientError::Transport`].
+    pub fn new(url: impl AsRef<str>) -> Self {
+        Self::with_options(url, HttpOptions::default())
+    }
+
+    /// The MCP endpoint at `url`, with `options`.
+    pub fn with_options(url: impl AsRef<str>, options: HttpOptions) -> Self {
+        Self {
+            url: url.as_ref().to_owned(),
+            options,
+        }
+    }
+}
+
+impl Connect for HttpTransport {
+    fn connect(self, inbox: Inbox) -> BoxFuture<'static, Result<Arc<dyn Transport>, ClientError>> {
+        Box::pin(async move {
+            let shared = Shared::new(self, inbox)?;
+            Ok(Arc::new(HttpConnection(Arc::new(shared))) as Arc<dyn Transport>)
+        })
+    }
+}
+
+/// The connected transport.
+struct HttpConnection(Arc<Shared>);
+
+impl Transport for HttpConnection {
+    fn send(&self, message: Outgoing) -> BoxFuture<'static, Result<(), ClientError>> {
+        Box::pin(self.0.clone().post(message))
+    }
+
+    fn set_protocol_version(&self, version: &str) {
+        match HeaderValue::from_str(version) {
+            Ok(value) => *lock(&self.0.version) = Some(value),
+            Err(_) => tracing::warn!(
+                version,
+                "the protocol version cannot be sent in a header; requests go without it"
+            ),
+        }
+    }
+
+    fn initialized(&self) {
+        let shared = &self.0;
+        if !shared.get_stream
+            || shared.closed.load(Ordering::Acquire)
+            || shared.listening.swap(true, Ordering::AcqRel)
+        {
+            return;
+        }
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(shared.clone().listen());
+            }
+            Err(_) => tracing::warn!("no Tokio runtime: the GET stream is not opened"),
+        }
+    }
+
+    fn close(&self) -> BoxFuture<'static, Result<(), ClientError>> {
+        let shared = self.0.clone();
+        Box::pin(async move {
+            if shared.closed.swap(true, Ordering::AcqRel) {
+                return Ok(());
+            }
+            let result = shared.delete_session().await;
+            shared.shutdown.cancel();
+            let closed = Inbound::Closed(ClientError::TransportClosed(
+                "the client closed the connection".into(),
+            ));
+            let _ = tokio::time::timeout(CLOSED_DELIVERY_WAIT, shared.inbox.deliver(closed)).await;
+            result
+        })
+    }
+}

@@ -1,0 +1,454 @@
+//! What every task of one HTTP connection shares, and the `POST` and `DELETE` exchanges.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use actix_mcp_actors::{FrameKind, Incoming, RequestId};
+use bytes::BytesMut;
+use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
+use reqwest::{StatusCode, Url};
+use tokio_util::sync::CancellationToken;
+
+use super::HttpTransport;
+use super::options::Limits;
+use super::streams::Reader;
+use crate::client::error::ClientError;
+use crate::client::transport::{Inbound, Inbox, Outgoing};
+use crate::protocol::method;
+
+/// The longest server error message quoted in a [`ClientError::Transport`].
+pub(super) const MAX_QUOTED_ERROR: usize = 512;
+
+pub(super) const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
+pub(super) const PROTOCOL_VERSION_HEADER: HeaderName =
+    HeaderName::from_static("mcp-protocol-version");
+pub(super) const LAST_EVENT_ID_HEADER: HeaderName = HeaderName::from_static("last-event-id");
+pub(super) const ACCEPT_POST: HeaderValue =
+    HeaderValue::from_static("application/json, text/event-stream");
+pub(super) const ACCEPT_SSE: HeaderValue = HeaderValue::from_static("text/event-stream");
+pub(super) const JSON: HeaderValue = HeaderValue::from_static("application/json");
+
+/// What every task of one connection shares.
+pub(super) struct Shared {
+    pub(super) client: reqwest::Client,
+    pub(super) url: Url,
+    /// The custom headers.
+    pub(super) headers: HeaderMap,
+    pub(super) limits: Limits,
+    pub(super) get_stream: bool,
+    pub(super) inbox: Inbox,
+    pub(super) session: Mutex<Option<HeaderValue>>,
+    pub(super) version: Mutex<Option<HeaderValue>>,
+    /// The stop switch of each request's stream reader, to stop it when the request is
+    /// cancelled.
+    pub(super) readers: Mutex<HashMap<RequestId, CancellationToken>>,
+    /// Stops every task (on `close`).
+    pub(super) shutdown: CancellationToken,
+    pub(super) listening: AtomicBool,
+    pub(super) closed: AtomicBool,
+}
+
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// An error and its causes, on one line (reqwest's own message alone says little).
+pub(super) fn describe(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// The essence of a response's `Content-Type`, lowercased.
+pub(super) fn content_type(response: &reqwest::Response) -> Option<String> {
+    let value = response
+        .headers()
+        .get(header::CONTENT_TYPE)?
+        .to_str()
+        .ok()?;
+    let essence = value.split(';').next().unwrap_or_default().trim();
+    Some(essence.to_ascii_lowercase())
+}
+
+/// One message from the server's bytes.
+pub(super) fn parse(data: &[u8]) -> Inbound {
+    match actix_mcp_actors::parse_message(data) {
+        Ok(message) => Inbound::Message(message),
+        Err(rejection) => Inbound::Malformed(ClientError::Protocol(format!(
+            "the server sent an unreadable message: {}",
+            rejection.error.message
+        ))),
+    }
+}
+
+/// The `error.message` of a JSON-RPC error body, shortened.
+pub(super) fn error_message(body: &[u8]) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_slice(body).ok()?;
+    let message = value.get("error")?.get("message")?.as_str()?;
+    let mut message = message.to_owned();
+    if message.len() > MAX_QUOTED_ERROR {
+        let mut end = MAX_QUOTED_ERROR;
+        while !message.is_char_boundary(end) {
+            end -= 1;
+        }
+        message.truncate(end);
+        message.push('…');
+    }
+    Some(message)
+}
+
+/// Why a body could not be read.
+pub(super) enum BodyError {
+    TooLarge,
+    Failed(String),
+}
+
+/// Reads a whole body of at most `max` bytes, within `within`.
+pub(super) async fn read_body(
+    mut response: reqwest::Response,
+    max: usize,
+    within: Duration,
+) -> Result<BytesMut, BodyError> {
+    if response
+        .content_length()
+        .is_some_and(|length| length > max as u64)
+    {
+        return Err(BodyError::TooLarge);
+    }
+    let read = async {
+        let mut body = BytesMut::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|err| BodyError::Failed(describe(&err)))?
+        {
+            if body.len() + chunk.len() > max {
+                return Err(BodyError::TooLarge);
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body)
+    };
+    match tokio::time::timeout(within, read).await {
+        Ok(result) => result,
+        Err(_) => Err(BodyError::Failed(format!(
+            "no whole body within {within:?}"
+        ))),
+    }
+}
+
+impl Shared {
+    pub(super) fn new(transport: HttpTransport, inbox: Inbox) -> Result<Self, ClientError> {
+        let HttpTransport { url, options } = transport;
+        let url = Url::parse(&url)
+            .map_err(|err| ClientError::Transport(format!("invalid server URL {url:?}: {err}")))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(ClientError::Transport(format!(
+                "the server URL must be http:// or https://, not {}://",
+                url.scheme()
+            )));
+        }
+        if let Some(invalid) = options.invalid_header {
+            return Err(ClientError::Transport(invalid));
+        }
+        let client = match options.client {
+            Some(client) => client,
+            None => reqwest::Client::builder()
+                .connect_timeout(options.connect_timeout)
+                .build()
+                .map_err(|err| {
+                    ClientError::Transport(format!(
+                        "could not build the HTTP client: {}",
+                        describe(&err)
+                    ))
+                })?,
+        };
+        Ok(Self {
+            client,
+            url,
+            headers: options.headers,
+            limits: Limits {
+                request_timeout: options.request_timeout,
+                max_message: options.max_message_size,
+                attempts: options.reconnect_attempts,
+                initial_delay: options.reconnect_initial_delay,
+                max_delay: options.reconnect_max_delay,
+            },
+            get_stream: options.get_stream,
+            inbox,
+            session: Mutex::new(None),
+            version: Mutex::new(None),
+            readers: Mutex::new(HashMap::new()),
+            shutdown: CancellationToken::new(),
+            listening: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
+        })
+    }
+
+    /// The headers of a request: the custom ones, `Accept`, then the session id and protocol
+    /// version when known. Also returns the session id sent.
+    pub(super) fn request_headers(&self, accept: HeaderValue) -> (HeaderMap, Option<HeaderValue>) {
+        let mut headers = self.headers.clone();
+        headers.insert(header::ACCEPT, accept);
+        let session = lock(&self.session).clone();
+        if let Some(session) = &session {
+            headers.insert(SESSION_HEADER, session.clone());
+        }
+        if let Some(version) = lock(&self.version).clone() {
+            headers.insert(PROTOCOL_VERSION_HEADER, version);
+        }
+        (headers, session)
+    }
+
+    /// Forgets the session id `sent`, unless another one has replaced it meanwhile.
+    pub(super) fn forget_session(&self, sent: &HeaderValue) {
+        let mut session = lock(&self.session);
+        if session.as_ref() == Some(sent) {
+            *session = None;
+        }
+    }
+
+    /// Keeps the session id the server assigned in its `initialize` answer.
+    pub(super) fn capture_session(&self, response: &reqwest::Response) {
+        let Some(value) = response.headers().get(SESSION_HEADER) else {
+            return;
+        };
+        let bytes = value.as_bytes();
+        if bytes.is_empty() || !bytes.iter().all(|b| (0x21..=0x7e).contains(b)) {
+            tracing::warn!(
+                "the server assigned a session id with characters other than visible ASCII; \
+                 it is ignored"
+            );
+            return;
+        }
+        *lock(&self.session) = Some(value.clone());
+    }
+
+    /// Sends a request and waits for its response headers, within the request timeout.
+    pub(super) async fn exchange(
+        &self,
+        request: reqwest::RequestBuilder,
+        what: &str,
+    ) -> Result<reqwest::Response, ClientError> {
+        let within = self.limits.request_timeout;
+        match tokio::time::timeout(within, request.send()).await {
+            Err(_) => Err(ClientError::Transport(format!(
+                "no answer to the {what} within {within:?}"
+            ))),
+            Ok(Err(err)) => Err(ClientError::Transport(format!(
+                "the {what} failed: {}",
+                describe(&err)
+            ))),
+            Ok(Ok(response)) => Ok(response),
+        }
+    }
+
+    /// Delivers one event, unless `stop` comes first. `false` when reading should stop.
+    pub(super) async fn deliver(&self, event: Inbound, stop: &CancellationToken) -> bool {
+        tokio::select! {
+            biased;
+            () = stop.cancelled() => false,
+            delivered = self.inbox.deliver(event) => delivered,
+        }
+    }
+
+    /// Waits `delay`; `true` when the transport or the session stopped first.
+    pub(super) async fn pause(&self, delay: Duration, stop: &CancellationToken) -> bool {
+        tokio::select! {
+            biased;
+            () = stop.cancelled() => true,
+            () = self.inbox.closed() => true,
+            () = tokio::time::sleep(delay) => false,
+        }
+    }
+
+    /// The reader of the answer to request `id`, registered before the request leaves so that
+    /// a cancellation sent at any time stops it.
+    pub(super) fn register_reader(self: &Arc<Self>, id: &RequestId) -> Reader {
+        let stop = self.shutdown.child_token();
+        lock(&self.readers).insert(id.clone(), stop.clone());
+        Reader {
+            shared: self.clone(),
+            id: id.clone(),
+            stop,
+        }
+    }
+
+    /// The client cancels a request (`notifications/cancelled`): its stream is not read any
+    /// longer, nor resumed.
+    pub(super) fn stop_reader_of_cancelled(&self, frame: &str) {
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(frame) else {
+            return;
+        };
+        let Some(id) = value
+            .get("params")
+            .and_then(|params| params.get("requestId"))
+            .and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok())
+        else {
+            return;
+        };
+        if let Some(stop) = lock(&self.readers).remove(&id) {
+            stop.cancel();
+        }
+    }
+
+    /// `POST`s one message; see [`HttpTransport`] for the answers.
+    pub(super) async fn post(self: Arc<Self>, message: Outgoing) -> Result<(), ClientError> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(ClientError::TransportClosed(
+                "the HTTP transport is closed".into(),
+            ));
+        }
+        let initialize = message.method.as_deref() == Some(method::INITIALIZE);
+        if initialize {
+            // A new session starts without the old one's id and version.
+            *lock(&self.session) = None;
+            *lock(&self.version) = None;
+        }
+        if message.method.as_deref() == Some(method::NOTIFICATION_CANCELLED) {
+            self.stop_reader_of_cancelled(&message.frame.json);
+        }
+        // Only a request has a response to wait for (and a stream worth resuming).
+        let awaited = match message.frame.kind {
+            FrameKind::Request => message.id.as_ref(),
+            FrameKind::Notification | FrameKind::Response => None,
+        };
+        let reader = awaited.map(|id| self.register_reader(id));
+        let (mut headers, sent_session) = self.request_headers(ACCEPT_POST);
+        headers.insert(header::CONTENT_TYPE, JSON);
+        let request = self
+            .client
+            .post(self.url.clone())
+            .headers(headers)
+            .body(message.frame.json.to_string());
+        let response = self.exchange(request, "POST").await?;
+        let status = response.status();
+        if status == StatusCode::NOT_FOUND
+            && let Some(sent) = &sent_session
+        {
+            self.forget_session(sent);
+            return Err(ClientError::SessionExpired);
+        }
+        if !status.is_success() {
+            return self.refused(response, awaited).await;
+        }
+        if initialize {
+            self.capture_session(&response);
+        }
+        if status == StatusCode::ACCEPTED {
+            return Ok(());
+        }
+        match content_type(&response).as_deref() {
+            Some("text/event-stream") => {
+                tokio::spawn(self.clone().follow_post_stream(response, reader));
+                Ok(())
+            }
+            Some("application/json") => {
+                tokio::spawn(self.clone().deliver_json(response));
+                Ok(())
+            }
+            // Notifications and responses need no answer: whatever came is ignored.
+            _ if reader.is_none() => Ok(()),
+            other => Err(ClientError::Protocol(format!(
+                "the server answered a request with HTTP {status} and content type {:?}, \
+                 neither JSON nor an SSE stream",
+                other.unwrap_or("(none)")
+            ))),
+        }
+    }
+
+    /// An error status: a JSON-RPC error response to the request that was sent (`awaited`) is
+    /// delivered (the request gets the server's error); anything else is a
+    /// [`ClientError::Transport`].
+    pub(super) async fn refused(
+        self: &Arc<Self>,
+        response: reqwest::Response,
+        awaited: Option<&RequestId>,
+    ) -> Result<(), ClientError> {
+        let status = response.status();
+        let body = read_body(
+            response,
+            self.limits.max_message,
+            self.limits.request_timeout,
+        )
+        .await
+        .ok();
+        if let Some(body) = &body
+            && let Ok(Incoming::Response(answer)) = actix_mcp_actors::parse_message(body)
+            && Some(&answer.id) == awaited
+        {
+            let shared = self.clone();
+            tokio::spawn(async move {
+                let stop = shared.shutdown.clone();
+                let answer = Inbound::Message(Incoming::Response(answer));
+                shared.deliver(answer, &stop).await
+            });
+            return Ok(());
+        }
+        Err(ClientError::Transport(
+            match body.as_deref().and_then(error_message) {
+                Some(message) => format!("HTTP {status}: {message}"),
+                None => format!("HTTP {status}"),
+            },
+        ))
+    }
+
+    /// Delivers the one message of a JSON answer.
+    pub(super) async fn deliver_json(self: Arc<Self>, response: reqwest::Response) {
+        let max = self.limits.max_message;
+        let event = match read_body(response, max, self.limits.request_timeout).await {
+            Ok(body) => parse(&body),
+            Err(BodyError::TooLarge) => Inbound::Malformed(ClientError::Protocol(format!(
+                "the server sent a JSON answer over {max} bytes; it was skipped"
+            ))),
+            Err(BodyError::Failed(err)) => Inbound::Malformed(ClientError::Transport(format!(
+                "reading the server's JSON answer failed: {err}"
+            ))),
+        };
+        self.deliver(event, &self.shutdown).await;
+    }
+
+    /// Ends the session with `DELETE` (when there is one).
+    pub(super) async fn delete_session(&self) -> Result<(), ClientError> {
+        let (headers, session) = self.request_headers(JSON);
+        let Some(session) = session else {
+            return Ok(());
+        };
+        *lock(&self.session) = None;
+        let request = self.client.delete(self.url.clone()).headers(headers);
+        let response = self.exchange(request, "DELETE").await?;
+        let status = response.status();
+        if status.is_success()
+            || status == StatusCode::NOT_FOUND
+            || status == StatusCode::METHOD_NOT_ALLOWED
+        {
+            Ok(())
+        } else {
+            tracing::debug!(?session, %status, "the server refused to end the session");
+            Err(ClientError::Transport(format!(
+                "the server refused to end the session: HTTP {status}"
+            )))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    pub(super) fn error_messages_are_read_from_json_rpc_bodies() {
+        let body = br#"{"jsonrpc":"2.0","error":{"code":-32600,"message":"bad session"}}"#;
+        assert_eq!(error_message(body).as_deref(), Some("bad session"));
+        assert_eq!(error_message(b"<html>"), None);
+    }
+}
