@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::error::ClientError;
 use super::handlers::{self, HandlerResult, Handlers, ServerRequest};
-use super::session::ClientSession;
+use super::session::{ClientSession, EnableRenewal};
 use super::transport::{Connect, Inbox};
 use super::{CallOptions, Client, ClientInner};
 use crate::protocol::{
@@ -27,6 +27,7 @@ pub struct ClientBuilder {
     info: Implementation,
     version: ProtocolVersion,
     timeout: Option<Duration>,
+    renew: bool,
     handlers: Handlers,
 }
 
@@ -35,6 +36,7 @@ impl fmt::Debug for ClientBuilder {
         f.debug_struct("ClientBuilder")
             .field("name", &self.info.name)
             .field("protocol_version", &self.version)
+            .field("renew_expired_sessions", &self.renew)
             .field("handlers", &self.handlers)
             .finish()
     }
@@ -46,8 +48,22 @@ impl ClientBuilder {
             info: Implementation::new(name, version),
             version: ProtocolVersion::LATEST,
             timeout: Some(Duration::from_secs(60)),
+            renew: false,
             handlers: Handlers::default(),
         }
+    }
+
+    /// Whether to initialize a new session when the server forgets this one (HTTP `404` on a
+    /// session request; default off). With it, a request the server refused for that reason
+    /// waits while a new session is initialized with the same `initialize` params, then is
+    /// sent again, once; a request whose answer was lost with the old session still fails with
+    /// [`ClientError::SessionExpired`], since it may have run. The old session's state at the
+    /// server (resource subscriptions, the logging level) is not restored, and the new session
+    /// must settle on the same protocol version. Without it, every call after the expiry fails
+    /// with [`ClientError::SessionExpired`] and a new [`Client`] must be connected.
+    pub fn renew_expired_sessions(mut self, on: bool) -> Self {
+        self.renew = on;
+        self
     }
 
     /// A human-readable name for the client.
@@ -242,6 +258,7 @@ impl ClientBuilder {
         };
         let params = serde_json::to_value(&params)
             .map_err(|err| ClientError::Protocol(format!("unserialisable initialize: {err}")))?;
+        let renewal_params = self.renew.then(|| params.clone());
         let init: InitializeResult = match client
             .request(method::INITIALIZE, Some(params), CallOptions::default())
             .await
@@ -268,6 +285,13 @@ impl ClientBuilder {
         };
         inner.init = init;
         inner.version = version;
+        if let Some(params) = renewal_params {
+            inner.session.do_send(EnableRenewal {
+                params,
+                version: version.as_str().to_owned(),
+                timeout: self.timeout,
+            });
+        }
         client
             .notify(method::NOTIFICATION_INITIALIZED, None)
             .await?;

@@ -21,6 +21,7 @@ pub mod http;
 pub mod http_tools;
 pub mod pipe;
 pub mod sse;
+pub mod wire;
 
 /// The longest any test waits for one message: a broken server fails, it never hangs.
 pub const WAIT: Duration = Duration::from_secs(5);

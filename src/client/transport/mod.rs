@@ -50,6 +50,15 @@ pub enum Inbound {
     /// Something the server sent could not be read (malformed JSON, an oversized message);
     /// the connection goes on.
     Malformed(ClientError),
+    /// The answer to request `id` will not come (its stream ended and could not be resumed,
+    /// or its session ended): the call fails with `error` at once rather than at its time
+    /// limit. The connection goes on.
+    Lost {
+        /// The request whose answer is lost.
+        id: RequestId,
+        /// Why: [`ClientError::SessionExpired`] when the session ended.
+        error: ClientError,
+    },
     /// The connection is gone, with the reason; nothing more will arrive.
     Closed(ClientError),
 }

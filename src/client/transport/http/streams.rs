@@ -2,6 +2,7 @@
 //! `Last-Event-ID`, and the standalone `GET` stream.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use actix_mcp_actors::{Incoming, RequestId};
@@ -81,7 +82,8 @@ impl Drop for Reader {
 
 impl Shared {
     /// Reads the SSE answer to a `POST`; when it answers a request (`reader`), resumes it
-    /// while it has not carried the response.
+    /// while it has not carried the response, and reports the response lost
+    /// ([`Inbound::Lost`]) when it cannot.
     pub(super) async fn follow_post_stream(
         self: Arc<Self>,
         response: reqwest::Response,
@@ -96,50 +98,48 @@ impl Shared {
         };
         let (id, stop) = (&reader.id, &reader.stop);
         let mut cursor = Cursor::default();
-        match self
+        let lost = match self
             .read_stream(response, &mut cursor, Some(id), stop)
             .await
         {
             StreamEnd::Answered | StreamEnd::Stopped => return,
-            StreamEnd::Ended => {
-                tracing::debug!(request = %id, "the answer's stream ended before the response")
-            }
-            StreamEnd::Failed(err) => {
-                tracing::debug!(request = %id, %err, "the answer's stream broke before the response")
-            }
-        }
-        if cursor.last_event_id.is_none() {
-            tracing::warn!(
-                request = %id,
-                "the server ended the answer's stream before the response, without an event id \
-                 to resume it from; the response is lost"
-            );
-            return;
-        }
-        self.resume(cursor, id, stop).await;
+            _ if cursor.last_event_id.is_none() => ClientError::Transport(
+                "the server ended the answer's stream before the response, without an event \
+                 id to resume it from"
+                    .into(),
+            ),
+            StreamEnd::Ended | StreamEnd::Failed(_) => match self.resume(cursor, id, stop).await {
+                Some(lost) => lost,
+                None => return,
+            },
+        };
+        tracing::debug!(request = %id, %lost, "the response is lost");
+        let lost = Inbound::Lost {
+            id: id.clone(),
+            error: lost,
+        };
+        self.deliver(lost, stop).await;
     }
 
     /// Resumes a `POST`'s stream with `GET` and `Last-Event-ID` until it carries the response
-    /// to `id`, within the reconnection budget.
+    /// to `id`, within the reconnection budget. `None` when the response came or the reader
+    /// stopped; otherwise why the response is lost.
     pub(super) async fn resume(
         &self,
         mut cursor: Cursor,
         id: &RequestId,
         stop: &CancellationToken,
-    ) {
+    ) -> Option<ClientError> {
         let mut failures = 0;
         loop {
             if failures >= self.limits.attempts {
-                tracing::warn!(
-                    request = %id,
-                    attempts = failures,
-                    "could not resume the answer's stream; the response is lost"
-                );
-                return;
+                return Some(ClientError::Transport(format!(
+                    "the answer's stream could not be resumed ({failures} attempts)"
+                )));
             }
             let delay = self.limits.reconnect_delay(cursor.retry, failures);
             if self.pause(delay, stop).await {
-                return;
+                return None;
             }
             cursor.progressed = false;
             match self.open_get(cursor.last_event_id.as_deref(), stop).await {
@@ -148,7 +148,7 @@ impl Shared {
                         .read_stream(response, &mut cursor, Some(id), stop)
                         .await
                     {
-                        StreamEnd::Answered | StreamEnd::Stopped => return,
+                        StreamEnd::Answered | StreamEnd::Stopped => return None,
                         StreamEnd::Ended => {}
                         StreamEnd::Failed(err) => {
                             tracing::debug!(request = %id, %err, "the resumed stream broke");
@@ -156,27 +156,47 @@ impl Shared {
                     }
                 }
                 Get::NotOffered => {
-                    tracing::warn!(
-                        request = %id,
-                        "the server does not resume streams (405); the response is lost"
-                    );
-                    return;
+                    return Some(ClientError::Transport(
+                        "the answer's stream ended and the server does not resume streams \
+                         (HTTP 405)"
+                            .into(),
+                    ));
                 }
-                Get::SessionGone => {
-                    tracing::debug!(request = %id, "the session ended before the response");
-                    return;
-                }
+                Get::SessionGone => return Some(ClientError::SessionExpired),
                 Get::Failed(err) => {
                     tracing::debug!(request = %id, %err, "resuming the answer's stream failed");
                 }
-                Get::Stopped => return,
+                Get::Stopped => return None,
             }
             failures = if cursor.progressed { 0 } else { failures + 1 };
         }
     }
 
-    /// The standalone `GET` stream, kept open until the transport or the session stops.
+    /// The standalone `GET` stream, kept open until the transport stops, in this session and
+    /// in the next one should the session be renewed while it runs. Once it gives up, a later
+    /// [`Transport::initialized`](crate::client::transport::Transport::initialized) opens it
+    /// again.
     pub(super) async fn listen(self: Arc<Self>) {
+        loop {
+            let session = lock(&self.session).clone();
+            self.listen_in_session().await;
+            if self.shutdown.is_cancelled() {
+                return;
+            }
+            // Decided under the session's lock, which the next session's id is set under
+            // before its `initialized`: either this task sees that session, or `initialized`
+            // sees that this task is gone.
+            let current = lock(&self.session);
+            if current.is_some() && *current != session {
+                continue;
+            }
+            self.listening.store(false, Ordering::Release);
+            return;
+        }
+    }
+
+    /// The `GET` stream of one session, until it ends for good.
+    async fn listen_in_session(&self) {
         let stop = self.shutdown.clone();
         let mut cursor = Cursor::default();
         let mut failures = 0;

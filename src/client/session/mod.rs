@@ -12,6 +12,10 @@
 //! | [`CancelCall`] | a dropped or cancelled call | forgets it and sends `notifications/cancelled` |
 //! | [`Notify`] | `Client::notify` | sends a notification |
 //! | [`Shutdown`] | `Client::close` | fails what is pending, closes the transport, stops |
+//! | [`EnableRenewal`] | `ClientBuilder::connect`, with `renew_expired_sessions` | keeps what a new session needs |
+//!
+//! With renewal on, a request the server refuses because it forgot the session (HTTP 404, see
+//! [`renewal`]) waits while the session initializes a new one, then is sent again.
 //!
 //! Server-to-client requests (`sampling/createMessage`, `elicitation/create`, `roots/list`,
 //! `ping`) run as futures of this actor, each cancellable by the server's
@@ -43,6 +47,11 @@ use super::handlers::{Handlers, ServerRequest};
 use super::transport::{Inbound, Outgoing, Transport};
 use crate::protocol::{ElicitRequestParams, ProgressNotificationParams, method};
 
+mod renewal;
+
+pub(crate) use renewal::EnableRenewal;
+use renewal::Renewal;
+
 /// Called with each `notifications/progress` for a call.
 pub type ProgressCallback = Arc<dyn Fn(ProgressNotificationParams) + Send + Sync>;
 
@@ -50,6 +59,9 @@ struct Pending {
     reply: oneshot::Sender<Result<Value, ClientError>>,
     progress: Option<(Value, ProgressCallback)>,
     timer: Option<SpawnHandle>,
+    /// The request as sent, kept (with renewal on) to send it again in a new session if the
+    /// server refuses it for an expired one; taken when it is re-sent, so that happens once.
+    resend: Option<Outgoing>,
 }
 
 /// The client session actor. See the module docs.
@@ -63,6 +75,9 @@ pub(crate) struct ClientSession {
     progress: HashMap<String, RequestId>,
     serving: HashMap<RequestId, (SpawnHandle, CancellationToken)>,
     closed: Option<ClientError>,
+    /// Set by [`EnableRenewal`]: how to initialize a new session when the server forgets this
+    /// one.
+    renewal: Option<Renewal>,
 }
 
 impl fmt::Debug for ClientSession {
@@ -95,6 +110,7 @@ impl ClientSession {
             progress: HashMap::new(),
             serving: HashMap::new(),
             closed: None,
+            renewal: None,
         }
     }
 
@@ -354,6 +370,14 @@ impl StreamHandler<Inbound> for ClientSession {
             Inbound::Malformed(error) => {
                 tracing::warn!(%error, "the server sent something unreadable");
             }
+            Inbound::Lost { id, error } => {
+                if matches!(error, ClientError::SessionExpired) {
+                    // Its answer went with the old session; it is not sent again (it may
+                    // have run), but later requests get a new session.
+                    self.renew_session(ctx);
+                }
+                self.settle(&id, Err(error), ctx);
+            }
             Inbound::Closed(error) => {
                 tracing::debug!(%error, "the connection to the server closed");
                 self.fail_all(&error, ctx);
@@ -428,27 +452,40 @@ impl Handler<Call> for ClientSession {
                 }
             })
         });
+        let outgoing = Outgoing {
+            frame: Frame::request(&id, &msg.method, params.as_ref()),
+            method: Some(msg.method),
+            id: Some(id.clone()),
+        };
+        let resend = (self.renewal.is_some()
+            && outgoing.method.as_deref() != Some(method::INITIALIZE))
+        .then(|| outgoing.clone());
         self.pending.insert(
             id.clone(),
             Pending {
                 reply: msg.reply,
                 progress,
                 timer,
+                resend,
             },
         );
-        let frame = Frame::request(&id, &msg.method, params.as_ref());
-        let send = self.transport.send(Outgoing {
-            frame,
-            method: Some(msg.method),
-            id: Some(id.clone()),
-        });
-        let sent_id = id.clone();
-        ctx.spawn(send.into_actor(self).map(move |outcome, act, ctx| {
-            if let Err(error) = outcome {
-                act.settle(&sent_id, Err(error), ctx);
-            }
-        }));
+        self.send_request(id.clone(), outgoing, ctx);
         Ok(id)
+    }
+}
+
+impl ClientSession {
+    /// Sends request `id`; a refusal settles it, unless it can wait for a new session.
+    fn send_request(&mut self, id: RequestId, outgoing: Outgoing, ctx: &mut Context<Self>) {
+        let send = self.transport.send(outgoing);
+        ctx.spawn(
+            send.into_actor(self)
+                .map(move |outcome, act, ctx| match outcome {
+                    Ok(()) => {}
+                    Err(ClientError::SessionExpired) if act.wait_for_new_session(&id, ctx) => {}
+                    Err(error) => act.settle(&id, Err(error), ctx),
+                }),
+        );
     }
 }
 
@@ -481,19 +518,25 @@ pub(crate) struct Notify {
 }
 
 impl Handler<Notify> for ClientSession {
-    type Result = actix::ResponseFuture<Result<(), ClientError>>;
+    type Result = actix::ResponseActFuture<Self, Result<(), ClientError>>;
 
     fn handle(&mut self, msg: Notify, _: &mut Self::Context) -> Self::Result {
         if let Some(error) = &self.closed {
             let error = error.clone();
-            return Box::pin(async move { Err(error) });
+            return Box::pin(actix::fut::ready(Err(error)));
         }
         let send = self.transport.send(Outgoing {
             frame: Frame::notification(&msg.method, msg.params.as_ref()),
             method: Some(msg.method),
             id: None,
         });
-        Box::pin(send)
+        Box::pin(send.into_actor(self).map(|outcome, act, ctx| {
+            if matches!(outcome, Err(ClientError::SessionExpired)) {
+                // The notification is lost with the old session; later messages get a new one.
+                act.renew_session(ctx);
+            }
+            outcome
+        }))
     }
 }
 
