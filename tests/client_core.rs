@@ -14,196 +14,23 @@ use actix_mcp::client::{
 };
 use actix_mcp::prelude::*;
 use actix_mcp::protocol::{
-    CompleteResult, Completion, CompletionArgument, CreateMessageRequestParams,
-    CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitResult, ElicitationSchema,
-    ListRootsResult, LoggingLevel, OneOrMany, Reference, Root, SamplingMessageContentBlock,
+    CompletionArgument, CreateMessageRequestParams, CreateMessageResult, ElicitAction,
+    ElicitRequestParams, ElicitResult, ListRootsResult, LoggingLevel, OneOrMany, Reference, Root,
+    SamplingMessageContentBlock,
 };
 use actix_mcp::transport::stdio::StdioConfig;
-use actix_mcp::{Json, ResourceDef};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
+
+mod common;
+
+use common::client_server::*;
 
 const WAIT: Duration = Duration::from_secs(10);
 
 async fn within<F: std::future::Future>(fut: F) -> F::Output {
     tokio::time::timeout(WAIT, fut).await.expect("done in time")
-}
-
-#[derive(Deserialize, JsonSchema)]
-struct EchoArgs {
-    message: String,
-}
-
-#[derive(Serialize, Deserialize, JsonSchema, Debug, PartialEq)]
-struct Sum {
-    total: i64,
-}
-
-#[derive(Deserialize, JsonSchema)]
-struct AddArgs {
-    a: i64,
-    b: i64,
-}
-
-/// What the server saw, for the tests to wait on.
-#[derive(Default)]
-struct Probe {
-    slow_started: Notify,
-    slow_cancelled: Notify,
-    roots_changed: Notify,
-}
-
-fn server(probe: Arc<Probe>) -> Server {
-    let p = probe.clone();
-    Server::builder("client-test-server", "2.0.0")
-        .instructions("Use the tools.")
-        .page_size(2)
-        .tool(tool(
-            "echo",
-            "Echoes",
-            |Params(a): Params<EchoArgs>| async move { a.message },
-        ))
-        .tool(tool(
-            "add",
-            "Adds",
-            |Params(a): Params<AddArgs>| async move { Json(Sum { total: a.a + a.b }) },
-        ))
-        .tool(tool("fail", "Fails", |_cx: RequestContext| async {
-            Err::<String, _>(McpError::tool("it broke"))
-        }))
-        .tool(tool(
-            "slow",
-            "Waits until cancelled",
-            move |cx: RequestContext| {
-                let probe = p.clone();
-                async move {
-                    probe.slow_started.notify_one();
-                    cx.cancelled().await;
-                    probe.slow_cancelled.notify_one();
-                    "cancelled"
-                }
-            },
-        ))
-        .tool(tool(
-            "count",
-            "Reports progress",
-            |cx: RequestContext| async move {
-                for step in 1..=3 {
-                    cx.progress(f64::from(step), Some(3.0), Some("counting"));
-                    tokio::time::sleep(Duration::from_millis(5)).await;
-                }
-                "counted"
-            },
-        ))
-        .tool(tool(
-            "ask_llm",
-            "Samples",
-            |cx: RequestContext| async move {
-                let params = CreateMessageRequestParams::new(
-                    vec![actix_mcp::protocol::SamplingMessage::user_text("hi")],
-                    10,
-                );
-                match cx.create_message(params).await {
-                    Ok(result) => serde_json::to_string(&result.content).unwrap(),
-                    Err(err) => format!("error: {err}"),
-                }
-            },
-        ))
-        .tool(tool(
-            "ask_form",
-            "Elicits",
-            |cx: RequestContext| async move {
-                let schema: ElicitationSchema = serde_json::from_value(json!({
-                    "type": "object",
-                    "properties": {
-                        "name": {"type": "string", "default": "John Doe"},
-                        "age": {"type": "integer", "default": 30},
-                        "ok": {"type": "boolean", "default": true}
-                    }
-                }))
-                .unwrap();
-                match cx.elicit_form("who?", schema).await {
-                    Ok(result) => Value::Object(result.content.unwrap_or_default()).to_string(),
-                    Err(err) => format!("error: {err}"),
-                }
-            },
-        ))
-        .tool(tool(
-            "ask_roots",
-            "Lists roots",
-            |cx: RequestContext| async move {
-                match cx.list_roots().await {
-                    Ok(result) => result
-                        .roots
-                        .into_iter()
-                        .map(|r| r.uri)
-                        .collect::<Vec<_>>()
-                        .join(","),
-                    Err(err) => format!("error: {err}"),
-                }
-            },
-        ))
-        .tool(tool("log", "Logs", |cx: RequestContext| async move {
-            cx.log(LoggingLevel::Warning, "careful", Some("test"));
-            cx.log(LoggingLevel::Debug, "noise", Some("test"));
-            "logged"
-        }))
-        .tool(tool(
-            "grow",
-            "Adds a tool",
-            |cx: RequestContext| async move {
-                cx.server()
-                    .define_tool(tool("grown", "New", |_cx: RequestContext| async { "new" }))
-                    .unwrap();
-                "grown"
-            },
-        ))
-        .tool(tool(
-            "touch",
-            "Updates a resource",
-            |cx: RequestContext| async move {
-                cx.server().notify_resource_updated("test://a");
-                "touched"
-            },
-        ))
-        .resource(ResourceDef::from(Resource::new("test://a", "a")))
-        .resource(ResourceDef::from(Resource::new("test://b", "b")))
-        .resource(ResourceDef::from(Resource::new("test://c", "c")))
-        .read_resource(|uri: actix_mcp::ResourceUri| async move { format!("content of {}", uri.0) })
-        .resource_template(resource_template(
-            ResourceTemplate::new("test://item/{id}", "item"),
-            |vars: actix_mcp::UriVars| async move { format!("item {}", vars.0["id"]) },
-        ))
-        .prompt(prompt(
-            "greet",
-            "Greets",
-            |Params(a): Params<GreetArgs>| async move {
-                vec![PromptMessage::new(
-                    Role::User,
-                    ContentBlock::text(format!("hello {}", a.name)),
-                )]
-            },
-        ))
-        .completion(|_params, _cx| async {
-            Ok(CompleteResult {
-                completion: Completion {
-                    values: vec!["alpha".into(), "alpine".into()],
-                    total: Some(2),
-                    has_more: Some(false),
-                },
-                meta: None,
-            })
-        })
-        .on_roots_list_changed(move |_session| probe.roots_changed.notify_one())
-        .build()
-        .unwrap()
-}
-
-#[derive(Deserialize, JsonSchema)]
-struct GreetArgs {
-    name: String,
 }
 
 /// Starts `server` on one end of an in-memory pipe and returns the other end as a transport.
@@ -272,6 +99,7 @@ async fn lists_are_read_page_by_page_or_whole() {
             "ask_llm",
             "ask_form",
             "ask_roots",
+            "poll",
             "log",
             "grow",
             "touch"

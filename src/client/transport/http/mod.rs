@@ -42,7 +42,7 @@ const CLOSED_DELIVERY_WAIT: Duration = Duration::from_secs(1);
 /// | `202 Accepted` | nothing more (notifications and responses) |
 /// | `200`, `application/json` | the body is one message, delivered |
 /// | `200`, `text/event-stream` | each event's `data` is a message, delivered; an event without data (a priming event) only records its id |
-/// | `404` on a request that carried a session id | [`ClientError::SessionExpired`]; the session id is forgotten |
+/// | `404` on a request that carried a session id | [`ClientError::SessionExpired`]; the session id is forgotten, and every later message but a new `initialize` fails the same way without being sent |
 /// | any other error status | [`ClientError::Transport`] with the status and the server's error message, unless the body is a JSON-RPC error response to a request: that is delivered, and `send` succeeds |
 ///
 /// **Resumption (SSE polling).** A `POST`'s SSE stream that ends before it carried the

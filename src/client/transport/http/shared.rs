@@ -48,6 +48,9 @@ pub(super) struct Shared {
     pub(super) shutdown: CancellationToken,
     pub(super) listening: AtomicBool,
     pub(super) closed: AtomicBool,
+    /// The server answered `404` for the session: every message but a new `initialize` fails
+    /// with [`ClientError::SessionExpired`] without being sent.
+    pub(super) expired: AtomicBool,
 }
 
 pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -191,6 +194,7 @@ impl Shared {
             shutdown: CancellationToken::new(),
             listening: AtomicBool::new(false),
             closed: AtomicBool::new(false),
+            expired: AtomicBool::new(false),
         })
     }
 
@@ -209,11 +213,13 @@ impl Shared {
         (headers, session)
     }
 
-    /// Forgets the session id `sent`, unless another one has replaced it meanwhile.
-    pub(super) fn forget_session(&self, sent: &HeaderValue) {
+    /// The server no longer knows the session `sent`: unless another one has replaced it
+    /// meanwhile, its id is forgotten and the session is expired.
+    pub(super) fn session_expired(&self, sent: &HeaderValue) {
         let mut session = lock(&self.session);
         if session.as_ref() == Some(sent) {
             *session = None;
+            self.expired.store(true, Ordering::Release);
         }
     }
 
@@ -313,6 +319,9 @@ impl Shared {
             // A new session starts without the old one's id and version.
             *lock(&self.session) = None;
             *lock(&self.version) = None;
+            self.expired.store(false, Ordering::Release);
+        } else if self.expired.load(Ordering::Acquire) {
+            return Err(ClientError::SessionExpired);
         }
         if message.method.as_deref() == Some(method::NOTIFICATION_CANCELLED) {
             self.stop_reader_of_cancelled(&message.frame.json);
@@ -335,7 +344,7 @@ impl Shared {
         if status == StatusCode::NOT_FOUND
             && let Some(sent) = &sent_session
         {
-            self.forget_session(sent);
+            self.session_expired(sent);
             return Err(ClientError::SessionExpired);
         }
         if !status.is_success() {
