@@ -16,6 +16,7 @@ use actix_mcp::client::ClientError;
 use actix_mcp::client::transport::{Connect, HttpOptions, HttpTransport, Inbound, Inbox};
 use actix_mcp_actors::{Incoming, RequestId};
 use actix_web::{HttpRequest, HttpResponse, web};
+use common::WAIT;
 use common::wire::*;
 use serde_json::{Value, json};
 
@@ -349,4 +350,38 @@ async fn bad_urls_and_headers_fail_to_connect() {
             connected.err()
         );
     }
+}
+
+/// An `https://` URL speaks TLS (the default `rustls` feature): the server gets a TLS
+/// handshake, and a server that answers it with plain HTTP is a transport error, not a hang.
+#[actix_web::test]
+async fn https_urls_speak_tls() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!(
+        "https://127.0.0.1:{}/mcp",
+        listener.local_addr().unwrap().port()
+    );
+    let server = tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut first = [0u8; 3];
+        socket.read_exact(&mut first).await.unwrap();
+        socket
+            .write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n")
+            .await
+            .unwrap();
+        first
+    });
+    let (inbox, _events) = Inbox::channel();
+    let transport = HttpTransport::new(&url).connect(inbox).await.unwrap();
+    let sent = tokio::time::timeout(WAIT, transport.send(initialize(1)))
+        .await
+        .expect("no hang");
+    match sent {
+        Err(ClientError::Transport(text)) => assert!(text.contains("POST"), "{text}"),
+        other => panic!("expected a transport error, got {other:?}"),
+    }
+    let first = tokio::time::timeout(WAIT, server).await.unwrap().unwrap();
+    // A TLS record of type handshake (22), protocol major version 3.
+    assert_eq!(first[..2], [0x16, 0x03], "{first:?}");
 }

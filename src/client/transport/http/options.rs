@@ -146,9 +146,11 @@ impl HttpOptions {
         self
     }
 
-    /// The `reqwest` client to send with (default: a new one with the connect timeout, and
-    /// whatever TLS backend your build of `reqwest` has; this crate enables none). Use it for
-    /// TLS settings, proxies or a shared connection pool.
+    /// The `reqwest` client to send with. The default is a new one with the connect timeout
+    /// and, with this crate's `rustls` feature (on by default), TLS for `https://` servers:
+    /// rustls on the `ring` provider with the platform's certificate verifier. Give your own
+    /// for other TLS settings (client certificates, extra roots), proxies or a shared
+    /// connection pool; it is used as it is.
     #[must_use]
     pub fn client(mut self, client: reqwest::Client) -> Self {
         self.client = Some(client);
