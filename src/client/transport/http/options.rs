@@ -147,8 +147,8 @@ impl HttpOptions {
     }
 
     /// The `reqwest` client to send with. The default is a new one with the connect timeout
-    /// and, with this crate's `rustls` feature (on by default), TLS for `https://` servers:
-    /// rustls on the `ring` provider with the platform's certificate verifier. Give your own
+    /// and, with this crate's `rustls` feature (on by default), reqwest's TLS for `https://`
+    /// servers: rustls with the platform's certificate verifier. Give your own
     /// for other TLS settings (client certificates, extra roots), proxies or a shared
     /// connection pool; it is used as it is.
     #[must_use]

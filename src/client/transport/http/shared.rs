@@ -59,28 +59,6 @@ pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// TLS for `https://` servers: rustls on the `ring` provider, the platform's certificate
-/// verifier, HTTP/1.1. Set on the client itself: nothing process-wide is installed.
-#[cfg(feature = "rustls")]
-fn tls(builder: reqwest::ClientBuilder) -> Result<reqwest::ClientBuilder, ClientError> {
-    use rustls_platform_verifier::BuilderVerifierExt as _;
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .and_then(|config| config.with_platform_verifier())
-        .map_err(|err| ClientError::Transport(format!("could not set up TLS: {err}")))?
-        .with_no_client_auth();
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok(builder.tls_backend_preconfigured(config))
-}
-
-/// Without the `rustls` feature, `https://` URLs fail to connect (unless a custom client with
-/// TLS is given).
-#[cfg(not(feature = "rustls"))]
-fn tls(builder: reqwest::ClientBuilder) -> Result<reqwest::ClientBuilder, ClientError> {
-    Ok(builder)
-}
-
 /// An error and its causes, on one line (reqwest's own message alone says little).
 pub(super) fn describe(err: &(dyn std::error::Error + 'static)) -> String {
     let mut text = err.to_string();
@@ -187,7 +165,7 @@ impl Shared {
         }
         let client = match options.client {
             Some(client) => client,
-            None => tls(reqwest::Client::builder())?
+            None => reqwest::Client::builder()
                 .connect_timeout(options.connect_timeout)
                 .build()
                 .map_err(|err| {
