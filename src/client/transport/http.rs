@@ -38,6 +38,8 @@ const DEFAULT_RECONNECT_ATTEMPTS: u32 = 5;
 const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long one request may wait for the server's response headers.
 const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
+/// The longest a message waits for the server's answer to the first standalone `GET`.
+const GET_STREAM_WAIT: Duration = Duration::from_secs(5);
 /// How long `close` waits to hand the session its final [`Inbound::Closed`].
 const CLOSED_DELIVERY_WAIT: Duration = Duration::from_secs(1);
 /// The longest server error message quoted in a [`ClientError::Transport`].
@@ -213,6 +215,10 @@ impl HttpOptions {
 /// **The `GET` stream.** After initialization ([`Transport::initialized`]) a task opens the
 /// standalone `GET` stream for what the server sends outside any request, and keeps it open
 /// the same way (`Last-Event-ID`, `retry`, the budget); `405` means the server offers none.
+/// Messages sent after initialization wait until the server has answered that first `GET`
+/// (at most 5 s, and at most the request timeout), so that what the server sends on the
+/// stream while it handles them (such as an `elicitation/create` not tied to the call) is not
+/// lost to a stream that is not open yet.
 ///
 /// **Sessions.** The `Mcp-Session-Id` of the `initialize` answer labels every later request,
 /// and so does `MCP-Protocol-Version` once the session set it. [`Transport::close`] ends the
@@ -325,6 +331,9 @@ struct Shared {
     /// Stops every task (on `close`).
     shutdown: CancellationToken,
     listening: AtomicBool,
+    /// Cancelled once the first `GET` of the standalone stream has an outcome, or when none is
+    /// made after all: messages sent after initialization wait for it.
+    get_settled: CancellationToken,
     closed: AtomicBool,
 }
 
@@ -530,6 +539,7 @@ impl Shared {
             readers: Mutex::new(HashMap::new()),
             shutdown: CancellationToken::new(),
             listening: AtomicBool::new(false),
+            get_settled: CancellationToken::new(),
             closed: AtomicBool::new(false),
         })
     }
@@ -643,12 +653,15 @@ impl Shared {
 
     /// `POST`s one message; see [`HttpTransport`] for the answers.
     async fn post(self: Arc<Self>, message: Outgoing) -> Result<(), ClientError> {
+        let initialize = message.method.as_deref() == Some(method::INITIALIZE);
+        if !initialize && self.listening.load(Ordering::Acquire) {
+            self.await_get_stream().await;
+        }
         if self.closed.load(Ordering::Acquire) {
             return Err(ClientError::TransportClosed(
                 "the HTTP transport is closed".into(),
             ));
         }
-        let initialize = message.method.as_deref() == Some(method::INITIALIZE);
         if initialize {
             // A new session starts without the old one's id and version.
             *lock(&self.session) = None;
@@ -703,6 +716,19 @@ impl Shared {
                  neither JSON nor an SSE stream",
                 other.unwrap_or("(none)")
             ))),
+        }
+    }
+
+    /// Waits until the server has answered the first `GET` of the standalone stream (or the
+    /// transport stopped), at most [`GET_STREAM_WAIT`].
+    async fn await_get_stream(&self) {
+        tokio::select! {
+            biased;
+            () = self.get_settled.cancelled() => {}
+            () = self.shutdown.cancelled() => {}
+            () = tokio::time::sleep(GET_STREAM_WAIT) => {
+                tracing::debug!("the server has not answered the GET yet; sending without it");
+            }
         }
     }
 
@@ -870,7 +896,9 @@ impl Shared {
             }
             first = false;
             cursor.progressed = false;
-            match self.open_get(cursor.last_event_id.as_deref(), &stop).await {
+            let opened = self.open_get(cursor.last_event_id.as_deref(), &stop).await;
+            self.get_settled.cancel();
+            match opened {
                 Get::Stream(response) => {
                     match self.read_stream(response, &mut cursor, None, &stop).await {
                         StreamEnd::Stopped => return,
@@ -1162,7 +1190,10 @@ impl Transport for HttpConnection {
             Ok(runtime) => {
                 runtime.spawn(shared.clone().listen());
             }
-            Err(_) => tracing::warn!("no Tokio runtime: the GET stream is not opened"),
+            Err(_) => {
+                shared.get_settled.cancel();
+                tracing::warn!("no Tokio runtime: the GET stream is not opened");
+            }
         }
     }
 
