@@ -74,16 +74,9 @@ mcp_conformance_env || die "could not install Node 22 / the conformance suite"
 echo "conformance: node $("$NODE" --version), suite $("$NODE" "$MCP_CONFORMANCE_CLI" --version)" >&2
 [[ $install_only -eq 1 ]] && exit 0
 
-req_file="$MCP_CONFORMANCE_PKG/requirements/$requirements.yaml"
-[[ -f "$req_file" ]] || die "no requirement set $requirements in the suite ($req_file)"
 # Scored and not-scored server scenarios of the requirement set, read with the suite's own YAML lib.
-sets="$("$NODE" -e '
-  const { createRequire } = require("module");
-  const r = createRequire(process.argv[1]);
-  const d = r("yaml").parse(require("fs").readFileSync(process.argv[2], "utf8"));
-  const uns = (d.not_scored || []).filter((e) => e.leg === "server").map((e) => e.scenario);
-  console.log((d.server || []).join(",") + " " + uns.join(","));
-' "$MCP_CONFORMANCE_PKG/package.json" "$req_file")"
+sets="$(mcp_requirement_scenarios server "$requirements")" \
+  || die "could not read the server scenarios of requirement set $requirements"
 scored="${sets%% *}"
 unscored="${sets#* }"
 
