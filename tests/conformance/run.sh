@@ -8,6 +8,8 @@
 #   tests/conformance/run.sh --scenario NAME    # one scenario (debugging), same wire version
 #   tests/conformance/run.sh --url URL          # test an already running server (no build/start)
 #   tests/conformance/run.sh --install-only     # just install Node 22 + the suite (warm the cache)
+#   tests/conformance/run.sh --client [...]     # the client scenarios instead: runs run-client.sh
+#                                               # with the other arguments (see its --help)
 #
 # Options:
 #   --scenario NAME          run only NAME (e.g. server-sse-polling)
@@ -44,6 +46,14 @@ install_only=0
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
 die() { echo "conformance: error: $*" >&2; exit 1; }
+
+for arg in "$@"; do
+  if [[ "$arg" == "--client" ]]; then
+    rest=()
+    for other in "$@"; do [[ "$other" == "--client" ]] || rest+=("$other"); done
+    exec bash "$here/run-client.sh" ${rest[@]+"${rest[@]}"}
+  fi
+done
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
