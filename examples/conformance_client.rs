@@ -3,11 +3,12 @@
 //! per scenario and runs this program with the server's URL as its last argument and the
 //! scenario's name in `MCP_CONFORMANCE_SCENARIO`.
 //!
-//! Run by `tests/conformance/run.sh --client`; by hand:
+//! Run by `tests/conformance/run-client.sh` (or `run.sh --client`; see the client section of
+//! `tests/conformance/SCENARIOS.md`); by hand:
 //! `MCP_CONFORMANCE_SCENARIO=tools_call cargo run --example conformance_client -- http://127.0.0.1:PORT/mcp`
 //!
 //! Exit status: 0 when the scenario's steps completed, 1 when one failed (the error on
-//! stderr), 2 on a missing URL or an unknown scenario.
+//! stderr), 2 on a missing URL or an unknown scenario (the `auth/*` scenarios: no OAuth yet).
 
 use std::process::ExitCode;
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test of actix-mcp: the Rust unit, integration and doc tests of the workspace,
-# then the official MCP conformance suite against examples/conformance_server, then the
-# official TypeScript SDK client against examples/http_server. The last two install Node 22
-# (PyPI wheel, in a venv) and pinned npm packages into tests/conformance/.cache on first use.
+# then the official MCP conformance suite against examples/conformance_server (server
+# scenarios) and examples/conformance_client (client scenarios), then the official TypeScript
+# SDK client against examples/http_server. The last three install Node 22 (PyPI wheel, in a
+# venv) and pinned npm packages into tests/conformance/.cache on first use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +12,9 @@ cargo test --workspace
 
 echo "== MCP conformance suite (server, requirements 2025-11-25)"
 bash tests/conformance/run.sh
+
+echo "== MCP conformance suite (client, requirements 2025-11-25)"
+bash tests/conformance/run-client.sh
 
 echo "== interop: official TypeScript client against examples/http_server"
 bash tests/interop/run.sh

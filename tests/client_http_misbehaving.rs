@@ -8,8 +8,8 @@
 
 mod common;
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use actix_mcp::client::ClientError;
@@ -19,6 +19,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use common::WAIT;
 use common::wire::*;
 use serde_json::{Value, json};
+use tokio::sync::mpsc;
 
 /// The POST handler of the misbehaving server: what it answers depends on the method.
 async fn misbehave(body: web::Bytes) -> HttpResponse {
@@ -384,4 +385,120 @@ async fn https_urls_speak_tls() {
     let first = tokio::time::timeout(WAIT, server).await.unwrap().unwrap();
     // A TLS record of type handshake (22), protocol major version 3.
     assert_eq!(first[..2], [0x16, 0x03], "{first:?}");
+}
+
+/// The sender of an open SSE stream of a hand-made server, once its `GET` was answered.
+type StreamSlot = Arc<Mutex<Option<mpsc::UnboundedSender<web::Bytes>>>>;
+
+/// A server whose `GET` answers only after `get_delay` (`None`: never, within the test) with a
+/// stream that stays open, and whose `POST` answers every request with an empty JSON result.
+/// While it handles a `tools/call` it sends `elicitation/create` on the `GET` stream, and drops
+/// it when that stream is not open yet, as the reference TypeScript server does with a request
+/// not tied to the call (the conformance suite's `elicitation-sep1034-client-defaults`).
+fn slow_get_server(get_delay: Option<Duration>) -> Running {
+    let slot = StreamSlot::default();
+    serve(move |cfg: &mut web::ServiceConfig| {
+        let (on_get, on_post) = (slot.clone(), slot.clone());
+        cfg.service(
+            web::resource("/mcp")
+                .route(web::get().to(move || {
+                    let slot = on_get.clone();
+                    async move {
+                        let Some(delay) = get_delay else {
+                            tokio::time::sleep(Duration::from_secs(60)).await;
+                            return HttpResponse::ServiceUnavailable().finish();
+                        };
+                        tokio::time::sleep(delay).await;
+                        let (tx, rx) = mpsc::unbounded_channel::<web::Bytes>();
+                        *slot.lock().unwrap() = Some(tx);
+                        let events = futures::stream::unfold(rx, |mut rx| async move {
+                            let chunk = rx.recv().await?;
+                            Some((Ok::<_, actix_web::Error>(chunk), rx))
+                        });
+                        HttpResponse::Ok()
+                            .content_type("text/event-stream")
+                            .streaming(events)
+                    }
+                }))
+                .route(web::post().to(move |body: web::Bytes| {
+                    let slot = on_post.clone();
+                    async move {
+                        let message: Value = serde_json::from_slice(&body).unwrap_or_default();
+                        let Some(id) = message.get("id").cloned() else {
+                            return HttpResponse::Accepted().finish();
+                        };
+                        if message["method"] == "tools/call"
+                            && let Some(stream) = slot.lock().unwrap().as_ref()
+                        {
+                            let ask = json!({
+                                "jsonrpc": "2.0",
+                                "id": "ask-1",
+                                "method": "elicitation/create",
+                                "params": {"message": "name?", "requestedSchema": {"type": "object", "properties": {}}},
+                            });
+                            let _ = stream.send(web::Bytes::from(format!("data: {ask}\n\n")));
+                        }
+                        HttpResponse::Ok()
+                            .content_type("application/json")
+                            .body(json!({"jsonrpc": "2.0", "id": id, "result": {}}).to_string())
+                    }
+                })),
+        );
+    })
+}
+
+/// A message sent after initialization waits until the server has answered the standalone
+/// `GET`, so a request the server sends on that stream while handling the call is received.
+#[actix_web::test]
+async fn requests_after_initialization_wait_for_the_get_stream() {
+    const GET_DELAY: Duration = Duration::from_millis(300);
+    let srv = slow_get_server(Some(GET_DELAY));
+    let (transport, mut events) = connect(&srv.url, HttpOptions::default()).await;
+    transport.initialized();
+    transport.send(call(2, "ask", json!({}))).await.unwrap();
+
+    let (mut asked, mut answered) = (false, false);
+    while !(asked && answered) {
+        match next(&mut events).await {
+            Inbound::Message(Incoming::Request(request)) => {
+                assert_eq!(request.method, "elicitation/create");
+                assert_eq!(request.id, RequestId::from("ask-1"));
+                asked = true;
+            }
+            Inbound::Message(Incoming::Response(response)) => {
+                assert_eq!(response.id, RequestId::Number(2));
+                answered = true;
+            }
+            other => panic!("expected the server's request and the response, got {other:?}"),
+        }
+    }
+    let get = &srv.log.with_method("GET")[0];
+    let post = &srv.log.with_method("POST")[0];
+    assert!(
+        post.at.duration_since(get.at) >= GET_DELAY,
+        "the call left {:?} after the GET, before its answer",
+        post.at.duration_since(get.at)
+    );
+    transport.close().await.unwrap();
+    srv.stop().await;
+}
+
+/// A server that never answers the `GET` delays requests by at most the request timeout.
+#[actix_web::test]
+async fn a_get_that_is_never_answered_delays_requests_only_until_the_timeout() {
+    const TIMEOUT: Duration = Duration::from_millis(300);
+    let srv = slow_get_server(None);
+    let options = HttpOptions::default().request_timeout(TIMEOUT);
+    let (transport, mut events) = connect(&srv.url, options).await;
+    transport.initialized();
+    let started = Instant::now();
+    transport.send(call(2, "ask", json!({}))).await.unwrap();
+    result(&mut events, 2).await;
+    let waited = started.elapsed();
+    assert!(
+        waited >= TIMEOUT - Duration::from_millis(30) && waited < Duration::from_secs(2),
+        "answered after {waited:?}; the request timeout is {TIMEOUT:?}"
+    );
+    transport.close().await.unwrap();
+    srv.stop().await;
 }

@@ -1,7 +1,8 @@
 # Starts one of the repository's example servers on a free loopback port, for the conformance
 # and interop runners. Source it, then call `start_example NAME LOG STARTUP_SECS`; it sets
 # `server_pid` and `port` and installs an EXIT trap that stops the server (SIGTERM, then
-# SIGKILL after 5 s). Needs `repo` and a `die` function in the caller.
+# SIGKILL after 5 s). `build_example NAME` only builds an example and sets `example_bin` (the
+# client conformance runner uses it). Needs `repo` and a `die` function in the caller.
 
 server_pid=""
 port=""
@@ -21,18 +22,26 @@ stop_example() {
   exit "$rc"
 }
 
-# start_example NAME LOG STARTUP_SECS: build examples/NAME, run it with --port on a free port,
-# and wait (bounded) until it accepts TCP connections.
-start_example() {
-  local name="$1" log="$2" startup="$3" target_dir bin
+# build_example NAME: build examples/NAME (debug) and set `example_bin` to the binary's path.
+example_bin=""
+build_example() {
+  local name="$1" target_dir
   command -v cargo >/dev/null || die "cargo not found"
   echo "$name: cargo build --example $name" >&2
   (cd "$repo" && cargo build --example "$name") || die "cargo build --example $name failed"
   target_dir="$(cd "$repo" && cargo metadata --format-version 1 --no-deps 2>/dev/null \
     | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])' 2>/dev/null || true)"
   target_dir="${target_dir:-${CARGO_TARGET_DIR:-$repo/target}}"
-  bin="$target_dir/debug/examples/$name"
-  [[ -x "$bin" ]] || die "built binary not found at $bin"
+  example_bin="$target_dir/debug/examples/$name"
+  [[ -x "$example_bin" ]] || die "built binary not found at $example_bin"
+}
+
+# start_example NAME LOG STARTUP_SECS: build examples/NAME, run it with --port on a free port,
+# and wait (bounded) until it accepts TCP connections.
+start_example() {
+  local name="$1" log="$2" startup="$3" bin
+  build_example "$name"
+  bin="$example_bin"
   port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')"
   server_log="$log"
   trap stop_example EXIT

@@ -6,6 +6,7 @@
 #     . tests/conformance/node-env.sh
 #     mcp_node_env            # installs Node 22 if needed; exports NODE, NPM, NPX, PATH
 #     mcp_conformance_env     # also installs the pinned conformance suite; exports MCP_CONFORMANCE_PKG
+#     mcp_requirement_scenarios server 2025-11-25   # "scored,... unscored,..." of one leg
 #
 # Why: the machine (and CI) ship Node 20, the conformance suite needs Node >= 22, and the only
 # network is the package registries. Node 22 therefore comes from the PyPI wheel
@@ -98,6 +99,24 @@ mcp_conformance_env() {
     [[ -f "$MCP_CONFORMANCE_CLI" ]] || { _mcp_log "missing $MCP_CONFORMANCE_CLI after install"; return 1; }
     printf '%s\n' "$want" > "$dst/.installed-sha256"
   fi
+}
+
+# mcp_requirement_scenarios LEG REV: prints the scenarios that requirement set REV of the suite
+# lists for LEG (`server` or `client`) as one line, "SCORED UNSCORED": the scored list, a space,
+# then the `not_scored` entries of that leg, each comma-separated. Read with the suite's own
+# YAML library. Needs mcp_conformance_env first.
+mcp_requirement_scenarios() {
+  local leg="$1" rev="$2" req_file
+  req_file="$MCP_CONFORMANCE_PKG/requirements/$rev.yaml"
+  [[ -f "$req_file" ]] || { _mcp_log "no requirement set $rev in the suite ($req_file)"; return 1; }
+  "$NODE" -e '
+    const { createRequire } = require("module");
+    const r = createRequire(process.argv[1]);
+    const d = r("yaml").parse(require("fs").readFileSync(process.argv[2], "utf8"));
+    const leg = process.argv[3];
+    const uns = (d.not_scored || []).filter((e) => e.leg === leg).map((e) => e.scenario);
+    console.log((d[leg] || []).join(",") + " " + uns.join(","));
+  ' "$MCP_CONFORMANCE_PKG/package.json" "$req_file" "$leg"
 }
 
 _mcp_find_node() {

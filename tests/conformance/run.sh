@@ -8,6 +8,8 @@
 #   tests/conformance/run.sh --scenario NAME    # one scenario (debugging), same wire version
 #   tests/conformance/run.sh --url URL          # test an already running server (no build/start)
 #   tests/conformance/run.sh --install-only     # just install Node 22 + the suite (warm the cache)
+#   tests/conformance/run.sh --client [...]     # the client scenarios instead: runs run-client.sh
+#                                               # with the other arguments (see its --help)
 #
 # Options:
 #   --scenario NAME          run only NAME (e.g. server-sse-polling)
@@ -45,6 +47,14 @@ install_only=0
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
 die() { echo "conformance: error: $*" >&2; exit 1; }
 
+for arg in "$@"; do
+  if [[ "$arg" == "--client" ]]; then
+    rest=()
+    for other in "$@"; do [[ "$other" == "--client" ]] || rest+=("$other"); done
+    exec bash "$here/run-client.sh" ${rest[@]+"${rest[@]}"}
+  fi
+done
+
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --scenario) [[ $# -ge 2 ]] || die "--scenario needs a NAME"; scenario="$2"; shift 2 ;;
@@ -74,16 +84,9 @@ mcp_conformance_env || die "could not install Node 22 / the conformance suite"
 echo "conformance: node $("$NODE" --version), suite $("$NODE" "$MCP_CONFORMANCE_CLI" --version)" >&2
 [[ $install_only -eq 1 ]] && exit 0
 
-req_file="$MCP_CONFORMANCE_PKG/requirements/$requirements.yaml"
-[[ -f "$req_file" ]] || die "no requirement set $requirements in the suite ($req_file)"
 # Scored and not-scored server scenarios of the requirement set, read with the suite's own YAML lib.
-sets="$("$NODE" -e '
-  const { createRequire } = require("module");
-  const r = createRequire(process.argv[1]);
-  const d = r("yaml").parse(require("fs").readFileSync(process.argv[2], "utf8"));
-  const uns = (d.not_scored || []).filter((e) => e.leg === "server").map((e) => e.scenario);
-  console.log((d.server || []).join(",") + " " + uns.join(","));
-' "$MCP_CONFORMANCE_PKG/package.json" "$req_file")"
+sets="$(mcp_requirement_scenarios server "$requirements")" \
+  || die "could not read the server scenarios of requirement set $requirements"
 scored="${sets%% *}"
 unscored="${sets#* }"
 

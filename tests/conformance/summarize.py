@@ -1,15 +1,25 @@
 #!/usr/bin/env python3
-"""Judge a conformance-suite results directory against tests/conformance/expected-failures.txt.
+"""Judge a conformance-suite results directory against an expected-failures list
+(tests/conformance/expected-failures.txt for the server run, expected-failures-client.txt for
+the client run).
 
 Usage: summarize.py --results DIR --expected FILE --scored a,b,c --unscored x,y [--only NAME]
+                    [--prefix P] [--exit-status DIR --allow-client-error a,b] [--label L]
 
 DIR is the suite's `-o` output directory; every scenario run writes
-DIR/server-<scenario>-<ISO timestamp>/checks.json (a JSON array of checks with a
-`status` of SUCCESS / FAILURE / WARNING / INFO / SKIPPED).
+DIR/<prefix><scenario>-<ISO timestamp>/checks.json (a JSON array of checks with a
+`status` of SUCCESS / FAILURE / WARNING / INFO / SKIPPED). The server mode's prefix is
+"server-" (the default); the client mode has none, and a scenario name's "/" (auth/...) makes
+a subdirectory: DIR/auth/metadata-default-<ISO timestamp>/checks.json.
 
 A scenario PASSES exactly as the suite's own pass rate counts it (tier-check):
 no FAILURE check and at least one SUCCESS check. WARNING / INFO / SKIPPED never fail it.
 A scenario that left no checks.json (crash, not run) FAILS.
+
+Client runs (--exit-status DIR, the directory tests/conformance/client-exit.sh writes
+<scenario>.rc files into) also need the client program to have exited 0: a client that
+crashed or was stopped at the timeout FAILS even when the mock server's checks passed, except
+the scenarios named in --allow-client-error (the suite expects the client to give up there).
 
 Outcome per scenario, and what it does to the exit code:
   PASS   passed, not listed                   ok
@@ -17,7 +27,7 @@ Outcome per scenario, and what it does to the exit code:
   FAIL   failed, not listed                   exit 1
   XPASS  passed, but listed                   exit 1 (remove the entry: the list only shrinks)
 
-Summary line (last line printed):
+Summary line (last line printed; "conformance" is --label):
   conformance: N passed, M failed, K skipped
   N = PASS, M = FAIL + XPASS (exactly the scenarios that make the run exit 1),
   K = XFAIL (known failures, tolerated).
@@ -53,18 +63,18 @@ def load_expected(path: Path) -> dict[str, str]:
     return expected
 
 
-def load_results(results: Path) -> dict[str, list[dict]]:
+def load_results(results: Path, prefix: str) -> dict[str, list[dict]]:
     """scenario name -> checks (if a scenario ran twice, the latest run wins)."""
     found: dict[str, tuple[str, list[dict]]] = {}
-    for checks_file in sorted(results.glob("*/checks.json")):
-        dirname = checks_file.parent.name
+    for checks_file in sorted(results.rglob("checks.json")):
+        dirname = checks_file.parent.relative_to(results).as_posix()
         stamp_match = TS_SUFFIX.search(dirname)
         stamp = stamp_match.group(0) if stamp_match else ""
         name = TS_SUFFIX.sub("", dirname)
-        if name.startswith("server-"):
+        if prefix and name.startswith(prefix):
             # "server-<scenario>"; strip exactly one prefix, since scenario names may
             # themselves start with "server-" (dir server-server-initialize-<ts>).
-            name = name[len("server-"):]
+            name = name[len(prefix):]
         try:
             checks = json.loads(checks_file.read_text())
             if not isinstance(checks, list):
@@ -91,6 +101,20 @@ def judge(checks: list[dict] | None) -> tuple[bool, str]:
     return True, f"{n_ok} ok" + (f", {n_warn} warning(s)" if n_warn else "")
 
 
+def client_exit(exit_dir: Path, name: str) -> tuple[bool, str]:
+    """Whether the client program of scenario `name` exited 0, and if not, how it ended."""
+    status_file = exit_dir / f"{name}.rc"
+    try:
+        status = status_file.read_text().strip()
+    except OSError:
+        return False, "the client left no exit status (not run, or stopped before it ended)"
+    if status == "0":
+        return True, ""
+    if status == "143":
+        return False, "the client was stopped (exit 143: the scenario's timeout?)"
+    return False, f"the client exited {status}"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--results", required=True, type=Path)
@@ -99,12 +123,20 @@ def main() -> int:
     ap.add_argument("--unscored", default="")
     ap.add_argument("--only", default="", help="single-scenario mode: judge just this scenario")
     ap.add_argument("--json", type=Path, help="also write a machine-readable summary here")
+    ap.add_argument("--prefix", default="server-",
+                    help="prefix of the result directories before the scenario name ('' for client runs)")
+    ap.add_argument("--exit-status", type=Path,
+                    help="client runs: the directory of <scenario>.rc files written by client-exit.sh")
+    ap.add_argument("--allow-client-error", default="",
+                    help="client runs: scenarios whose client may exit non-zero")
+    ap.add_argument("--label", default="conformance", help="the summary line's first word(s)")
     args = ap.parse_args()
 
     scored = [s for s in args.scored.split(",") if s]
     unscored = [s for s in args.unscored.split(",") if s]
     expected = load_expected(args.expected)
-    results = load_results(args.results)
+    results = load_results(args.results, args.prefix)
+    allow_client_error = {s for s in args.allow_client_error.split(",") if s}
 
     known = set(scored) | set(unscored)
     problems: list[str] = []
@@ -126,6 +158,10 @@ def main() -> int:
         print(f"--- {group} scenarios ({len(names)}) ---")
         for name in names:
             ok, why = judge(results.get(name))
+            if args.exit_status is not None and name not in allow_client_error:
+                exited, how = client_exit(args.exit_status, name)
+                if not exited:
+                    ok, why = False, f"{why}; {how}"
             listed = name in expected
             outcome = {(True, False): "PASS", (False, False): "FAIL",
                        (False, True): "XFAIL", (True, True): "XPASS"}[(ok, listed)]
@@ -144,7 +180,7 @@ def main() -> int:
         args.json.write_text(json.dumps({"counts": counts, "scenarios": summary, "problems": problems}, indent=2))
 
     failed = counts["FAIL"] + counts["XPASS"] + len(problems)
-    print(f"conformance: {counts['PASS']} passed, {failed} failed, {counts['XFAIL']} skipped")
+    print(f"{args.label}: {counts['PASS']} passed, {failed} failed, {counts['XFAIL']} skipped")
     return 1 if failed else 0
 
 

@@ -56,6 +56,10 @@ const CLOSED_DELIVERY_WAIT: Duration = Duration::from_secs(1);
 /// **The `GET` stream.** After initialization ([`Transport::initialized`]) a task opens the
 /// standalone `GET` stream for what the server sends outside any request, and keeps it open
 /// the same way (`Last-Event-ID`, `retry`, the budget); `405` means the server offers none.
+/// Messages sent after initialization wait until the server has answered that first `GET`
+/// (at most 5 s, and at most the request timeout), so that what the server sends on the
+/// stream while it handles them (such as an `elicitation/create` not tied to the call) is not
+/// lost to a stream that is not open yet.
 ///
 /// **Sessions.** The `Mcp-Session-Id` of the `initialize` answer labels every later request,
 /// and so does `MCP-Protocol-Version` once the session set it. [`Transport::close`] ends the
@@ -153,7 +157,10 @@ impl Transport for HttpConnection {
             Ok(runtime) => {
                 runtime.spawn(shared.clone().listen());
             }
-            Err(_) => tracing::warn!("no Tokio runtime: the GET stream is not opened"),
+            Err(_) => {
+                shared.get_settled.cancel();
+                tracing::warn!("no Tokio runtime: the GET stream is not opened");
+            }
         }
     }
 

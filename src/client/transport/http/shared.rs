@@ -21,6 +21,9 @@ use crate::protocol::method;
 /// The longest server error message quoted in a [`ClientError::Transport`].
 pub(super) const MAX_QUOTED_ERROR: usize = 512;
 
+/// The longest a message waits for the server's answer to the first standalone `GET`.
+const GET_STREAM_WAIT: Duration = Duration::from_secs(5);
+
 pub(super) const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
 pub(super) const PROTOCOL_VERSION_HEADER: HeaderName =
     HeaderName::from_static("mcp-protocol-version");
@@ -47,6 +50,9 @@ pub(super) struct Shared {
     /// Stops every task (on `close`).
     pub(super) shutdown: CancellationToken,
     pub(super) listening: AtomicBool,
+    /// Cancelled once the first `GET` of the standalone stream has an outcome, or when none is
+    /// made after all: messages sent after initialization wait for it.
+    pub(super) get_settled: CancellationToken,
     pub(super) closed: AtomicBool,
     /// The server answered `404` for the session: every message but a new `initialize` fails
     /// with [`ClientError::SessionExpired`] without being sent.
@@ -193,6 +199,7 @@ impl Shared {
             readers: Mutex::new(HashMap::new()),
             shutdown: CancellationToken::new(),
             listening: AtomicBool::new(false),
+            get_settled: CancellationToken::new(),
             closed: AtomicBool::new(false),
             expired: AtomicBool::new(false),
         })
@@ -309,12 +316,15 @@ impl Shared {
 
     /// `POST`s one message; see [`HttpTransport`] for the answers.
     pub(super) async fn post(self: Arc<Self>, message: Outgoing) -> Result<(), ClientError> {
+        let initialize = message.method.as_deref() == Some(method::INITIALIZE);
+        if !initialize && self.listening.load(Ordering::Acquire) {
+            self.await_get_stream().await;
+        }
         if self.closed.load(Ordering::Acquire) {
             return Err(ClientError::TransportClosed(
                 "the HTTP transport is closed".into(),
             ));
         }
-        let initialize = message.method.as_deref() == Some(method::INITIALIZE);
         if initialize {
             // A new session starts without the old one's id and version.
             *lock(&self.session) = None;
@@ -372,6 +382,19 @@ impl Shared {
                  neither JSON nor an SSE stream",
                 other.unwrap_or("(none)")
             ))),
+        }
+    }
+
+    /// Waits until the server has answered the first `GET` of the standalone stream (or the
+    /// transport stopped), at most [`GET_STREAM_WAIT`].
+    async fn await_get_stream(&self) {
+        tokio::select! {
+            biased;
+            () = self.get_settled.cancelled() => {}
+            () = self.shutdown.cancelled() => {}
+            () = tokio::time::sleep(GET_STREAM_WAIT) => {
+                tracing::debug!("the server has not answered the GET yet; sending without it");
+            }
         }
     }
 

@@ -218,7 +218,9 @@ impl Shared {
             }
             first = false;
             cursor.progressed = false;
-            match self.open_get(cursor.last_event_id.as_deref(), &stop).await {
+            let opened = self.open_get(cursor.last_event_id.as_deref(), &stop).await;
+            self.get_settled.cancel();
+            match opened {
                 Get::Stream(response) => {
                     match self.read_stream(response, &mut cursor, None, &stop).await {
                         StreamEnd::Stopped => return,
