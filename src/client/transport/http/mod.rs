@@ -62,8 +62,8 @@ const CLOSED_DELIVERY_WAIT: Duration = Duration::from_secs(1);
 /// lost to a stream that is not open yet.
 ///
 /// **Sessions.** The `Mcp-Session-Id` of the `initialize` answer labels every later request,
-/// and so does `MCP-Protocol-Version` once the session set it. [`Transport::close`] ends the
-/// session with `DELETE` (a `405` or `404` answer is fine), stops every task and delivers
+/// and so does `MCP-Protocol-Version` once the session set it. [`Transport::close`] stops every
+/// task, ends the session with `DELETE` (a `405` or `404` answer is fine) and delivers
 /// [`Inbound::Closed`]; later sends fail with [`ClientError::TransportClosed`].
 ///
 /// Everything the server sends is bounded: a message over the size limit, or one that is not
@@ -170,8 +170,10 @@ impl Transport for HttpConnection {
             if shared.closed.swap(true, Ordering::AcqRel) {
                 return Ok(());
             }
-            let result = shared.delete_session().await;
+            // Stop every task first: the GET stream must not (re)open while the session is
+            // being ended, when it would go without the session id.
             shared.shutdown.cancel();
+            let result = shared.delete_session().await;
             let closed = Inbound::Closed(ClientError::TransportClosed(
                 "the client closed the connection".into(),
             ));
