@@ -2,9 +2,10 @@
 //!
 //! Run: `cargo run --example http_server -- --port 8080 [--workers N] [--stateless] [--json-response]`
 //!
-//! Tools: `echo` (returns `message`), `sleep` (waits `ms`, reporting progress every 100 ms when
-//! asked, stopping when cancelled), `summarize` (asks the client to sample an LLM), and
-//! `add_tool` (registers a tool at run time; every session gets `tools/list_changed`).
+//! Tools: `echo` (returns `message`, logging it at debug level), `sleep` (waits `ms`, reporting
+//! progress every 100 ms when asked, stopping when cancelled), `summarize` (asks the client to
+//! sample an LLM), and `add_tool` (registers a tool at run time; every session gets
+//! `tools/list_changed`).
 
 use std::time::{Duration, Instant};
 
@@ -115,8 +116,15 @@ fn server() -> Result<Server, actix_mcp::BuildError> {
         )
         .tool(tool(
             "echo",
-            "Returns its message unchanged",
-            |Params(args): Params<EchoArgs>| async move { args.message },
+            "Returns its message unchanged (and logs it at debug level)",
+            |Params(args): Params<EchoArgs>, cx: RequestContext| async move {
+                cx.log(
+                    LoggingLevel::Debug,
+                    format!("echo: {}", args.message),
+                    Some("echo"),
+                );
+                args.message
+            },
         ))
         .tool(tool(
             "sleep",

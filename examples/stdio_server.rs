@@ -1,7 +1,8 @@
 //! A stdio MCP server: newline-delimited JSON-RPC on stdin/stdout, logs on stderr.
 //!
-//! It serves four tools (`echo`, `sleep` with progress and cancellation, `summarize` with
-//! sampling, `ask_name` with elicitation), one prompt (`greet`) and one resource (`file:///example/readme.txt`).
+//! It serves four tools (`echo`, which also logs at debug level, `sleep` with progress and
+//! cancellation, `summarize` with sampling, `ask_name` with elicitation), one prompt (`greet`)
+//! and one resource (`file:///example/readme.txt`).
 //!
 //! ```text
 //! cargo run --example stdio_server
@@ -15,7 +16,7 @@
 use std::time::Duration;
 
 use actix_mcp::protocol::{
-    CreateMessageRequestParams, PromptMessage, Resource, SamplingMessage,
+    CreateMessageRequestParams, LoggingLevel, PromptMessage, Resource, SamplingMessage,
     SamplingMessageContentBlock,
 };
 use actix_mcp::{McpError, Params, PeerError, RequestContext, Server, prompt, resource, tool};
@@ -134,8 +135,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let echo = tool(
         "echo",
-        "Returns its message unchanged",
-        |Params(args): Params<EchoArgs>| async move { args.message },
+        "Returns its message unchanged (and logs it at debug level)",
+        |Params(args): Params<EchoArgs>, cx: RequestContext| async move {
+            cx.log(
+                LoggingLevel::Debug,
+                format!("echo: {}", args.message),
+                Some("echo"),
+            );
+            args.message
+        },
     );
     let greet = prompt(
         "greet",
