@@ -49,14 +49,17 @@ struct Cli {
     /// Decline elicitations.
     #[arg(long)]
     elicit_decline: bool,
-    /// Offer these roots to the server.
-    #[arg(long, num_args = 1.., value_name = "URI")]
+    /// Offer this root to the server (repeatable: `--roots A --roots B`).
+    #[arg(long, value_name = "URI")]
     roots: Vec<String>,
     /// Cancel the request after this many milliseconds; prints `{"cancelled":true}`.
     #[arg(long, value_name = "N")]
     cancel_after_ms: Option<u64>,
-    /// Set the server's log level and print its log notifications to stderr.
-    #[arg(long, value_name = "LEVEL")]
+    /// Set the server's log level (when it declares logging) and print its log notifications
+    /// to stderr.
+    #[arg(long, value_name = "LEVEL", value_parser = [
+        "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency",
+    ])]
     log_level: Option<String>,
     /// Give up on the request after this many milliseconds.
     #[arg(long, value_name = "N")]
@@ -212,7 +215,11 @@ async fn run(cli: &Cli, client: &Client) -> Result<Result<Value, ClientError>, U
     if let Some(level) = &cli.log_level {
         let level: LoggingLevel = serde_json::from_value(Value::String(level.clone()))
             .map_err(|_| Usage(format!("unknown log level {level:?}")))?;
-        if let Err(err) = client.set_logging_level(level).await {
+        // A server that does not declare logging has no `logging/setLevel` to call; whatever
+        // it logs is still printed.
+        if client.server_capabilities().logging.is_some()
+            && let Err(err) = client.set_logging_level(level).await
+        {
             return Ok(Err(err));
         }
     }
