@@ -43,7 +43,8 @@ struct Cli {
     /// Answer `sampling/createMessage` with this text.
     #[arg(long, value_name = "TEXT")]
     sampling_reply: Option<String>,
-    /// Accept elicitations with this JSON object (omitted fields take the schema's defaults).
+    /// Accept elicitations: a form with this JSON object (omitted fields take the schema's
+    /// defaults), a URL without content.
     #[arg(long, value_name = "JSON", conflicts_with = "elicit_decline")]
     elicit_accept: Option<String>,
     /// Decline elicitations.
@@ -160,8 +161,11 @@ fn builder(cli: &Cli) -> Result<ClientBuilder, Usage> {
         builder = builder
             .elicitation(move |params: ElicitRequestParams, _| {
                 let mut result = ElicitResult::new(ElicitAction::Accept);
-                result.content = Some(content.clone());
-                fill_elicitation_defaults(&params, &mut result);
+                // Only a form has content; a URL elicitation is accepted without any.
+                if matches!(params, ElicitRequestParams::Form(_)) {
+                    result.content = Some(content.clone());
+                    fill_elicitation_defaults(&params, &mut result);
+                }
                 async move { Ok(result) }
             })
             .elicitation_url(true);

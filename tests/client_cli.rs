@@ -429,6 +429,20 @@ async fn roots_are_repeatable_and_precede_the_subcommand() {
     assert_eq!(run.text(), "file:///a file:///b");
 }
 
+#[tokio::test]
+async fn elicit_accept_answers_a_url_elicitation_without_content() {
+    let peer = peer();
+    let args = ["--stdio", &peer, "--elicit-accept", r#"{"name":"Ada"}"#];
+    let run = client(&[&args[..], &["call", "visit"]].concat()).await.ok();
+    let result: Value = serde_json::from_str(&run.text()).unwrap();
+    assert_eq!(result, json!({"action": "accept"}));
+    let run = client(&["--stdio", &peer, "--elicit-decline", "call", "visit"])
+        .await
+        .ok();
+    let result: Value = serde_json::from_str(&run.text()).unwrap();
+    assert_eq!(result, json!({"action": "decline"}));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Over Streamable HTTP
 
