@@ -2,8 +2,10 @@
 # Runs every test of actix-mcp: the Rust unit, integration and doc tests of the workspace,
 # then the official MCP conformance suite against examples/conformance_server (server
 # scenarios) and examples/conformance_client (client scenarios), then the official TypeScript
-# SDK client against examples/http_server. The last three install Node 22 (PyPI wheel, in a
-# venv) and pinned npm packages into tests/conformance/.cache on first use.
+# SDK client against examples/http_server, then our command-line client against servers of the
+# official TypeScript and Python SDKs. The last four install Node 22 (PyPI wheel, in a venv)
+# and pinned npm packages into tests/conformance/.cache on first use; the last one also the
+# pinned Python SDKs into tests/interop/.venv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,3 +20,6 @@ bash tests/conformance/run-client.sh
 
 echo "== interop: official TypeScript client against examples/http_server"
 bash tests/interop/run.sh
+
+echo "== interop: our client against server-everything (TypeScript) and the Python SDK"
+bash tests/interop/client-run.sh

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Interop test: the official TypeScript MCP SDK client (tests/interop/client.mjs, SDK pinned in
-# package-lock.json) against examples/http_server.rs.
+# package-lock.json) against examples/http_server.rs. (Our own client against other SDKs'
+# servers: client-run.sh.)
 #
 # Usage:
 #   tests/interop/run.sh              # build + start `--example http_server --port P`, run the client
