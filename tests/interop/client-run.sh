@@ -33,9 +33,8 @@
 #   - server-everything answers an unknown tool and invalid arguments with an `isError` result
 #     (no JSON-RPC error); our client passes that through (exit 0).
 #   - server-everything sends its logs and its roots/list request outside any request: over
-#     HTTP they travel on the standalone GET stream, which our client (like the TypeScript and
-#     Python SDK clients) opens after initializing without waiting for it before the first
-#     request; a server that sends there at once may find it not yet open (see the http checks).
+#     HTTP they travel on the standalone GET stream, which our client opens after initializing
+#     and waits for (bounded) before its next request, so they reach it even when sent at once.
 #   - mcp 1.x answers an unknown resource with JSON-RPC error code 0 (mcp 2.x: -32602).
 #   - mcp 1.x logs a ClosedResourceError traceback when a session is deleted while its GET
 #     stream is open (server-side noise, in its log only).
@@ -184,9 +183,8 @@ expect_event() {
   fail "$name (no \"$line\" in $file within 10 s)"
 }
 
-# everything_checks TRANSPORT (stdio or http)
 everything_checks() {
-  local transport="$1" docs
+  local docs
   docs="$(cd "$(dirname "$everything_js")/docs" && find . -maxdepth 1 -type f -printf '%f\n' | sort)"
   export EVERYTHING_DOCS="$docs"
   check info 0 'out.serverInfo.name === "mcp-servers/everything" && out.protocolVersion === "2025-11-25"
@@ -229,22 +227,11 @@ everything_checks() {
   check "--progress" 0 'text.includes("Steps: 3") && progress.map((p) => p.progress).join() === "1,2,3"
     && progress.every((p) => p.total === 3 && p.progressToken === progress[0].progressToken)' \
     -- --progress call trigger-long-running-operation '{"duration":0.3,"steps":3}'
-  if [[ "$transport" == stdio ]]; then
-    check "--log-level debug: a simulated log line" 0 'text.startsWith("Started simulated") && logs.length >= 1
-      && logs.every((l) => /message/.test(l.data))' -- --log-level debug call toggle-simulated-logging
-    check "--roots, and the log of the roots sync" 0 'text.includes("URI: file:///tmp/interop-root")
-      && logs.some((l) => l.level === "info" && l.data.includes("1 root(s) received"))' \
-      -- --log-level info --roots file:///tmp/interop-root call get-roots-list
-  else
-    # Over HTTP the server sends these on the GET stream, which our client opens right after
-    # initializing, concurrently with its first request: the two checks above could run before
-    # it is open (the log is then lost, the roots/list request too and the call never ends).
-    # The server also syncs roots 350 ms after initialization: that request and its log arrive
-    # during a 1.5 s call.
-    check "--roots and --log-level: roots/list and a log on the GET stream" 0 'text.includes("Steps: 3")
-      && logs.some((l) => l.level === "info" && l.data.includes("1 root(s) received"))' \
-      -- --log-level info --roots file:///tmp/interop-root call trigger-long-running-operation '{"duration":1.5,"steps":3}'
-  fi
+  check "--log-level debug: a simulated log line" 0 'text.startsWith("Started simulated") && logs.length >= 1
+    && logs.every((l) => /message/.test(l.data))' -- --log-level debug call toggle-simulated-logging
+  check "--roots, and the log of the roots sync" 0 'text.includes("URI: file:///tmp/interop-root")
+    && logs.some((l) => l.level === "info" && l.data.includes("1 root(s) received"))' \
+    -- --log-level info --roots file:///tmp/interop-root call get-roots-list
   check "--sampling-reply" 0 'text.includes("\"text\": \"a fine answer\"") && text.includes("actix-mcp-cli")' \
     -- --sampling-reply "a fine answer" call trigger-sampling-request '{"prompt":"hi","maxTokens":20}'
   check "--elicit-accept: a form, defaults filled" 0 'text.includes("- Name: Ada") && text.includes("- Agreed to terms: true")
@@ -320,12 +307,12 @@ run_leg() {
   case "$leg" in
     everything-stdio)
       conn=(--stdio "$NODE $everything_js stdio")
-      everything_checks stdio ;;
+      everything_checks ;;
     everything-http)
       port="$(free_port)" log="$work/$leg.log"
       start_server "$port" "$log" env PORT="$port" "$NODE" --import "$here/loopback.mjs" "$everything_js" streamableHttp
       conn=(--url "http://127.0.0.1:$port/mcp")
-      everything_checks http
+      everything_checks
       stop_server ;;
     python1-stdio|python2-stdio)
       local py="$python1" major=1

@@ -165,9 +165,8 @@ async def wait(seconds: float) -> str:
 @mcp.tool()
 async def ask_model(question: str, ctx: Context) -> str:
     """Asks the client's model (sampling) and returns its text."""
-    # Sent on this call's own stream: the SDK would otherwise send it on the standalone GET
-    # stream, which a client may not have opened yet when the call arrives (and then the
-    # request is lost and the call never ends).
+    # Sent on this call's own stream, as the SDK's own elicit does (without it the request
+    # goes to the standalone GET stream; server-everything's roots/list covers that path).
     result = await ctx.session.create_message(
         messages=[types.SamplingMessage(role="user", content=types.TextContent(type="text", text=question))],
         max_tokens=50,
