@@ -355,6 +355,7 @@ async fn bad_urls_and_headers_fail_to_connect() {
 
 /// An `https://` URL speaks TLS (the default `rustls` feature): the server gets a TLS
 /// handshake, and a server that answers it with plain HTTP is a transport error, not a hang.
+#[cfg(feature = "rustls")]
 #[actix_web::test]
 async fn https_urls_speak_tls() {
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
