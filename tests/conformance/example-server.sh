@@ -4,6 +4,9 @@
 # SIGKILL after 5 s). `build_example NAME` only builds an example and sets `example_bin` (the
 # client conformance runner uses it). Needs `repo` and a `die` function in the caller.
 
+# shellcheck source=tests/conformance/wait-port.sh
+. "$(dirname "${BASH_SOURCE[0]}")/wait-port.sh"
+
 server_pid=""
 port=""
 server_log=""
@@ -50,20 +53,5 @@ start_example() {
   echo "$name: starting $bin --port $port (log: $log)" >&2
   "$bin" --port "$port" >"$log" 2>&1 &
   server_pid=$!
-  python3 - "$port" "$startup" "$server_pid" <<'PY' || die "server failed to start"
-import os, socket, sys, time
-port, limit, pid = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
-deadline = time.monotonic() + limit
-while time.monotonic() < deadline:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        sys.exit("server process exited before accepting connections")
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=1).close()
-        sys.exit(0)
-    except OSError:
-        time.sleep(0.1)
-sys.exit(f"server did not accept TCP connections on port {port} within {limit:g}s")
-PY
+  wait_for_port "$port" "$startup" "$server_pid" || die "server failed to start"
 }

@@ -73,6 +73,8 @@ done
 bash "$here/run.sh" --install-only || die "installing Node 22 and the npm packages failed"
 # shellcheck source=tests/conformance/node-env.sh
 . "$repo/tests/conformance/node-env.sh"
+# shellcheck source=tests/conformance/wait-port.sh
+. "$repo/tests/conformance/wait-port.sh"
 mcp_node_env || die "could not install Node 22"
 everything_js="$here/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 [[ -f "$everything_js" ]] || die "server-everything is not installed at $everything_js"
@@ -130,22 +132,7 @@ start_server() {
   local port="$1" log="$2"; shift 2
   "$@" >"$log" 2>&1 &
   server_pid=$!
-  python3 - "$port" "$startup_secs" "$server_pid" <<'PY' || { tail -n 20 "$log" >&2; die "server failed to start: $*"; }
-import os, socket, sys, time
-port, limit, pid = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
-deadline = time.monotonic() + limit
-while time.monotonic() < deadline:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        sys.exit("server process exited before accepting connections")
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=1).close()
-        sys.exit(0)
-    except OSError:
-        time.sleep(0.1)
-sys.exit(f"server did not accept TCP connections on port {port} within {limit:g}s")
-PY
+  wait_for_port "$port" "$startup_secs" "$server_pid" || { tail -n 20 "$log" >&2; die "server failed to start: $*"; }
 }
 
 # ---------------------------------------------------------------------------------------------
