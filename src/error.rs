@@ -20,6 +20,15 @@ pub mod code {
     /// The request needs URL-mode elicitations to complete first (2025-11-25), with
     /// `data.elicitations`.
     pub const URL_ELICITATION_REQUIRED: ErrorCode = ErrorCode(-32042);
+    /// The `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` or `Mcp-Param-*` header is
+    /// missing, malformed, or disagrees with the body (2026-07-28; HTTP 400).
+    pub const HEADER_MISMATCH: ErrorCode = ErrorCode(-32020);
+    /// The request needs a client capability its `_meta` did not declare (2026-07-28; HTTP
+    /// 400), with `data.requiredCapabilities`.
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: ErrorCode = ErrorCode(-32021);
+    /// The request's protocol version is unknown or not served (2026-07-28; HTTP 400), with
+    /// `data.supported` and `data.requested`.
+    pub const UNSUPPORTED_PROTOCOL_VERSION: ErrorCode = ErrorCode(-32022);
     /// The server is at a limit: too many requests in flight in one session, or too many
     /// sessions (implementation-defined, in JSON-RPC's server-error range).
     pub const SERVER_BUSY: ErrorCode = actix_mcp_actors::SERVER_BUSY;

@@ -46,7 +46,7 @@ impl ClientBuilder {
     pub(crate) fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
         Self {
             info: Implementation::new(name, version),
-            version: ProtocolVersion::LATEST,
+            version: ProtocolVersion::LATEST_STATEFUL,
             timeout: Some(Duration::from_secs(60)),
             renew: false,
             handlers: Handlers::default(),

@@ -1,4 +1,5 @@
-//! Method names of every request and notification in revision 2025-11-25.
+//! Method names of every request and notification in revisions 2025-11-25 and 2026-07-28
+//! (and the 2026 Tasks extension).
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/schema>
 
@@ -42,6 +43,13 @@ pub const TASKS_RESULT: &str = "tasks/result";
 pub const TASKS_LIST: &str = "tasks/list";
 /// Request `tasks/cancel` (either direction): cancels a task.
 pub const TASKS_CANCEL: &str = "tasks/cancel";
+/// Request `server/discover` (client → server, 2026-07-28): versions, capabilities, info.
+pub const SERVER_DISCOVER: &str = "server/discover";
+/// Request `subscriptions/listen` (client → server, 2026-07-28): a long-lived stream of
+/// change notifications.
+pub const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
+/// Request `tasks/update` (client → server, Tasks extension): input for a task.
+pub const TASKS_UPDATE: &str = "tasks/update";
 
 /// Notification `notifications/initialized` (client → server): handshake finished.
 pub const NOTIFICATION_INITIALIZED: &str = "notifications/initialized";
@@ -65,8 +73,14 @@ pub const NOTIFICATION_ROOTS_LIST_CHANGED: &str = "notifications/roots/list_chan
 pub const NOTIFICATION_ELICITATION_COMPLETE: &str = "notifications/elicitation/complete";
 /// Notification `notifications/tasks/status` (either direction): a task changed status.
 pub const NOTIFICATION_TASKS_STATUS: &str = "notifications/tasks/status";
+/// Notification `notifications/subscriptions/acknowledged` (server → client, 2026-07-28): the
+/// first message of a `subscriptions/listen` stream.
+pub const NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED: &str =
+    "notifications/subscriptions/acknowledged";
+/// Notification `notifications/tasks` (server → client, Tasks extension): a task's state.
+pub const NOTIFICATION_TASKS: &str = "notifications/tasks";
 
-/// Every request method name defined by revision 2025-11-25.
+/// Every request method name defined by revisions 2025-11-25 and 2026-07-28.
 pub const REQUESTS: &[&str] = &[
     INITIALIZE,
     PING,
@@ -88,9 +102,12 @@ pub const REQUESTS: &[&str] = &[
     TASKS_RESULT,
     TASKS_LIST,
     TASKS_CANCEL,
+    SERVER_DISCOVER,
+    SUBSCRIPTIONS_LISTEN,
+    TASKS_UPDATE,
 ];
 
-/// Every notification method name defined by revision 2025-11-25.
+/// Every notification method name defined by revisions 2025-11-25 and 2026-07-28.
 pub const NOTIFICATIONS: &[&str] = &[
     NOTIFICATION_INITIALIZED,
     NOTIFICATION_CANCELLED,
@@ -103,7 +120,25 @@ pub const NOTIFICATIONS: &[&str] = &[
     NOTIFICATION_ROOTS_LIST_CHANGED,
     NOTIFICATION_ELICITATION_COMPLETE,
     NOTIFICATION_TASKS_STATUS,
+    NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED,
+    NOTIFICATION_TASKS,
 ];
+
+/// Requests the 2026-07-28 revision removed: a stateless request naming one gets `-32601`
+/// (HTTP 404).
+pub const REMOVED_IN_2026: &[&str] = &[
+    INITIALIZE,
+    PING,
+    LOGGING_SET_LEVEL,
+    RESOURCES_SUBSCRIBE,
+    RESOURCES_UNSUBSCRIBE,
+    TASKS_RESULT,
+    TASKS_LIST,
+];
+
+/// Requests that exist only in the 2026-07-28 revision: a session request naming one gets
+/// `-32601`.
+pub const ADDED_IN_2026: &[&str] = &[SERVER_DISCOVER, SUBSCRIPTIONS_LISTEN, TASKS_UPDATE];
 
 /// Whether `name` is a request or notification defined by the spec (custom methods may not reuse it).
 pub fn is_protocol_method(name: &str) -> bool {

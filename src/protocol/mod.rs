@@ -15,6 +15,7 @@ pub mod lifecycle;
 pub mod logging;
 pub mod meta;
 pub mod method;
+pub mod modern;
 pub mod pagination;
 pub mod progress;
 pub mod prompts;
@@ -52,6 +53,10 @@ pub use lifecycle::{
 };
 pub use logging::{LoggingLevel, LoggingMessageNotificationParams, SetLevelRequestParams};
 pub use meta::{JsonObject, Meta, ProgressToken, progress_token};
+pub use modern::{
+    CacheHints, CacheScope, DiscoverResult, InputRequest, InputRequests, InputRequiredResult,
+    InputResponses, ListenRequestParams, RequestMeta, ResultType, SubscriptionFilter,
+};
 pub use pagination::{Cursor, PaginatedRequestParams};
 pub use progress::ProgressNotificationParams;
 pub use prompts::{

@@ -18,6 +18,10 @@ pub enum ProtocolVersion {
     V2025_06_18,
     /// Revision `2025-11-25`: icons, URL elicitation, sampling with tools, tasks.
     V2025_11_25,
+    /// Revision `2026-07-28`: stateless. No `initialize` and no sessions: every request
+    /// carries its version, client capabilities and client info in `_meta`; `server/discover`,
+    /// multi-round-trip `input_required` results, `subscriptions/listen`, cache hints.
+    V2026_07_28,
 }
 
 /// Error returned when a string names no revision this SDK knows.
@@ -34,10 +38,26 @@ impl std::error::Error for UnknownVersion {}
 
 impl ProtocolVersion {
     /// The newest revision this SDK speaks.
-    pub const LATEST: Self = Self::V2025_11_25;
+    pub const LATEST: Self = Self::V2026_07_28;
+
+    /// The newest revision with the `initialize` handshake and sessions: what `initialize`
+    /// negotiates at most.
+    pub const LATEST_STATEFUL: Self = Self::V2025_11_25;
 
     /// Every supported revision, oldest first.
     pub const ALL: &'static [Self] = &[
+        Self::V2024_11_05,
+        Self::V2025_03_26,
+        Self::V2025_06_18,
+        Self::V2025_11_25,
+        Self::V2026_07_28,
+    ];
+
+    /// The revisions served statelessly, with per-request `_meta` (2026-07-28+).
+    pub const STATELESS: &'static [Self] = &[Self::V2026_07_28];
+
+    /// The revisions negotiated with `initialize`, oldest first.
+    pub const STATEFUL: &'static [Self] = &[
         Self::V2024_11_05,
         Self::V2025_03_26,
         Self::V2025_06_18,
@@ -51,13 +71,24 @@ impl ProtocolVersion {
             Self::V2025_03_26 => "2025-03-26",
             Self::V2025_06_18 => "2025-06-18",
             Self::V2025_11_25 => "2025-11-25",
+            Self::V2026_07_28 => "2026-07-28",
         }
     }
 
-    /// The revision a server answers `initialize` with: the requested one when supported,
-    /// otherwise [`ProtocolVersion::LATEST`] (the spec's "reply with a version you support").
+    /// The revision a server answers `initialize` with: the requested one when it is a
+    /// supported stateful revision, otherwise [`ProtocolVersion::LATEST_STATEFUL`] (the spec's
+    /// "reply with a version you support"; `initialize` never negotiates a stateless revision).
     pub fn negotiate(requested: &str) -> Self {
-        requested.parse().unwrap_or(Self::LATEST)
+        match requested.parse::<Self>() {
+            Ok(version) if !version.is_stateless() => version,
+            _ => Self::LATEST_STATEFUL,
+        }
+    }
+
+    /// Whether this revision is served without a session, every request carrying its own
+    /// version and capabilities in `_meta` (2026-07-28+).
+    pub fn is_stateless(self) -> bool {
+        self >= Self::V2026_07_28
     }
 
     /// JSON-RPC batches (arrays of messages) exist only in 2025-03-26.
@@ -125,9 +156,15 @@ impl ProtocolVersion {
         self >= Self::V2025_11_25
     }
 
-    /// Experimental tasks, the `tasks` capability and tool `execution` (2025-11-25 only).
+    /// Experimental tasks, the `tasks` capability and tool `execution` (2025-11-25 only; the
+    /// 2026 revision moved tasks to an extension that is not wire-compatible).
     pub fn has_tasks(self) -> bool {
-        self >= Self::V2025_11_25
+        self == Self::V2025_11_25
+    }
+
+    /// `resultType` on every result, and `ttlMs`/`cacheScope` on cacheable ones (2026-07-28+).
+    pub fn has_result_type(self) -> bool {
+        self.is_stateless()
     }
 }
 
@@ -176,8 +213,8 @@ mod tests {
 
     #[test]
     fn rejects_unknown_version() {
-        let err = "2026-07-28".parse::<ProtocolVersion>();
-        assert_eq!(err, Err(UnknownVersion("2026-07-28".into())));
+        let err = "2099-01-01".parse::<ProtocolVersion>();
+        assert_eq!(err, Err(UnknownVersion("2099-01-01".into())));
         assert_eq!(
             UnknownVersion("x".into()).to_string(),
             "unknown protocol version `x`"
@@ -193,7 +230,12 @@ mod tests {
         );
         assert_eq!(
             ProtocolVersion::negotiate("2099-01-01"),
-            ProtocolVersion::LATEST
+            ProtocolVersion::LATEST_STATEFUL
+        );
+        assert_eq!(
+            ProtocolVersion::negotiate("2026-07-28"),
+            ProtocolVersion::LATEST_STATEFUL,
+            "initialize never negotiates a stateless revision"
         );
     }
 
@@ -218,6 +260,14 @@ mod tests {
         assert!(V2025_06_18.has_structured_content());
         assert!(!V2025_06_18.has_icons());
         assert!(V2025_11_25.has_icons());
+        assert!(V2025_11_25.has_tasks());
+        assert!(!V2026_07_28.has_tasks());
+        assert!(V2026_07_28.is_stateless());
+        assert!(!V2025_11_25.is_stateless());
+        assert_eq!(
+            [ProtocolVersion::STATEFUL, ProtocolVersion::STATELESS].concat(),
+            ProtocolVersion::ALL
+        );
     }
 
     #[test]

@@ -261,8 +261,9 @@ impl ServerBuilder {
         self
     }
 
-    /// Pins the protocol version the server answers with, whatever the client asks for.
-    /// A version this SDK does not speak is refused by [`build`](Self::build).
+    /// Pins the protocol version `initialize` answers with, whatever the client asks for.
+    /// A version this SDK does not speak, or a stateless one (2026-07-28 has no `initialize`),
+    /// is refused by [`build`](Self::build). Stateless requests name their own version.
     pub fn protocol_version(mut self, version: impl Into<String>) -> Self {
         self.protocol_version = Some(version.into());
         self
@@ -331,9 +332,10 @@ impl ServerBuilder {
             return Err(err);
         }
         if let Some(version) = self.protocol_version {
-            let parsed = version
-                .parse::<ProtocolVersion>()
-                .map_err(|_| BuildError::UnsupportedProtocolVersion(version))?;
+            let parsed = match version.parse::<ProtocolVersion>() {
+                Ok(parsed) if !parsed.is_stateless() => parsed,
+                _ => return Err(BuildError::UnsupportedProtocolVersion(version)),
+            };
             self.config.protocol_version = Some(parsed);
         }
         Ok(Server {

@@ -40,6 +40,7 @@ pub(crate) struct ListCache {
     v2025_03_26: OnceLock<Arc<str>>,
     v2025_06_18: OnceLock<Arc<str>>,
     v2025_11_25: OnceLock<Arc<str>>,
+    v2026_07_28: OnceLock<Arc<str>>,
 }
 
 impl Clone for ListCache {
@@ -66,6 +67,7 @@ impl ListCache {
             ProtocolVersion::V2025_03_26 => &self.v2025_03_26,
             ProtocolVersion::V2025_06_18 => &self.v2025_06_18,
             ProtocolVersion::V2025_11_25 => &self.v2025_11_25,
+            ProtocolVersion::V2026_07_28 => &self.v2026_07_28,
         }
     }
 }

@@ -70,12 +70,12 @@ pub(crate) struct ServerInner {
 
 impl ServerInner {
     /// The version a session asking for `requested` is served under: the pinned one, else the
-    /// requested one when supported, else the latest.
+    /// requested one when it is a supported stateful revision, else the latest stateful one.
     pub(crate) fn effective_version(&self, requested: &str) -> ProtocolVersion {
         if let Some(pinned) = self.config.protocol_version {
             return pinned;
         }
-        requested.parse().unwrap_or(ProtocolVersion::LATEST)
+        ProtocolVersion::negotiate(requested)
     }
 }
 
