@@ -239,6 +239,11 @@ pub enum BuildError {
     /// The protocol version override is not one this SDK speaks.
     #[error("unsupported protocol version `{0}`")]
     UnsupportedProtocolVersion(String),
+    /// Cache hints for a method whose results are not cacheable.
+    #[error(
+        "`{0}` results carry no cache hints (cacheable: server/discover, the */list methods, resources/read)"
+    )]
+    NotCacheable(String),
     /// Two tools, prompts, resources or templates share a name (or uri).
     #[error("duplicate {kind} `{name}`")]
     Duplicate {

@@ -15,7 +15,7 @@ mod common;
 
 use actix_mcp::prelude::*;
 use reqwest::StatusCode;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use common::assert_valid;
 use common::http::{Client, VERSION, error_body, result_of, spawn, text_of};
@@ -71,13 +71,17 @@ async fn session_lifecycle() {
     assert_eq!(response.status(), StatusCode::NOT_FOUND);
     assert_eq!(error_body(response).await, -32600);
 
+    // A version of neither era: 2026-07-28's UnsupportedProtocolVersion, echoing the id.
     let mut old = client.clone();
     old.version = Some("1999-01-01".into());
     let response = old
         .post(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}))
         .await;
     assert_eq!(response.status(), StatusCode::BAD_REQUEST);
-    assert_eq!(error_body(response).await, -32600);
+    let body: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
+    assert_eq!(body["id"], 3);
+    assert_eq!(body["error"]["code"], -32022);
+    assert_eq!(body["error"]["data"]["requested"], "1999-01-01");
 
     let answer = client.request(json!(4), "tools/list", json!({})).await;
     assert_eq!(answer.status, StatusCode::OK);

@@ -152,11 +152,11 @@ fn unadapted_values_fail_the_2024_11_05_schema() {
 }
 
 #[test]
-fn adapting_to_latest_changes_nothing() {
+fn adapting_to_the_latest_stateful_revision_changes_nothing() {
     for (dir, case, adapt) in adapted_cases() {
         let original = fixture(dir, case);
         assert_eq!(
-            adapt(&original, ProtocolVersion::LATEST),
+            adapt(&original, ProtocolVersion::LATEST_STATEFUL),
             original,
             "{dir}/{case}"
         );

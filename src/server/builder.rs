@@ -238,6 +238,29 @@ impl ServerBuilder {
         self
     }
 
+    /// Sets the cache hints (`ttlMs`, `cacheScope`) of one cacheable method's results for
+    /// 2026-07-28 clients: `server/discover`, `tools/list`, `prompts/list`, `resources/list`,
+    /// `resources/templates/list` or `resources/read`. Defaults: 60 s private for discovery and
+    /// lists (a change is announced on `subscriptions/listen` streams), 0 (stale at once)
+    /// private for reads. Every page of a list gets the same hints. Another method is refused
+    /// by [`build`](Self::build).
+    pub fn cache_hints(mut self, method: &str, hints: crate::protocol::CacheHints) -> Self {
+        if !self.config.cache.set(method, hints) {
+            self.errors
+                .push(BuildError::NotCacheable(method.to_owned()));
+        }
+        self
+    }
+
+    /// Sets the same cache hints on every cacheable method (see
+    /// [`cache_hints`](Self::cache_hints)).
+    pub fn default_cache_hints(mut self, hints: crate::protocol::CacheHints) -> Self {
+        for method in crate::server::config::CACHEABLE {
+            self.config.cache.set(method, hints);
+        }
+        self
+    }
+
     /// Splits `*/list` results into pages of `size` (default: one page).
     pub fn page_size(mut self, size: usize) -> Self {
         if size == 0 {
@@ -354,6 +377,8 @@ impl ServerBuilder {
                 reporter: self.reporter,
                 around: self.around,
                 registries: Mutex::default(),
+                listeners: crate::server::listen::Listeners::default(),
+                tasks: None,
             }),
         })
     }

@@ -1,9 +1,10 @@
 //! Server settings: the [`ServerConfig`] the builder's setters fill (page size, pinned
 //! protocol version, timeouts, concurrency limit), read by the router and the transports.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
-use crate::protocol::ProtocolVersion;
+use crate::protocol::{CacheHints, CacheScope, ProtocolVersion, method};
 
 /// Settings of a server. Defaults are not part of semver.
 #[derive(Debug, Clone)]
@@ -13,6 +14,65 @@ pub(crate) struct ServerConfig {
     pub(crate) tool_timeout: Option<Duration>,
     pub(crate) peer_request_timeout: Option<Duration>,
     pub(crate) max_concurrent_requests: usize,
+    /// Cache hints of cacheable 2026 results, by method.
+    pub(crate) cache: CacheConfig,
+    /// At most this many `subscriptions/listen` streams are open at once.
+    pub(crate) max_listeners: usize,
+}
+
+/// The cache hints (`ttlMs`, `cacheScope`) of each cacheable method's results (2026-07-28).
+#[derive(Debug, Clone)]
+pub(crate) struct CacheConfig {
+    by_method: HashMap<&'static str, CacheHints>,
+}
+
+/// The methods whose complete results carry cache hints.
+pub(crate) const CACHEABLE: &[&str] = &[
+    method::SERVER_DISCOVER,
+    method::TOOLS_LIST,
+    method::PROMPTS_LIST,
+    method::RESOURCES_LIST,
+    method::RESOURCES_TEMPLATES_LIST,
+    method::RESOURCES_READ,
+];
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        // Lists and discovery change only when the catalog does, which listen streams announce:
+        // a minute, private (a list may depend on the caller's credentials). Resource contents
+        // may change at any time: stale at once unless the server says otherwise.
+        let list = CacheHints::new(60_000, CacheScope::Private);
+        let by_method = CACHEABLE
+            .iter()
+            .map(|&m| {
+                let hints = if m == method::RESOURCES_READ {
+                    CacheHints::new(0, CacheScope::Private)
+                } else {
+                    list
+                };
+                (m, hints)
+            })
+            .collect();
+        Self { by_method }
+    }
+}
+
+impl CacheConfig {
+    /// The hints of `method`'s results; `None` when its results are not cacheable.
+    pub(crate) fn hints(&self, method: &str) -> Option<CacheHints> {
+        self.by_method.get(method).copied()
+    }
+
+    /// Sets the hints of one cacheable method; `false` when `method` is not cacheable.
+    pub(crate) fn set(&mut self, method: &str, hints: CacheHints) -> bool {
+        match CACHEABLE.iter().find(|&&m| m == method) {
+            Some(&m) => {
+                self.by_method.insert(m, hints);
+                true
+            }
+            None => false,
+        }
+    }
 }
 
 impl Default for ServerConfig {
@@ -23,6 +83,8 @@ impl Default for ServerConfig {
             tool_timeout: None,
             peer_request_timeout: Some(Duration::from_secs(300)),
             max_concurrent_requests: 256,
+            cache: CacheConfig::default(),
+            max_listeners: 10_000,
         }
     }
 }

@@ -39,6 +39,8 @@ pub(crate) struct ContextInner {
     pub(crate) client_capabilities: Arc<ClientCapabilities>,
     pub(crate) client_info: Option<Arc<Implementation>>,
     pub(crate) session: Option<Arc<SessionState>>,
+    /// The log level a stateless request opted in to (2026: without one, no log messages).
+    pub(crate) log_level: Option<LoggingLevel>,
 }
 
 impl fmt::Debug for RequestContext {
@@ -78,6 +80,13 @@ impl RequestContext {
     /// The protocol version this request is served under.
     pub fn protocol_version(&self) -> ProtocolVersion {
         self.inner.version
+    }
+
+    /// Whether this request is served under a stateless revision (2026-07-28+): its version
+    /// and capabilities came from its own `_meta`, and the client can only be asked for input
+    /// through `input_required` results.
+    pub fn is_stateless(&self) -> bool {
+        self.inner.version.is_stateless()
     }
 
     /// The capabilities the client declared for this request.
@@ -169,8 +178,15 @@ impl RequestContext {
         }
     }
 
-    /// Whether a message at `level` would be sent.
+    /// Whether a message at `level` would be sent. A 2026 request gets log messages only at or
+    /// above the level its `_meta` names, and none without one.
     pub fn log_enabled(&self, level: LoggingLevel) -> bool {
+        if self.is_stateless() {
+            return self
+                .inner
+                .log_level
+                .is_some_and(|threshold| level >= threshold);
+        }
         let threshold = self
             .inner
             .session

@@ -17,6 +17,7 @@ pub(crate) mod context;
 pub(crate) mod custom;
 pub(crate) mod handler;
 pub(crate) mod hooks;
+pub(crate) mod listen;
 pub(crate) mod notify;
 pub(crate) mod pagination;
 pub(crate) mod prompt;
@@ -66,6 +67,10 @@ pub(crate) struct ServerInner {
     /// The registries of every transport serving this server: the audience of server-wide
     /// notifications.
     registries: Mutex<Vec<RegistryHandle>>,
+    /// The open `subscriptions/listen` streams: the other audience of change notifications.
+    pub(crate) listeners: listen::Listeners,
+    /// The Tasks extension, when enabled.
+    pub(crate) tasks: Option<()>,
 }
 
 impl ServerInner {

@@ -15,6 +15,7 @@ use serde_json::Value;
 use actix_mcp_actors::{Frame, RegistryHandle, SessionHandle, SessionId};
 
 use crate::protocol::{LoggingLevel, LoggingMessageNotificationParams, method};
+use crate::server::listen::Change;
 use crate::server::session::SessionState;
 use crate::server::{Server, ServerInner};
 
@@ -45,12 +46,14 @@ impl ServerInner {
             .collect()
     }
 
-    /// Sends `frame` to every session of every transport.
-    fn broadcast(&self, frame: &Frame) {
+    /// Sends `frame` to every session of every transport, and `change` to every open
+    /// `subscriptions/listen` stream.
+    fn broadcast(&self, frame: &Frame, change: &Change) {
         let registries = self.registries().clone();
         for registry in registries {
             registry.broadcast(frame.clone());
         }
+        self.listeners.publish(change);
     }
 }
 
@@ -81,33 +84,36 @@ fn send_log(session: &SessionHandle, level: LoggingLevel, frame: &Frame) {
 }
 
 impl Server {
-    /// Sends `notifications/tools/list_changed` to every session.
+    /// Sends `notifications/tools/list_changed` to every session and listen stream.
     pub fn notify_tools_list_changed(&self) {
-        self.inner.broadcast(&Frame::notification::<Value>(
-            method::NOTIFICATION_TOOLS_LIST_CHANGED,
-            None,
-        ));
+        self.inner.broadcast(
+            &Frame::notification::<Value>(method::NOTIFICATION_TOOLS_LIST_CHANGED, None),
+            &Change::Tools,
+        );
     }
 
-    /// Sends `notifications/prompts/list_changed` to every session.
+    /// Sends `notifications/prompts/list_changed` to every session and listen stream.
     pub fn notify_prompts_list_changed(&self) {
-        self.inner.broadcast(&Frame::notification::<Value>(
-            method::NOTIFICATION_PROMPTS_LIST_CHANGED,
-            None,
-        ));
+        self.inner.broadcast(
+            &Frame::notification::<Value>(method::NOTIFICATION_PROMPTS_LIST_CHANGED, None),
+            &Change::Prompts,
+        );
     }
 
-    /// Sends `notifications/resources/list_changed` to every session.
+    /// Sends `notifications/resources/list_changed` to every session and listen stream.
     pub fn notify_resources_list_changed(&self) {
-        self.inner.broadcast(&Frame::notification::<Value>(
-            method::NOTIFICATION_RESOURCES_LIST_CHANGED,
-            None,
-        ));
+        self.inner.broadcast(
+            &Frame::notification::<Value>(method::NOTIFICATION_RESOURCES_LIST_CHANGED, None),
+            &Change::Resources,
+        );
     }
 
     /// Sends `notifications/resources/updated` to the sessions subscribed to `uri` (or to a
-    /// resource it lies under).
+    /// resource it lies under), and to the `subscriptions/listen` streams that asked for it.
     pub fn notify_resource_updated(&self, uri: &str) {
+        self.inner
+            .listeners
+            .publish(&Change::Updated(uri.to_owned()));
         let frame = Frame::notification(
             method::NOTIFICATION_RESOURCES_UPDATED,
             Some(&serde_json::json!({ "uri": uri })),

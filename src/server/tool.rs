@@ -180,6 +180,88 @@ pub struct ToolDef {
     pub(crate) timeout: Option<Duration>,
     pub(crate) execution: Execution,
     pub(crate) validator: Option<Arc<jsonschema::Validator>>,
+    /// The arguments mirrored in `Mcp-Param-*` headers (`x-mcp-header`), from `prepare`.
+    pub(crate) param_headers: Vec<ParamHeader>,
+    /// Client capabilities a call needs (`-32021` without them).
+    pub(crate) required_capabilities: Option<Value>,
+}
+
+/// An argument a 2026 HTTP client mirrors in an `Mcp-Param-{header}` header: an input-schema
+/// property annotated `"x-mcp-header": "{header}"`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ParamHeader {
+    /// The header name's suffix, as annotated.
+    pub(crate) header: String,
+    /// The property's path from the arguments' root (through `properties` only).
+    pub(crate) path: Vec<String>,
+    /// The path, dotted (for messages).
+    pub(crate) property: String,
+}
+
+impl ParamHeader {
+    /// The argument's value in `arguments`.
+    pub(crate) fn value<'a>(&self, arguments: Option<&'a Value>) -> Option<&'a Value> {
+        self.path
+            .iter()
+            .try_fold(arguments?, |value, key| value.get(key))
+    }
+}
+
+/// RFC 9110 `tchar`.
+fn is_tchar(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c)
+}
+
+/// Collects the `x-mcp-header` annotations of `schema`'s properties (recursively through
+/// `properties`), checking the spec's rules: a non-empty token, on a string, integer or
+/// boolean property, unique case-insensitively.
+pub(crate) fn param_headers(schema: &JsonObject) -> Result<Vec<ParamHeader>, String> {
+    fn walk(
+        schema: &JsonObject,
+        path: &mut Vec<String>,
+        out: &mut Vec<ParamHeader>,
+    ) -> Result<(), String> {
+        let Some(Value::Object(properties)) = schema.get("properties") else {
+            return Ok(());
+        };
+        for (name, property) in properties {
+            let Value::Object(property) = property else {
+                continue;
+            };
+            path.push(name.clone());
+            if let Some(header) = property.get("x-mcp-header") {
+                let dotted = path.join(".");
+                let Value::String(header) = header else {
+                    return Err(format!("x-mcp-header of `{dotted}` must be a string"));
+                };
+                if header.is_empty() || !header.chars().all(is_tchar) {
+                    return Err(format!(
+                        "x-mcp-header {header:?} of `{dotted}` must be a non-empty HTTP token"
+                    ));
+                }
+                let kind = property.get("type").and_then(Value::as_str);
+                if !matches!(kind, Some("string" | "integer" | "boolean")) {
+                    return Err(format!(
+                        "x-mcp-header on `{dotted}` needs a string, integer or boolean property"
+                    ));
+                }
+                if out.iter().any(|p| p.header.eq_ignore_ascii_case(header)) {
+                    return Err(format!("x-mcp-header {header:?} is used twice"));
+                }
+                out.push(ParamHeader {
+                    header: header.clone(),
+                    path: path.clone(),
+                    property: dotted,
+                });
+            }
+            walk(property, path, out)?;
+            path.pop();
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    walk(schema, &mut Vec::new(), &mut out)?;
+    Ok(out)
 }
 
 impl fmt::Debug for ToolDef {
@@ -228,6 +310,8 @@ where
         timeout: None,
         execution: Execution::Async,
         validator: None,
+        param_headers: Vec::new(),
+        required_capabilities: None,
     }
 }
 
@@ -336,6 +420,15 @@ impl ToolDef {
         self
     }
 
+    /// Declares client capabilities every call needs, as a `ClientCapabilities` fragment
+    /// (e.g. `{"sampling": {}}`): a call whose client did not declare them is refused with
+    /// `-32021` (`data.requiredCapabilities`; HTTP 400 in 2026-07-28) before the tool runs.
+    #[must_use]
+    pub fn requires_client_capabilities(mut self, capabilities: Value) -> Self {
+        self.required_capabilities = Some(capabilities);
+        self
+    }
+
     /// The definition `tools/list` shows.
     pub fn definition(&self) -> &ToolDefinition {
         &self.definition
@@ -376,6 +469,12 @@ impl ToolDef {
             })?;
         }
         self.validator = Some(Arc::new(validator));
+        self.param_headers = param_headers(&self.definition.input_schema).map_err(|reason| {
+            BuildError::InvalidSchema {
+                tool: self.definition.name.clone(),
+                reason,
+            }
+        })?;
         Ok(self)
     }
 

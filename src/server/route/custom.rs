@@ -66,6 +66,7 @@ pub(super) fn custom_notification(
         name,
         None,
         session.and_then(SessionHandle::data),
+        None,
     );
     let fut = handler(HandlerParts::new(
         notification.params.unwrap_or(Value::Null),

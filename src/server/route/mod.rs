@@ -10,8 +10,10 @@
 mod completion;
 mod custom;
 mod lifecycle;
+mod listen;
 mod lists;
 mod logging;
+mod modern;
 mod prompts;
 mod resources;
 mod support;
@@ -50,6 +52,9 @@ pub(crate) use self::lifecycle::capabilities;
 pub(crate) struct RequestDefaults {
     /// The version stateless requests are served under (from `MCP-Protocol-Version`).
     pub(crate) version: Option<ProtocolVersion>,
+    /// The transport says this request is of a stateless revision (2026-07-28+): it must carry
+    /// its envelope in `_meta` even when it does not name a version there.
+    pub(crate) stateless: bool,
 }
 
 /// The [`Dispatch`] implementation: MCP semantics for the actor runtime.
@@ -100,10 +105,18 @@ async fn handle_request(
 ) -> Reply {
     // Only a server with an around-request hook reads the clock.
     let started = server.around.as_ref().map(|_| Instant::now());
+    let envelope = match modern::envelope(&request, defaults) {
+        None => None,
+        Some(Ok(envelope)) => Some(envelope),
+        Some(Err(error)) => return Err(error),
+    };
+    let stateless = envelope.is_some();
+    // A stateless request uses nothing of the session it may arrive on (stdio).
     let state = scope
         .session()
+        .filter(|_| !stateless)
         .and_then(SessionHandle::data::<SessionState>);
-    let in_session = scope.session().is_some();
+    let in_session = scope.session().is_some() && !stateless;
     if in_session
         && state.is_none()
         && request.method != method::INITIALIZE
@@ -124,7 +137,15 @@ async fn handle_request(
         .and_then(|p| p.get("_meta"))
         .and_then(Value::as_object)
         .cloned();
-    let cx = context(&server, defaults, &scope, &request.method, meta, state);
+    let cx = context(
+        &server,
+        defaults,
+        &scope,
+        &request.method,
+        meta,
+        state,
+        envelope,
+    );
     // Boxed: only servers with an around-request hook pay for it, and the request future stays
     // small.
     let mut event = server.around.as_ref().map(|_| {
@@ -139,7 +160,16 @@ async fn handle_request(
             duration: std::time::Duration::ZERO,
         })
     });
-    let outcome = route(&server, &cx, &mut request, event.as_deref_mut()).await;
+    let outcome = if stateless {
+        match modern::check_offered(&server, &request.method) {
+            Ok(()) => route(&server, &cx, &mut request, event.as_deref_mut())
+                .await
+                .map(|reply| modern::finish(&server, &request.method, reply)),
+            Err(error) => Err(error),
+        }
+    } else {
+        route(&server, &cx, &mut request, event.as_deref_mut()).await
+    };
     let reply = match outcome {
         Ok(reply) => reply,
         Err(error) => {
@@ -193,6 +223,10 @@ async fn route(
         }
         method::COMPLETION_COMPLETE => Box::pin(complete(server, cx, request)).await,
         method::LOGGING_SET_LEVEL => set_level(cx, request),
+        method::SERVER_DISCOVER if cx.is_stateless() => modern::discover(server),
+        method::SUBSCRIPTIONS_LISTEN if cx.is_stateless() => {
+            Box::pin(listen::listen(server, cx, request)).await
+        }
         _ => Box::pin(custom(server, cx, request)).await,
     }
 }

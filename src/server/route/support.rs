@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use actix_mcp_actors::{ErrorObject, Reply, Request, RequestScope};
 
 use crate::error::McpError;
-use crate::protocol::{ClientCapabilities, ProtocolVersion};
+use crate::protocol::{ClientCapabilities, ProtocolVersion, RequestMeta};
 use crate::server::context::{ContextInner, RequestContext};
 use crate::server::handler::HandlerError;
 use crate::server::session::SessionState;
@@ -22,8 +22,8 @@ use crate::server::{ErrorSite, ExceptionReport, ServerInner};
 
 use super::RequestDefaults;
 
-/// The context of one request: its session's negotiated state, or the transport's defaults
-/// outside a session.
+/// The context of one request: its own `_meta` envelope (2026), else its session's
+/// negotiated state, else the transport's defaults outside a session.
 pub(super) fn context(
     server: &Arc<ServerInner>,
     defaults: RequestDefaults,
@@ -31,12 +31,28 @@ pub(super) fn context(
     method: &str,
     meta: Option<Map<String, Value>>,
     state: Option<Arc<SessionState>>,
+    envelope: Option<RequestMeta>,
 ) -> RequestContext {
+    if let Some(envelope) = envelope {
+        // A stateless request: nothing comes from the session (the spec forbids using context
+        // from earlier requests on the same connection).
+        return RequestContext::new(ContextInner {
+            scope: scope.clone(),
+            server: server.clone(),
+            method: method.to_owned(),
+            meta,
+            version: envelope.version,
+            client_capabilities: Arc::new(envelope.client_capabilities),
+            client_info: envelope.client_info.map(Arc::new),
+            session: None,
+            log_level: envelope.log_level,
+        });
+    }
     let version = state
         .as_ref()
         .map(|s| s.version)
         .or(defaults.version)
-        .unwrap_or(ProtocolVersion::LATEST);
+        .unwrap_or(ProtocolVersion::LATEST_STATEFUL);
     let (client_capabilities, client_info) = match &state {
         Some(state) => (state.client_capabilities.clone(), state.client_info.clone()),
         None => (Arc::new(ClientCapabilities::default()), None),
@@ -50,6 +66,7 @@ pub(super) fn context(
         client_capabilities,
         client_info,
         session: state,
+        log_level: None,
     })
 }
 

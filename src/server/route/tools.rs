@@ -88,6 +88,9 @@ pub(super) async fn call_tool(
             p.name
         )));
     };
+    if let Some(required) = &def.required_capabilities {
+        super::modern::require(cx.client_capabilities(), required).map_err(McpError::from)?;
+    }
     let version = cx.protocol_version();
     let finish = |mut result: CallToolResult| {
         if result.is_error()

@@ -18,6 +18,7 @@ use actix_mcp_actors::{
 };
 
 use super::answer::{self, ANSWER_WINDOW};
+use super::modern;
 use super::sse::{self, SseBody};
 use super::{HttpShared, PROTOCOL_VERSION_HEADER, SESSION_HEADER};
 use crate::error::code;
@@ -25,24 +26,25 @@ use crate::protocol::{ProtocolVersion, method};
 use crate::server::route::{McpDispatch, RequestDefaults};
 
 /// An HTTP error with a JSON-RPC error body (without id).
-fn http_error(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> HttpResponse {
+pub(super) fn http_error(
+    status: StatusCode,
+    code: ErrorCode,
+    message: impl Into<String>,
+) -> HttpResponse {
     let body = json!({ "jsonrpc": "2.0", "error": { "code": code, "message": message.into() } });
     HttpResponse::build(status)
         .content_type("application/json")
         .body(body.to_string())
 }
 
-fn header_str(req: &HttpRequest, name: impl header::AsHeaderName) -> Option<&str> {
+pub(super) fn header_str(req: &HttpRequest, name: impl header::AsHeaderName) -> Option<&str> {
     req.headers()
         .get(name)
         .and_then(|value| value.to_str().ok())
 }
 
-/// Checks every request shares: Host/Origin, and a supported `MCP-Protocol-Version`.
-fn check_common(
-    req: &HttpRequest,
-    shared: &HttpShared,
-) -> Result<Option<ProtocolVersion>, HttpResponse> {
+/// Checks every request shares: Host/Origin.
+fn check_host(req: &HttpRequest, shared: &HttpShared) -> Result<(), HttpResponse> {
     let loopback = req.app_config().local_addr().ip().is_loopback();
     let host = header_str(req, header::HOST);
     let origin = header_str(req, header::ORIGIN);
@@ -59,6 +61,25 @@ fn check_common(
             format!("forbidden: {reason}"),
         ));
     }
+    Ok(())
+}
+
+/// The `MCP-Protocol-Version` header, trimmed (`Err` when it is not ASCII).
+fn raw_version(req: &HttpRequest) -> Result<Option<&str>, HttpResponse> {
+    match req.headers().get(PROTOCOL_VERSION_HEADER) {
+        None => Ok(None),
+        Some(value) => value.to_str().map(|v| Some(v.trim())).map_err(|_| {
+            http_error(
+                StatusCode::BAD_REQUEST,
+                crate::error::code::HEADER_MISMATCH,
+                "the MCP-Protocol-Version header is not ASCII",
+            )
+        }),
+    }
+}
+
+/// A session request's `MCP-Protocol-Version`: a supported stateful revision, or absent.
+fn stateful_version(req: &HttpRequest) -> Result<Option<ProtocolVersion>, HttpResponse> {
     match req.headers().get(PROTOCOL_VERSION_HEADER) {
         None => Ok(None),
         Some(value) => match value
@@ -66,14 +87,14 @@ fn check_common(
             .ok()
             .and_then(|v| v.trim().parse::<ProtocolVersion>().ok())
         {
-            Some(version) => Ok(Some(version)),
-            None => Err(http_error(
+            Some(version) if !version.is_stateless() => Ok(Some(version)),
+            _ => Err(http_error(
                 StatusCode::BAD_REQUEST,
                 ErrorCode::INVALID_REQUEST,
                 format!(
                     "unsupported MCP-Protocol-Version {:?}; supported: {}",
                     value.to_str().unwrap_or("<non-ASCII>"),
-                    ProtocolVersion::ALL
+                    ProtocolVersion::STATEFUL
                         .iter()
                         .map(|v| v.as_str())
                         .collect::<Vec<_>>()
@@ -159,7 +180,8 @@ fn sse_headers(builder: &mut actix_web::HttpResponseBuilder, session: Option<&Se
     builder
         .content_type("text/event-stream")
         .insert_header((header::CONTENT_ENCODING, "identity"))
-        .insert_header((header::CACHE_CONTROL, "no-cache"));
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .insert_header(("x-accel-buffering", "no"));
     if let Some(id) = session {
         builder.insert_header((SESSION_HEADER, id.as_str()));
     }
@@ -167,7 +189,7 @@ fn sse_headers(builder: &mut actix_web::HttpResponseBuilder, session: Option<&Se
 
 /// An SSE response fed by `receiver`; `keep` lives as long as the body (a drop guard, for
 /// example).
-fn sse_response<K: Unpin + 'static>(
+pub(super) fn sse_response<K: Unpin + 'static>(
     shared: &HttpShared,
     receiver: StreamReceiver,
     keep: K,
@@ -184,7 +206,7 @@ fn sse_response<K: Unpin + 'static>(
 }
 
 /// An SSE body that is already whole: every event at once, with its length (one write).
-fn complete_sse_response(
+pub(super) fn complete_sse_response(
     shared: &HttpShared,
     events: Vec<SseEvent>,
     session: Option<&SessionId>,
@@ -209,10 +231,9 @@ pub(super) async fn post(
     payload: web::Payload,
     shared: web::Data<HttpShared>,
 ) -> HttpResponse {
-    let header_version = match check_common(&req, &shared) {
-        Ok(version) => version,
-        Err(response) => return response,
-    };
+    if let Err(response) = check_host(&req, &shared) {
+        return response;
+    }
     if !(accepts(&req, "application/json") && accepts(&req, "text/event-stream")) {
         return http_error(
             StatusCode::NOT_ACCEPTABLE,
@@ -241,6 +262,17 @@ pub(super) async fn post(
                 .content_type("application/json")
                 .body(rejection.to_frame().json.to_string());
         }
+    };
+    let raw = match raw_version(&req) {
+        Ok(raw) => raw,
+        Err(response) => return response,
+    };
+    if modern::is_stateless(&message, raw) {
+        return modern::post(&req, &shared, message, raw).await;
+    }
+    let header_version = match stateful_version(&req) {
+        Ok(version) => version,
+        Err(response) => return response,
     };
     if shared.config.stateless {
         return post_stateless(&shared, message, header_version).await;
@@ -282,6 +314,7 @@ fn open_session(
         server: shared.server.clone(),
         defaults: RequestDefaults {
             version: header_version,
+            stateless: false,
         },
     });
     let id = SessionId::parse(&uuid::Uuid::new_v4().simple().to_string()).ok_or_else(|| {
@@ -369,6 +402,7 @@ async fn post_stateless(
                 server: shared.server.clone(),
                 defaults: RequestDefaults {
                     version: header_version,
+                    stateless: false,
                 },
             };
             dispatch.notification(notification, None);
@@ -388,7 +422,10 @@ async fn post_stateless(
     };
     let dispatch = Arc::new(McpDispatch {
         server: shared.server.clone(),
-        defaults: RequestDefaults { version },
+        defaults: RequestDefaults {
+            version,
+            stateless: false,
+        },
     });
     let metrics = shared.metrics.clone();
     if shared.config.json_response {
@@ -418,7 +455,13 @@ async fn post_stateless(
 
 /// `GET /mcp`: the session's standalone SSE stream, or a resumed stream after `Last-Event-ID`.
 pub(super) async fn get(req: HttpRequest, shared: web::Data<HttpShared>) -> HttpResponse {
-    if let Err(response) = check_common(&req, &shared) {
+    if let Err(response) = check_host(&req, &shared) {
+        return response;
+    }
+    if stateless_header(&req) {
+        return not_allowed_in_stateless();
+    }
+    if let Err(response) = stateful_version(&req) {
         return response;
     }
     if shared.config.stateless {
@@ -469,7 +512,13 @@ pub(super) async fn get(req: HttpRequest, shared: web::Data<HttpShared>) -> Http
 
 /// `DELETE /mcp`: ends the session.
 pub(super) async fn delete(req: HttpRequest, shared: web::Data<HttpShared>) -> HttpResponse {
-    if let Err(response) = check_common(&req, &shared) {
+    if let Err(response) = check_host(&req, &shared) {
+        return response;
+    }
+    if stateless_header(&req) {
+        return not_allowed_in_stateless();
+    }
+    if let Err(response) = stateful_version(&req) {
         return response;
     }
     if shared.config.stateless {
@@ -488,6 +537,13 @@ pub(super) async fn delete(req: HttpRequest, shared: web::Data<HttpShared>) -> H
             "unknown or expired session",
         )
     }
+}
+
+/// Whether the request names a stateless revision (2026-07-28 has only POST).
+fn stateless_header(req: &HttpRequest) -> bool {
+    header_str(req, PROTOCOL_VERSION_HEADER)
+        .and_then(|v| v.trim().parse::<ProtocolVersion>().ok())
+        .is_some_and(ProtocolVersion::is_stateless)
 }
 
 fn not_allowed_in_stateless() -> HttpResponse {

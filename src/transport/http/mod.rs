@@ -19,6 +19,7 @@
 
 mod answer;
 mod handlers;
+mod modern;
 mod security;
 mod sse;
 

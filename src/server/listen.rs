@@ -1,0 +1,232 @@
+//! `subscriptions/listen` streams (2026-07-28): one [`Listener`] actor per open stream,
+//! registered in the server's [`Listeners`] hub, which every server-wide change notification
+//! reaches beside the sessions' standalone streams.
+//!
+//! A listener sends `notifications/subscriptions/acknowledged` first, then only the change
+//! notifications its filter asked for, each tagged with its subscription id (the listen
+//! request's JSON-RPC id). It stops when its request ends (the client closed the stream or
+//! cancelled it) or its outlet refuses a frame.
+//!
+//! Spec: <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions>
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use actix::{Actor, ActorContext, Addr, Context, Handler, Message};
+use serde_json::{Map, Value, json};
+
+use actix_mcp_actors::{Frame, Outlet, RequestId};
+
+use crate::protocol::SubscriptionFilter;
+use crate::protocol::method;
+use crate::protocol::modern::META_SUBSCRIPTION_ID;
+
+/// A change a listener may be told about.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "()")]
+pub(crate) enum Change {
+    /// `notifications/tools/list_changed`.
+    Tools,
+    /// `notifications/prompts/list_changed`.
+    Prompts,
+    /// `notifications/resources/list_changed`.
+    Resources,
+    /// `notifications/resources/updated` for this URI.
+    Updated(String),
+    /// `notifications/tasks` for this task (its full state).
+    #[allow(dead_code)] // Published by the Tasks extension (next commit).
+    Task { id: String, task: Value },
+}
+
+/// The open listeners of one server.
+#[derive(Default)]
+pub(crate) struct Listeners {
+    open: Mutex<HashMap<u64, Addr<Listener>>>,
+    next: AtomicU64,
+}
+
+impl fmt::Debug for Listeners {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Listeners")
+            .field("open", &self.len())
+            .finish()
+    }
+}
+
+impl Listeners {
+    fn open(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Addr<Listener>>> {
+        self.open
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// How many listeners are open.
+    pub(crate) fn len(&self) -> usize {
+        self.open().len()
+    }
+
+    /// Registers a listener unless `limit` are open; its key, to [`remove`](Self::remove) it.
+    pub(crate) fn add(&self, addr: Addr<Listener>, limit: usize) -> Option<u64> {
+        let mut open = self.open();
+        if open.len() >= limit {
+            return None;
+        }
+        let key = self.next.fetch_add(1, Ordering::Relaxed);
+        open.insert(key, addr);
+        Some(key)
+    }
+
+    /// Unregisters a listener.
+    pub(crate) fn remove(&self, key: u64) {
+        self.open().remove(&key);
+    }
+
+    /// Tells every open listener about `change`.
+    pub(crate) fn publish(&self, change: &Change) {
+        let open: Vec<Addr<Listener>> = self.open().values().cloned().collect();
+        for listener in open {
+            listener.do_send(change.clone());
+        }
+    }
+}
+
+/// One `subscriptions/listen` stream. See the module docs.
+pub(crate) struct Listener {
+    subscription: RequestId,
+    filter: SubscriptionFilter,
+    outlet: Outlet,
+    /// Told when the listener stops (its outlet refused a frame).
+    stopped: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl fmt::Debug for Listener {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Listener")
+            .field("subscription", &self.subscription)
+            .field("filter", &self.filter)
+            .finish()
+    }
+}
+
+impl Listener {
+    /// A listener for the request `subscription`, delivering what `filter` honours to
+    /// `outlet`; `stopped` fires when it stops on its own.
+    pub(crate) fn new(
+        subscription: RequestId,
+        filter: SubscriptionFilter,
+        outlet: Outlet,
+        stopped: tokio::sync::oneshot::Sender<()>,
+    ) -> Self {
+        Self {
+            subscription,
+            filter,
+            outlet,
+            stopped: Some(stopped),
+        }
+    }
+
+    fn frame(&self, method: &str, mut params: Map<String, Value>) -> Frame {
+        params.insert(
+            "_meta".into(),
+            json!({ META_SUBSCRIPTION_ID: self.subscription }),
+        );
+        Frame::notification(method, Some(&Value::Object(params)))
+    }
+
+    fn wants(&self, change: &Change) -> bool {
+        let on = |flag: Option<bool>| flag.unwrap_or(false);
+        match change {
+            Change::Tools => on(self.filter.tools_list_changed),
+            Change::Prompts => on(self.filter.prompts_list_changed),
+            Change::Resources => on(self.filter.resources_list_changed),
+            Change::Updated(uri) => {
+                self.filter
+                    .resource_subscriptions
+                    .as_ref()
+                    .is_some_and(|uris| {
+                        uris.iter().any(|s| {
+                            uri == s
+                                || (uri.starts_with(s.as_str()) && uri[s.len()..].starts_with('/'))
+                        })
+                    })
+            }
+            Change::Task { id, .. } => self
+                .filter
+                .task_ids
+                .as_ref()
+                .is_some_and(|ids| ids.contains(id)),
+        }
+    }
+
+    fn send(&mut self, frame: Frame, ctx: &mut Context<Self>) {
+        if self.outlet.deliver(frame).is_err() {
+            ctx.stop();
+        }
+    }
+}
+
+impl Actor for Listener {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        // The acknowledgement is the first frame of the subscription (MUST).
+        let honoured = serde_json::to_value(&self.filter)
+            .ok()
+            .and_then(|v| v.as_object().cloned())
+            .unwrap_or_default();
+        let ack = self.frame(
+            method::NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED,
+            Map::from_iter([("notifications".to_owned(), Value::Object(honoured))]),
+        );
+        self.send(ack, ctx);
+        // Mailbox capacity: a burst of changes is kept, not dropped.
+        ctx.set_mailbox_capacity(1024);
+    }
+
+    fn stopped(&mut self, _: &mut Self::Context) {
+        if let Some(stopped) = self.stopped.take() {
+            let _ = stopped.send(());
+        }
+    }
+}
+
+impl Handler<Change> for Listener {
+    type Result = ();
+
+    fn handle(&mut self, change: Change, ctx: &mut Self::Context) {
+        if !self.wants(&change) {
+            return;
+        }
+        let frame = match change {
+            Change::Tools => self.frame(method::NOTIFICATION_TOOLS_LIST_CHANGED, Map::new()),
+            Change::Prompts => self.frame(method::NOTIFICATION_PROMPTS_LIST_CHANGED, Map::new()),
+            Change::Resources => {
+                self.frame(method::NOTIFICATION_RESOURCES_LIST_CHANGED, Map::new())
+            }
+            Change::Updated(uri) => self.frame(
+                method::NOTIFICATION_RESOURCES_UPDATED,
+                Map::from_iter([("uri".to_owned(), Value::String(uri))]),
+            ),
+            Change::Task { task, .. } => {
+                let params = task.as_object().cloned().unwrap_or_default();
+                self.frame(method::NOTIFICATION_TASKS, params)
+            }
+        };
+        self.send(frame, ctx);
+    }
+}
+
+/// Stop listening (the listen request ended).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub(crate) struct StopListening;
+
+impl Handler<StopListening> for Listener {
+    type Result = ();
+
+    fn handle(&mut self, _: StopListening, ctx: &mut Self::Context) {
+        ctx.stop();
+    }
+}

@@ -1,0 +1,217 @@
+//! What revision 2026-07-28 changes in routing: which requests are served statelessly (their
+//! `_meta` envelope, checked), `server/discover`, the methods the revision removed or gates on
+//! a capability, and the envelope of every result (`resultType`, cache hints, server info).
+//!
+//! Spec: <https://modelcontextprotocol.io/specification/2026-07-28/basic/index#meta>,
+//! <https://modelcontextprotocol.io/specification/2026-07-28/server/discover>,
+//! <https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/caching>
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use actix_mcp_actors::{ErrorObject, Reply, Request};
+
+use crate::error::McpError;
+use crate::protocol::modern::{META_SERVER_INFO, missing_capability};
+use crate::protocol::{
+    ClientCapabilities, DiscoverResult, ProtocolVersion, RequestMeta, ResultType, method,
+};
+use crate::server::ServerInner;
+
+use super::RequestDefaults;
+use super::lifecycle::capabilities;
+use super::support::to_raw;
+
+/// The envelope of a request served statelessly, checked; `None` for a request of a session
+/// (or of a stateless transport speaking an older revision).
+///
+/// A request is served statelessly when its `_meta` names a protocol version, when its
+/// transport said so (an HTTP request whose `MCP-Protocol-Version` is not a stateful
+/// revision), or when its method exists only in 2026-07-28.
+pub(super) fn envelope(
+    request: &Request,
+    defaults: RequestDefaults,
+) -> Option<Result<RequestMeta, ErrorObject>> {
+    let stateless = RequestMeta::version_of(request.params.as_ref()).is_some()
+        || defaults.stateless
+        || method::ADDED_IN_2026.contains(&request.method.as_str());
+    if !stateless {
+        return None;
+    }
+    Some(
+        RequestMeta::parse(request.params.as_ref()).and_then(|envelope| {
+            if method::REMOVED_IN_2026.contains(&request.method.as_str()) {
+                return Err(ErrorObject::method_not_found(&format!(
+                    "{} (removed in protocol {})",
+                    request.method, envelope.version
+                )));
+            }
+            Ok(envelope)
+        }),
+    )
+}
+
+/// `-32601` for a method whose capability the server does not offer (so that discovery and
+/// the methods served agree).
+pub(super) fn check_offered(server: &ServerInner, method_name: &str) -> Result<(), McpError> {
+    let caps = capabilities(server);
+    let offered = match method_name {
+        method::TOOLS_LIST | method::TOOLS_CALL => caps.tools.is_some(),
+        method::PROMPTS_LIST | method::PROMPTS_GET => caps.prompts.is_some(),
+        method::RESOURCES_LIST | method::RESOURCES_TEMPLATES_LIST | method::RESOURCES_READ => {
+            caps.resources.is_some()
+        }
+        method::COMPLETION_COMPLETE => caps.completions.is_some(),
+        _ => true,
+    };
+    if offered {
+        Ok(())
+    } else {
+        Err(McpError::method_not_found(method_name))
+    }
+}
+
+/// `server/discover`: the stateless versions served, the capabilities, the instructions, and
+/// the server's info in `_meta`.
+pub(super) fn discover(server: &Arc<ServerInner>) -> Result<Reply, McpError> {
+    let result = DiscoverResult {
+        supported_versions: ProtocolVersion::STATELESS
+            .iter()
+            .map(|v| v.as_str().to_owned())
+            .collect(),
+        capabilities: capabilities(server),
+        instructions: server.instructions.clone(),
+        result_type: ResultType::Complete,
+        cache: server
+            .config
+            .cache
+            .hints(method::SERVER_DISCOVER)
+            .unwrap_or_default(),
+        meta: None,
+    };
+    Ok(to_raw(&result))
+}
+
+/// Completes a 2026 result: `resultType` (`complete` unless the result says otherwise), the
+/// method's cache hints on a complete cacheable result, and the server's info in `_meta`.
+pub(super) fn finish(server: &ServerInner, method_name: &str, reply: Reply) -> Reply {
+    let raw = reply?;
+    let mut result: Map<String, Value> = serde_json::from_str(raw.get())
+        .map_err(|err| ErrorObject::internal(format!("a result is not an object: {err}")))?;
+    let complete = match result.get("resultType") {
+        None => {
+            result.insert(
+                "resultType".into(),
+                Value::from(ResultType::Complete.as_str()),
+            );
+            true
+        }
+        Some(value) => value.as_str() == Some(ResultType::Complete.as_str()),
+    };
+    if complete
+        && !result.contains_key("ttlMs")
+        && let Some(hints) = server.config.cache.hints(method_name)
+    {
+        result.insert("ttlMs".into(), Value::from(hints.ttl_ms));
+        result.insert("cacheScope".into(), Value::from(hints.cache_scope.as_str()));
+    }
+    let meta = result
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(meta) = meta
+        && !meta.contains_key(META_SERVER_INFO)
+        && let Ok(info) = serde_json::to_value(&server.info)
+    {
+        meta.insert(META_SERVER_INFO.into(), info);
+    }
+    to_raw(&result)
+}
+
+/// Whether `caps` declares every capability of `required` (a `ClientCapabilities` fragment:
+/// each key present, nested keys too; `elicitation: {}` counts as form mode).
+pub(crate) fn declares(caps: &ClientCapabilities, required: &Value) -> bool {
+    let Ok(Value::Object(declared)) = serde_json::to_value(caps) else {
+        return false;
+    };
+    let Value::Object(required) = required else {
+        return true;
+    };
+    required.iter().all(|(key, inner)| {
+        if key == "elicitation" {
+            let form_only = inner
+                .as_object()
+                .is_none_or(|m| m.keys().all(|k| k == "form"));
+            if form_only {
+                return caps.supports_elicitation_form();
+            }
+        }
+        match declared.get(key) {
+            None | Some(Value::Null) => false,
+            Some(Value::Object(have)) => covers(have, inner),
+            Some(_) => true,
+        }
+    })
+}
+
+fn covers(have: &Map<String, Value>, want: &Value) -> bool {
+    let Value::Object(want) = want else {
+        return true;
+    };
+    want.iter().all(|(key, inner)| match have.get(key) {
+        None | Some(Value::Null) => false,
+        Some(Value::Object(nested)) => covers(nested, inner),
+        Some(_) => true,
+    })
+}
+
+/// `-32021` unless `caps` declares `required`.
+pub(crate) fn require(caps: &ClientCapabilities, required: &Value) -> Result<(), ErrorObject> {
+    if declares(caps, required) {
+        return Ok(());
+    }
+    let names: Vec<&str> = required
+        .as_object()
+        .map(|m| m.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    Err(missing_capability(required.clone(), &names.join(", ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn caps(value: Value) -> ClientCapabilities {
+        serde_json::from_value(value).unwrap_or_default()
+    }
+
+    #[test]
+    fn declared_capabilities_cover_nested_requirements() {
+        let c = caps(json!({ "sampling": { "tools": {} }, "elicitation": {} }));
+        assert!(declares(&c, &json!({ "sampling": {} })));
+        assert!(declares(&c, &json!({ "sampling": { "tools": {} } })));
+        assert!(!declares(&c, &json!({ "sampling": { "context": {} } })));
+        assert!(declares(&c, &json!({ "elicitation": {} })));
+        assert!(declares(&c, &json!({ "elicitation": { "form": {} } })));
+        assert!(!declares(&c, &json!({ "elicitation": { "url": {} } })));
+        assert!(!declares(&c, &json!({ "roots": {} })));
+        assert!(declares(&caps(json!({})), &json!({})));
+    }
+
+    #[test]
+    fn a_missing_capability_names_what_is_required() {
+        let err = require(&caps(json!({})), &json!({ "sampling": {} }))
+            .err()
+            .unwrap_or_else(|| panic!("accepted"));
+        assert_eq!(
+            err.code,
+            crate::error::code::MISSING_REQUIRED_CLIENT_CAPABILITY
+        );
+        assert_eq!(
+            err.data,
+            Some(json!({ "requiredCapabilities": { "sampling": {} } }))
+        );
+    }
+}
