@@ -57,6 +57,10 @@ pub enum ErrorKind {
     /// Something broke inside the server: `-32603`. The message is not shown to the client;
     /// the exception reporter gets it.
     Internal,
+    /// Not a failure: the handler needs input from the client first (an MRTR
+    /// `input_required` result, carried in the error's data). Only `tools/call`, `prompts/get`
+    /// and `resources/read` may answer so; see [`McpError::input_required`].
+    InputRequired,
     /// Any other JSON-RPC code, sent as given.
     Other(ErrorCode),
 }
@@ -121,6 +125,26 @@ impl McpError {
         .with_data(data)
     }
 
+    /// Asks the client for input before the request can complete (multi-round-trip requests):
+    /// a 2026-07-28 client gets this `input_required` result and retries with its answers,
+    /// which the handler then reads with [`RequestContext::input_response`]; an older client is
+    /// asked with real server-to-client requests and the handler is called again with the
+    /// answers. Only `tools/call`, `prompts/get` and `resources/read` handlers may return it.
+    ///
+    /// [`RequestContext::input_response`]: crate::RequestContext::input_response
+    pub fn input_required(result: crate::protocol::InputRequiredResult) -> Self {
+        let data = result.to_value();
+        Self::new(ErrorKind::InputRequired, "input required").with_data(data)
+    }
+
+    /// The `input_required` result this error carries, when it is one.
+    pub fn as_input_required(&self) -> Option<crate::protocol::InputRequiredResult> {
+        if self.kind != ErrorKind::InputRequired {
+            return None;
+        }
+        serde_json::from_value(self.data.clone()?).ok()
+    }
+
     /// An error with any JSON-RPC code.
     pub fn code(code: i32, message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Other(ErrorCode(code)), message)
@@ -155,7 +179,9 @@ impl McpError {
             ErrorKind::MethodNotFound => ErrorCode::METHOD_NOT_FOUND,
             ErrorKind::ResourceNotFound => code::RESOURCE_NOT_FOUND,
             ErrorKind::UrlElicitationRequired => code::URL_ELICITATION_REQUIRED,
-            ErrorKind::ToolFailed | ErrorKind::Internal => ErrorCode::INTERNAL_ERROR,
+            ErrorKind::ToolFailed | ErrorKind::Internal | ErrorKind::InputRequired => {
+                ErrorCode::INTERNAL_ERROR
+            }
             ErrorKind::Other(code) => code,
         }
     }
@@ -308,5 +334,11 @@ mod tests {
             "internal error"
         );
         assert_eq!(McpError::code(-1, "no").error_code(), ErrorCode(-1));
+    }
+}
+
+impl From<crate::protocol::InputRequiredResult> for McpError {
+    fn from(result: crate::protocol::InputRequiredResult) -> Self {
+        Self::input_required(result)
     }
 }

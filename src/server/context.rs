@@ -18,7 +18,7 @@ use actix_mcp_actors::{PeerError, RequestId, RequestScope, SessionId};
 
 use crate::protocol::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-    ElicitResult, ElicitationSchema, Implementation, ListRootsResult, LoggingLevel,
+    ElicitResult, ElicitationSchema, Implementation, InputResponses, ListRootsResult, LoggingLevel,
     LoggingMessageNotificationParams, Meta, ProtocolVersion, method,
 };
 use crate::server::session::SessionState;
@@ -41,6 +41,38 @@ pub(crate) struct ContextInner {
     pub(crate) session: Option<Arc<SessionState>>,
     /// The log level a stateless request opted in to (2026: without one, no log messages).
     pub(crate) log_level: Option<LoggingLevel>,
+    /// What the client sent back for an earlier `input_required` round.
+    pub(crate) input: Option<Arc<RoundInput>>,
+}
+
+/// The client's answers to an earlier `input_required` round: `inputResponses` by key, and
+/// the state the handler asked to get back.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct RoundInput {
+    pub(crate) responses: InputResponses,
+    pub(crate) state: Option<String>,
+}
+
+impl RoundInput {
+    /// The round input a request's params carry (`inputResponses`, `requestState`), if any.
+    pub(crate) fn from_params(params: Option<&Value>) -> Option<Self> {
+        let params = params?;
+        let responses = params
+            .get("inputResponses")
+            .and_then(Value::as_object)
+            .cloned();
+        let state = params
+            .get("requestState")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        if responses.is_none() && state.is_none() {
+            return None;
+        }
+        Some(Self {
+            responses: responses.unwrap_or_default(),
+            state,
+        })
+    }
 }
 
 impl fmt::Debug for RequestContext {
@@ -80,6 +112,47 @@ impl RequestContext {
     /// The protocol version this request is served under.
     pub fn protocol_version(&self) -> ProtocolVersion {
         self.inner.version
+    }
+
+    /// The client's answers to the `input_required` round this request retries, by the keys
+    /// of the input requests (see [`McpError::input_required`](crate::McpError::input_required)).
+    pub fn input_responses(&self) -> Option<&InputResponses> {
+        self.inner.input.as_ref().map(|input| &input.responses)
+    }
+
+    /// The client's answer to one input request of the round this request retries.
+    pub fn input_response(&self, key: &str) -> Option<&Value> {
+        self.input_responses()?.get(key)
+    }
+
+    /// The client's answer to one input request, read as `T` (an [`ElicitResult`], a
+    /// [`CreateMessageResult`] or a [`ListRootsResult`]); `None` when absent or of another
+    /// shape.
+    pub fn input_response_as<T: DeserializeOwned>(&self, key: &str) -> Option<T> {
+        T::deserialize(self.input_response(key)?).ok()
+    }
+
+    /// The state the handler put in the `input_required` result this request retries, as the
+    /// handler wrote it (the SDK checks its integrity before the handler sees it).
+    pub fn request_state(&self) -> Option<&str> {
+        self.inner.input.as_ref()?.state.as_deref()
+    }
+
+    /// This context with another round's input (the same request otherwise).
+    pub(crate) fn with_input(&self, input: Option<RoundInput>) -> Self {
+        let inner = &self.inner;
+        Self::new(ContextInner {
+            scope: inner.scope.clone(),
+            server: inner.server.clone(),
+            method: inner.method.clone(),
+            meta: inner.meta.clone(),
+            version: inner.version,
+            client_capabilities: inner.client_capabilities.clone(),
+            client_info: inner.client_info.clone(),
+            session: inner.session.clone(),
+            log_level: inner.log_level,
+            input: input.map(Arc::new),
+        })
     }
 
     /// Whether this request is served under a stateless revision (2026-07-28+): its version

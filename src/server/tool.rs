@@ -50,6 +50,13 @@ impl IntoCallToolResult for CallToolResult {
     }
 }
 
+/// A tool may answer `input_required` (see [`McpError::input_required`]).
+impl IntoCallToolResult for crate::protocol::InputRequiredResult {
+    fn into_call_tool_result(self) -> Result<CallToolResult, McpError> {
+        Err(McpError::input_required(self))
+    }
+}
+
 impl IntoCallToolResult for String {
     fn into_call_tool_result(self) -> Result<CallToolResult, McpError> {
         Ok(CallToolResult::text(self))

@@ -32,7 +32,7 @@ use actix_mcp_actors::{
 
 use crate::error::{ErrorKind, McpError};
 use crate::protocol::{ProtocolVersion, method};
-use crate::server::context::RequestContext;
+use crate::server::context::{RequestContext, RoundInput};
 use crate::server::session::SessionState;
 use crate::server::{ErrorSite, ExceptionReport, RequestEvent, ServerInner};
 
@@ -137,7 +137,7 @@ async fn handle_request(
         .and_then(|p| p.get("_meta"))
         .and_then(Value::as_object)
         .cloned();
-    let cx = context(
+    let mut cx = context(
         &server,
         defaults,
         &scope,
@@ -146,6 +146,13 @@ async fn handle_request(
         state,
         envelope,
     );
+    if matches!(
+        request.method.as_str(),
+        method::TOOLS_CALL | method::PROMPTS_GET | method::RESOURCES_READ
+    ) && let Some(input) = RoundInput::from_params(request.params.as_ref())
+    {
+        cx = cx.with_input(Some(input));
+    }
     // Boxed: only servers with an around-request hook pay for it, and the request future stays
     // small.
     let mut event = server.around.as_ref().map(|_| {
@@ -164,6 +171,7 @@ async fn handle_request(
         match modern::check_offered(&server, &request.method) {
             Ok(()) => route(&server, &cx, &mut request, event.as_deref_mut())
                 .await
+                .or_else(|error| modern::input_required(&request.method, error))
                 .map(|reply| modern::finish(&server, &request.method, reply)),
             Err(error) => Err(error),
         }

@@ -93,6 +93,33 @@ pub(super) fn discover(server: &Arc<ServerInner>) -> Result<Reply, McpError> {
     Ok(to_raw(&result))
 }
 
+/// The methods that may answer `input_required` (multi-round-trip requests).
+pub(super) const MRTR_METHODS: &[&str] = &[
+    method::TOOLS_CALL,
+    method::PROMPTS_GET,
+    method::RESOURCES_READ,
+];
+
+/// A handler's `input_required` answer as the request's result (2026); any other error, or
+/// `input_required` from a method that may not answer so, stays an error.
+pub(super) fn input_required(method_name: &str, error: McpError) -> Result<Reply, McpError> {
+    if error.kind() != crate::error::ErrorKind::InputRequired {
+        return Err(error);
+    }
+    if !MRTR_METHODS.contains(&method_name) {
+        return Err(McpError::internal(format!(
+            "a {method_name} handler answered input_required, which only tools/call, \
+             prompts/get and resources/read may do"
+        )));
+    }
+    match error.data() {
+        Some(result) => Ok(to_raw(result)),
+        None => Err(McpError::internal(
+            "an input_required answer without its result",
+        )),
+    }
+}
+
 /// Completes a 2026 result: `resultType` (`complete` unless the result says otherwise), the
 /// method's cache hints on a complete cacheable result, and the server's info in `_meta`.
 pub(super) fn finish(server: &ServerInner, method_name: &str, reply: Reply) -> Reply {

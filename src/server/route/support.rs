@@ -46,6 +46,7 @@ pub(super) fn context(
             client_info: envelope.client_info.map(Arc::new),
             session: None,
             log_level: envelope.log_level,
+            input: None,
         });
     }
     let version = state
@@ -67,6 +68,7 @@ pub(super) fn context(
         client_info,
         session: state,
         log_level: None,
+        input: None,
     })
 }
 
