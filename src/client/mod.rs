@@ -31,8 +31,12 @@
 
 mod api;
 mod builder;
+#[allow(dead_code)] // used by the 2026 client, next
+mod cache;
 pub mod error;
 mod handlers;
+#[allow(dead_code)] // used by the 2026 client, next
+pub(crate) mod headers;
 pub(crate) mod session;
 pub mod transport;
 
