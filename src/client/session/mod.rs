@@ -140,6 +140,7 @@ impl ClientSession {
             frame,
             method: method.map(Arc::from),
             id: None,
+            headers: Vec::new(),
         });
         ctx.spawn(
             async move {
@@ -456,6 +457,7 @@ impl Handler<Call> for ClientSession {
             frame: Frame::request(&id, &msg.method, params.as_ref()),
             method: Some(msg.method),
             id: Some(id.clone()),
+            headers: Vec::new(),
         };
         let resend = (self.renewal.is_some()
             && outgoing.method.as_deref() != Some(method::INITIALIZE))
@@ -529,6 +531,7 @@ impl Handler<Notify> for ClientSession {
             frame: Frame::notification(&msg.method, msg.params.as_ref()),
             method: Some(msg.method),
             id: None,
+            headers: Vec::new(),
         });
         Box::pin(send.into_actor(self).map(|outcome, act, ctx| {
             if matches!(outcome, Err(ClientError::SessionExpired)) {
