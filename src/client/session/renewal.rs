@@ -110,6 +110,7 @@ impl ClientSession {
             timeout: renewal.timeout,
             progress: None,
             reply,
+            listener: None,
         };
         if let Err(error) = Handler::<Call>::handle(self, call, ctx) {
             self.renewed(Err(error), ctx);
