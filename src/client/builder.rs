@@ -204,8 +204,8 @@ impl ClientBuilder {
     }
 
     /// Answers `elicitation/create` in form mode (declares `elicitation.form`); add URL mode
-    /// with [`elicitation_url`](Self::elicitation_url). [`fill_elicitation_defaults`]
-    /// (super::fill_elicitation_defaults) fills the fields a user left out.
+    /// with [`elicitation_url`](Self::elicitation_url). [`fill_elicitation_defaults`](super::fill_elicitation_defaults)
+    /// fills the fields a user left out.
     pub fn elicitation<F, Fut>(mut self, handler: F) -> Self
     where
         F: Fn(ElicitRequestParams, ServerRequest) -> Fut + Send + Sync + 'static,

@@ -20,7 +20,7 @@
 //!
 //! A client runs inside an actix system (`#[actix_web::main]`, `#[actix::main]` or
 //! `actix_rt::System::new().block_on(..)`): its session is an actor
-//! ([`session`](self::session) docs), which owns the outgoing request table, answers the
+//! (`session` module docs), which owns the outgoing request table, answers the
 //! server's requests with the handlers given to the [`ClientBuilder`], and hands notifications
 //! to its callbacks. Requests run concurrently on one connection.
 //!
@@ -28,12 +28,12 @@
 //!
 //! By default ([`Lifecycle::Auto`]) a client probes the server with `server/discover` and
 //! speaks the stateless 2026-07-28 protocol to a server that answers as a modern one, or
-//! runs the 2025 `initialize` handshake otherwise ([`lifecycle`](self::lifecycle) docs);
+//! runs the 2025 `initialize` handshake otherwise ([`lifecycle`] docs);
 //! [`ClientBuilder::lifecycle`] pins either era, [`Client::era`] tells which one was chosen.
 //! The same calls work in both. In the 2026 era every request carries the client's version,
-//! capabilities and info in `_meta` (and on HTTP the request-metadata headers, see
-//! [`headers`](self::headers)); a result that asks for input is driven through the same
-//! handlers that answer the server's requests in 2025 ([`mrtr`](self::mrtr)); change
+//! capabilities and info in `_meta` (and on HTTP the request-metadata headers `Mcp-Method`,
+//! `Mcp-Name` and `Mcp-Param-*`); a result that asks for input is driven through the same
+//! handlers that answer the server's requests in 2025 ([`mrtr`]); change
 //! notifications come from [`Client::listen`]; list and read results are cached for the
 //! time their `ttlMs` allows ([`ClientBuilder::cache`]).
 //!
@@ -267,7 +267,7 @@ impl Client {
     /// In the 2026 era the request also gets its `_meta`; a `-32022` answer is retried once
     /// with a version the server lists; a result that asks for input (`tools/call`,
     /// `prompts/get`, `resources/read`) is driven to its end with the builder's handlers
-    /// ([`mrtr`](self::mrtr)); list and read results may come from the cache.
+    /// ([`mrtr`]); list and read results may come from the cache.
     pub async fn request<R: DeserializeOwned>(
         &self,
         method: &str,
@@ -412,7 +412,7 @@ impl Client {
     }
 
     /// One round of a request that may ask for input (2026 era), without driving it:
-    /// `retry` answers the previous round. For the manual mode of [`mrtr`](self::mrtr);
+    /// `retry` answers the previous round. For the manual mode of [`mrtr`];
     /// see also the typed `*_step` calls.
     ///
     /// # Errors
