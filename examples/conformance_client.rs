@@ -1,7 +1,11 @@
 //! The client side of the official MCP conformance suite
 //! (`@modelcontextprotocol/conformance client --command ...`): the suite starts a mock server
 //! per scenario and runs this program with the server's URL as its last argument and the
-//! scenario's name in `MCP_CONFORMANCE_SCENARIO`.
+//! scenario's name in `MCP_CONFORMANCE_SCENARIO`, the wire version in
+//! `MCP_CONFORMANCE_PROTOCOL_VERSION` (`2025-11-25`: the `initialize` handshake, as pinned by
+//! [`Lifecycle::Legacy`]; `2026-07-28`: [`Lifecycle::Auto`], which finds the mock servers
+//! modern and speaks the stateless protocol) and, for some scenarios, data in
+//! `MCP_CONFORMANCE_CONTEXT` (JSON).
 //!
 //! Run by `tests/conformance/run-client.sh` (or `run.sh --client`; see the client section of
 //! `tests/conformance/SCENARIOS.md`); by hand:
@@ -13,17 +17,64 @@
 use std::process::ExitCode;
 
 use actix_mcp::client::transport::HttpTransport;
-use actix_mcp::client::{Client, ClientBuilder, ClientError, fill_elicitation_defaults};
+use actix_mcp::client::{
+    Client, ClientBuilder, ClientError, Era, Lifecycle, fill_elicitation_defaults,
+};
 use actix_mcp::protocol::{ElicitAction, ElicitRequestParams, ElicitResult};
-use serde_json::json;
+use serde_json::{Value, json};
+
+/// The wire version the suite asks for.
+fn wire_version() -> String {
+    std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").unwrap_or_else(|_| "2025-11-25".into())
+}
 
 fn builder() -> ClientBuilder {
-    Client::builder("actix-mcp-conformance-client", env!("CARGO_PKG_VERSION"))
+    let lifecycle = if wire_version().as_str() >= "2026-07-28" {
+        Lifecycle::Auto
+    } else {
+        Lifecycle::Legacy
+    };
+    Client::builder("actix-mcp-conformance-client", env!("CARGO_PKG_VERSION")).lifecycle(lifecycle)
+}
+
+/// A builder whose elicitation handler accepts with the schema's defaults (and
+/// `confirmed: true` for the MRTR mocks' confirmation forms).
+fn accepting() -> ClientBuilder {
+    builder().elicitation(|params: ElicitRequestParams, _| async move {
+        let mut result = ElicitResult::new(ElicitAction::Accept);
+        if let ElicitRequestParams::Form(form) = &params
+            && form
+                .requested_schema
+                .properties
+                .iter()
+                .any(|(name, _)| name == "confirmed")
+        {
+            result
+                .content
+                .get_or_insert_with(Default::default)
+                .insert("confirmed".into(), json!(true));
+        }
+        fill_elicitation_defaults(&params, &mut result);
+        Ok(result)
+    })
+}
+
+async fn connect(builder: ClientBuilder, url: &str) -> Result<Client, ClientError> {
+    let client = builder.connect(HttpTransport::new(url)).await?;
+    let wanted_modern = wire_version().as_str() >= "2026-07-28";
+    if wanted_modern != (client.era() == Era::Modern) {
+        eprintln!(
+            "warning: asked for {} but speaking {:?}",
+            wire_version(),
+            client.protocol_version()
+        );
+    }
+    Ok(client)
 }
 
 /// `initialize`: connect, list the tools, close.
 async fn initialize(url: &str) -> Result<(), ClientError> {
-    let client = builder().connect(HttpTransport::new(url)).await?;
+    let client = connect(builder(), url).await?;
     client.tools().await?;
     client.close().await;
     Ok(())
@@ -31,7 +82,7 @@ async fn initialize(url: &str) -> Result<(), ClientError> {
 
 /// `tools_call`: list the tools and call `add_numbers`.
 async fn tools_call(url: &str) -> Result<(), ClientError> {
-    let client = builder().connect(HttpTransport::new(url)).await?;
+    let client = connect(builder(), url).await?;
     client.tools().await?;
     let result = client
         .call_tool("add_numbers", json!({"a": 2, "b": 3}))
@@ -44,14 +95,7 @@ async fn tools_call(url: &str) -> Result<(), ClientError> {
 /// `elicitation-sep1034-client-defaults`: accept the form with every field the user left
 /// out filled from the schema's defaults.
 async fn elicitation_defaults(url: &str) -> Result<(), ClientError> {
-    let client = builder()
-        .elicitation(|params: ElicitRequestParams, _| async move {
-            let mut result = ElicitResult::new(ElicitAction::Accept);
-            fill_elicitation_defaults(&params, &mut result);
-            Ok(result)
-        })
-        .connect(HttpTransport::new(url))
-        .await?;
+    let client = connect(accepting(), url).await?;
     client.tools().await?;
     client
         .call_tool("test_client_elicitation_defaults", ())
@@ -63,7 +107,7 @@ async fn elicitation_defaults(url: &str) -> Result<(), ClientError> {
 /// `sse-retry`: the server closes the answer's stream early; the transport resumes it with
 /// `Last-Event-ID` after the advertised `retry`.
 async fn sse_retry(url: &str) -> Result<(), ClientError> {
-    let client = builder().connect(HttpTransport::new(url)).await?;
+    let client = connect(builder(), url).await?;
     client.tools().await?;
     client.call_tool("test_reconnection", ()).await?;
     client.close().await;
@@ -72,7 +116,7 @@ async fn sse_retry(url: &str) -> Result<(), ClientError> {
 
 /// `json-schema-2020-12-preservation`: hand the focal tool's input schema back verbatim.
 async fn schema_preservation(url: &str) -> Result<(), ClientError> {
-    let client = builder().connect(HttpTransport::new(url)).await?;
+    let client = connect(builder(), url).await?;
     let tools = client.tools().await?;
     let schema = tools
         .iter()
@@ -82,6 +126,113 @@ async fn schema_preservation(url: &str) -> Result<(), ClientError> {
     client
         .call_tool("json_schema_echo", json!({ "schema": schema }))
         .await?;
+    client.close().await;
+    Ok(())
+}
+
+/// `request-metadata` (2026): connecting sends `server/discover` (retried once with a version
+/// the server lists after its `-32022`), then `tools/list`; every request carries the `_meta`
+/// and the `MCP-Protocol-Version` header.
+async fn request_metadata(url: &str) -> Result<(), ClientError> {
+    let client = connect(accepting(), url).await?;
+    client.tools().await?;
+    client.close().await;
+    Ok(())
+}
+
+/// `sep-2322-client-request-state` (2026): the MRTR tools, driven by the client (the
+/// elicitations answered by the handler), with an unrelated call in between.
+async fn request_state(url: &str) -> Result<(), ClientError> {
+    let client = connect(accepting(), url).await?;
+    client.tools().await?;
+    for tool in [
+        "test_mrtr_echo_state",
+        "test_mrtr_unrelated",
+        "test_mrtr_no_state",
+        "test_mrtr_no_result_type",
+    ] {
+        let result = client.call_tool(tool, ()).await?;
+        eprintln!("{tool}: {}", result.text_content());
+    }
+    client.close().await;
+    Ok(())
+}
+
+/// `http-standard-headers` (2026): list and use tools, resources and prompts, so that each
+/// method's `Mcp-Method` / `Mcp-Name` headers are seen.
+async fn standard_headers(url: &str) -> Result<(), ClientError> {
+    let client = connect(builder(), url).await?;
+    for tool in client.tools().await? {
+        client.call_tool(&tool.name, ()).await?;
+    }
+    for resource in client.resources().await? {
+        client.read_resource(&resource.uri).await?;
+    }
+    for prompt in client.prompts().await? {
+        client
+            .get_prompt(&prompt.name, std::iter::empty::<(String, String)>())
+            .await?;
+    }
+    client.close().await;
+    Ok(())
+}
+
+/// `http-custom-headers` (2026): the tool calls of `MCP_CONFORMANCE_CONTEXT`'s `toolCalls`,
+/// whose `x-mcp-header` arguments go into `Mcp-Param-*` headers.
+async fn custom_headers(url: &str) -> Result<(), ClientError> {
+    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or(Value::Null);
+    let mut calls: Vec<(String, Value)> = context
+        .get("toolCalls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|call| {
+            let name = call.get("name")?.as_str()?.to_owned();
+            Some((name, call.get("arguments").cloned().unwrap_or(json!({}))))
+        })
+        .collect();
+    if !calls
+        .iter()
+        .any(|(name, _)| name == "test_custom_headers_null")
+    {
+        calls.push((
+            "test_custom_headers_null".into(),
+            json!({"region": "us-east1", "priority": 1, "verbose": null, "query": "SELECT 1"}),
+        ));
+    }
+    let client = connect(builder(), url).await?;
+    client.tools().await?;
+    for (name, arguments) in calls {
+        client.call_tool(&name, arguments).await?;
+    }
+    client.close().await;
+    Ok(())
+}
+
+/// `http-invalid-tool-headers` (2026): list the tools (those with invalid `x-mcp-header`
+/// annotations are dropped) and call `valid_tool`.
+async fn invalid_tool_headers(url: &str) -> Result<(), ClientError> {
+    let client = connect(builder(), url).await?;
+    let tools = client.tools().await?;
+    let valid = tools.iter().find(|tool| tool.name == "valid_tool");
+    if valid.is_none() {
+        return Err(ClientError::Protocol("valid_tool was dropped".into()));
+    }
+    client
+        .call_tool("valid_tool", json!({"region": "us-west1"}))
+        .await?;
+    client.close().await;
+    Ok(())
+}
+
+/// `json-schema-ref-no-deref` (2026): list the tools; their schemas' network `$ref`s are
+/// kept as they are, never fetched.
+async fn ref_no_deref(url: &str) -> Result<(), ClientError> {
+    let client = connect(builder(), url).await?;
+    client.tools().await?;
     client.close().await;
     Ok(())
 }
@@ -103,6 +254,12 @@ async fn main() -> ExitCode {
         "elicitation-sep1034-client-defaults" => elicitation_defaults(&url).await,
         "sse-retry" => sse_retry(&url).await,
         "json-schema-2020-12-preservation" => schema_preservation(&url).await,
+        "request-metadata" => request_metadata(&url).await,
+        "sep-2322-client-request-state" => request_state(&url).await,
+        "http-standard-headers" => standard_headers(&url).await,
+        "http-custom-headers" => custom_headers(&url).await,
+        "http-invalid-tool-headers" => invalid_tool_headers(&url).await,
+        "json-schema-ref-no-deref" => ref_no_deref(&url).await,
         other => {
             eprintln!("unknown scenario {other:?}");
             return ExitCode::from(2);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of actix-mcp: the Rust unit, integration and doc tests of the workspace,
 # then the official MCP conformance suite against examples/conformance_server (server
-# scenarios) and examples/conformance_client (client scenarios), then the official TypeScript
+# scenarios) and examples/conformance_client (client scenarios, 2025-11-25 and 2026-07-28), then the official TypeScript
 # SDK client against examples/http_server, then our command-line client against servers of the
 # official TypeScript and Python SDKs. The last four install Node 22 (PyPI wheel, in a venv)
 # and pinned npm packages into tests/conformance/.cache on first use; the last one also the
@@ -17,6 +17,9 @@ bash tests/conformance/run.sh
 
 echo "== MCP conformance suite (client, requirements 2025-11-25)"
 bash tests/conformance/run-client.sh
+
+echo "== MCP conformance suite (client, requirements 2026-07-28)"
+bash tests/conformance/run-client.sh --requirements 2026-07-28
 
 echo "== interop: official TypeScript client against examples/http_server"
 bash tests/interop/run.sh

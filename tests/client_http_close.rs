@@ -125,6 +125,7 @@ fn initialize() -> Outgoing {
         frame: Frame::request(&id, "initialize", Some(&params)),
         method: Some("initialize".into()),
         id: Some(id),
+        headers: Vec::new(),
     }
 }
 

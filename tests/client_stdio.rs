@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use actix_mcp::client::transport::{ChildProcess, StderrMode};
-use actix_mcp::client::{CallOptions, Client, ClientError};
+use actix_mcp::client::{CallOptions, Client, ClientError, Lifecycle};
 use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -20,7 +20,8 @@ async fn within<F: std::future::Future>(fut: F) -> F::Output {
 }
 
 fn builder() -> actix_mcp::client::ClientBuilder {
-    Client::builder("stdio-test", "0.1.0")
+    // These servers speak 2025-11-25 only; the 2026 era has its own tests (client_modern.rs).
+    Client::builder("stdio-test", "0.1.0").lifecycle(Lifecycle::Legacy)
 }
 
 fn python(script: &str) -> ChildProcess {

@@ -9,14 +9,16 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
-use super::Client;
 use super::error::ClientError;
-use super::session::ProgressCallback;
+use super::headers;
+use super::session::{KnowsTool, ProgressCallback};
+use super::{CallOutcome, Client, InputRetry, lifecycle};
+use crate::error::code;
 use crate::protocol::{
-    CallToolResult, CompleteResult, CompletionArgument, CompletionContext, GetPromptResult,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    LoggingLevel, ProgressNotificationParams, Prompt, ReadResourceResult, Reference, Resource,
-    ResourceTemplate, Tool, method,
+    CallToolResult, CompleteResult, CompletionArgument, CompletionContext, DiscoverResult,
+    GetPromptResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, LoggingLevel, ProgressNotificationParams, Prompt, ReadResourceResult,
+    Reference, Resource, ResourceTemplate, Tool, method,
 };
 
 /// Pages a `tools()`-style helper reads at most before it gives up.
@@ -72,41 +74,96 @@ fn cursor_params(cursor: Option<&str>) -> Option<Value> {
     cursor.map(|cursor| json!({ "cursor": cursor }))
 }
 
+fn prompt_params<K: Into<String>, V: Into<String>>(
+    name: &str,
+    arguments: impl IntoIterator<Item = (K, V)>,
+) -> Value {
+    let arguments: Map<String, Value> = arguments
+        .into_iter()
+        .map(|(k, v)| (k.into(), Value::String(v.into())))
+        .collect();
+    json!({ "name": name, "arguments": arguments })
+}
+
+/// Drops (and logs) the tools whose `x-mcp-header` annotations break the rules.
+fn keep_valid_tools(tools: &mut Vec<Tool>) {
+    tools.retain(|tool| match headers::param_headers(&tool.input_schema) {
+        Ok(_) => true,
+        Err(invalid) => {
+            tracing::warn!(
+                tool = %tool.name,
+                reason = %invalid.0,
+                "dropped a tool whose x-mcp-header annotations are invalid"
+            );
+            false
+        }
+    });
+}
+
 impl Client {
-    /// `ping`: checks the server answers.
+    /// `ping`: checks the server answers. In the 2026 era, which has no `ping`, this is a
+    /// `server/discover`.
     ///
     /// # Errors
     /// See [`ClientError`].
     pub async fn ping(&self) -> Result<(), ClientError> {
+        if self.is_modern() {
+            return self.discover().await.map(|_| ());
+        }
         let _: Map<String, Value> = self
             .request(method::PING, None, CallOptions::default())
             .await?;
         Ok(())
     }
 
-    /// One page of `tools/list` (`cursor` from the previous page's `next_cursor`).
+    /// `server/discover` (2026 era): the server's versions, capabilities, instructions and
+    /// info, now (the result the client connected with is [`Client::discover_result`]).
+    ///
+    /// # Errors
+    /// See [`ClientError`].
+    pub async fn discover(&self) -> Result<DiscoverResult, ClientError> {
+        let value: Value = self
+            .request(method::SERVER_DISCOVER, None, CallOptions::default())
+            .await?;
+        lifecycle::read_discover(value)
+    }
+
+    /// One page of `tools/list` (`cursor` from the previous page's `next_cursor`). In the
+    /// 2026 era, tools whose `x-mcp-header` annotations break the rules are dropped (and
+    /// logged), as the spec requires of HTTP clients.
     ///
     /// # Errors
     /// See [`ClientError`].
     pub async fn list_tools(&self, cursor: Option<&str>) -> Result<ListToolsResult, ClientError> {
-        self.request(
-            method::TOOLS_LIST,
-            cursor_params(cursor),
-            CallOptions::default(),
-        )
-        .await
+        let mut page: ListToolsResult = self
+            .request(
+                method::TOOLS_LIST,
+                cursor_params(cursor),
+                CallOptions::default(),
+            )
+            .await?;
+        if self.is_modern() {
+            keep_valid_tools(&mut page.tools);
+        }
+        Ok(page)
     }
 
-    /// Every tool, reading page after page (at most [`DEFAULT_PAGE_LIMIT`]).
+    /// Every tool, reading page after page (at most [`DEFAULT_PAGE_LIMIT`]); in the 2026 era
+    /// without the tools [`list_tools`](Self::list_tools) drops.
     ///
     /// # Errors
     /// See [`ClientError`]; a server that repeats a cursor or never stops paging is a
     /// [`ClientError::Protocol`].
     pub async fn tools(&self) -> Result<Vec<Tool>, ClientError> {
-        self.all_pages(method::TOOLS_LIST, |page: ListToolsResult| {
-            (page.tools, page.next_cursor)
-        })
-        .await
+        let mut tools = self
+            .all_pages(method::TOOLS_LIST, |page: ListToolsResult| {
+                (page.tools, page.next_cursor)
+            })
+            .await?;
+        if self.is_modern() {
+            keep_valid_tools(&mut tools);
+        }
+        Ok(tools)
     }
 
     /// One page of `prompts/list`.
@@ -243,6 +300,12 @@ impl Client {
 
     /// `tools/call` with options (progress callback, timeout).
     ///
+    /// In the 2026 era over HTTP the call carries an `Mcp-Param-*` header for each argument
+    /// the tool's input schema marks with `x-mcp-header`. The client learns those marks from
+    /// `tools/list` results: calling a tool it has not seen listed reads `tools/list` first,
+    /// and a `-32020` (header mismatch) answer makes it read `tools/list` again and retry
+    /// once. A tool the server asks input for is driven to its end ([`mrtr`](super::mrtr)).
+    ///
     /// # Errors
     /// See [`ClientError`].
     pub async fn call_tool_with(
@@ -252,8 +315,67 @@ impl Client {
         options: CallOptions,
     ) -> Result<CallToolResult, ClientError> {
         let params = Self::call_tool_params(name, arguments)?;
-        self.request(method::TOOLS_CALL, Some(params), options)
+        self.learn_tool_headers(name).await?;
+        let answer = self
+            .request(method::TOOLS_CALL, Some(params.clone()), options.clone())
+            .await;
+        match answer {
+            Err(ClientError::Rpc(error))
+                if self.is_modern() && error.code == code::HEADER_MISMATCH =>
+            {
+                tracing::debug!(tool = name, "header mismatch; reading tools/list again");
+                self.forget_cached(method::TOOLS_LIST);
+                self.tools().await?;
+                self.request(method::TOOLS_CALL, Some(params), options)
+                    .await
+            }
+            other => other,
+        }
+    }
+
+    /// One round of `tools/call` (2026 era, manual input mode): `retry` answers the previous
+    /// round's input requests. See [`mrtr`](super::mrtr).
+    ///
+    /// # Errors
+    /// See [`ClientError`].
+    pub async fn call_tool_step(
+        &self,
+        name: &str,
+        arguments: impl Serialize,
+        retry: Option<InputRetry>,
+    ) -> Result<CallOutcome<CallToolResult>, ClientError> {
+        let params = Self::call_tool_params(name, arguments)?;
+        self.learn_tool_headers(name).await?;
+        self.request_step(
+            method::TOOLS_CALL,
+            Some(params),
+            retry,
+            CallOptions::default(),
+        )
+        .await
+    }
+
+    /// Reads `tools/list` when a call is about to name a tool whose `x-mcp-header` marks the
+    /// session does not know (2026 era, over a transport that sends headers).
+    async fn learn_tool_headers(&self, name: &str) -> Result<(), ClientError> {
+        let known = self
+            .inner
+            .session
+            .send(KnowsTool(name.to_owned()))
             .await
+            .map_err(|_| ClientError::TransportClosed("the client session has stopped".into()))?;
+        if known == Some(false) {
+            self.forget_cached(method::TOOLS_LIST);
+            self.tools().await?;
+        }
+        Ok(())
+    }
+
+    /// Drops the cached results of `method_name`.
+    fn forget_cached(&self, method_name: &str) {
+        if let Some(cache) = &self.inner.cache {
+            cache.forget(method_name);
+        }
     }
 
     /// The params of a `tools/call`, for [`start_request`](Self::start_request).
@@ -287,13 +409,53 @@ impl Client {
         K: Into<String>,
         V: Into<String>,
     {
-        let arguments: Map<String, Value> = arguments
-            .into_iter()
-            .map(|(k, v)| (k.into(), Value::String(v.into())))
-            .collect();
-        let params = json!({ "name": name, "arguments": arguments });
+        let params = prompt_params(name, arguments);
         self.request(method::PROMPTS_GET, Some(params), CallOptions::default())
             .await
+    }
+
+    /// One round of `prompts/get` (2026 era, manual input mode). See
+    /// [`call_tool_step`](Self::call_tool_step).
+    ///
+    /// # Errors
+    /// See [`ClientError`].
+    pub async fn get_prompt_step<K, V>(
+        &self,
+        name: &str,
+        arguments: impl IntoIterator<Item = (K, V)>,
+        retry: Option<InputRetry>,
+    ) -> Result<CallOutcome<GetPromptResult>, ClientError>
+    where
+        K: Into<String>,
+        V: Into<String>,
+    {
+        let params = prompt_params(name, arguments);
+        self.request_step(
+            method::PROMPTS_GET,
+            Some(params),
+            retry,
+            CallOptions::default(),
+        )
+        .await
+    }
+
+    /// One round of `resources/read` (2026 era, manual input mode). See
+    /// [`call_tool_step`](Self::call_tool_step).
+    ///
+    /// # Errors
+    /// See [`ClientError`].
+    pub async fn read_resource_step(
+        &self,
+        uri: &str,
+        retry: Option<InputRetry>,
+    ) -> Result<CallOutcome<ReadResourceResult>, ClientError> {
+        self.request_step(
+            method::RESOURCES_READ,
+            Some(json!({ "uri": uri })),
+            retry,
+            CallOptions::default(),
+        )
+        .await
     }
 
     /// `resources/read`.
@@ -364,11 +526,18 @@ impl Client {
     }
 
     /// `logging/setLevel`: the server sends logs at `level` and above
-    /// (see [`ClientBuilder::on_log_message`](super::ClientBuilder::on_log_message)).
+    /// (see [`ClientBuilder::on_log_message`](super::ClientBuilder::on_log_message)). In the
+    /// 2026 era, which has no `logging/setLevel`, every later request carries `level` in its
+    /// `_meta` instead (nothing is sent now).
     ///
     /// # Errors
     /// See [`ClientError`].
     pub async fn set_logging_level(&self, level: LoggingLevel) -> Result<(), ClientError> {
+        if self.is_modern() {
+            return self
+                .update_envelope(|envelope| envelope.log_level = Some(level))
+                .await;
+        }
         let _: Map<String, Value> = self
             .request(
                 method::LOGGING_SET_LEVEL,

@@ -8,24 +8,42 @@ use std::time::Duration;
 use actix::Actor;
 use serde_json::Value;
 
+use std::sync::Mutex;
+
+use super::cache::ResultCache;
 use super::error::ClientError;
 use super::handlers::{self, HandlerResult, Handlers, ServerRequest};
-use super::session::{ClientSession, EnableRenewal};
-use super::transport::{Connect, Inbox};
+use super::lifecycle::{self, Era, Lifecycle, Probe};
+use super::mrtr::DEFAULT_MAX_INPUT_ROUNDS;
+use super::session::{ClientSession, EnableRenewal, Envelope, SetEnvelope};
+use super::transport::{Connect, Inbox, Transport};
 use super::{CallOptions, Client, ClientInner};
 use crate::protocol::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
     ElicitationCompleteNotificationParams, Icon, Implementation, InitializeRequestParams,
-    InitializeResult, ListRootsResult, LoggingMessageNotificationParams, ProtocolVersion,
-    ResourceUpdatedNotificationParams, Root, method,
+    InitializeResult, ListRootsResult, LoggingLevel, LoggingMessageNotificationParams,
+    ProtocolVersion, ResourceUpdatedNotificationParams, Root, method,
 };
+
+/// How long the auto probe waits for `server/discover` before taking the server for a legacy
+/// one.
+const DEFAULT_DISCOVER_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Builds a [`Client`]. Required values come first ([`Client::builder`]); everything else has
 /// a default, documented on its setter (defaults are not part of semver).
 #[must_use]
 pub struct ClientBuilder {
     info: Implementation,
+    /// The version `initialize` asks for (2025 era).
     version: ProtocolVersion,
+    /// The version every request carries (2026 era).
+    modern_version: ProtocolVersion,
+    lifecycle: Lifecycle,
+    discover_timeout: Duration,
+    log_level: Option<LoggingLevel>,
+    auto_input: bool,
+    max_input_rounds: usize,
+    cache: bool,
     timeout: Option<Duration>,
     renew: bool,
     handlers: Handlers,
@@ -36,6 +54,12 @@ impl fmt::Debug for ClientBuilder {
         f.debug_struct("ClientBuilder")
             .field("name", &self.info.name)
             .field("protocol_version", &self.version)
+            .field("modern_version", &self.modern_version)
+            .field("lifecycle", &self.lifecycle)
+            .field("log_level", &self.log_level)
+            .field("auto_input", &self.auto_input)
+            .field("max_input_rounds", &self.max_input_rounds)
+            .field("cache", &self.cache)
             .field("renew_expired_sessions", &self.renew)
             .field("handlers", &self.handlers)
             .finish()
@@ -47,6 +71,13 @@ impl ClientBuilder {
         Self {
             info: Implementation::new(name, version),
             version: ProtocolVersion::LATEST_STATEFUL,
+            modern_version: ProtocolVersion::LATEST,
+            lifecycle: Lifecycle::Auto,
+            discover_timeout: DEFAULT_DISCOVER_TIMEOUT,
+            log_level: None,
+            auto_input: true,
+            max_input_rounds: DEFAULT_MAX_INPUT_ROUNDS,
+            cache: true,
             timeout: Some(Duration::from_secs(60)),
             renew: false,
             handlers: Handlers::default(),
@@ -84,9 +115,62 @@ impl ClientBuilder {
         self
     }
 
-    /// The protocol version to ask for (default: the latest this SDK speaks, 2025-11-25).
+    /// The protocol version to speak. A stateless version (2026-07-28) is the one every
+    /// request carries and pins [`Lifecycle::Modern`]; a stateful one (2025-11-25 and older)
+    /// is the one `initialize` asks for and pins [`Lifecycle::Legacy`]. Call
+    /// [`lifecycle`](Self::lifecycle) afterwards to choose otherwise. Default: 2026-07-28 for
+    /// the 2026 era and 2025-11-25 for `initialize`, with [`Lifecycle::Auto`].
     pub fn protocol_version(mut self, version: ProtocolVersion) -> Self {
-        self.version = version;
+        if version.is_stateless() {
+            self.modern_version = version;
+            self.lifecycle = Lifecycle::Modern;
+        } else {
+            self.version = version;
+            self.lifecycle = Lifecycle::Legacy;
+        }
+        self
+    }
+
+    /// How the client starts (default [`Lifecycle::Auto`]: probe with `server/discover`,
+    /// fall back to `initialize` for a legacy server).
+    pub fn lifecycle(mut self, lifecycle: Lifecycle) -> Self {
+        self.lifecycle = lifecycle;
+        self
+    }
+
+    /// How long the [`Lifecycle::Auto`] probe waits for `server/discover` before it takes the
+    /// server for a legacy one (default 10 s).
+    pub fn discover_timeout(mut self, timeout: Duration) -> Self {
+        self.discover_timeout = timeout;
+        self
+    }
+
+    /// The log level every 2026 request opts in to (`_meta` `logLevel`; default none: the
+    /// server sends no log messages). In the 2025 era, see [`Client::set_logging_level`].
+    pub fn log_level(mut self, level: LoggingLevel) -> Self {
+        self.log_level = Some(level);
+        self
+    }
+
+    /// Whether the client answers a 2026 `input_required` result itself, with the handlers,
+    /// and retries (default on). Off, such a call fails with [`ClientError::InputRequired`]
+    /// and the `*_step` calls drive the rounds by hand ([`mrtr`](super::mrtr)).
+    pub fn auto_input(mut self, on: bool) -> Self {
+        self.auto_input = on;
+        self
+    }
+
+    /// How many rounds of input one call may take before it fails with
+    /// [`ClientError::Protocol`] (default [`DEFAULT_MAX_INPUT_ROUNDS`], 10).
+    pub fn max_input_rounds(mut self, rounds: usize) -> Self {
+        self.max_input_rounds = rounds;
+        self
+    }
+
+    /// Whether 2026 list and read results are cached for their `ttlMs` (default on; see the
+    /// cache rules in [`Client::request`] and the crate's client docs).
+    pub fn cache(mut self, on: bool) -> Self {
+        self.cache = on;
         self
     }
 
@@ -120,8 +204,8 @@ impl ClientBuilder {
     }
 
     /// Answers `elicitation/create` in form mode (declares `elicitation.form`); add URL mode
-    /// with [`elicitation_url`](Self::elicitation_url). [`fill_elicitation_defaults`]
-    /// (super::fill_elicitation_defaults) fills the fields a user left out.
+    /// with [`elicitation_url`](Self::elicitation_url). [`fill_elicitation_defaults`](super::fill_elicitation_defaults)
+    /// fills the fields a user left out.
     pub fn elicitation<F, Fut>(mut self, handler: F) -> Self
     where
         F: Fn(ElicitRequestParams, ServerRequest) -> Fut + Send + Sync + 'static,
@@ -223,42 +307,108 @@ impl ClientBuilder {
         self
     }
 
-    /// Connects: opens the transport, sends `initialize` (with the capabilities the handlers
-    /// call for) and `notifications/initialized`. Must run inside an actix system.
+    /// Connects: opens the transport, then starts as the [`lifecycle`](Self::lifecycle)
+    /// says: in the 2026 era with `server/discover` (every request then carries the
+    /// capabilities the handlers call for in `_meta`); in the 2025 era with `initialize` (with
+    /// those capabilities) and `notifications/initialized`. Must run inside an actix system.
     ///
     /// # Errors
-    /// When the transport cannot connect, the server refuses `initialize`, or it answers with a
-    /// protocol version this SDK does not speak ([`ClientError::Protocol`]; the connection is
-    /// closed).
+    /// When the transport cannot connect, the server refuses `initialize` (or, with
+    /// [`Lifecycle::Modern`], `server/discover`), or it answers with a protocol version this
+    /// SDK does not speak ([`ClientError::Protocol`]; the connection is closed).
     pub async fn connect(self, connector: impl Connect) -> Result<Client, ClientError> {
         let (inbox, rx) = Inbox::channel();
         let transport = connector.connect(inbox).await?;
         let handlers = Arc::new(self.handlers);
         let capabilities = handlers.capabilities();
-        let session = ClientSession::new(transport.clone(), handlers, rx).start();
+        let cache = self.cache.then(|| Arc::new(ResultCache::default()));
+        let session = ClientSession::new(transport.clone(), handlers.clone(), rx)
+            .with_cache(cache.clone())
+            .start();
+        let envelope = Envelope {
+            version: self.modern_version,
+            capabilities: lifecycle::modern_capabilities(&capabilities),
+            client_info: serde_json::to_value(&self.info).unwrap_or(Value::Null),
+            log_level: self.log_level,
+        };
         let mut client = Client {
             inner: Arc::new(ClientInner {
                 session,
-                init: InitializeResult {
-                    protocol_version: self.version.as_str().to_owned(),
-                    capabilities: Default::default(),
-                    server_info: Implementation::new("", ""),
-                    instructions: None,
-                    meta: None,
-                },
-                version: self.version,
+                handlers,
+                init: lifecycle::describe(self.modern_version, None),
+                discover: None,
+                era: Era::Modern,
+                version: Mutex::new(self.modern_version),
+                envelope: Mutex::new(Some(envelope.clone())),
                 timeout: self.timeout,
+                auto_input: self.auto_input,
+                max_input_rounds: self.max_input_rounds,
+                cache,
             }),
         };
-        let params = InitializeRequestParams {
-            protocol_version: self.version.as_str().to_owned(),
-            capabilities,
-            client_info: self.info,
-            meta: None,
+        if self.lifecycle != Lifecycle::Legacy {
+            let _ = client.inner.session.send(SetEnvelope(Some(envelope))).await;
+            let probe = client.probe(&transport, self.discover_timeout).await;
+            match probe {
+                Probe::Modern(discover) => {
+                    let version = client.protocol_version();
+                    let Some(inner) = Arc::get_mut(&mut client.inner) else {
+                        return Err(ClientError::Protocol(
+                            "the client was shared during its start".into(),
+                        ));
+                    };
+                    inner.init = lifecycle::describe(version, discover.as_deref());
+                    inner.discover = discover.map(|discover| *discover);
+                    return Ok(client);
+                }
+                Probe::Failed(error) => {
+                    client.close().await;
+                    return Err(error);
+                }
+                Probe::Legacy(error) if self.lifecycle == Lifecycle::Modern => {
+                    client.close().await;
+                    return Err(error);
+                }
+                Probe::Legacy(error) => {
+                    tracing::debug!(%error, "not a 2026 server; initializing a 2025 session");
+                    let _ = client.inner.session.send(SetEnvelope(None)).await;
+                }
+            }
+        }
+        let Some(inner) = Arc::get_mut(&mut client.inner) else {
+            return Err(ClientError::Protocol(
+                "the client was shared during its start".into(),
+            ));
         };
+        inner.era = Era::Legacy;
+        *super::lock(&inner.envelope) = None;
+        *super::lock(&inner.version) = self.version;
+        Self::initialize(
+            client,
+            &transport,
+            InitializeRequestParams {
+                protocol_version: self.version.as_str().to_owned(),
+                capabilities,
+                client_info: self.info,
+                meta: None,
+            },
+            self.renew,
+            self.timeout,
+        )
+        .await
+    }
+
+    /// The 2025 handshake: `initialize`, then `notifications/initialized`.
+    async fn initialize(
+        mut client: Client,
+        transport: &Arc<dyn Transport>,
+        params: InitializeRequestParams,
+        renew: bool,
+        timeout: Option<Duration>,
+    ) -> Result<Client, ClientError> {
         let params = serde_json::to_value(&params)
             .map_err(|err| ClientError::Protocol(format!("unserialisable initialize: {err}")))?;
-        let renewal_params = self.renew.then(|| params.clone());
+        let renewal_params = renew.then(|| params.clone());
         let init: InitializeResult = match client
             .request(method::INITIALIZE, Some(params), CallOptions::default())
             .await
@@ -276,6 +426,12 @@ impl ClientBuilder {
                 init.protocol_version
             )));
         };
+        if version.is_stateless() {
+            client.close().await;
+            return Err(ClientError::Protocol(format!(
+                "the server chose the stateless protocol version {version:?} in initialize"
+            )));
+        }
         transport.set_protocol_version(version.as_str());
         // No clone of the client exists yet: it is completed in place.
         let Some(inner) = Arc::get_mut(&mut client.inner) else {
@@ -284,12 +440,12 @@ impl ClientBuilder {
             ));
         };
         inner.init = init;
-        inner.version = version;
+        *super::lock(&inner.version) = version;
         if let Some(params) = renewal_params {
             inner.session.do_send(EnableRenewal {
                 params,
                 version: version.as_str().to_owned(),
-                timeout: self.timeout,
+                timeout,
             });
         }
         client
@@ -297,5 +453,56 @@ impl ClientBuilder {
             .await?;
         transport.initialized();
         Ok(client)
+    }
+}
+
+impl Client {
+    /// Sends `server/discover` in the 2026 era and reads the answer (see
+    /// [`lifecycle`](super::lifecycle)).
+    async fn probe(&self, transport: &Arc<dyn Transport>, timeout: Duration) -> Probe {
+        let mut version_retried = false;
+        loop {
+            let pending = match self
+                .start_request::<Value>(
+                    method::SERVER_DISCOVER,
+                    None,
+                    CallOptions::new().timeout(timeout),
+                )
+                .await
+            {
+                Ok(pending) => pending,
+                Err(error) => return Probe::Legacy(error),
+            };
+            let id = pending.id().cloned();
+            match pending.await {
+                Ok(value) if !value.get("supportedVersions").is_some_and(Value::is_array) => {
+                    // Whatever answered, it was not a discover result.
+                    return Probe::Legacy(ClientError::Protocol(
+                        "the answer to server/discover has no supportedVersions".into(),
+                    ));
+                }
+                Ok(value) => {
+                    return match lifecycle::read_discover(value) {
+                        Ok(discover) => Probe::Modern(Some(Box::new(discover))),
+                        Err(error) => Probe::Legacy(error),
+                    };
+                }
+                Err(ClientError::Rpc(error)) => {
+                    let status = id.and_then(|id| transport.take_refusal_status(&id));
+                    if !lifecycle::is_modern_error(&error, status) {
+                        return Probe::Legacy(ClientError::Rpc(error));
+                    }
+                    if error.code != crate::error::code::UNSUPPORTED_PROTOCOL_VERSION {
+                        return Probe::Modern(None);
+                    }
+                    if version_retried || !self.adopt_supported_version(&error).await {
+                        // A modern server without a version in common: no fallback.
+                        return Probe::Failed(ClientError::Rpc(error));
+                    }
+                    version_retried = true;
+                }
+                Err(error) => return Probe::Legacy(error),
+            }
+        }
     }
 }

@@ -4,6 +4,8 @@ use std::time::Duration;
 
 use actix_mcp_actors::ErrorObject;
 
+use crate::protocol::InputRequiredResult;
+
 /// Why a client call produced no result.
 ///
 /// A tool that fails answers with `isError: true`: that is a [`CallToolResult`] value, not an
@@ -39,6 +41,23 @@ pub enum ClientError {
     /// status).
     #[error("transport error: {0}")]
     Transport(String),
+    /// The server needs input before it answers (2026-07-28 `input_required`) and the client
+    /// does not drive the rounds itself ([`ClientBuilder::auto_input`] is off): answer it and
+    /// retry with the `*_step` calls.
+    ///
+    /// [`ClientBuilder::auto_input`]: crate::client::ClientBuilder::auto_input
+    #[error("the server needs input before it answers")]
+    InputRequired(Box<InputRequiredResult>),
+    /// A handler could not answer one of the server's input requests (2026-07-28 MRTR): it
+    /// refused, failed, or the client has no handler for that kind of request. The call is
+    /// not retried.
+    #[error("could not answer the server's input request {key:?}: {}", .error.message)]
+    InputFailed {
+        /// The input request's key.
+        key: String,
+        /// The handler's error.
+        error: Box<ErrorObject>,
+    },
 }
 
 impl ClientError {

@@ -20,19 +20,38 @@
 //!
 //! A client runs inside an actix system (`#[actix_web::main]`, `#[actix::main]` or
 //! `actix_rt::System::new().block_on(..)`): its session is an actor
-//! ([`session`](self::session) docs), which owns the outgoing request table, answers the
+//! (`session` module docs), which owns the outgoing request table, answers the
 //! server's requests with the handlers given to the [`ClientBuilder`], and hands notifications
 //! to its callbacks. Requests run concurrently on one connection.
+//!
+//! # Eras: 2025-11-25 and 2026-07-28
+//!
+//! By default ([`Lifecycle::Auto`]) a client probes the server with `server/discover` and
+//! speaks the stateless 2026-07-28 protocol to a server that answers as a modern one, or
+//! runs the 2025 `initialize` handshake otherwise ([`lifecycle`] docs);
+//! [`ClientBuilder::lifecycle`] pins either era, [`Client::era`] tells which one was chosen.
+//! The same calls work in both. In the 2026 era every request carries the client's version,
+//! capabilities and info in `_meta` (and on HTTP the request-metadata headers `Mcp-Method`,
+//! `Mcp-Name` and `Mcp-Param-*`); a result that asks for input is driven through the same
+//! handlers that answer the server's requests in 2025 ([`mrtr`]); change
+//! notifications come from [`Client::listen`]; list and read results are cached for the
+//! time their `ttlMs` allows ([`ClientBuilder::cache`]).
 //!
 //! # Cancel safety
 //!
 //! Dropping a call's future (or calling [`PendingRequest::cancel`]) before its answer forgets
-//! the request and sends `notifications/cancelled` for it; its id is never reused.
+//! the request and cancels it at the server: `notifications/cancelled` (2025, and 2026 over
+//! stdio), or closing the answer's stream (2026 over HTTP); its id is never reused.
 
 mod api;
 mod builder;
+mod cache;
 pub mod error;
 mod handlers;
+pub(crate) mod headers;
+pub mod lifecycle;
+pub mod listen;
+pub mod mrtr;
 pub(crate) mod session;
 pub mod transport;
 
@@ -53,10 +72,24 @@ pub use api::{CallOptions, DEFAULT_PAGE_LIMIT};
 pub use builder::ClientBuilder;
 pub use error::ClientError;
 pub use handlers::{HandlerResult, ServerRequest, fill_elicitation_defaults};
+pub use lifecycle::{Era, Lifecycle};
+pub use listen::{ListenEvent, Subscription};
+pub use mrtr::{CallOutcome, DEFAULT_MAX_INPUT_ROUNDS, InputRetry};
 pub use session::ProgressCallback;
 
-use crate::protocol::{Implementation, InitializeResult, ProtocolVersion, ServerCapabilities};
-use session::{CancelCall, ClientSession, Shutdown};
+use std::sync::Mutex;
+
+use actix_mcp_actors::Notification;
+use tokio::sync::mpsc;
+
+use crate::error::code;
+use crate::protocol::{
+    DiscoverResult, Implementation, InitializeResult, InputRequiredResult, InputResponses,
+    ProtocolVersion, ResultType, ServerCapabilities, modern::result_type_of,
+};
+use cache::ResultCache;
+use handlers::Handlers;
+use session::{CancelCall, ClientSession, Envelope, SetEnvelope, Shutdown};
 
 /// A connection to one MCP server. Cheap to clone; clones share the connection, which closes
 /// when [`close`](Self::close) is called or the last clone is dropped.
@@ -67,9 +100,26 @@ pub struct Client {
 
 struct ClientInner {
     session: Addr<ClientSession>,
+    handlers: Arc<Handlers>,
+    /// The server's description: the `initialize` result, or in the 2026 era one made from
+    /// the `server/discover` result.
     init: InitializeResult,
-    version: ProtocolVersion,
+    discover: Option<DiscoverResult>,
+    era: Era,
+    version: Mutex<ProtocolVersion>,
+    /// The 2026 era's per-request `_meta` (a copy of the session's).
+    envelope: Mutex<Option<Envelope>>,
     timeout: Option<Duration>,
+    /// Whether `input_required` rounds are driven by the client.
+    auto_input: bool,
+    max_input_rounds: usize,
+    cache: Option<Arc<ResultCache>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Drop for ClientInner {
@@ -83,7 +133,8 @@ impl fmt::Debug for Client {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Client")
             .field("server", &self.inner.init.server_info.name)
-            .field("protocol_version", &self.inner.version)
+            .field("era", &self.inner.era)
+            .field("protocol_version", &self.protocol_version())
             .field("connected", &self.inner.session.connected())
             .finish()
     }
@@ -110,14 +161,32 @@ impl Client {
         self.inner.init.instructions.as_deref()
     }
 
-    /// The protocol version the handshake settled on.
+    /// The protocol version in use: the one the handshake settled on (2025 era), or the one
+    /// every request carries (2026 era).
     pub fn protocol_version(&self) -> ProtocolVersion {
-        self.inner.version
+        *lock(&self.inner.version)
     }
 
-    /// The whole `initialize` result.
+    /// The era the client speaks (see [`Lifecycle`]).
+    pub fn era(&self) -> Era {
+        self.inner.era
+    }
+
+    /// Whether the client speaks the stateless 2026 era.
+    pub(crate) fn is_modern(&self) -> bool {
+        self.inner.era == Era::Modern
+    }
+
+    /// The whole `initialize` result; in the 2026 era, one made from the `server/discover`
+    /// result (its protocol version is the one in use).
     pub fn initialize_result(&self) -> &InitializeResult {
         &self.inner.init
+    }
+
+    /// The `server/discover` result the client connected with (2026 era; `None` in the 2025
+    /// era, or when a modern server refused the probe with a modern error).
+    pub fn discover_result(&self) -> Option<&DiscoverResult> {
+        self.inner.discover.as_ref()
     }
 
     /// Whether the connection is still open.
@@ -135,13 +204,44 @@ impl Client {
         params: Option<Value>,
         options: CallOptions,
     ) -> Result<PendingRequest<R>, ClientError> {
+        self.send_call(
+            method,
+            params,
+            options.timeout.or(self.inner.timeout),
+            options.progress,
+            None,
+        )
+        .await
+    }
+
+    /// Sends a `subscriptions/listen` request, without a time limit, whose notifications go
+    /// to `listener`.
+    pub(crate) async fn start_listen(
+        &self,
+        params: Value,
+        listener: mpsc::Sender<Notification>,
+    ) -> Result<PendingRequest<Value>, ClientError> {
+        let method = crate::protocol::method::SUBSCRIPTIONS_LISTEN;
+        self.send_call(method, Some(params), None, None, Some(listener))
+            .await
+    }
+
+    async fn send_call<R>(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        timeout: Option<Duration>,
+        progress: Option<ProgressCallback>,
+        listener: Option<mpsc::Sender<Notification>>,
+    ) -> Result<PendingRequest<R>, ClientError> {
         let (reply, answer) = oneshot::channel();
         let call = session::Call {
             method: Arc::from(method),
             params,
-            timeout: options.timeout.or(self.inner.timeout),
-            progress: options.progress,
+            timeout,
+            progress,
             reply,
+            listener,
         };
         let id =
             self.inner.session.send(call).await.map_err(|_| {
@@ -163,13 +263,196 @@ impl Client {
     ///
     /// # Cancel safety
     /// Dropping the future before the answer sends `notifications/cancelled` for the request.
+    ///
+    /// In the 2026 era the request also gets its `_meta`; a `-32022` answer is retried once
+    /// with a version the server lists; a result that asks for input (`tools/call`,
+    /// `prompts/get`, `resources/read`) is driven to its end with the builder's handlers
+    /// ([`mrtr`]); list and read results may come from the cache.
     pub async fn request<R: DeserializeOwned>(
         &self,
         method: &str,
         params: Option<Value>,
         options: CallOptions,
     ) -> Result<R, ClientError> {
-        self.start_request(method, params, options).await?.await
+        let value = self.request_value(method, params, options).await?;
+        decode(value)
+    }
+
+    /// [`request`](Self::request), with the answer as JSON.
+    async fn request_value(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        options: CallOptions,
+    ) -> Result<Value, ClientError> {
+        if !self.is_modern() {
+            return self.start_request(method, params, options).await?.await;
+        }
+        let cached = self
+            .inner
+            .cache
+            .as_ref()
+            .and_then(|cache| Some((cache, ResultCache::key(method, params.as_ref())?)));
+        if let Some((cache, key)) = &cached
+            && let Some(hit) = cache.get(key)
+        {
+            return Ok(hit);
+        }
+        let mut retry: Option<InputRetry> = None;
+        let mut rounds = 0;
+        loop {
+            let sent = match &retry {
+                Some(retry) => Some(retry.apply(params.clone())),
+                None => params.clone(),
+            };
+            match self.modern_round(method, sent, options.clone()).await? {
+                CallOutcome::Complete(value) => {
+                    if retry.is_none()
+                        && let Some((cache, key)) = cached
+                    {
+                        cache.put(key, method, params.as_ref(), &value);
+                    }
+                    return Ok(value);
+                }
+                CallOutcome::InputRequired(round) => {
+                    if !self.inner.auto_input {
+                        return Err(ClientError::InputRequired(Box::new(round)));
+                    }
+                    rounds += 1;
+                    if rounds > self.inner.max_input_rounds {
+                        return Err(ClientError::Protocol(format!(
+                            "{method}: the server still asks for input after {} rounds",
+                            self.inner.max_input_rounds
+                        )));
+                    }
+                    let responses = mrtr::fulfil(&self.inner.handlers, &round).await?;
+                    retry = Some(InputRetry::new(&round, responses));
+                }
+            }
+        }
+    }
+
+    /// One request of the 2026 era, retried once on `-32022` with a version the server
+    /// lists; its `resultType` read.
+    async fn modern_round(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        options: CallOptions,
+    ) -> Result<CallOutcome<Value>, ClientError> {
+        let mut version_retried = false;
+        loop {
+            let answer = self
+                .start_request::<Value>(method, params.clone(), options.clone())
+                .await?
+                .await;
+            let value = match answer {
+                Err(ClientError::Rpc(error))
+                    if error.code == code::UNSUPPORTED_PROTOCOL_VERSION && !version_retried =>
+                {
+                    version_retried = true;
+                    if self.adopt_supported_version(&error).await {
+                        continue;
+                    }
+                    return Err(ClientError::Rpc(error));
+                }
+                other => other?,
+            };
+            return classify(method, value);
+        }
+    }
+
+    /// After a `-32022`: speaks the newest version of `error.data.supported` this SDK knows
+    /// from now on. `false` when there is none.
+    pub(crate) async fn adopt_supported_version(
+        &self,
+        error: &actix_mcp_actors::ErrorObject,
+    ) -> bool {
+        let Some(version) = lifecycle::supported_version(error) else {
+            return false;
+        };
+        let envelope = {
+            let mut envelope = lock(&self.inner.envelope);
+            let Some(envelope) = envelope.as_mut() else {
+                return false;
+            };
+            envelope.version = version;
+            envelope.clone()
+        };
+        *lock(&self.inner.version) = version;
+        tracing::debug!(
+            version = version.as_str(),
+            "the server asked for another version"
+        );
+        self.inner
+            .session
+            .send(SetEnvelope(Some(envelope)))
+            .await
+            .is_ok()
+    }
+
+    /// Changes the 2026 envelope (the log level) for the requests that follow.
+    pub(crate) async fn update_envelope(
+        &self,
+        change: impl FnOnce(&mut Envelope),
+    ) -> Result<(), ClientError> {
+        let envelope = {
+            let mut envelope = lock(&self.inner.envelope);
+            let Some(envelope) = envelope.as_mut() else {
+                return Err(ClientError::Protocol("not in the 2026 era".into()));
+            };
+            change(envelope);
+            envelope.clone()
+        };
+        self.inner
+            .session
+            .send(SetEnvelope(Some(envelope)))
+            .await
+            .map_err(|_| ClientError::TransportClosed("the client session has stopped".into()))
+    }
+
+    /// One round of a request that may ask for input (2026 era), without driving it:
+    /// `retry` answers the previous round. For the manual mode of [`mrtr`];
+    /// see also the typed `*_step` calls.
+    ///
+    /// # Errors
+    /// See [`ClientError`]; [`ClientError::Protocol`] in the 2025 era.
+    ///
+    /// # Cancel safety
+    /// As [`request`](Self::request).
+    pub async fn request_step<R: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        retry: Option<InputRetry>,
+        options: CallOptions,
+    ) -> Result<CallOutcome<R>, ClientError> {
+        if !self.is_modern() {
+            return Err(ClientError::Protocol(
+                "input rounds need the 2026 era; this server speaks an older revision".into(),
+            ));
+        }
+        let params = match &retry {
+            Some(retry) => Some(retry.apply(params)),
+            None => params,
+        };
+        match self.modern_round(method, params, options).await? {
+            CallOutcome::Complete(value) => decode(value).map(CallOutcome::Complete),
+            CallOutcome::InputRequired(round) => Ok(CallOutcome::InputRequired(round)),
+        }
+    }
+
+    /// Answers every input request of `round` with the builder's handlers (elicitation,
+    /// sampling, roots), for a manual retry: `InputRetry::new(&round, responses)`.
+    ///
+    /// # Errors
+    /// [`ClientError::InputFailed`] for the first request a handler refused or has no
+    /// handler for.
+    pub async fn fulfil_input(
+        &self,
+        round: &InputRequiredResult,
+    ) -> Result<InputResponses, ClientError> {
+        mrtr::fulfil(&self.inner.handlers, round).await
     }
 
     /// Sends a notification.
@@ -188,10 +471,45 @@ impl Client {
     }
 
     /// Closes the connection: pending calls fail with [`ClientError::TransportClosed`], an
-    /// HTTP session is ended with `DELETE`, a child process has its stdin closed and is killed
+    /// HTTP session (2025 era) is ended with `DELETE`, a child process has its stdin closed and is killed
     /// after a grace period. Other clones of this client are closed too.
     pub async fn close(&self) {
         let _ = self.inner.session.send(Shutdown).await;
+    }
+}
+
+/// Deserialises an answer as `R`.
+fn decode<R: DeserializeOwned>(value: Value) -> Result<R, ClientError> {
+    serde_json::from_value(value).map_err(|err| {
+        ClientError::Protocol(format!("the server's answer has the wrong shape: {err}"))
+    })
+}
+
+/// Reads a 2026 result's `resultType`: absent or `complete` is final; `input_required` only
+/// for the methods that may ask; anything else is a protocol violation.
+fn classify(method: &str, value: Value) -> Result<CallOutcome<Value>, ClientError> {
+    match result_type_of(&value) {
+        Ok(ResultType::Complete) => Ok(CallOutcome::Complete(value)),
+        Ok(ResultType::InputRequired) if mrtr::MRTR_METHODS.contains(&method) => {
+            let round: InputRequiredResult = decode(value)?;
+            if round.input_requests.is_none() && round.request_state.is_none() {
+                return Err(ClientError::Protocol(format!(
+                    "{method}: an input_required result with neither inputRequests nor \
+                     requestState"
+                )));
+            }
+            Ok(CallOutcome::InputRequired(round))
+        }
+        Ok(ResultType::InputRequired) => Err(ClientError::Protocol(format!(
+            "the server asked for input on {method}, which cannot take any"
+        ))),
+        Ok(ResultType::Task) => Err(ClientError::Protocol(format!(
+            "the server answered {method} with a task, but this client does not declare the \
+             tasks extension"
+        ))),
+        Err(unknown) => Err(ClientError::Protocol(format!(
+            "the server answered {method} with the unknown resultType {unknown:?}"
+        ))),
     }
 }
 

@@ -148,6 +148,7 @@ pub fn request(id: i64, method: &str, params: Value) -> Outgoing {
         frame: Frame::request(&id, method, Some(&params)),
         method: Some(method.into()),
         id: Some(id),
+        headers: Vec::new(),
     }
 }
 
@@ -156,6 +157,7 @@ pub fn notification(method: &str, params: Option<Value>) -> Outgoing {
         frame: Frame::notification(method, params.as_ref()),
         method: Some(method.into()),
         id: None,
+        headers: Vec::new(),
     }
 }
 

@@ -6,6 +6,7 @@
 #
 # Usage:
 #   tests/conformance/run-client.sh                    # build the example, run the 2025-11-25 client set
+#   tests/conformance/run-client.sh --requirements 2026-07-28   # the 2026-07-28 (stateless) client set
 #   tests/conformance/run-client.sh --scenario NAME    # one scenario (debugging), same wire version
 #   tests/conformance/run-client.sh --install-only     # just install Node 22 + the suite
 #   tests/conformance/run.sh --client [OPTIONS]        # the same, through run.sh
@@ -14,7 +15,8 @@
 #   --scenario NAME          run only NAME (e.g. sse-retry)
 #   --requirements REV       requirement set (default 2025-11-25)
 #   --timeout MS             per-scenario timeout passed to the suite (default 30000)
-#   --expected-failures F    default tests/conformance/expected-failures-client.txt
+#   --expected-failures F    default tests/conformance/expected-failures-client.txt for 2025-11-25,
+#                            tests/conformance/expected-failures-client-REV.txt for another set REV
 #   --results DIR            where to keep the suite's output
 #                            (default tests/conformance/results/client-<stamp>)
 #   --install-only           install toolchain and exit
@@ -44,12 +46,12 @@ repo="$(cd "$here/../.." && pwd)"
 scenario=""
 requirements="2025-11-25"
 timeout_ms="30000"
-expected="$here/expected-failures-client.txt"
+expected=""
 results=""
 install_only=0
 # Scenarios whose client the suite itself allows to exit non-zero (`allowClientError` in the
-# suite's source) within the 2025-11-25 client set.
-allow_client_error="auth/scope-retry-limit"
+# suite's source) within the 2025-11-25 and 2026-07-28 client sets.
+allow_client_error="auth/scope-retry-limit,http-invalid-tool-headers"
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
 die() { echo "conformance (client): error: $*" >&2; exit 1; }
@@ -74,6 +76,14 @@ done
 [[ "$timeout_ms" =~ ^[0-9]+$ ]] || die "--timeout must be a number of milliseconds"
 [[ "$requirements" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}$ ]] || die "--requirements must look like 2025-11-25"
 [[ -z "$scenario" || "$scenario" =~ ^[A-Za-z0-9_./-]+$ ]] || die "bad scenario name: $scenario"
+if [[ -z "$expected" ]]; then
+  if [[ "$requirements" == "2025-11-25" ]]; then
+    expected="$here/expected-failures-client.txt"
+  else
+    expected="$here/expected-failures-client-$requirements.txt"
+  fi
+fi
+[[ -f "$expected" ]] || die "no expected-failures file $expected (create one, even empty)"
 
 # shellcheck source=tests/conformance/node-env.sh
 . "$here/node-env.sh"

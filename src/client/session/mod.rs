@@ -13,6 +13,15 @@
 //! | [`Notify`] | `Client::notify` | sends a notification |
 //! | [`Shutdown`] | `Client::close` | fails what is pending, closes the transport, stops |
 //! | [`EnableRenewal`] | `ClientBuilder::connect`, with `renew_expired_sessions` | keeps what a new session needs |
+//! | [`SetEnvelope`] | `ClientBuilder::connect` and the client, in the 2026 era | sets (or clears) the `_meta` every request carries |
+//!
+//! **The 2026 era.** With an [`Envelope`] set, every request gets its `_meta` keys
+//! (protocol version, client capabilities, client info, log level) and every message the
+//! request-metadata headers of [`headers`](crate::client::headers) (the transport mirrors them
+//! on HTTP). The session learns each tool's `x-mcp-header` annotations from the `tools/list`
+//! results it sees, routes the notifications of `subscriptions/listen` streams to their
+//! listeners by `_meta["io.modelcontextprotocol/subscriptionId"]`, and drops the cached
+//! results a change notification makes stale.
 //!
 //! With renewal on, a request the server refuses because it forgot the session (HTTP 404, see
 //! [`renewal`]) waits while the session initializes a new one, then is sent again.
@@ -42,10 +51,18 @@ use tokio_util::sync::CancellationToken;
 
 use actix_mcp_actors::{ErrorObject, Frame, Incoming, Notification, Request, RequestId, Response};
 
+use super::cache::ResultCache;
 use super::error::ClientError;
 use super::handlers::{Handlers, ServerRequest};
+use super::headers::{self, ToolHeaders};
 use super::transport::{Inbound, Outgoing, Transport};
-use crate::protocol::{ElicitRequestParams, ProgressNotificationParams, method};
+use crate::protocol::{
+    ElicitRequestParams, LoggingLevel, ProgressNotificationParams, ProtocolVersion, method,
+    modern::{
+        META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION,
+        META_SUBSCRIPTION_ID,
+    },
+};
 
 mod renewal;
 
@@ -56,6 +73,7 @@ use renewal::Renewal;
 pub type ProgressCallback = Arc<dyn Fn(ProgressNotificationParams) + Send + Sync>;
 
 struct Pending {
+    method: Arc<str>,
     reply: oneshot::Sender<Result<Value, ClientError>>,
     progress: Option<(Value, ProgressCallback)>,
     timer: Option<SpawnHandle>,
@@ -78,6 +96,63 @@ pub(crate) struct ClientSession {
     /// Set by [`EnableRenewal`]: how to initialize a new session when the server forgets this
     /// one.
     renewal: Option<Renewal>,
+    /// The 2026 era's per-request `_meta`; `None` in the 2025 era.
+    envelope: Option<Envelope>,
+    /// Each tool's `x-mcp-header` arguments, from the last `tools/list` results.
+    tool_headers: ToolHeaders,
+    /// `subscriptions/listen` requests (by subscription id) and where their notifications go.
+    listeners: HashMap<String, mpsc::Sender<Notification>>,
+    /// The results cache, invalidated by change notifications.
+    cache: Option<Arc<ResultCache>>,
+}
+
+/// What every 2026 request carries in `params._meta`.
+#[derive(Debug, Clone)]
+pub(crate) struct Envelope {
+    pub(crate) version: ProtocolVersion,
+    pub(crate) capabilities: Value,
+    pub(crate) client_info: Value,
+    pub(crate) log_level: Option<LoggingLevel>,
+}
+
+impl Envelope {
+    /// Adds the envelope's keys to `params._meta` (creating both as needed).
+    pub(crate) fn stamp(&self, params: &mut Option<Value>) {
+        let params = params.get_or_insert_with(|| Value::Object(Map::new()));
+        let Some(object) = params.as_object_mut() else {
+            return;
+        };
+        let meta = object
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if !meta.is_object() {
+            *meta = Value::Object(Map::new());
+        }
+        if let Some(meta) = meta.as_object_mut() {
+            meta.insert(
+                META_PROTOCOL_VERSION.into(),
+                Value::from(self.version.as_str()),
+            );
+            meta.insert(META_CLIENT_CAPABILITIES.into(), self.capabilities.clone());
+            meta.insert(META_CLIENT_INFO.into(), self.client_info.clone());
+            match self
+                .log_level
+                .and_then(|level| serde_json::to_value(level).ok())
+            {
+                Some(level) => meta.insert(META_LOG_LEVEL.into(), level),
+                None => meta.remove(META_LOG_LEVEL),
+            };
+        }
+    }
+}
+
+/// The text of a request id or subscription id, whatever its JSON type: the key of the
+/// listener table.
+fn id_key(id: &Value) -> String {
+    match id {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
 }
 
 impl fmt::Debug for ClientSession {
@@ -111,6 +186,45 @@ impl ClientSession {
             serving: HashMap::new(),
             closed: None,
             renewal: None,
+            envelope: None,
+            tool_headers: ToolHeaders::new(),
+            listeners: HashMap::new(),
+            cache: None,
+        }
+    }
+
+    /// The cache the session keeps fresh.
+    pub(crate) fn with_cache(mut self, cache: Option<Arc<ResultCache>>) -> Self {
+        self.cache = cache;
+        self
+    }
+
+    /// The request-metadata headers of a message, in the 2026 era.
+    fn headers_of(&self, method_name: &str, params: Option<&Value>) -> Vec<(String, String)> {
+        if self.envelope.is_none() {
+            return Vec::new();
+        }
+        headers::request_headers(method_name, params, &self.tool_headers)
+    }
+
+    /// Learns the `x-mcp-header` annotations of the tools of a `tools/list` page.
+    fn learn_tools(&mut self, result: &Value) {
+        let Some(tools) = result.get("tools").and_then(Value::as_array) else {
+            return;
+        };
+        for tool in tools {
+            let Some(name) = tool.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            let schema = tool.get("inputSchema").and_then(Value::as_object);
+            match schema.map(headers::param_headers) {
+                Some(Ok(annotated)) => {
+                    self.tool_headers.insert(name.to_owned(), annotated);
+                }
+                Some(Err(_)) | None => {
+                    self.tool_headers.remove(name);
+                }
+            }
         }
     }
 
@@ -124,6 +238,11 @@ impl ClientSession {
         let Some(pending) = self.pending.remove(id) else {
             return;
         };
+        if &*pending.method == method::SUBSCRIPTIONS_LISTEN
+            && let Ok(id) = serde_json::to_value(id)
+        {
+            self.listeners.remove(&id_key(&id));
+        }
         if let Some(timer) = pending.timer {
             ctx.cancel_future(timer);
         }
@@ -136,10 +255,12 @@ impl ClientSession {
     /// Sends a message, ignoring the outcome (a notification, an answer to the server): a
     /// failure shows up as the connection closing.
     fn send_quietly(&self, frame: Frame, method: Option<&str>, ctx: &mut Context<Self>) {
+        let headers = method.map(|m| self.headers_of(m, None)).unwrap_or_default();
         let send = self.transport.send(Outgoing {
             frame,
             method: method.map(Arc::from),
             id: None,
+            headers,
         });
         ctx.spawn(
             async move {
@@ -177,10 +298,36 @@ impl ClientSession {
             return;
         }
         let outcome = response.outcome.map_err(ClientError::Rpc);
+        if self.envelope.is_some()
+            && let Ok(result) = &outcome
+            && self
+                .pending
+                .get(&response.id)
+                .is_some_and(|p| &*p.method == method::TOOLS_LIST)
+        {
+            self.learn_tools(result);
+        }
         self.settle(&response.id, outcome, ctx);
     }
 
     fn on_notification(&mut self, notification: Notification, ctx: &mut Context<Self>) {
+        if let Some(cache) = &self.cache {
+            cache.invalidate(&notification.method, notification.params.as_ref());
+        }
+        let subscription = notification
+            .params
+            .as_ref()
+            .and_then(|p| p.get("_meta"))
+            .and_then(|meta| meta.get(META_SUBSCRIPTION_ID))
+            .map(id_key);
+        if let Some(listener) = subscription.and_then(|id| self.listeners.get(&id))
+            && let Err(err) = listener.try_send(notification.clone())
+        {
+            tracing::warn!(
+                method = %notification.method,
+                "a subscription's notification was dropped: {err}"
+            );
+        }
         let Notification { method, params } = notification;
         let handlers = &self.handlers;
         match method.as_str() {
@@ -209,6 +356,13 @@ impl ClientSession {
                 if let Some((handle, token)) = self.serving.remove(&id) {
                     token.cancel();
                     ctx.cancel_future(handle);
+                } else if self
+                    .pending
+                    .get(&id)
+                    .is_some_and(|p| &*p.method == method::SUBSCRIPTIONS_LISTEN)
+                {
+                    // The server ends a subscription (stdio): it is over, as with a result.
+                    self.settle(&id, Ok(Value::Null), ctx);
                 }
             }
             method::NOTIFICATION_MESSAGE => {
@@ -285,8 +439,8 @@ impl ClientSession {
     }
 }
 
-/// Runs the handler for one server-to-client request.
-async fn answer(
+/// Runs the handler for one server-to-client request (or one MRTR input request).
+pub(crate) async fn answer(
     handlers: &Handlers,
     method: &str,
     params: Value,
@@ -407,6 +561,8 @@ pub(crate) struct Call {
     pub(crate) timeout: Option<Duration>,
     pub(crate) progress: Option<ProgressCallback>,
     pub(crate) reply: oneshot::Sender<Result<Value, ClientError>>,
+    /// For `subscriptions/listen`: where the stream's notifications go.
+    pub(crate) listener: Option<mpsc::Sender<Notification>>,
 }
 
 impl fmt::Debug for Call {
@@ -427,6 +583,12 @@ impl Handler<Call> for ClientSession {
         self.next_id += 1;
         let id = RequestId::Number(self.next_id);
         let mut params = msg.params;
+        if let Some(envelope) = &self.envelope {
+            envelope.stamp(&mut params);
+        }
+        if let Some(listener) = msg.listener {
+            self.listeners.insert(self.next_id.to_string(), listener);
+        }
         let progress = msg.progress.map(|callback| {
             let token = Value::from(format!("progress-{}", self.next_id));
             let object = params
@@ -454,7 +616,8 @@ impl Handler<Call> for ClientSession {
         });
         let outgoing = Outgoing {
             frame: Frame::request(&id, &msg.method, params.as_ref()),
-            method: Some(msg.method),
+            headers: self.headers_of(&msg.method, params.as_ref()),
+            method: Some(msg.method.clone()),
             id: Some(id.clone()),
         };
         let resend = (self.renewal.is_some()
@@ -463,6 +626,7 @@ impl Handler<Call> for ClientSession {
         self.pending.insert(
             id.clone(),
             Pending {
+                method: msg.method,
                 reply: msg.reply,
                 progress,
                 timer,
@@ -527,6 +691,7 @@ impl Handler<Notify> for ClientSession {
         }
         let send = self.transport.send(Outgoing {
             frame: Frame::notification(&msg.method, msg.params.as_ref()),
+            headers: self.headers_of(&msg.method, msg.params.as_ref()),
             method: Some(msg.method),
             id: None,
         });
@@ -559,5 +724,43 @@ impl Handler<Shutdown> for ClientSession {
             }
             ctx.stop();
         }))
+    }
+}
+
+/// Set (or, with `None`, clear) the 2026 era's per-request `_meta`; the transport is told
+/// whether it is stateless and which version it labels requests with.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub(crate) struct SetEnvelope(pub(crate) Option<Envelope>);
+
+impl Handler<SetEnvelope> for ClientSession {
+    type Result = ();
+
+    fn handle(&mut self, msg: SetEnvelope, _: &mut Self::Context) {
+        match &msg.0 {
+            Some(envelope) => {
+                self.transport.set_stateless(true);
+                self.transport
+                    .set_protocol_version(envelope.version.as_str());
+            }
+            None => self.transport.set_stateless(false),
+        }
+        self.envelope = msg.0;
+    }
+}
+
+/// Whether the session knows the `x-mcp-header` annotations of tool `0` (from a `tools/list`
+/// result). `None` when it does not matter: the 2025 era, or a transport that sends no
+/// headers.
+#[derive(Debug, Message)]
+#[rtype(result = "Option<bool>")]
+pub(crate) struct KnowsTool(pub(crate) String);
+
+impl Handler<KnowsTool> for ClientSession {
+    type Result = Option<bool>;
+
+    fn handle(&mut self, msg: KnowsTool, _: &mut Self::Context) -> Self::Result {
+        (self.envelope.is_some() && self.transport.mirrors_headers())
+            .then(|| self.tool_headers.contains_key(&msg.0))
     }
 }

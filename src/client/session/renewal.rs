@@ -110,6 +110,7 @@ impl ClientSession {
             timeout: renewal.timeout,
             progress: None,
             reply,
+            listener: None,
         };
         if let Err(error) = Handler::<Call>::handle(self, call, ctx) {
             self.renewed(Err(error), ctx);
@@ -158,6 +159,7 @@ impl ClientSession {
             frame: Frame::notification::<Value>(method::NOTIFICATION_INITIALIZED, None),
             method: Some(Arc::from(method::NOTIFICATION_INITIALIZED)),
             id: None,
+            headers: Vec::new(),
         });
         // The waiting requests go after the server has the notification, as in a handshake.
         ctx.spawn(initialized.into_actor(self).map(move |sent, act, ctx| {

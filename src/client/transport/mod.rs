@@ -40,6 +40,10 @@ pub struct Outgoing {
     pub method: Option<Arc<str>>,
     /// The id, for requests.
     pub id: Option<RequestId>,
+    /// Request-metadata headers (name, value), for transports that mirror them: in the 2026
+    /// era, HTTP sends them with the `POST` (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`); stdio
+    /// ignores them. Empty in the 2025 era.
+    pub headers: Vec<(String, String)>,
 }
 
 /// What a transport hands the session: a message, or the end of the connection.
@@ -119,6 +123,29 @@ pub trait Transport: Send + Sync + 'static {
     /// it (HTTP's `MCP-Protocol-Version`) do so from now on.
     fn set_protocol_version(&self, version: &str) {
         let _ = version;
+    }
+
+    /// Whether the connection speaks a stateless revision (2026-07-28 and later): no session,
+    /// no standalone stream, no resumption, cancellation by closing the answer's stream
+    /// rather than by `notifications/cancelled` (HTTP). Turning it off also forgets the
+    /// protocol version set before. Called by the client when it settles on an era.
+    fn set_stateless(&self, stateless: bool) {
+        let _ = stateless;
+    }
+
+    /// Whether the transport sends [`Outgoing::headers`] (HTTP does; stdio does not). A client
+    /// in the 2026 era reads `tools/list` before calling a tool it has not seen listed, to
+    /// know its `Mcp-Param-*` headers, only over a transport that sends them.
+    fn mirrors_headers(&self) -> bool {
+        false
+    }
+
+    /// The HTTP status that refused request `id` with a JSON-RPC error, for transports that
+    /// have statuses and recorded one (HTTP records it for `server/discover` in the 2026 era,
+    /// where `404` with `-32601` marks a modern server); forgotten once taken.
+    fn take_refusal_status(&self, id: &RequestId) -> Option<u16> {
+        let _ = id;
+        None
     }
 
     /// Whether the server can send messages outside a request's answer (HTTP opens its GET

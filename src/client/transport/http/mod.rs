@@ -66,6 +66,15 @@ const CLOSED_DELIVERY_WAIT: Duration = Duration::from_secs(1);
 /// task, ends the session with `DELETE` (a `405` or `404` answer is fine) and delivers
 /// [`Inbound::Closed`]; later sends fail with [`ClientError::TransportClosed`].
 ///
+/// **The 2026 era (stateless).** Once the client settles on 2026-07-28
+/// ([`Transport::set_stateless`]), every message is a `POST` carrying `MCP-Protocol-Version`
+/// and the request-metadata headers the client computed ([`Outgoing::headers`]: `Mcp-Method`,
+/// `Mcp-Name`, `Mcp-Param-*`); no session id is kept or sent, no `GET` stream is opened, no
+/// `DELETE` ends anything, and an answer's stream that ends before the response is not
+/// resumed (the request fails). Cancelling a request closes its answer's stream, which is the
+/// cancellation in 2026: `notifications/cancelled` is not sent. A JSON-RPC error in the body
+/// of a `4xx` answer (`-32022`, `-32020`, ...) is delivered as the request's error.
+///
 /// Everything the server sends is bounded: a message over the size limit, or one that is not
 /// JSON-RPC, is reported as [`Inbound::Malformed`] and skipped; every request waits at most the
 /// request timeout for its headers, and every task stops with the transport or the session.
@@ -143,6 +152,21 @@ impl Transport for HttpConnection {
                 "the protocol version cannot be sent in a header; requests go without it"
             ),
         }
+    }
+
+    fn set_stateless(&self, stateless: bool) {
+        self.0.stateless.store(stateless, Ordering::Release);
+        if !stateless {
+            *lock(&self.0.version) = None;
+        }
+    }
+
+    fn mirrors_headers(&self) -> bool {
+        true
+    }
+
+    fn take_refusal_status(&self, id: &actix_mcp_actors::RequestId) -> Option<u16> {
+        lock(&self.0.refusals).remove(id)
     }
 
     fn initialized(&self) {

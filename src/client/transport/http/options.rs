@@ -18,7 +18,7 @@ pub(super) const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long one request may wait for the server's response headers.
 pub(super) const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// Settings of an [`HttpTransport`]. Start from [`HttpOptions::default`] and chain the
+/// Settings of an [`HttpTransport`](super::HttpTransport). Start from [`HttpOptions::default`] and chain the
 /// setters. Default values are not part of semver.
 #[derive(Clone)]
 pub struct HttpOptions {
@@ -74,7 +74,8 @@ impl HttpOptions {
     /// The same name twice sends both values. The transport's own headers (`Accept`,
     /// `Content-Type`, `Mcp-Session-Id`, `MCP-Protocol-Version`, `Last-Event-ID`) replace
     /// custom ones of the same name. A name or value that is not a valid HTTP header fails
-    /// [`connect`](Connect::connect) with [`ClientError::Transport`].
+    /// [`connect`](crate::client::transport::Connect::connect) with
+    /// [`ClientError::Transport`](crate::client::ClientError::Transport).
     #[must_use]
     pub fn header(mut self, name: impl AsRef<str>, value: impl AsRef<str>) -> Self {
         let (name, value) = (name.as_ref(), value.as_ref());
@@ -112,7 +113,8 @@ impl HttpOptions {
     }
 
     /// Longest message accepted from the server, in bytes (default 4 MiB): a larger JSON body
-    /// or SSE event is reported as [`Inbound::Malformed`] with [`ClientError::Protocol`] and
+    /// or SSE event is reported as [`Inbound::Malformed`](crate::client::transport::Inbound::Malformed) with
+    /// [`ClientError::Protocol`](crate::client::ClientError::Protocol) and
     /// skipped.
     #[must_use]
     pub fn max_message_size(mut self, bytes: usize) -> Self {

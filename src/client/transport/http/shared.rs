@@ -57,7 +57,14 @@ pub(super) struct Shared {
     /// The server answered `404` for the session: every message but a new `initialize` fails
     /// with [`ClientError::SessionExpired`] without being sent.
     pub(super) expired: AtomicBool,
+    /// The 2026 era: no session, no resumption, cancellation by dropping the answer's stream.
+    pub(super) stateless: AtomicBool,
+    /// The statuses of refused `server/discover` requests, until the client takes them.
+    pub(super) refusals: Mutex<HashMap<RequestId, u16>>,
 }
+
+/// At most this many refusal statuses are kept for the client to take.
+const MAX_REFUSALS: usize = 16;
 
 pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
@@ -202,6 +209,8 @@ impl Shared {
             get_settled: CancellationToken::new(),
             closed: AtomicBool::new(false),
             expired: AtomicBool::new(false),
+            stateless: AtomicBool::new(false),
+            refusals: Mutex::new(HashMap::new()),
         })
     }
 
@@ -333,8 +342,13 @@ impl Shared {
         } else if self.expired.load(Ordering::Acquire) {
             return Err(ClientError::SessionExpired);
         }
+        let stateless = self.stateless.load(Ordering::Acquire);
         if message.method.as_deref() == Some(method::NOTIFICATION_CANCELLED) {
             self.stop_reader_of_cancelled(&message.frame.json);
+            if stateless {
+                // 2026: closing the answer's stream is the cancellation; nothing is sent.
+                return Ok(());
+            }
         }
         // Only a request has a response to wait for (and a stream worth resuming).
         let awaited = match message.frame.kind {
@@ -344,6 +358,17 @@ impl Shared {
         let reader = awaited.map(|id| self.register_reader(id));
         let (mut headers, sent_session) = self.request_headers(ACCEPT_POST);
         headers.insert(header::CONTENT_TYPE, JSON);
+        for (name, value) in &message.headers {
+            let (Ok(name), Ok(value)) = (
+                HeaderName::from_bytes(name.as_bytes()),
+                HeaderValue::from_str(value),
+            ) else {
+                return Err(ClientError::Protocol(format!(
+                    "the request-metadata header {name:?} cannot be sent"
+                )));
+            };
+            headers.insert(name, value);
+        }
         let request = self
             .client
             .post(self.url.clone())
@@ -358,9 +383,11 @@ impl Shared {
             return Err(ClientError::SessionExpired);
         }
         if !status.is_success() {
-            return self.refused(response, awaited).await;
+            let discover = message.method.as_deref() == Some(method::SERVER_DISCOVER);
+            let record = (stateless && discover).then_some(status);
+            return self.refused(response, awaited, record).await;
         }
-        if initialize {
+        if initialize && !stateless {
             self.capture_session(&response);
         }
         if status == StatusCode::ACCEPTED {
@@ -401,10 +428,13 @@ impl Shared {
     /// An error status: a JSON-RPC error response to the request that was sent (`awaited`) is
     /// delivered (the request gets the server's error); anything else is a
     /// [`ClientError::Transport`].
+    /// With `record`, the status of a JSON-RPC error answer is kept for
+    /// [`Transport::take_refusal_status`](crate::client::transport::Transport::take_refusal_status).
     pub(super) async fn refused(
         self: &Arc<Self>,
         response: reqwest::Response,
         awaited: Option<&RequestId>,
+        record: Option<StatusCode>,
     ) -> Result<(), ClientError> {
         let status = response.status();
         let body = read_body(
@@ -418,6 +448,12 @@ impl Shared {
             && let Ok(Incoming::Response(answer)) = actix_mcp_actors::parse_message(body)
             && Some(&answer.id) == awaited
         {
+            if let Some(status) = record {
+                let mut refusals = lock(&self.refusals);
+                if refusals.len() < MAX_REFUSALS {
+                    refusals.insert(answer.id.clone(), status.as_u16());
+                }
+            }
             let shared = self.clone();
             tokio::spawn(async move {
                 let stop = shared.shutdown.clone();

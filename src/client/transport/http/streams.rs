@@ -103,6 +103,10 @@ impl Shared {
             .await
         {
             StreamEnd::Answered | StreamEnd::Stopped => return,
+            // 2026: a broken stream is a lost request; there is no resumption.
+            _ if self.stateless.load(Ordering::Acquire) => ClientError::Transport(
+                "the server ended the answer's stream before the response".into(),
+            ),
             _ if cursor.last_event_id.is_none() => ClientError::Transport(
                 "the server ended the answer's stream before the response, without an event \
                  id to resume it from"
