@@ -310,6 +310,12 @@ pub enum BuildError {
     InvalidPageSize,
 }
 
+impl From<crate::protocol::InputRequiredResult> for McpError {
+    fn from(result: crate::protocol::InputRequiredResult) -> Self {
+        Self::input_required(result)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -334,11 +340,5 @@ mod tests {
             "internal error"
         );
         assert_eq!(McpError::code(-1, "no").error_code(), ErrorCode(-1));
-    }
-}
-
-impl From<crate::protocol::InputRequiredResult> for McpError {
-    fn from(result: crate::protocol::InputRequiredResult) -> Self {
-        Self::input_required(result)
     }
 }
