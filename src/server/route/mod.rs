@@ -191,7 +191,12 @@ async fn handle_request(
                     session_id: cx.session_id().cloned(),
                 });
             }
-            Err(error.to_error_object())
+            let mut object = error.to_error_object();
+            if stateless && error.kind() == ErrorKind::ResourceNotFound {
+                // 2026-07-28 reports a missing resource as invalid params (with `data.uri`).
+                object.code = actix_mcp_actors::ErrorCode::INVALID_PARAMS;
+            }
+            Err(object)
         }
     };
     if let (Some(hook), Some(mut event)) = (&server.around, event) {
