@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 echo "== cargo test --workspace"
 cargo test --workspace
 
-echo "== MCP conformance suite (server, requirements 2025-11-25)"
+echo "== MCP conformance suite (server, requirements 2025-11-25 and 2026-07-28, one server process)"
 bash tests/conformance/run.sh
 
 echo "== MCP conformance suite (client, requirements 2025-11-25)"
