@@ -6,7 +6,9 @@
 //! The binary plays several roles (see `load/serve.rs`): with `--serve-mcp MODE` it is the MCP
 //! server of `examples/http_server.rs` (the same `echo` tool) in mode `sse` (stateful, SSE
 //! answers), `json` (stateful, `json_response(true)`) or `stateless`
-//! (`stateless(true).json_response(true)`); with `--serve-bare` it is a bare actix-web handler
+//! (`stateless(true).json_response(true)`), or `modern` (the default endpoint with
+//! `json_response(true)`, driven with protocol 2026-07-28 requests: `_meta` and the standard
+//! headers on every POST, no session); with `--serve-bare` it is a bare actix-web handler
 //! that parses the same POST into a `serde_json::Value` and answers the same JSON-RPC body (the
 //! reference); with `--serve-rmcp MODE` it is the official Rust SDK's server (rmcp's
 //! `StreamableHttpService` on hyper, the same `echo` tool) with sessions and SSE answers
@@ -41,7 +43,7 @@
 //!
 //! Environment (defaults in brackets): `LOAD_ROUNDS` [5], `LOAD_DURATION_MS` [2500] measured
 //! window per cell, `LOAD_WARMUP_MS` [500], `LOAD_CONCURRENCY` [64], `LOAD_SETUP_CONCURRENCY`
-//! [16], `LOAD_SERVERS` [bare,sse,json,stateless,rmcp-sse,rmcp-stateless], `LOAD_WORKLOADS`
+//! [16], `LOAD_SERVERS` [bare,sse,json,stateless,modern,rmcp-sse,rmcp-stateless], `LOAD_WORKLOADS`
 //! [echo,setup; `none` runs only the memory runs], `LOAD_MAX_REQUESTS` [5000000] cap per cell, `LOAD_SESSIONS` [10000] for the
 //! memory runs (0 skips them), `LOAD_PIN` [1], `LOAD_SVG`.
 //!
@@ -95,6 +97,9 @@ enum ServerKind {
     Json,
     /// actix-mcp, stateless, JSON answers.
     Stateless,
+    /// actix-mcp serving protocol 2026-07-28 (every request with its `_meta` and headers),
+    /// JSON answers.
+    Modern,
     /// rmcp, stateful, SSE answers.
     RmcpSse,
     /// rmcp, stateless, JSON answers.
@@ -108,6 +113,7 @@ impl ServerKind {
             "sse" => Self::Sse,
             "json" => Self::Json,
             "stateless" => Self::Stateless,
+            "modern" => Self::Modern,
             "rmcp-sse" => Self::RmcpSse,
             "rmcp-stateless" => Self::RmcpStateless,
             _ => return None,
@@ -120,6 +126,7 @@ impl ServerKind {
             Self::Sse => "actix-mcp, stateful, SSE answers",
             Self::Json => "actix-mcp, stateful, JSON answers",
             Self::Stateless => "actix-mcp, stateless, JSON answers",
+            Self::Modern => "actix-mcp, protocol 2026-07-28, JSON answers",
             Self::RmcpSse => "rmcp, stateful, SSE answers",
             Self::RmcpStateless => "rmcp, stateless, JSON answers",
         }
@@ -130,7 +137,15 @@ impl ServerKind {
     }
 
     fn is_ours(self) -> bool {
-        matches!(self, Self::Sse | Self::Json | Self::Stateless)
+        matches!(
+            self,
+            Self::Sse | Self::Json | Self::Stateless | Self::Modern
+        )
+    }
+
+    /// Whether requests carry the 2026-07-28 envelope (`_meta` and the standard headers).
+    fn modern(self) -> bool {
+        self == Self::Modern
     }
 
     fn args(self, max_sessions: usize) -> Vec<String> {
@@ -146,6 +161,7 @@ impl ServerKind {
             Self::Sse => mcp("sse"),
             Self::Json => mcp("json"),
             Self::Stateless => mcp("stateless"),
+            Self::Modern => mcp("modern"),
             Self::RmcpSse => vec!["--serve-rmcp".to_owned(), "sse".to_owned()],
             Self::RmcpStateless => vec!["--serve-rmcp".to_owned(), "stateless".to_owned()],
         }
@@ -185,7 +201,7 @@ impl Target {
     fn limit(self) -> Option<f64> {
         match (self.server, self.workload) {
             (ServerKind::Sse, Workload::Echo) => Some(1.5),
-            (ServerKind::Stateless, Workload::Echo) => Some(1.3),
+            (ServerKind::Stateless | ServerKind::Modern, Workload::Echo) => Some(1.3),
             (ServerKind::Sse, Workload::Setup) => Some(1.5),
             _ => None,
         }
@@ -217,7 +233,7 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
 impl Config {
     fn from_env() -> Result<Self> {
         let servers = std::env::var("LOAD_SERVERS")
-            .unwrap_or_else(|_| "bare,sse,json,stateless,rmcp-sse,rmcp-stateless".into());
+            .unwrap_or_else(|_| "bare,sse,json,stateless,modern,rmcp-sse,rmcp-stateless".into());
         let mut servers = servers
             .split(',')
             .map(|m| ServerKind::parse(m).ok_or_else(|| format!("unknown server {m:?}")))

@@ -28,7 +28,12 @@ pub(super) struct Client {
     host: HeaderValue,
     session: Option<HeaderValue>,
     stateful: bool,
+    /// Requests carry protocol 2026-07-28's `_meta` and standard headers.
+    modern: bool,
 }
+
+/// The `_meta` envelope of every 2026-07-28 request.
+const MODERN_META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"load","version":"0"}}"#;
 
 /// A finished response: status, session header, and the whole body.
 struct Answer {
@@ -38,7 +43,7 @@ struct Answer {
 }
 
 impl Client {
-    pub(super) async fn connect(addr: SocketAddr, stateful: bool) -> Result<Self> {
+    pub(super) async fn connect(addr: SocketAddr, stateful: bool, modern: bool) -> Result<Self> {
         let stream = tokio::time::timeout(STEP_TIMEOUT, TcpStream::connect(addr)).await??;
         stream.set_nodelay(true)?;
         let (sender, conn) = http1::handshake(TokioIo::new(stream)).await?;
@@ -52,6 +57,7 @@ impl Client {
             host: HeaderValue::from_str(&addr.to_string())?,
             session: None,
             stateful,
+            modern,
         })
     }
 
@@ -69,6 +75,14 @@ impl Client {
         }
         if let Some(session) = &self.session {
             headers.insert("mcp-session-id", session.clone());
+        }
+        if self.modern {
+            headers.insert(
+                "mcp-protocol-version",
+                HeaderValue::from_static("2026-07-28"),
+            );
+            headers.insert("mcp-method", HeaderValue::from_static("tools/call"));
+            headers.insert("mcp-name", HeaderValue::from_static("echo"));
         }
         let exchange = async {
             self.sender.ready().await?;
@@ -117,9 +131,15 @@ impl Client {
 
     /// One `tools/call echo`, checked.
     async fn echo(&mut self, id: u64) -> Result<()> {
-        let call = format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"message":"hello"}}}}}}"#
-        );
+        let call = if self.modern {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"message":"hello"}},{MODERN_META}}}}}"#
+            )
+        } else {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"message":"hello"}}}}}}"#
+            )
+        };
         let answer = self.send(Method::POST, call).await?;
         if answer.status != StatusCode::OK || !contains(&answer.body, br#""text":"hello""#) {
             return Err(format!(
@@ -229,7 +249,7 @@ pub(super) async fn run_cell(
     let budget = Arc::new(AtomicU64::new(max_units));
     let mut clients = Vec::with_capacity(concurrency);
     for _ in 0..concurrency {
-        let mut client = Client::connect(server.addr, stateful).await?;
+        let mut client = Client::connect(server.addr, stateful, target.server.modern()).await?;
         if stateful && target.workload == Workload::Echo {
             client.open_session().await?;
         }
@@ -282,7 +302,7 @@ pub(super) async fn open_sessions(addr: SocketAddr, count: usize) -> Result<Vec<
     for _ in 0..CONNECTIONS.min(count.max(1)) {
         let next = next.clone();
         tasks.push(tokio::spawn(async move {
-            let mut client = Client::connect(addr, true).await?;
+            let mut client = Client::connect(addr, true, false).await?;
             let mut ids = Vec::new();
             while next.fetch_add(1, Ordering::Relaxed) < count as u64 {
                 ids.push(client.open_session().await?);

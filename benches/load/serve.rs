@@ -83,7 +83,8 @@ where
     })
 }
 
-/// `--serve-mcp MODE MAX_SESSIONS [--cpu N]`; MODE is `sse`, `json` or `stateless`.
+/// `--serve-mcp MODE MAX_SESSIONS [--cpu N]`; MODE is `sse`, `json`, `stateless` or `modern`
+/// (the default endpoint with JSON answers, which serves 2026-07-28 requests statelessly).
 pub(super) fn mcp(args: &[String]) -> Result<()> {
     pin_from_args(args)?;
     watch_parent();
@@ -91,6 +92,7 @@ pub(super) fn mcp(args: &[String]) -> Result<()> {
         Some("sse") => (false, false),
         Some("json") => (false, true),
         Some("stateless") => (true, true),
+        Some("modern") => (false, true),
         other => return Err(format!("unknown mode {other:?}").into()),
     };
     let max_sessions: usize = args.get(1).ok_or("missing MAX_SESSIONS")?.parse()?;
