@@ -261,6 +261,13 @@ impl ServerBuilder {
         self
     }
 
+    /// At most `limit` `subscriptions/listen` streams are open at once (default 10,000); one
+    /// more is refused with a server-busy error.
+    pub fn max_listeners(mut self, limit: usize) -> Self {
+        self.config.max_listeners = limit;
+        self
+    }
+
     /// Splits `*/list` results into pages of `size` (default: one page).
     pub fn page_size(mut self, size: usize) -> Self {
         if size == 0 {

@@ -231,7 +231,12 @@ impl RequestContext {
     }
 
     /// Sends a log message (`notifications/message`) to this request's client only, when
-    /// `level` is at or above the level the client set (`info` until it sets one).
+    /// `level` is at or above the level the client set (`info` until it sets one; a 2026
+    /// request gets messages only at or above the `logLevel` of its `_meta`, and none without
+    /// one).
+    ///
+    /// **Deprecated in protocol 2026-07-28** (SEP-2577: logging is still specified, and served
+    /// here, but new code should report through its own observability instead).
     pub fn log(&self, level: LoggingLevel, data: impl Into<Value>, logger: Option<&str>) {
         if !self.log_enabled(level) {
             return;
@@ -299,6 +304,9 @@ impl RequestContext {
     }
 
     /// Asks the client to sample an LLM (`sampling/createMessage`) and waits for the result.
+    ///
+    /// **Deprecated in protocol 2026-07-28** (still specified and served: for a 2026 client
+    /// the request travels as an `input_required` round; new code should call a model itself).
     ///
     /// # Errors
     /// [`PeerError::Stateless`] outside a session; [`PeerError::MissingCapability`] when the
@@ -390,6 +398,9 @@ impl RequestContext {
     }
 
     /// Asks the client for its roots (`roots/list`).
+    ///
+    /// **Deprecated in protocol 2026-07-28** (still specified and served: for a 2026 client
+    /// the request travels as an `input_required` round; prefer explicit arguments).
     ///
     /// # Errors
     /// [`PeerError::Stateless`] outside a session; [`PeerError::MissingCapability`] when the

@@ -130,7 +130,11 @@ impl Server {
 
     /// Sends a log message to every session whose level lets it through (on its standalone
     /// stream). To log to one request's client, use [`RequestContext::log`](crate::RequestContext::log);
-    /// to one session, [`notify_log_message_to`](Self::notify_log_message_to).
+    /// to one session, [`notify_log_message_to`](Self::notify_log_message_to). Clients of
+    /// protocol 2026-07-28 have no sessions and never receive these: their log messages travel
+    /// only on the response stream of a request that asked for a level.
+    ///
+    /// **Logging is deprecated in protocol 2026-07-28** (still specified and served).
     pub fn notify_log_message(
         &self,
         level: LoggingLevel,
