@@ -1,6 +1,9 @@
 //! Client benchmark: `tools/call echo` round trips from our client to our server, beside the
-//! official Rust SDK's client (rmcp) against the same server, in the same run. Not criterion:
-//! a plain `main` that stops by itself.
+//! official Rust SDK's client (rmcp) against the same server, in the same run; our client
+//! pinned to 2025-11-25 (sessions, as rmcp speaks) and again speaking 2026-07-28 (stateless);
+//! and a multi-round-trip (MRTR) round trip in 2026-07-28 (`confirm`: the call, its
+//! `input_required` result, the elicitation answered by the client's handler, the retry and
+//! its result), reported per round trip. Not criterion: a plain `main` that stops by itself.
 //!
 //! Run: `cargo bench --bench client` (about two minutes with the defaults, once built).
 //!
@@ -31,8 +34,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use actix_mcp::client::transport::{ChildProcess, HttpTransport, StderrMode};
-use actix_mcp::client::{CallOptions, Client};
+use actix_mcp::client::{CallOptions, Client, Lifecycle};
 use actix_mcp::prelude::*;
+use actix_mcp::protocol::{
+    ElicitAction, ElicitRequestParams, ElicitResult, InputRequest, InputRequiredResult,
+};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -53,6 +59,30 @@ fn echo_server() -> Result<Server> {
                 "echo",
                 "Returns its message unchanged",
                 |Params(args): Params<EchoArgs>| async move { args.message },
+            ))
+            .tool(tool(
+                "confirm",
+                "Asks the user to confirm (one multi-round-trip round), then answers",
+                |cx: RequestContext| async move {
+                    match cx.input_response_as::<ElicitResult>("confirm") {
+                        Some(answer) if answer.action == ElicitAction::Accept => {
+                            Ok("confirmed".to_owned())
+                        }
+                        Some(_) => Ok("declined".to_owned()),
+                        None => {
+                            let schema = serde_json::from_value(json!({
+                                "type": "object",
+                                "properties": {"ok": {"type": "boolean"}},
+                            }))
+                            .map_err(|err| McpError::internal(err.to_string()))?;
+                            let ask = ElicitRequestParams::form("Proceed?", schema);
+                            Err(McpError::input_required(InputRequiredResult::ask(
+                                "confirm",
+                                InputRequest::elicitation(&ask),
+                            )))
+                        }
+                    }
+                },
             ))
             .build()?,
     )
@@ -163,8 +193,24 @@ fn self_cpu_ns() -> Result<u64> {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Which {
+    /// Our client, pinned to 2025-11-25 (sessions), as rmcp speaks.
     Ours,
+    /// The official Rust SDK's client.
     Rmcp,
+    /// Our client speaking 2026-07-28 (stateless, `_meta` on every request).
+    OursModern,
+    /// Our client speaking 2026-07-28, calling `confirm`: one multi-round-trip round (an
+    /// `input_required` result, the elicitation answered by the client's handler, the retry).
+    OursMrtr,
+}
+
+impl Which {
+    fn lifecycle(self) -> Lifecycle {
+        match self {
+            Which::Ours | Which::Rmcp => Lifecycle::Legacy,
+            Which::OursModern | Which::OursMrtr => Lifecycle::Modern,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -176,8 +222,16 @@ enum Transport {
 /// One call, whichever client makes it.
 #[derive(Clone)]
 enum AnyClient {
-    Ours(Client),
+    Ours(Client, Which),
     Rmcp(Rc<rmcp::service::RunningService<rmcp::RoleClient, ()>>),
+}
+
+fn ours(which: Which) -> actix_mcp::client::ClientBuilder {
+    Client::builder("bench", "0")
+        .lifecycle(which.lifecycle())
+        .elicitation(|_params: ElicitRequestParams, _| async move {
+            Ok(ElicitResult::new(ElicitAction::Accept))
+        })
 }
 
 impl AnyClient {
@@ -193,20 +247,21 @@ impl AnyClient {
             stdio_args.extend(["--cpu".to_owned(), cpu.to_string()]);
         }
         Ok(match (which, transport) {
-            (Which::Ours, Transport::Http) => AnyClient::Ours(
-                Client::builder("bench", "0")
-                    .connect(HttpTransport::new(url))
-                    .await?,
-            ),
-            (Which::Ours, Transport::Stdio) => AnyClient::Ours(
-                Client::builder("bench", "0")
-                    .connect(
-                        ChildProcess::new(exe)
-                            .args(stdio_args)
-                            .stderr(StderrMode::Discard),
-                    )
-                    .await?,
-            ),
+            (Which::Ours | Which::OursModern | Which::OursMrtr, Transport::Http) => {
+                AnyClient::Ours(ours(which).connect(HttpTransport::new(url)).await?, which)
+            }
+            (Which::Ours | Which::OursModern | Which::OursMrtr, Transport::Stdio) => {
+                AnyClient::Ours(
+                    ours(which)
+                        .connect(
+                            ChildProcess::new(exe)
+                                .args(stdio_args)
+                                .stderr(StderrMode::Discard),
+                        )
+                        .await?,
+                    which,
+                )
+            }
             (Which::Rmcp, Transport::Http) => {
                 use rmcp::ServiceExt;
                 let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url);
@@ -227,7 +282,15 @@ impl AnyClient {
     async fn echo(&self) -> Result<()> {
         let call = async {
             match self {
-                AnyClient::Ours(client) => {
+                AnyClient::Ours(client, Which::OursMrtr) => {
+                    let result = client
+                        .call_tool_with("confirm", json!({}), CallOptions::new())
+                        .await?;
+                    if result.text_content() != "confirmed" {
+                        return Err(BoxError::from("the round trip did not confirm"));
+                    }
+                }
+                AnyClient::Ours(client, _) => {
                     let result = client
                         .call_tool_with("echo", json!({"message": "hello"}), CallOptions::new())
                         .await?;
@@ -248,7 +311,7 @@ impl AnyClient {
 
     async fn close(self) {
         match self {
-            AnyClient::Ours(client) => client.close().await,
+            AnyClient::Ours(client, _) => client.close().await,
             AnyClient::Rmcp(client) => {
                 if let Ok(client) = Rc::try_unwrap(client) {
                     let _ = client.cancel().await;
@@ -357,7 +420,7 @@ fn driver() -> Result<()> {
         let mut cells: Vec<((Transport, usize, Which), Vec<f64>)> = Vec::new();
         for &transport in &transports {
             for &c in &concurrency {
-                for which in [Which::Ours, Which::Rmcp] {
+                for which in [Which::Ours, Which::Rmcp, Which::OursModern, Which::OursMrtr] {
                     cells.push(((transport, c, which), Vec::new()));
                 }
             }
@@ -374,22 +437,25 @@ fn driver() -> Result<()> {
         }
         let mut out = String::new();
         let _ = writeln!(out, "\n## actix-mcp client benchmark\n\n{rounds} interleaved rounds, {} s measured per cell after {} s warm-up; server (actix-mcp, 1 worker) {}; client CPU = this process's schedstat per call.\n", window.as_secs_f64(), warmup.as_secs_f64(), match driver_cpu { Some(_) => "pinned to core 0, clients to core 1", None => "unpinned" });
-        let _ = writeln!(out, "| transport | calls in flight | actix-mcp client µs CPU/call: median (range) | rmcp client µs CPU/call: median (range) | ours / rmcp |");
-        let _ = writeln!(out, "| --- | ---: | ---: | ---: | ---: |");
+        let _ = writeln!(out, "| transport | calls in flight | actix-mcp client (2025-11-25) µs CPU/call: median (range) | rmcp client µs CPU/call: median (range) | ours / rmcp | actix-mcp client (2026-07-28) µs CPU/call | MRTR round trip (2026-07-28: call, input_required, elicitation answered, retry) µs CPU/round trip |");
+        let _ = writeln!(out, "| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+        let range = |v: &[f64]| {
+            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = v.iter().copied().fold(0.0, f64::max);
+            format!("{lo:.1}–{hi:.1}")
+        };
         for &transport in &transports {
             for &c in &concurrency {
                 let find = |which| {
                     cells.iter().find(|((t, cc, w), _)| *t == transport && *cc == c && *w == which).map(|(_, s)| s.clone()).unwrap_or_default()
                 };
                 let (mut ours, mut theirs) = (find(Which::Ours), find(Which::Rmcp));
-                let range = |v: &[f64]| {
-                    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-                    let hi = v.iter().copied().fold(0.0, f64::max);
-                    format!("{lo:.1}–{hi:.1}")
-                };
+                let (mut modern, mut mrtr) = (find(Which::OursModern), find(Which::OursMrtr));
                 let (ours_range, theirs_range) = (range(&ours), range(&theirs));
+                let (modern_range, mrtr_range) = (range(&modern), range(&mrtr));
                 let (m_ours, m_theirs) = (median(&mut ours), median(&mut theirs));
-                let _ = writeln!(out, "| {transport:?} | {c} | {m_ours:.1} ({ours_range}) | {m_theirs:.1} ({theirs_range}) | **{:.2}×** |", m_ours / m_theirs.max(1e-9));
+                let (m_modern, m_mrtr) = (median(&mut modern), median(&mut mrtr));
+                let _ = writeln!(out, "| {transport:?} | {c} | {m_ours:.1} ({ours_range}) | {m_theirs:.1} ({theirs_range}) | **{:.2}×** | {m_modern:.1} ({modern_range}) | {m_mrtr:.1} ({mrtr_range}) |", m_ours / m_theirs.max(1e-9));
             }
         }
         println!("{out}");
