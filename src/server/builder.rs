@@ -385,6 +385,7 @@ impl ServerBuilder {
                 around: self.around,
                 registries: Mutex::default(),
                 listeners: crate::server::listen::Listeners::default(),
+                info_json: std::sync::OnceLock::new(),
                 tasks: None,
             }),
         })

@@ -69,11 +69,19 @@ pub(crate) struct ServerInner {
     registries: Mutex<Vec<RegistryHandle>>,
     /// The open `subscriptions/listen` streams: the other audience of change notifications.
     pub(crate) listeners: listen::Listeners,
+    /// `info` as JSON text (see [`ServerInner::info_json`]).
+    info_json: std::sync::OnceLock<String>,
     /// The Tasks extension, when enabled.
     pub(crate) tasks: Option<()>,
 }
 
 impl ServerInner {
+    /// `serverInfo` as JSON text, serialised once.
+    pub(crate) fn info_json(&self) -> &str {
+        self.info_json
+            .get_or_init(|| serde_json::to_string(&self.info).unwrap_or_else(|_| "{}".to_owned()))
+    }
+
     /// The version a session asking for `requested` is served under: the pinned one, else the
     /// requested one when it is a supported stateful revision, else the latest stateful one.
     pub(crate) fn effective_version(&self, requested: &str) -> ProtocolVersion {

@@ -55,6 +55,19 @@ pub(super) fn envelope(
 /// `-32601` for a method whose capability the server does not offer (so that discovery and
 /// the methods served agree).
 pub(super) fn check_offered(server: &ServerInner, method_name: &str) -> Result<(), McpError> {
+    if !matches!(
+        method_name,
+        method::TOOLS_LIST
+            | method::TOOLS_CALL
+            | method::PROMPTS_LIST
+            | method::PROMPTS_GET
+            | method::RESOURCES_LIST
+            | method::RESOURCES_TEMPLATES_LIST
+            | method::RESOURCES_READ
+            | method::COMPLETION_COMPLETE
+    ) {
+        return Ok(());
+    }
     let caps = capabilities(server);
     let offered = match method_name {
         method::TOOLS_LIST | method::TOOLS_CALL => caps.tools.is_some(),
@@ -124,6 +137,9 @@ pub(super) fn input_required(method_name: &str, error: McpError) -> Result<Reply
 /// method's cache hints on a complete cacheable result, and the server's info in `_meta`.
 pub(super) fn finish(server: &ServerInner, method_name: &str, reply: Reply) -> Reply {
     let raw = reply?;
+    if let Some(fast) = splice(server, method_name, raw.get()) {
+        return Ok(fast);
+    }
     let mut result: Map<String, Value> = serde_json::from_str(raw.get())
         .map_err(|err| ErrorObject::internal(format!("a result is not an object: {err}")))?;
     let complete = match result.get("resultType") {
@@ -153,6 +169,40 @@ pub(super) fn finish(server: &ServerInner, method_name: &str, reply: Reply) -> R
         meta.insert(META_SERVER_INFO.into(), info);
     }
     to_raw(&result)
+}
+
+/// The common case of [`finish`] without parsing the result: an object that has neither a
+/// `resultType` nor a `_meta` anywhere gets both (and the cache hints) written in front of its
+/// own members. `None` when the result needs the general path.
+fn splice(
+    server: &ServerInner,
+    method_name: &str,
+    raw: &str,
+) -> Option<Box<serde_json::value::RawValue>> {
+    let members = raw.strip_prefix('{')?;
+    if raw.contains("\"resultType\"") || raw.contains("\"_meta\"") {
+        return None;
+    }
+    let info = server.info_json();
+    let mut out = String::with_capacity(raw.len() + info.len() + 96);
+    out.push_str("{\"resultType\":\"complete\",");
+    if let Some(hints) = server.config.cache.hints(method_name) {
+        out.push_str("\"ttlMs\":");
+        out.push_str(&hints.ttl_ms.to_string());
+        out.push_str(",\"cacheScope\":\"");
+        out.push_str(hints.cache_scope.as_str());
+        out.push_str("\",");
+    }
+    out.push_str("\"_meta\":{\"");
+    out.push_str(META_SERVER_INFO);
+    out.push_str("\":");
+    out.push_str(info);
+    out.push('}');
+    if members.trim_start() != "}" {
+        out.push(',');
+    }
+    out.push_str(members);
+    serde_json::value::RawValue::from_string(out).ok()
 }
 
 /// Whether `caps` declares every capability of `required` (a `ClientCapabilities` fragment:
@@ -239,6 +289,58 @@ mod tests {
         assert_eq!(
             err.data,
             Some(json!({ "requiredCapabilities": { "sampling": {} } }))
+        );
+    }
+}
+
+#[cfg(test)]
+mod splice_tests {
+    use super::*;
+
+    fn server() -> crate::Server {
+        crate::Server::builder("splice", "1.0.0")
+            .build()
+            .unwrap_or_else(|err| panic!("{err}"))
+    }
+
+    fn general(server: &ServerInner, method_name: &str, raw: &str) -> Value {
+        let mut result: Map<String, Value> = serde_json::from_str(raw).unwrap_or_default();
+        result.insert("resultType".into(), Value::from("complete"));
+        if let Some(hints) = server.config.cache.hints(method_name) {
+            result.insert("ttlMs".into(), Value::from(hints.ttl_ms));
+            result.insert("cacheScope".into(), Value::from(hints.cache_scope.as_str()));
+        }
+        result.insert(
+            "_meta".into(),
+            serde_json::json!({ META_SERVER_INFO: { "name": "splice", "version": "1.0.0" } }),
+        );
+        Value::Object(result)
+    }
+
+    #[test]
+    fn the_fast_path_writes_what_the_general_path_would() {
+        let server = server();
+        for (method_name, raw) in [
+            (
+                method::TOOLS_CALL,
+                r#"{"content":[{"type":"text","text":"hi"}]}"#,
+            ),
+            (method::TOOLS_LIST, r#"{"tools":[]}"#),
+            (method::COMPLETION_COMPLETE, "{}"),
+        ] {
+            let fast = splice(&server.inner, method_name, raw)
+                .unwrap_or_else(|| panic!("no fast path for {raw}"));
+            let fast: Value = serde_json::from_str(fast.get()).unwrap_or_default();
+            assert_eq!(fast, general(&server.inner, method_name, raw), "{raw}");
+        }
+        assert!(splice(&server.inner, method::TOOLS_CALL, r#"{"_meta":{}}"#).is_none());
+        assert!(
+            splice(
+                &server.inner,
+                method::TOOLS_CALL,
+                r#"{"resultType":"task"}"#
+            )
+            .is_none()
         );
     }
 }
