@@ -91,6 +91,9 @@ mod serve;
 enum ServerKind {
     /// The bare actix-web handler: the reference.
     Bare,
+    /// The bare actix-web handler fed the same 2026-07-28 requests as [`ServerKind::Modern`]
+    /// (the larger body with `_meta`, and the standard headers): its reference.
+    BareModern,
     /// actix-mcp, stateful, SSE answers.
     Sse,
     /// actix-mcp, stateful, JSON answers.
@@ -110,6 +113,7 @@ impl ServerKind {
     fn parse(name: &str) -> Option<Self> {
         Some(match name.trim() {
             "bare" => Self::Bare,
+            "bare-modern" => Self::BareModern,
             "sse" => Self::Sse,
             "json" => Self::Json,
             "stateless" => Self::Stateless,
@@ -123,6 +127,7 @@ impl ServerKind {
     fn label(self) -> &'static str {
         match self {
             Self::Bare => "bare actix-web handler",
+            Self::BareModern => "bare actix-web handler, 2026-07-28 requests",
             Self::Sse => "actix-mcp, stateful, SSE answers",
             Self::Json => "actix-mcp, stateful, JSON answers",
             Self::Stateless => "actix-mcp, stateless, JSON answers",
@@ -145,7 +150,7 @@ impl ServerKind {
 
     /// Whether requests carry the 2026-07-28 envelope (`_meta` and the standard headers).
     fn modern(self) -> bool {
-        self == Self::Modern
+        matches!(self, Self::Modern | Self::BareModern)
     }
 
     fn args(self, max_sessions: usize) -> Vec<String> {
@@ -157,7 +162,7 @@ impl ServerKind {
             ]
         };
         match self {
-            Self::Bare => vec!["--serve-bare".to_owned()],
+            Self::Bare | Self::BareModern => vec!["--serve-bare".to_owned()],
             Self::Sse => mcp("sse"),
             Self::Json => mcp("json"),
             Self::Stateless => mcp("stateless"),
@@ -191,8 +196,13 @@ impl Target {
 
     /// The bare handler under the same workload: what this target is compared with.
     fn reference(self) -> Self {
+        let server = if self.server.modern() {
+            ServerKind::BareModern
+        } else {
+            ServerKind::Bare
+        };
         Self {
-            server: ServerKind::Bare,
+            server,
             workload: self.workload,
         }
     }
@@ -238,11 +248,15 @@ impl Config {
             .split(',')
             .map(|m| ServerKind::parse(m).ok_or_else(|| format!("unknown server {m:?}")))
             .collect::<Result<Vec<_>, _>>()?;
-        // The bare handler comes first in every round: every other row is compared with it.
+        // The bare handler comes first in every round: every other row is compared with it
+        // (2026-07-28 rows with the bare handler fed the same requests).
         if !servers.contains(&ServerKind::Bare) {
             servers.push(ServerKind::Bare);
         }
-        servers.sort_by_key(|s| *s != ServerKind::Bare);
+        if servers.contains(&ServerKind::Modern) && !servers.contains(&ServerKind::BareModern) {
+            servers.push(ServerKind::BareModern);
+        }
+        servers.sort_by_key(|s| !matches!(s, ServerKind::Bare | ServerKind::BareModern));
         let workloads = std::env::var("LOAD_WORKLOADS").unwrap_or_else(|_| "echo,setup".into());
         let mut targets = Vec::new();
         for workload in workloads.split(',') {

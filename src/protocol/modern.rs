@@ -52,6 +52,35 @@ impl RequestMeta {
         params?.get("_meta")?.get(META_PROTOCOL_VERSION)?.as_str()
     }
 
+    /// Checks the envelope of a request's params as [`parse`](Self::parse) does (the same
+    /// errors), without building it: the fields are there, of the right JSON types, and the
+    /// version is served. The capabilities' and client info's inner shapes are left to `parse`.
+    ///
+    /// # Errors
+    /// See [`parse`](Self::parse).
+    pub fn check(params: Option<&Value>) -> Result<(), ErrorObject> {
+        let Some(meta) = params
+            .and_then(|p| p.get("_meta"))
+            .and_then(Value::as_object)
+        else {
+            return Self::parse(params).map(drop);
+        };
+        let version = meta.get(META_PROTOCOL_VERSION).and_then(Value::as_str);
+        let capabilities = meta.get(META_CLIENT_CAPABILITIES).map(Value::is_object);
+        let log_level_ok = match meta.get(META_LOG_LEVEL) {
+            None | Some(Value::Null) => true,
+            Some(value) => LoggingLevel::deserialize(value).is_ok(),
+        };
+        match (version, capabilities) {
+            (Some(v), Some(true)) if log_level_ok => match v.parse::<ProtocolVersion>() {
+                Ok(version) if version.is_stateless() => Ok(()),
+                _ => Err(unsupported_version(v)),
+            },
+            // The precise error comes from the full parse.
+            _ => Self::parse(params).map(drop),
+        }
+    }
+
     /// Reads and checks the envelope of a request's params.
     ///
     /// # Errors
@@ -489,6 +518,32 @@ mod tests {
                 err.map(|e| e.code),
                 Some(crate::error::ErrorCode::INVALID_PARAMS)
             );
+        }
+    }
+
+    #[test]
+    fn check_gives_the_same_verdict_as_parse() {
+        let cases = [
+            None,
+            Some(json!({})),
+            meta(json!({ META_CLIENT_CAPABILITIES: {} })),
+            meta(json!({ META_PROTOCOL_VERSION: "2026-07-28" })),
+            meta(json!({ META_PROTOCOL_VERSION: "2026-07-28", META_CLIENT_CAPABILITIES: [] })),
+            meta(json!({ META_PROTOCOL_VERSION: "v9", META_CLIENT_CAPABILITIES: {} })),
+            meta(
+                json!({ META_PROTOCOL_VERSION: "2026-07-28", META_CLIENT_CAPABILITIES: {}, META_LOG_LEVEL: "x" }),
+            ),
+            meta(
+                json!({ META_PROTOCOL_VERSION: "2026-07-28", META_CLIENT_CAPABILITIES: {}, META_LOG_LEVEL: "info" }),
+            ),
+            meta(json!({ META_PROTOCOL_VERSION: "2026-07-28", META_CLIENT_CAPABILITIES: {} })),
+        ];
+        for params in cases {
+            let checked = RequestMeta::check(params.as_ref()).map_err(|e| (e.code, e.data));
+            let parsed = RequestMeta::parse(params.as_ref())
+                .map(drop)
+                .map_err(|e| (e.code, e.data));
+            assert_eq!(checked, parsed, "{params:?}");
         }
     }
 

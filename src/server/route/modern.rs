@@ -68,15 +68,31 @@ pub(super) fn check_offered(server: &ServerInner, method_name: &str) -> Result<(
     ) {
         return Ok(());
     }
-    let caps = capabilities(server);
-    let offered = match method_name {
-        method::TOOLS_LIST | method::TOOLS_CALL => caps.tools.is_some(),
-        method::PROMPTS_LIST | method::PROMPTS_GET => caps.prompts.is_some(),
-        method::RESOURCES_LIST | method::RESOURCES_TEMPLATES_LIST | method::RESOURCES_READ => {
-            caps.resources.is_some()
+    let offered = match &server.capabilities {
+        Some(caps) => match method_name {
+            method::TOOLS_LIST | method::TOOLS_CALL => caps.tools.is_some(),
+            method::PROMPTS_LIST | method::PROMPTS_GET => caps.prompts.is_some(),
+            method::COMPLETION_COMPLETE => caps.completions.is_some(),
+            _ => caps.resources.is_some(),
+        },
+        // What `capabilities` derives from the catalog, read without building it.
+        None => {
+            let catalog = server.catalog();
+            match method_name {
+                method::TOOLS_LIST | method::TOOLS_CALL => !catalog.tools.is_empty(),
+                method::PROMPTS_LIST | method::PROMPTS_GET => !catalog.prompts.is_empty(),
+                method::COMPLETION_COMPLETE => {
+                    server.completion.is_some()
+                        || !catalog.prompts.is_empty()
+                        || !catalog.templates.is_empty()
+                }
+                _ => {
+                    !catalog.resources.is_empty()
+                        || !catalog.templates.is_empty()
+                        || server.read_fallback.is_some()
+                }
+            }
         }
-        method::COMPLETION_COMPLETE => caps.completions.is_some(),
-        _ => true,
     };
     if offered {
         Ok(())
@@ -275,6 +291,37 @@ mod tests {
         assert!(!declares(&c, &json!({ "elicitation": { "url": {} } })));
         assert!(!declares(&c, &json!({ "roots": {} })));
         assert!(declares(&caps(json!({})), &json!({})));
+    }
+
+    #[test]
+    fn the_methods_served_match_the_capabilities_discovered() {
+        let empty = crate::Server::builder("e", "1").build();
+        let full = crate::Server::builder("f", "1")
+            .tool(crate::tool("t", "T", || async { "" }))
+            .prompt(crate::prompt(
+                "p",
+                "P",
+                |_cx: crate::RequestContext| async {
+                    crate::protocol::PromptMessage::user_text("x")
+                },
+            ))
+            .build();
+        for server in [empty, full] {
+            let server = server.unwrap_or_else(|err| panic!("{err}"));
+            let caps = capabilities(&server.inner);
+            for (method_name, declared) in [
+                (method::TOOLS_CALL, caps.tools.is_some()),
+                (method::PROMPTS_LIST, caps.prompts.is_some()),
+                (method::RESOURCES_READ, caps.resources.is_some()),
+                (method::COMPLETION_COMPLETE, caps.completions.is_some()),
+            ] {
+                assert_eq!(
+                    check_offered(&server.inner, method_name).is_ok(),
+                    declared,
+                    "{method_name}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -249,7 +249,7 @@ fn check(
         // Neither era: the header names a revision this server does not know.
         return Err(bad(unsupported_version(header)));
     }
-    if let Err(error) = RequestMeta::parse(request.params.as_ref()) {
+    if let Err(error) = RequestMeta::check(request.params.as_ref()) {
         return Err(bad(error));
     }
     if method::REMOVED_IN_2026.contains(&request.method.as_str()) {
@@ -328,13 +328,25 @@ pub(super) async fn post(
     }
 }
 
+/// The error code of a response frame, read without building it (`None` for a result).
+fn error_code(json: &str) -> Option<i32> {
+    #[derive(serde::Deserialize)]
+    struct Code {
+        code: i32,
+    }
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        error: Option<Code>,
+    }
+    serde_json::from_str::<Probe>(json)
+        .ok()?
+        .error
+        .map(|e| e.code)
+}
+
 /// A JSON answer, with the status of its error code when it is an error.
 fn frame_response(json: &str) -> HttpResponse {
-    let status = serde_json::from_str::<Value>(json)
-        .ok()
-        .and_then(|v| v.get("error")?.get("code")?.as_i64())
-        .and_then(|c| i32::try_from(c).ok())
-        .map_or(StatusCode::OK, |c| status_of(ErrorCode(c)));
+    let status = error_code(json).map_or(StatusCode::OK, |c| status_of(ErrorCode(c)));
     HttpResponse::build(status)
         .content_type("application/json")
         .body(json.to_owned())
