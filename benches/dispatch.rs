@@ -2,7 +2,8 @@
 //!
 //! - `parse`: JSON-RPC classification of one `tools/call` line, alone.
 //! - `handle_json/*`: [`Server::handle_json`], parse → `InFlight` actor → route → `ToolCall`
-//!   actor (for tools) → serialised response.
+//!   actor (for tools) → serialised response; `tools_call_echo_2026` is the same call in
+//!   protocol 2026-07-28 (the envelope in `_meta` checked, the result's envelope written).
 //! - `session/tools_call_echo`: the whole stdio path over an in-memory duplex: line reader →
 //!   `Session` actor → `InFlight` → `ToolCall` → writer actor → line read back by the client.
 //!
@@ -30,6 +31,8 @@ const ECHO_RESPONSE: &str =
     r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hello"}]}}"#;
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#;
 const TOOLS_LIST: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+/// The same call in protocol 2026-07-28: the envelope in `_meta`.
+const ECHO_2026: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hello"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"}}}}"#;
 
 /// An actix system as criterion's async executor.
 struct ActixExecutor(actix_rt::SystemRunner);
@@ -79,6 +82,10 @@ fn handle_json(c: &mut Criterion) {
     group.bench_function("tools_call_echo", |b| {
         b.to_async(&executor)
             .iter(|| async { one.handle_json(black_box(ECHO)).await.unwrap() })
+    });
+    group.bench_function("tools_call_echo_2026", |b| {
+        b.to_async(&executor)
+            .iter(|| async { one.handle_json(black_box(ECHO_2026)).await.unwrap() })
     });
     group.bench_function("initialize", |b| {
         b.to_async(&executor)

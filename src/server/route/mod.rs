@@ -131,12 +131,26 @@ async fn handle_request(
             "the session is already initialized",
         ));
     }
-    let meta = request
-        .params
-        .as_ref()
-        .and_then(|p| p.get("_meta"))
-        .and_then(Value::as_object)
-        .cloned();
+    // A stateless request's `_meta` (its whole envelope) moves into the context rather than
+    // being copied: handlers read it with `RequestContext::meta`.
+    let meta = if stateless {
+        match request
+            .params
+            .as_mut()
+            .and_then(Value::as_object_mut)
+            .and_then(|p| p.remove("_meta"))
+        {
+            Some(Value::Object(meta)) => Some(meta),
+            _ => None,
+        }
+    } else {
+        request
+            .params
+            .as_ref()
+            .and_then(|p| p.get("_meta"))
+            .and_then(Value::as_object)
+            .cloned()
+    };
     let mut cx = context(
         &server,
         defaults,
