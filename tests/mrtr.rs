@@ -38,6 +38,7 @@ const KEY: [u8; 32] = [7; 32];
 struct Runs {
     greet: AtomicUsize,
     two_step: AtomicUsize,
+    watchful: AtomicUsize,
 }
 
 fn form(property: &str) -> ElicitRequestParams {
@@ -71,8 +72,49 @@ fn no_args() -> serde_json::Map<String, Value> {
 fn builder(runs: &Arc<Runs>) -> ServerBuilder {
     let greet_runs = runs.clone();
     let two_step_runs = runs.clone();
+    let watchful_runs = runs.clone();
     Server::builder("mrtr-test", "1.0.0")
         .request_state_key("k1", KEY)
+        // Implicit style, watching its cancellation while it waits: the end of a round is
+        // not a cancellation.
+        .tool(
+            tool(
+                "watchful",
+                "Waits for a name unless cancelled",
+                move |cx: RequestContext| {
+                    let runs = watchful_runs.clone();
+                    async move {
+                        runs.watchful.fetch_add(1, Ordering::SeqCst);
+                        tokio::select! {
+                            () = cx.cancelled() => Ok("cancelled".to_owned()),
+                            name = cx.elicit(form("name")) => {
+                                Ok::<_, McpError>(format!("Hello, {}!", field(&name?, "name")))
+                            }
+                        }
+                    }
+                },
+            )
+            .input_schema(no_args()),
+        )
+        // Implicit style in a prompt and a resource read.
+        .prompt(prompt(
+            "ask_prompt",
+            "Asks for a topic",
+            |cx: RequestContext| async move {
+                let topic = cx.elicit(form("topic")).await?;
+                Ok::<_, McpError>(PromptMessage::user_text(format!(
+                    "Write about {}",
+                    field(&topic, "topic")
+                )))
+            },
+        ))
+        .resource(resource(
+            Resource::new("test://roots", "roots").with_mime_type("text/plain"),
+            |cx: RequestContext| async move {
+                let roots = cx.list_roots().await?;
+                Ok::<_, McpError>(format!("{} roots", roots.roots.len()))
+            },
+        ))
         // Implicit style, one ask; counts its runs (the side effect that must happen once).
         .tool(
             tool("greet", "Greets", move |cx: RequestContext| {
@@ -283,6 +325,81 @@ async fn an_implicit_call_runs_once_across_its_round() {
         runs.greet.load(Ordering::SeqCst),
         1,
         "the handler ran twice"
+    );
+}
+
+/// A handler that watches its cancellation while it waits for input is not cancelled by the
+/// end of its round: it resumes and finishes once.
+#[actix_web::test]
+async fn the_end_of_a_round_does_not_cancel_the_waiting_handler() {
+    let runs = Arc::new(Runs::default());
+    let server = server(&runs);
+    let first = ask(&server, &call(1, "watchful", json!({}))).await;
+    let (_, state) = round(&first, &["elicitation-0"]);
+    let second = ask(
+        &server,
+        &call(
+            2,
+            "watchful",
+            json!({"inputResponses": {"elicitation-0": accept("name", "Ada")}, "requestState": state}),
+        ),
+    )
+    .await;
+    assert_eq!(complete_text(&second), "Hello, Ada!");
+    assert_eq!(runs.watchful.load(Ordering::SeqCst), 1);
+}
+
+/// `prompts/get` and `resources/read` handlers ask in implicit style too.
+#[actix_web::test]
+async fn prompts_and_resource_reads_ask_in_rounds_too() {
+    let runs = Arc::new(Runs::default());
+    let server = server(&runs);
+    let get = |id: i64, extra: Value| {
+        let mut params = json!({"name": "ask_prompt", "_meta": meta(all_caps())});
+        if let (Some(params), Value::Object(extra)) = (params.as_object_mut(), extra) {
+            params.extend(extra);
+        }
+        json!({"jsonrpc": "2.0", "id": id, "method": "prompts/get", "params": params})
+    };
+    let first = ask(&server, &get(1, json!({}))).await;
+    let (_, state) = round(&first, &["elicitation-0"]);
+    let second = ask(
+        &server,
+        &get(2, json!({"inputResponses": {"elicitation-0": accept("topic", "owls")}, "requestState": state})),
+    )
+    .await;
+    assert_eq!(second["result"]["resultType"], "complete", "{second}");
+    assert_eq!(
+        second["result"]["messages"][0]["content"]["text"],
+        "Write about owls"
+    );
+
+    let read = |id: i64, extra: Value| {
+        let mut params = json!({"uri": "test://roots", "_meta": meta(all_caps())});
+        if let (Some(params), Value::Object(extra)) = (params.as_object_mut(), extra) {
+            params.extend(extra);
+        }
+        json!({"jsonrpc": "2.0", "id": id, "method": "resources/read", "params": params})
+    };
+    let first = ask(&server, &read(3, json!({}))).await;
+    let (result, state) = round(&first, &["roots-0"]);
+    assert_eq!(result["inputRequests"]["roots-0"]["method"], "roots/list");
+    assert!(
+        result.get("ttlMs").is_none(),
+        "an input_required result carries no cache hints"
+    );
+    let roots = json!({"roots": [{"uri": "file:///a"}, {"uri": "file:///b"}]});
+    let second = ask(
+        &server,
+        &read(
+            4,
+            json!({"inputResponses": {"roots-0": roots}, "requestState": state}),
+        ),
+    )
+    .await;
+    assert_eq!(
+        second["result"]["contents"][0]["text"], "2 roots",
+        "{second}"
     );
 }
 
@@ -611,7 +728,7 @@ async fn the_park_is_bounded_in_count_and_time() {
     let runs = Arc::new(Runs::default());
     let server = builder(&runs)
         .max_parked_calls(1)
-        .parked_call_ttl(Duration::from_millis(200))
+        .parked_call_ttl(Duration::from_millis(1500))
         .build()
         .unwrap();
     let srv = spawn(server.http("/mcp"), 1);

@@ -5,6 +5,10 @@
 //!
 //! The protocol version and client capabilities belong to the request: the session only
 //! supplies them as defaults (the 2026 protocol carries them in every request's `_meta`).
+//!
+//! The same handler code serves both eras: asking the client (`elicit`, `create_message`,
+//! `list_roots`) sends a real request in a session, and becomes a multi round-trip
+//! `input_required` round for a 2026-07-28 client (see `server::mrtr`).
 
 use std::fmt;
 use std::sync::Arc;
@@ -223,7 +227,10 @@ impl RequestContext {
 
     /// Whether the client cancelled this request (or its session ended).
     pub fn is_cancelled(&self) -> bool {
-        self.scope().is_cancelled()
+        match &self.inner.link {
+            Some(link) => link.token().is_cancelled(),
+            None => self.inner.scope.is_cancelled(),
+        }
     }
 
     /// Completes when the request is cancelled.
@@ -231,12 +238,19 @@ impl RequestContext {
     /// # Cancel safety
     /// Cancel safe.
     pub async fn cancelled(&self) {
-        self.scope().token().cancelled().await;
+        self.cancellation_token().cancelled().await;
     }
 
     /// The request's cancellation token (a child of its session's).
+    ///
+    /// In an implicit-style call of a 2026 request (one whose asks for input became
+    /// `input_required` rounds) this is the call's token: the end of a round does not cancel
+    /// it; the client cancelling (or leaving) the request that serves the call does.
     pub fn cancellation_token(&self) -> CancellationToken {
-        self.scope().token().clone()
+        match &self.inner.link {
+            Some(link) => link.token().clone(),
+            None => self.inner.scope.token().clone(),
+        }
     }
 
     /// Reports progress (`notifications/progress`) on this request's stream. A no-op when the
@@ -346,9 +360,13 @@ impl RequestContext {
 
     /// Asks the client to sample an LLM (`sampling/createMessage`) and waits for the result.
     ///
+    /// In a 2026-07-28 `tools/call`, `prompts/get` or `resources/read` (no session) the ask
+    /// becomes an `input_required` round instead: the handler waits, parked, until the client
+    /// retries with the answer, and goes on where it waited (see the `mrtr` module docs).
+    ///
     /// # Errors
-    /// [`PeerError::Stateless`] outside a session; [`PeerError::MissingCapability`] when the
-    /// client lacks `sampling` (or `sampling.tools` while `tools` or `toolChoice` are set):
+    /// [`PeerError::Stateless`] outside a session (and outside the requests that may ask for
+    /// input); [`PeerError::MissingCapability`] when the client lacks `sampling` (or `sampling.tools` while `tools` or `toolChoice` are set):
     /// nothing is sent then. Otherwise see [`RequestScope::peer_request`].
     ///
     /// # Cancel safety
@@ -377,6 +395,10 @@ impl RequestContext {
     }
 
     /// Asks the client for input (`elicitation/create`), form or URL mode.
+    ///
+    /// In a 2026-07-28 `tools/call`, `prompts/get` or `resources/read` (no session) the ask
+    /// becomes an `input_required` round instead: the handler waits, parked, until the client
+    /// retries with the answer, and goes on where it waited (see the `mrtr` module docs).
     ///
     /// # Errors
     /// [`PeerError::Stateless`] outside a session; [`PeerError::MissingCapability`] when the
@@ -450,6 +472,10 @@ impl RequestContext {
 
     /// Asks the client for its roots (`roots/list`).
     ///
+    /// In a 2026-07-28 `tools/call`, `prompts/get` or `resources/read` (no session) the ask
+    /// becomes an `input_required` round instead: the handler waits, parked, until the client
+    /// retries with the answer, and goes on where it waited (see the `mrtr` module docs).
+    ///
     /// # Errors
     /// [`PeerError::Stateless`] outside a session; [`PeerError::MissingCapability`] when the
     /// client lacks `roots`; otherwise see [`RequestScope::peer_request`].
@@ -467,10 +493,13 @@ impl RequestContext {
         self.peer(method::ROOTS_LIST, &serde_json::json!({})).await
     }
 
-    /// Sends any request to the client and returns its raw result.
+    /// Sends any request to the client and returns its raw result. In a 2026-07-28 request
+    /// that may ask for input, `elicitation/create`, `sampling/createMessage` and `roots/list`
+    /// become an `input_required` round (see [`elicit`](Self::elicit)).
     ///
     /// # Errors
-    /// See [`RequestScope::peer_request`].
+    /// [`PeerError::MissingCapability`] for an input kind the request did not declare (nothing
+    /// is asked); otherwise see [`RequestScope::peer_request`].
     pub async fn request_client(
         &self,
         method: &str,

@@ -34,6 +34,7 @@ use futures::future::BoxFuture;
 use indexmap::IndexMap;
 use serde_json::Value;
 use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
 
 use actix_mcp_actors::{Metrics, PeerError, RequestScope, SupervisedError};
 
@@ -97,6 +98,9 @@ struct LinkState {
 pub(crate) struct CallLink {
     id: String,
     scope: Mutex<RequestScope>,
+    /// Cancelled when the call stops early (halted): the handler's view of cancellation,
+    /// which outlives each round's request.
+    token: CancellationToken,
     next_key: AtomicU32,
     state: Mutex<LinkState>,
     table: Arc<ParkTable>,
@@ -135,6 +139,7 @@ impl CallLink {
         Arc::new(Self {
             id: uuid::Uuid::new_v4().simple().to_string(),
             scope: Mutex::new(scope),
+            token: CancellationToken::new(),
             next_key: AtomicU32::new(0),
             state: Mutex::new(LinkState {
                 answers,
@@ -162,6 +167,12 @@ impl CallLink {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
             .clone()
+    }
+
+    /// The call's cancellation token: cancelled when the request serving it goes away or is
+    /// cancelled, not when a round ends.
+    pub(crate) fn token(&self) -> &CancellationToken {
+        &self.token
     }
 
     /// Every answer known so far (sealed into the next state, for replay).
@@ -269,6 +280,7 @@ impl CallLink {
     /// Stops the call: its handler is dropped at its next poll. Used when the attached request
     /// goes away.
     pub(crate) fn halt(&self) {
+        self.token.cancel();
         let mut state = self.lock();
         state.halted = true;
         if let Some(waker) = state.waker.take() {
