@@ -6,7 +6,8 @@
 //! answers known so far, the input requests still open, the request currently attached (its
 //! scope carries the handler's progress and log messages, and it waits for the next
 //! [`Step`]), and whether the call is parked. [`ParkedCall`] is the actor that owns the handler's
-//! future from its first poll to its end, across every round.
+//! future from its second poll to its end, across every round (the first poll happens in place:
+//! a handler that finishes at once needs no actor).
 //!
 //! Lifecycle of a [`ParkedCall`]: Started (spawns the handler's future, wrapped in [`Driven`])
 //! → Running: after every poll that leaves the handler waiting, the open input requests are
@@ -348,14 +349,14 @@ pub(crate) enum Halt {
 
 /// The handler's future, driven so that the call reports its input requests after every poll,
 /// parks, expires and halts. See the module docs.
-struct Driven {
+pub(crate) struct Driven {
     work: BoxFuture<'static, Output>,
     link: Arc<CallLink>,
     expiry: Option<(Instant, Pin<Box<tokio::time::Sleep>>)>,
 }
 
 impl Driven {
-    fn new(work: BoxFuture<'static, Output>, link: Arc<CallLink>) -> Self {
+    pub(crate) fn new(work: BoxFuture<'static, Output>, link: Arc<CallLink>) -> Self {
         Self {
             work,
             link,
@@ -428,11 +429,12 @@ impl fmt::Debug for ParkedCall {
 }
 
 impl ParkedCall {
-    /// Starts the actor on the current arbiter; it polls `work` at once.
-    pub(crate) fn spawn(work: BoxFuture<'static, Output>, link: Arc<CallLink>) {
+    /// Starts the actor on the current arbiter; it takes the handler's future over as it is
+    /// and polls it at once.
+    pub(crate) fn spawn(work: Driven) {
         Self {
-            work: Some(Driven::new(work, link.clone())),
-            link,
+            link: work.link.clone(),
+            work: Some(work),
             started: Instant::now(),
         }
         .start();

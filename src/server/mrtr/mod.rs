@@ -29,7 +29,10 @@ pub(crate) mod park;
 pub(crate) mod seal;
 pub(crate) mod shim;
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use std::task::Poll;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -42,7 +45,7 @@ use crate::protocol::{InputRequiredResult, InputResponses};
 use crate::server::ServerInner;
 use crate::server::context::{RequestContext, RoundInput};
 
-use self::call::{CallLink, Output, ParkedCall, Step};
+use self::call::{CallLink, Driven, Output, ParkedCall, Step};
 use self::seal::{Binding, Payload};
 
 /// The MRTR side of one stateless `tools/call`, `prompts/get` or `resources/read`: what it is
@@ -231,7 +234,20 @@ pub(crate) async fn run<T: Send + 'static>(
             let work = make(cx.with_link(link.clone()));
             let work: BoxFuture<'static, Output> =
                 Box::pin(async move { Box::new(work.await) as Output });
-            ParkedCall::spawn(work, link.clone());
+            // Polled once in place: a handler that finishes at once (most never ask) needs no
+            // actor. One still pending moves, as it is, into a parked-call actor.
+            let mut driven = Driven::new(work, link.clone());
+            let first =
+                std::future::poll_fn(|task| Poll::Ready(Pin::new(&mut driven).poll(task))).await;
+            match first {
+                Poll::Ready(Ok(outcome)) => {
+                    mrtr.record(None, link.answers());
+                    return done::<T>(outcome);
+                }
+                // It asked for input and found the park full: the round is in `rx`.
+                Poll::Ready(Err(_)) => {}
+                Poll::Pending => ParkedCall::spawn(driven),
+            }
             (link, rx)
         }
     };
@@ -254,11 +270,7 @@ pub(crate) async fn run<T: Send + 'static>(
         Step::Done(outcome) => {
             halt.0 = None;
             mrtr.record(None, link.answers());
-            let output = outcome?;
-            output
-                .downcast::<T>()
-                .map(|output| Ok(*output))
-                .map_err(|_| SupervisedError::Panicked("the handler changed meanwhile".into()))
+            done::<T>(outcome)
         }
         Step::Input { requests, parked } => {
             // Parked or not, the call no longer belongs to this request.
@@ -271,6 +283,16 @@ pub(crate) async fn run<T: Send + 'static>(
             })))
         }
     }
+}
+
+/// A finished handler's output, as the type the request expects.
+fn done<T: 'static>(
+    outcome: Result<Output, SupervisedError>,
+) -> Result<Result<T, McpError>, SupervisedError> {
+    outcome?
+        .downcast::<T>()
+        .map(|output| Ok(*output))
+        .map_err(|_| SupervisedError::Panicked("the handler changed meanwhile".into()))
 }
 
 /// Stops a call whose request went away before its next step.
