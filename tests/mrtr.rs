@@ -833,3 +833,51 @@ async fn the_shim_asks_a_session_client_with_real_requests() {
     assert!(response.get("error").is_some(), "{response}");
     srv.stop().await;
 }
+
+/// One tool code for both eras, through the SDK's own client: the same implicit-style tool
+/// sends a real `elicitation/create` to a 2025-11-25 session client and runs an
+/// `input_required` round with a 2026-07-28 client (which answers and retries by itself);
+/// an explicit-style tool reaches the session client through the shim. Each call runs its
+/// handler once.
+#[actix_web::test]
+async fn one_tool_code_serves_both_eras() {
+    use actix_mcp::client::transport::HttpTransport;
+    use actix_mcp::client::{Client as McpClient, Lifecycle};
+
+    let runs = Arc::new(Runs::default());
+    let srv = spawn(server(&runs).http("/mcp"), 1);
+    for lifecycle in [Lifecycle::Legacy, Lifecycle::Modern] {
+        let client = tokio::time::timeout(
+            common::WAIT,
+            McpClient::builder("both-eras", "1.0.0")
+                .lifecycle(lifecycle)
+                .elicitation(|_params, _| async {
+                    let mut result = ElicitResult::new(actix_mcp::protocol::ElicitAction::Accept);
+                    result.content = json!({"name": "Kim"}).as_object().cloned();
+                    Ok(result)
+                })
+                .connect(HttpTransport::new(&srv.url)),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+        let greeted = tokio::time::timeout(common::WAIT, client.call_tool("greet", json!({})))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(greeted.text_content(), "Hello, Kim!", "{lifecycle:?}");
+        let confirmed =
+            tokio::time::timeout(common::WAIT, client.call_tool("confirm", json!({"n": 5})))
+                .await
+                .unwrap()
+                .unwrap();
+        assert_eq!(confirmed.text_content(), "Hello, Kim! (5)", "{lifecycle:?}");
+        client.close().await;
+    }
+    assert_eq!(
+        runs.greet.load(Ordering::SeqCst),
+        2,
+        "once per call, in each era"
+    );
+    srv.stop().await;
+}
