@@ -123,6 +123,7 @@ fn builder(runs: &Arc<Runs>) -> ServerBuilder {
                     runs.greet.fetch_add(1, Ordering::SeqCst);
                     let name = cx.elicit(form("name")).await?;
                     cx.progress(1.0, Some(1.0), Some("greeted"));
+                    cx.log(LoggingLevel::Info, "greeted", None);
                     Ok::<_, McpError>(format!("Hello, {}!", field(&name, "name")))
                 }
             })
@@ -711,11 +712,14 @@ async fn a_resumed_handler_reports_on_the_retry_stream() {
         json!({"inputResponses": {"elicitation-0": accept("name", "Alice")}, "requestState": state}),
     );
     retry["params"]["_meta"]["progressToken"] = json!("p-2");
+    retry["params"]["_meta"]["io.modelcontextprotocol/logLevel"] = json!("info");
     let (notes, second) = post(&srv.url, &retry).await;
     assert_eq!(complete_text(&second), "Hello, Alice!");
-    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert_eq!(notes.len(), 2, "{notes:?}");
     assert_eq!(notes[0]["method"], "notifications/progress");
     assert_eq!(notes[0]["params"]["progressToken"], "p-2");
+    assert_eq!(notes[1]["method"], "notifications/message");
+    assert_eq!(notes[1]["params"]["data"], "greeted");
     assert_eq!(srv.mcp.metrics().parked_calls, 0);
     assert_eq!(runs.greet.load(Ordering::SeqCst), 1);
     srv.stop().await;

@@ -185,6 +185,11 @@ impl RequestContext {
         Self::new(next)
     }
 
+    /// The log level this request's own `_meta` opted in to (2026).
+    pub(crate) fn request_log_level(&self) -> Option<LoggingLevel> {
+        self.inner.log_level
+    }
+
     /// The MRTR side of this request (stateless `tools/call`, `prompts/get`,
     /// `resources/read`).
     pub(crate) fn mrtr(&self) -> Option<&Arc<Mrtr>> {
@@ -300,10 +305,12 @@ impl RequestContext {
     /// above the level its `_meta` names, and none without one.
     pub fn log_enabled(&self, level: LoggingLevel) -> bool {
         if self.is_stateless() {
-            return self
-                .inner
-                .log_level
-                .is_some_and(|threshold| level >= threshold);
+            // A resumed call logs under the level of the request serving it now.
+            let threshold = match &self.inner.link {
+                Some(link) => link.log_level(),
+                None => self.inner.log_level,
+            };
+            return threshold.is_some_and(|threshold| level >= threshold);
         }
         let threshold = self
             .inner

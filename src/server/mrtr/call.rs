@@ -39,7 +39,7 @@ use tokio_util::sync::CancellationToken;
 
 use actix_mcp_actors::{Metrics, PeerError, RequestScope, SupervisedError};
 
-use crate::protocol::{InputRequest, InputRequests, InputResponses};
+use crate::protocol::{InputRequest, InputRequests, InputResponses, LoggingLevel};
 
 use super::park::ParkTable;
 
@@ -99,6 +99,8 @@ struct LinkState {
 pub(crate) struct CallLink {
     id: String,
     scope: Mutex<RequestScope>,
+    /// The log level the request serving the call opted in to (2026: none, no log messages).
+    log_level: Mutex<Option<LoggingLevel>>,
     /// Cancelled when the call stops early (halted): the handler's view of cancellation,
     /// which outlives each round's request.
     token: CancellationToken,
@@ -133,6 +135,7 @@ impl CallLink {
     /// this request's `inputResponses`).
     pub(crate) fn new(
         scope: RequestScope,
+        log_level: Option<LoggingLevel>,
         answers: InputResponses,
         table: Arc<ParkTable>,
         metrics: Arc<Metrics>,
@@ -140,6 +143,7 @@ impl CallLink {
         Arc::new(Self {
             id: uuid::Uuid::new_v4().simple().to_string(),
             scope: Mutex::new(scope),
+            log_level: Mutex::new(log_level),
             token: CancellationToken::new(),
             next_key: AtomicU32::new(0),
             state: Mutex::new(LinkState {
@@ -168,6 +172,14 @@ impl CallLink {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
             .clone()
+    }
+
+    /// The log level of the request serving the call now.
+    pub(crate) fn log_level(&self) -> Option<LoggingLevel> {
+        *self
+            .log_level
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// The call's cancellation token: cancelled when the request serving it goes away or is
@@ -235,6 +247,7 @@ impl CallLink {
     pub(crate) fn attach(
         self: &Arc<Self>,
         scope: RequestScope,
+        log_level: Option<LoggingLevel>,
         responses: &InputResponses,
     ) -> Option<oneshot::Receiver<Step>> {
         let mut state = self.lock();
@@ -245,6 +258,10 @@ impl CallLink {
             .scope
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner()) = scope;
+        *self
+            .log_level
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = log_level;
         let (tx, rx) = oneshot::channel();
         state.waiter = Some(tx);
         state.parked_until = None;

@@ -213,7 +213,7 @@ pub(crate) async fn run<T: Send + 'static>(
         .as_deref()
         .and_then(|id| park.take(id))
         .and_then(|link| {
-            let rx = link.attach(scope.clone(), &mrtr.responses)?;
+            let rx = link.attach(scope.clone(), cx.request_log_level(), &mrtr.responses)?;
             Some((link, rx))
         });
     let (link, rx) = match resumed {
@@ -226,6 +226,7 @@ pub(crate) async fn run<T: Send + 'static>(
             }
             let link = CallLink::new(
                 scope.clone(),
+                cx.request_log_level(),
                 answers,
                 park.clone(),
                 scope.metrics().clone(),
