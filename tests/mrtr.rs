@@ -835,6 +835,24 @@ async fn the_shim_asks_a_session_client_with_real_requests() {
     let response = reader.next_message().await;
     assert_eq!(response["id"], 2, "{response}");
     assert!(response.get("error").is_some(), "{response}");
+
+    // A session client without `elicitation` is asked nothing: -32021.
+    let mut bare: Client = srv.client();
+    bare.initialize(caps("{}")).await;
+    let mut reader = bare
+        .start(
+            json!(3),
+            "tools/call",
+            json!({"name": "confirm", "arguments": {}}),
+        )
+        .await;
+    let response = reader.next_message().await;
+    assert_eq!(response["id"], 3, "nothing but the answer: {response}");
+    assert_eq!(response["error"]["code"], -32021, "{response}");
+    assert_eq!(
+        response["error"]["data"]["requiredCapabilities"],
+        json!({"elicitation": {}})
+    );
     srv.stop().await;
 }
 
