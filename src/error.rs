@@ -262,6 +262,9 @@ impl From<&str> for McpError {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum BuildError {
+    /// A `requestState` key id is empty or longer than 255 bytes.
+    #[error("invalid requestState key id `{0}`: it must be 1 to 255 bytes")]
+    InvalidStateKeyId(String),
     /// The protocol version override is not one this SDK speaks.
     #[error("unsupported protocol version `{0}`")]
     UnsupportedProtocolVersion(String),

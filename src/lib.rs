@@ -17,6 +17,42 @@
 //!   ([`McpHttp::event_store`](transport::http::McpHttp::event_store)).
 //! - [`schemars`]: the version input and output schemas are generated with.
 //!
+//! # One handler code for both eras
+//!
+//! A handler asks the client with [`RequestContext::elicit_form`], `create_message` or
+//! `list_roots`. A 2025-11-25 session client gets a real server-to-client request; a 2026-07-28
+//! client gets an `input_required` result, and its retry resumes the handler where it waited
+//! (it runs once; when the parked call is gone, it runs again and its earlier asks are answered
+//! from the sealed `requestState`). A handler may also answer `input_required` itself
+//! ([`McpError::input_required`], reading the retry with [`RequestContext::input_response`]);
+//! a session client then gets those requests as real ones. Every `requestState` is encrypted,
+//! authenticated, expiring and bound to its request
+//! ([`ServerBuilder::request_state_key`] for keys shared by every node).
+//!
+//! ```no_run
+//! use actix_mcp::prelude::*;
+//! use actix_mcp::protocol::ElicitationSchema;
+//!
+//! let schema: ElicitationSchema = serde_json::from_value(serde_json::json!({
+//!     "type": "object",
+//!     "properties": { "name": { "type": "string" } },
+//!     "required": ["name"]
+//! }))
+//! .expect("a valid form");
+//! let greet = tool("greet", "Greets the user by name", move |cx: RequestContext| {
+//!     let schema = schema.clone();
+//!     async move {
+//!         let answer = cx.elicit_form("What is your name?", schema).await?;
+//!         let name = answer.content.and_then(|c| c.get("name").cloned());
+//!         Ok::<_, McpError>(format!("Hello, {}!", name.unwrap_or_default()))
+//!     }
+//! });
+//! let server = Server::builder("greeter", "1.0.0")
+//!     .request_state_key("2026-11", [0x42; 32])
+//!     .tool(greet)
+//!     .build();
+//! ```
+//!
 //! # Cancel safety
 //!
 //! Dropping a handler future is how cancellation works: when a client cancels a request (or

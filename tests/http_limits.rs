@@ -54,6 +54,7 @@ async fn churn_leaves_nothing_behind() {
             streams: 2 * SESSIONS,
             tool_calls: SESSIONS,
             peer_requests: 0,
+            parked_calls: 0,
         }
     );
     assert_eq!(srv.mcp.session_count(), SESSIONS);

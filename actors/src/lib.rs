@@ -91,7 +91,7 @@ pub use jsonrpc::{
     ErrorCode, ErrorObject, Frame, FrameKind, Incoming, JSONRPC_VERSION, Notification, Rejection,
     Request, RequestId, Response, parse as parse_message,
 };
-pub use metrics::{Metrics, MetricsSnapshot};
+pub use metrics::{Metrics, MetricsSnapshot, ParkedGauge};
 pub use outlet::{ChannelOutlet, FrameSink, Outlet, ResponseOutlet};
 pub use registry::{Broadcast, Registry, RegistryConfig, RegistryHandle, Sweep};
 pub use scope::{ProgressError, RequestScope, peer_error_object};

@@ -1,5 +1,6 @@
 //! Live counts of the runtime's actors, for observability and leak tests.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Gauges shared by every actor of one server.
@@ -10,6 +11,7 @@ pub struct Metrics {
     streams: AtomicUsize,
     tool_calls: AtomicUsize,
     peer_requests: AtomicUsize,
+    parked_calls: AtomicUsize,
 }
 
 /// A point-in-time copy of [`Metrics`].
@@ -25,6 +27,8 @@ pub struct MetricsSnapshot {
     pub tool_calls: usize,
     /// Server-to-client requests awaiting an answer.
     pub peer_requests: usize,
+    /// Calls parked while their client answers an `input_required` round (2026-07-28).
+    pub parked_calls: usize,
 }
 
 /// Which gauge to move.
@@ -35,6 +39,7 @@ pub(crate) enum Gauge {
     Streams,
     ToolCalls,
     PeerRequests,
+    ParkedCalls,
 }
 
 impl Metrics {
@@ -45,6 +50,7 @@ impl Metrics {
             Gauge::Streams => &self.streams,
             Gauge::ToolCalls => &self.tool_calls,
             Gauge::PeerRequests => &self.peer_requests,
+            Gauge::ParkedCalls => &self.parked_calls,
         }
     }
 
@@ -64,6 +70,24 @@ impl Metrics {
             streams: self.streams.load(Ordering::Relaxed),
             tool_calls: self.tool_calls.load(Ordering::Relaxed),
             peer_requests: self.peer_requests.load(Ordering::Relaxed),
+            parked_calls: self.parked_calls.load(Ordering::Relaxed),
         }
+    }
+
+    /// Counts one parked call until the returned guard is dropped.
+    pub fn hold_parked(self: &Arc<Self>) -> ParkedGauge {
+        self.inc(Gauge::ParkedCalls);
+        ParkedGauge(self.clone())
+    }
+}
+
+/// One parked call in [`MetricsSnapshot::parked_calls`], for as long as it lives.
+#[derive(Debug)]
+#[must_use = "the call is uncounted as soon as the guard is dropped"]
+pub struct ParkedGauge(Arc<Metrics>);
+
+impl Drop for ParkedGauge {
+    fn drop(&mut self) {
+        self.0.dec(Gauge::ParkedCalls);
     }
 }

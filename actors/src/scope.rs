@@ -381,7 +381,8 @@ impl RequestScope {
         self.inner.made_peer_requests.load(Ordering::Relaxed)
     }
 
-    pub(crate) fn metrics(&self) -> &Arc<Metrics> {
+    /// The gauges of the transport serving this request.
+    pub fn metrics(&self) -> &Arc<Metrics> {
         &self.inner.metrics
     }
 }

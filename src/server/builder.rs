@@ -333,6 +333,64 @@ impl ServerBuilder {
         self
     }
 
+    /// Seals the `requestState` of `input_required` results with this key (ChaCha20-Poly1305,
+    /// 32 bytes), named `id` (1 to 255 bytes; it travels in the state so the server finds the
+    /// key again). A key set before stays accepted, so calling this again rotates keys. Default:
+    /// a random key per process, so states do not survive a restart or reach another node;
+    /// give every node of a deployment the same keys.
+    pub fn request_state_key(mut self, id: impl Into<String>, key: [u8; 32]) -> Self {
+        let id = id.into();
+        if id.is_empty() || id.len() > 255 {
+            self.errors.push(BuildError::InvalidStateKeyId(id));
+            return self;
+        }
+        let keep = self.config.mrtr.configured_key;
+        self.config.mrtr.keys.set_current(id, &key, keep);
+        self.config.mrtr.configured_key = true;
+        self
+    }
+
+    /// Still accepts states sealed with this older key (rotation), without sealing new ones
+    /// with it.
+    pub fn accept_request_state_key(mut self, id: impl Into<String>, key: [u8; 32]) -> Self {
+        let id = id.into();
+        if id.is_empty() || id.len() > 255 {
+            self.errors.push(BuildError::InvalidStateKeyId(id));
+            return self;
+        }
+        self.config.mrtr.keys.accept(id, &key);
+        self
+    }
+
+    /// How long a sealed `requestState` stays valid (default 10 minutes): a retry with an
+    /// older one is refused with `-32602`.
+    pub fn request_state_ttl(mut self, ttl: Duration) -> Self {
+        self.config.mrtr.keys.ttl = ttl;
+        self
+    }
+
+    /// Most implicit-style calls parked at once, waiting for the retry of their
+    /// `input_required` round (default 1024). A call that finds the park full is dropped; its
+    /// retry runs the handler again and replays the earlier answers.
+    pub fn max_parked_calls(mut self, limit: usize) -> Self {
+        self.config.mrtr.max_parked = limit;
+        self
+    }
+
+    /// How long a parked call waits for its retry before it is dropped (default 10 minutes;
+    /// a later retry replays it).
+    pub fn parked_call_ttl(mut self, ttl: Duration) -> Self {
+        self.config.mrtr.park_ttl = ttl;
+        self
+    }
+
+    /// Most `input_required` rounds the server drives for a 2025-11-25 session client, as
+    /// real server-to-client requests, before the request fails (default 10).
+    pub fn max_input_rounds(mut self, rounds: usize) -> Self {
+        self.config.mrtr.max_rounds = rounds;
+        self
+    }
+
     /// Defines a custom JSON-RPC method (or notification). Protocol methods cannot be
     /// redefined: [`build`](Self::build) refuses with [`BuildError::MethodAlreadyDefined`].
     pub fn custom_method<H, M>(mut self, name: impl Into<String>, handler: H) -> Self
@@ -368,6 +426,7 @@ impl ServerBuilder {
             };
             self.config.protocol_version = Some(parsed);
         }
+        let mrtr = self.config.mrtr.clone().build();
         Ok(Server {
             inner: Arc::new(ServerInner {
                 info: self.info,
@@ -387,6 +446,7 @@ impl ServerBuilder {
                 listeners: crate::server::listen::Listeners::default(),
                 info_json: std::sync::OnceLock::new(),
                 tasks: None,
+                mrtr,
             }),
         })
     }

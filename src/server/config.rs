@@ -18,6 +18,8 @@ pub(crate) struct ServerConfig {
     pub(crate) cache: CacheConfig,
     /// At most this many `subscriptions/listen` streams are open at once.
     pub(crate) max_listeners: usize,
+    /// Multi round-trip requests: state keys, park limits, the session shim's round limit.
+    pub(crate) mrtr: crate::server::mrtr::MrtrConfig,
 }
 
 /// The cache hints (`ttlMs`, `cacheScope`) of each cacheable method's results (2026-07-28).
@@ -85,6 +87,7 @@ impl Default for ServerConfig {
             max_concurrent_requests: 256,
             cache: CacheConfig::default(),
             max_listeners: 10_000,
+            mrtr: crate::server::mrtr::MrtrConfig::default(),
         }
     }
 }

@@ -5,6 +5,10 @@
 //!
 //! The protocol version and client capabilities belong to the request: the session only
 //! supplies them as defaults (the 2026 protocol carries them in every request's `_meta`).
+//!
+//! The same handler code serves both eras: asking the client (`elicit`, `create_message`,
+//! `list_roots`) sends a real request in a session, and becomes a multi round-trip
+//! `input_required` round for a 2026-07-28 client (see `server::mrtr`).
 
 use std::fmt;
 use std::sync::Arc;
@@ -16,11 +20,14 @@ use tokio_util::sync::CancellationToken;
 
 use actix_mcp_actors::{PeerError, RequestId, RequestScope, SessionId};
 
+use crate::protocol::InputRequest;
 use crate::protocol::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
     ElicitResult, ElicitationSchema, Implementation, InputResponses, ListRootsResult, LoggingLevel,
     LoggingMessageNotificationParams, Meta, ProtocolVersion, method,
 };
+use crate::server::mrtr::Mrtr;
+use crate::server::mrtr::call::CallLink;
 use crate::server::session::SessionState;
 use crate::server::{Server, ServerInner};
 
@@ -43,6 +50,11 @@ pub(crate) struct ContextInner {
     pub(crate) log_level: Option<LoggingLevel>,
     /// What the client sent back for an earlier `input_required` round.
     pub(crate) input: Option<Arc<RoundInput>>,
+    /// The MRTR side of a stateless `tools/call`, `prompts/get` or `resources/read`.
+    pub(crate) mrtr: Option<Arc<Mrtr>>,
+    /// The implicit-style call this handler runs in: its asks for input become
+    /// `input_required` rounds, and its notifications follow the request serving it.
+    pub(crate) link: Option<Arc<CallLink>>,
 }
 
 /// The client's answers to an earlier `input_required` round: `inputResponses` by key, and
@@ -140,8 +152,22 @@ impl RequestContext {
 
     /// This context with another round's input (the same request otherwise).
     pub(crate) fn with_input(&self, input: Option<RoundInput>) -> Self {
+        self.rebuilt(|inner| inner.input = input.map(Arc::new))
+    }
+
+    /// This context with the MRTR side of its request.
+    pub(crate) fn with_mrtr(&self, mrtr: Mrtr) -> Self {
+        self.rebuilt(|inner| inner.mrtr = Some(Arc::new(mrtr)))
+    }
+
+    /// The context an implicit-style call's handler runs with.
+    pub(crate) fn with_link(&self, link: Arc<CallLink>) -> Self {
+        self.rebuilt(|inner| inner.link = Some(link))
+    }
+
+    fn rebuilt(&self, change: impl FnOnce(&mut ContextInner)) -> Self {
         let inner = &self.inner;
-        Self::new(ContextInner {
+        let mut next = ContextInner {
             scope: inner.scope.clone(),
             server: inner.server.clone(),
             method: inner.method.clone(),
@@ -151,8 +177,23 @@ impl RequestContext {
             client_info: inner.client_info.clone(),
             session: inner.session.clone(),
             log_level: inner.log_level,
-            input: input.map(Arc::new),
-        })
+            input: inner.input.clone(),
+            mrtr: inner.mrtr.clone(),
+            link: inner.link.clone(),
+        };
+        change(&mut next);
+        Self::new(next)
+    }
+
+    /// The log level this request's own `_meta` opted in to (2026).
+    pub(crate) fn request_log_level(&self) -> Option<LoggingLevel> {
+        self.inner.log_level
+    }
+
+    /// The MRTR side of this request (stateless `tools/call`, `prompts/get`,
+    /// `resources/read`).
+    pub(crate) fn mrtr(&self) -> Option<&Arc<Mrtr>> {
+        self.inner.mrtr.as_ref()
     }
 
     /// Whether this request is served under a stateless revision (2026-07-28+): its version
@@ -191,7 +232,10 @@ impl RequestContext {
 
     /// Whether the client cancelled this request (or its session ended).
     pub fn is_cancelled(&self) -> bool {
-        self.inner.scope.is_cancelled()
+        match &self.inner.link {
+            Some(link) => link.token().is_cancelled(),
+            None => self.inner.scope.is_cancelled(),
+        }
     }
 
     /// Completes when the request is cancelled.
@@ -199,19 +243,26 @@ impl RequestContext {
     /// # Cancel safety
     /// Cancel safe.
     pub async fn cancelled(&self) {
-        self.inner.scope.token().cancelled().await;
+        self.cancellation_token().cancelled().await;
     }
 
     /// The request's cancellation token (a child of its session's).
+    ///
+    /// In an implicit-style call of a 2026 request (one whose asks for input became
+    /// `input_required` rounds) this is the call's token: the end of a round does not cancel
+    /// it; the client cancelling (or leaving) the request that serves the call does.
     pub fn cancellation_token(&self) -> CancellationToken {
-        self.inner.scope.token().clone()
+        match &self.inner.link {
+            Some(link) => link.token().clone(),
+            None => self.inner.scope.token().clone(),
+        }
     }
 
     /// Reports progress (`notifications/progress`) on this request's stream. A no-op when the
     /// request carried no `progressToken`; values must increase (a value that does not is
     /// dropped and logged).
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
-        if let Err(err) = self.inner.scope.progress(progress, total, message) {
+        if let Err(err) = self.scope().progress(progress, total, message) {
             tracing::debug!(id = %self.request_id(), %err, progress, "progress not sent");
         }
     }
@@ -227,7 +278,7 @@ impl RequestContext {
 
     /// Whether this request carried a progress token.
     pub fn has_progress_token(&self) -> bool {
-        self.inner.scope.progress_token().is_some()
+        self.scope().progress_token().is_some()
     }
 
     /// Sends a log message (`notifications/message`) to this request's client only, when
@@ -249,8 +300,7 @@ impl RequestContext {
         };
         match serde_json::to_value(&params) {
             Ok(params) => self
-                .inner
-                .scope
+                .scope()
                 .notify(method::NOTIFICATION_MESSAGE, Some(&params)),
             Err(err) => tracing::warn!(%err, "could not serialise a log message"),
         }
@@ -260,10 +310,12 @@ impl RequestContext {
     /// above the level its `_meta` names, and none without one.
     pub fn log_enabled(&self, level: LoggingLevel) -> bool {
         if self.is_stateless() {
-            return self
-                .inner
-                .log_level
-                .is_some_and(|threshold| level >= threshold);
+            // A resumed call logs under the level of the request serving it now.
+            let threshold = match &self.inner.link {
+                Some(link) => link.log_level(),
+                None => self.inner.log_level,
+            };
+            return threshold.is_some_and(|threshold| level >= threshold);
         }
         let threshold = self
             .inner
@@ -278,10 +330,26 @@ impl RequestContext {
     /// anything, whatever it declared: say so before checking capabilities, which are unknown
     /// there.
     fn require_session(&self) -> Result<(), PeerError> {
-        match self.inner.scope.session() {
-            Some(_) => Ok(()),
-            None => Err(PeerError::Stateless),
+        match (self.inner.scope.session(), &self.inner.link) {
+            (Some(_), _) | (None, Some(_)) => Ok(()),
+            (None, None) => Err(PeerError::Stateless),
         }
+    }
+
+    /// Asks for input as an `input_required` round (implicit style), when this handler runs
+    /// in such a call.
+    async fn ask_round<R: DeserializeOwned>(
+        &self,
+        kind: &str,
+        request: InputRequest,
+    ) -> Option<Result<R, PeerError>> {
+        let link = self.inner.link.as_ref()?;
+        Some(match link.ask(kind, request).await {
+            Ok(value) => {
+                serde_json::from_value(value).map_err(|err| PeerError::Malformed(err.to_string()))
+            }
+            Err(err) => Err(err),
+        })
     }
 
     fn peer_timeout(&self) -> Option<Duration> {
@@ -296,8 +364,7 @@ impl RequestContext {
         let params =
             serde_json::to_value(params).map_err(|err| PeerError::Malformed(err.to_string()))?;
         let value = self
-            .inner
-            .scope
+            .scope()
             .peer_request(method, Some(params), self.peer_timeout())
             .await?;
         serde_json::from_value(value).map_err(|err| PeerError::Malformed(err.to_string()))
@@ -305,12 +372,16 @@ impl RequestContext {
 
     /// Asks the client to sample an LLM (`sampling/createMessage`) and waits for the result.
     ///
-    /// **Deprecated in protocol 2026-07-28** (still specified and served: for a 2026 client
-    /// the request travels as an `input_required` round; new code should call a model itself).
+    /// In a 2026-07-28 `tools/call`, `prompts/get` or `resources/read` (no session) the ask
+    /// becomes an `input_required` round instead: the handler waits, parked, until the client
+    /// retries with the answer, and goes on where it waited (see the `mrtr` module docs).
+    ///
+    /// **Deprecated in protocol 2026-07-28** (still specified and served; new code should call
+    /// a model itself).
     ///
     /// # Errors
-    /// [`PeerError::Stateless`] outside a session; [`PeerError::MissingCapability`] when the
-    /// client lacks `sampling` (or `sampling.tools` while `tools` or `toolChoice` are set):
+    /// [`PeerError::Stateless`] outside a session (and outside the requests that may ask for
+    /// input); [`PeerError::MissingCapability`] when the client lacks `sampling` (or `sampling.tools` while `tools` or `toolChoice` are set):
     /// nothing is sent then. Otherwise see [`RequestScope::peer_request`].
     ///
     /// # Cancel safety
@@ -329,10 +400,20 @@ impl RequestContext {
         {
             return Err(PeerError::MissingCapability("sampling.tools".into()));
         }
+        if let Some(answer) = self
+            .ask_round("sampling", InputRequest::sampling(&params))
+            .await
+        {
+            return answer;
+        }
         self.peer(method::SAMPLING_CREATE_MESSAGE, &params).await
     }
 
     /// Asks the client for input (`elicitation/create`), form or URL mode.
+    ///
+    /// In a 2026-07-28 `tools/call`, `prompts/get` or `resources/read` (no session) the ask
+    /// becomes an `input_required` round instead: the handler waits, parked, until the client
+    /// retries with the answer, and goes on where it waited (see the `mrtr` module docs).
     ///
     /// # Errors
     /// [`PeerError::Stateless`] outside a session; [`PeerError::MissingCapability`] when the
@@ -351,6 +432,12 @@ impl RequestContext {
                 return Err(PeerError::MissingCapability("elicitation.url".into()));
             }
             _ => {}
+        }
+        if let Some(answer) = self
+            .ask_round("elicitation", InputRequest::elicitation(&params))
+            .await
+        {
+            return answer;
         }
         self.peer(method::ELICITATION_CREATE, &params).await
     }
@@ -390,8 +477,9 @@ impl RequestContext {
             method::NOTIFICATION_ELICITATION_COMPLETE,
             Some(&params),
         );
-        if let Err(frame) = self.inner.scope.outlet().deliver(frame)
-            && let Some(session) = self.inner.scope.session()
+        let scope = self.scope();
+        if let Err(frame) = scope.outlet().deliver(frame)
+            && let Some(session) = scope.session()
         {
             session.notify(frame);
         }
@@ -399,8 +487,12 @@ impl RequestContext {
 
     /// Asks the client for its roots (`roots/list`).
     ///
-    /// **Deprecated in protocol 2026-07-28** (still specified and served: for a 2026 client
-    /// the request travels as an `input_required` round; prefer explicit arguments).
+    /// In a 2026-07-28 `tools/call`, `prompts/get` or `resources/read` (no session) the ask
+    /// becomes an `input_required` round instead: the handler waits, parked, until the client
+    /// retries with the answer, and goes on where it waited (see the `mrtr` module docs).
+    ///
+    /// **Deprecated in protocol 2026-07-28** (still specified and served; prefer explicit
+    /// arguments).
     ///
     /// # Errors
     /// [`PeerError::Stateless`] outside a session; [`PeerError::MissingCapability`] when the
@@ -413,41 +505,75 @@ impl RequestContext {
         if !self.client_capabilities().supports_roots() {
             return Err(PeerError::MissingCapability("roots".into()));
         }
+        if let Some(answer) = self.ask_round("roots", InputRequest::list_roots()).await {
+            return answer;
+        }
         self.peer(method::ROOTS_LIST, &serde_json::json!({})).await
     }
 
-    /// Sends any request to the client and returns its raw result.
+    /// Sends any request to the client and returns its raw result. In a 2026-07-28 request
+    /// that may ask for input, `elicitation/create`, `sampling/createMessage` and `roots/list`
+    /// become an `input_required` round (see [`elicit`](Self::elicit)).
     ///
     /// # Errors
-    /// See [`RequestScope::peer_request`].
+    /// [`PeerError::MissingCapability`] for an input kind the request did not declare (nothing
+    /// is asked); otherwise see [`RequestScope::peer_request`].
     pub async fn request_client(
         &self,
         method: &str,
         params: Option<Value>,
     ) -> Result<Value, PeerError> {
-        self.inner
-            .scope
+        if let Some(link) = &self.inner.link
+            && let Some(kind) = input_kind(method)
+        {
+            let request = InputRequest {
+                method: method.to_owned(),
+                params,
+            };
+            let (_, declared) = request.capability(self.client_capabilities());
+            if !declared {
+                return Err(PeerError::MissingCapability(kind.to_owned()));
+            }
+            return link.ask(kind, request).await;
+        }
+        self.scope()
             .peer_request(method, params, self.peer_timeout())
             .await
     }
 
     /// Sends any notification related to this request (it travels on the request's stream).
     pub fn notify(&self, method: &str, params: Option<Value>) {
-        self.inner.scope.notify(method, params.as_ref());
+        self.scope().notify(method, params.as_ref());
     }
 
     /// Closes this request's SSE connection early (Streamable HTTP only); the client resumes
     /// the stream with `Last-Event-ID` after the `retry` interval and receives the rest,
     /// including the result. Lets long calls run without holding a connection (SSE polling).
     pub fn close_sse_stream(&self) {
-        self.inner.scope.close_connection();
+        self.scope().close_connection();
     }
 
-    pub(crate) fn scope(&self) -> &RequestScope {
-        &self.inner.scope
+    /// The scope of the request serving this handler now: the request's own, or, for a
+    /// resumed implicit-style call, the retry's (so notifications reach the client that
+    /// waits).
+    pub(crate) fn scope(&self) -> RequestScope {
+        match &self.inner.link {
+            Some(link) => link.scope(),
+            None => self.inner.scope.clone(),
+        }
     }
 
     pub(crate) fn session_state(&self) -> Option<&Arc<SessionState>> {
         self.inner.session.as_ref()
+    }
+}
+
+/// The key prefix of an input request's method, when it is one MRTR carries.
+fn input_kind(method_name: &str) -> Option<&'static str> {
+    match method_name {
+        method::ELICITATION_CREATE => Some("elicitation"),
+        method::SAMPLING_CREATE_MESSAGE => Some("sampling"),
+        method::ROOTS_LIST => Some("roots"),
+        _ => None,
     }
 }

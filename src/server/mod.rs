@@ -18,6 +18,7 @@ pub(crate) mod custom;
 pub(crate) mod handler;
 pub(crate) mod hooks;
 pub(crate) mod listen;
+pub(crate) mod mrtr;
 pub(crate) mod notify;
 pub(crate) mod pagination;
 pub(crate) mod prompt;
@@ -73,6 +74,8 @@ pub(crate) struct ServerInner {
     info_json: std::sync::OnceLock<String>,
     /// The Tasks extension, when enabled.
     pub(crate) tasks: Option<()>,
+    /// Sealed `requestState` keys and the park of implicit-style calls (MRTR).
+    pub(crate) mrtr: mrtr::MrtrState,
 }
 
 impl ServerInner {

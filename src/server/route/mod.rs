@@ -33,6 +33,7 @@ use actix_mcp_actors::{
 use crate::error::{ErrorKind, McpError};
 use crate::protocol::{ProtocolVersion, method};
 use crate::server::context::{RequestContext, RoundInput};
+use crate::server::mrtr::{self, Mrtr};
 use crate::server::session::SessionState;
 use crate::server::{ErrorSite, ExceptionReport, RequestEvent, ServerInner};
 
@@ -160,11 +161,14 @@ async fn handle_request(
         state,
         envelope,
     );
-    if matches!(
-        request.method.as_str(),
-        method::TOOLS_CALL | method::PROMPTS_GET | method::RESOURCES_READ
-    ) && let Some(input) = RoundInput::from_params(request.params.as_ref())
-    {
+    let mrtr_method = modern::MRTR_METHODS.contains(&request.method.as_str());
+    if mrtr_method && stateless {
+        // The echoed state is opened (and refused) before any handler runs.
+        match Mrtr::open(&server, &request.method, request.params.as_ref()) {
+            Ok((mrtr, input)) => cx = cx.with_mrtr(mrtr).with_input(input),
+            Err(error) => return Err(error.to_error_object()),
+        }
+    } else if mrtr_method && let Some(input) = RoundInput::from_params(request.params.as_ref()) {
         cx = cx.with_input(Some(input));
     }
     // Boxed: only servers with an around-request hook pay for it, and the request future stays
@@ -185,10 +189,12 @@ async fn handle_request(
         match modern::check_offered(&server, &request.method) {
             Ok(()) => route(&server, &cx, &mut request, event.as_deref_mut())
                 .await
-                .or_else(|error| modern::input_required(&request.method, error))
+                .or_else(|error| modern::input_required(&server, &cx, &request.method, error))
                 .map(|reply| modern::finish(&server, &request.method, reply)),
             Err(error) => Err(error),
         }
+    } else if mrtr_method && in_session {
+        route_with_shim(&server, &cx, request.clone(), event.as_deref_mut()).await
     } else {
         route(&server, &cx, &mut request, event.as_deref_mut()).await
     };
@@ -221,6 +227,40 @@ async fn handle_request(
         hook(&event);
     }
     reply
+}
+
+/// Routes a session's `tools/call`, `prompts/get` or `resources/read`, driving the
+/// `input_required` rounds its handler answers as real server-to-client requests (the shim
+/// for 2025-11-25 clients), up to the server's round limit.
+async fn route_with_shim(
+    server: &Arc<ServerInner>,
+    cx: &RequestContext,
+    original: Request,
+    mut event: Option<&mut RequestEvent>,
+) -> Result<Reply, McpError> {
+    let mut request = original.clone();
+    let mut outcome = route(server, cx, &mut request, event.as_deref_mut()).await;
+    let mut rounds = 0;
+    while let Err(error) = &outcome
+        && let Some(result) = error.as_input_required()
+    {
+        if rounds >= server.mrtr.max_rounds {
+            return Err(McpError::internal(format!(
+                "the handler still needed input after {rounds} rounds"
+            )));
+        }
+        rounds += 1;
+        let input = mrtr::shim::ask(cx, result).await?;
+        let mut request = original.clone();
+        outcome = route(
+            server,
+            &cx.with_input(Some(input)),
+            &mut request,
+            event.as_deref_mut(),
+        )
+        .await;
+    }
+    outcome
 }
 
 /// The dispatch table: one function per method, in the file of its spec page.

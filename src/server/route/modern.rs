@@ -18,6 +18,7 @@ use crate::protocol::{
     ClientCapabilities, DiscoverResult, ProtocolVersion, RequestMeta, ResultType, method,
 };
 use crate::server::ServerInner;
+use crate::server::context::RequestContext;
 
 use super::RequestDefaults;
 use super::lifecycle::capabilities;
@@ -131,7 +132,15 @@ pub(super) const MRTR_METHODS: &[&str] = &[
 
 /// A handler's `input_required` answer as the request's result (2026); any other error, or
 /// `input_required` from a method that may not answer so, stays an error.
-pub(super) fn input_required(method_name: &str, error: McpError) -> Result<Reply, McpError> {
+///
+/// The result's `requestState` is sealed (the handler's own state, the parked call, the round
+/// and the answers so far), so every `input_required` result carries one.
+pub(super) fn input_required(
+    server: &ServerInner,
+    cx: &RequestContext,
+    method_name: &str,
+    error: McpError,
+) -> Result<Reply, McpError> {
     if error.kind() != crate::error::ErrorKind::InputRequired {
         return Err(error);
     }
@@ -141,12 +150,13 @@ pub(super) fn input_required(method_name: &str, error: McpError) -> Result<Reply
              prompts/get and resources/read may do"
         )));
     }
-    match error.data() {
-        Some(result) => Ok(to_raw(result)),
-        None => Err(McpError::internal(
+    let (Some(mut result), Some(mrtr)) = (error.as_input_required(), cx.mrtr()) else {
+        return Err(McpError::internal(
             "an input_required answer without its result",
-        )),
-    }
+        ));
+    };
+    mrtr.seal(server, &mut result);
+    Ok(to_raw(&result.to_value()))
 }
 
 /// Completes a 2026 result: `resultType` (`complete` unless the result says otherwise), the

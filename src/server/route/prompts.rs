@@ -15,7 +15,7 @@ use crate::server::handler::{HandlerError, HandlerParts};
 use crate::server::{ErrorSite, RequestEvent, ServerInner};
 
 use super::lists::list_page;
-use super::support::{guarded, params, to_raw};
+use super::support::{params, run_handler, to_raw};
 
 /// `prompts/list`: one page of the prompts.
 pub(super) fn prompts_list(
@@ -70,14 +70,8 @@ pub(super) async fn get_prompt(
     let site = ErrorSite::Prompt {
         name: p.name.clone(),
     };
-    let mut result = match guarded(
-        server,
-        cx,
-        site,
-        (def.handler)(HandlerParts::new(arguments, cx.clone())),
-    )
-    .await
-    {
+    let make = |hcx| (def.handler)(HandlerParts::new(arguments, hcx));
+    let mut result = match run_handler(server, cx, site, make).await {
         Ok(result) => result,
         Err(HandlerError::Rejected(rejection)) => {
             return Err(McpError::invalid_params(rejection.to_string()));

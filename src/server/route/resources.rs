@@ -21,7 +21,7 @@ use crate::server::resource::into_read_result;
 use crate::server::{ErrorSite, RequestEvent, ServerInner};
 
 use super::lists::list_page;
-use super::support::{guarded, params, to_raw};
+use super::support::{guarded, params, run_handler, to_raw};
 
 /// `resources/list`: one page of the resources.
 pub(super) fn resources_list(
@@ -99,10 +99,13 @@ pub(super) async fn read_resource(
     let Some(handler) = handler else {
         return Err(McpError::resource_not_found(&p.uri));
     };
-    let mut parts = HandlerParts::new(raw_params, cx.clone());
-    parts.uri_vars = vars;
     let site = ErrorSite::Resource { uri: p.uri.clone() };
-    let output = match guarded(server, cx, site, handler(parts)).await {
+    let make = |hcx| {
+        let mut parts = HandlerParts::new(raw_params, hcx);
+        parts.uri_vars = vars;
+        handler(parts)
+    };
+    let output = match run_handler(server, cx, site, make).await {
         Ok(output) => output,
         Err(HandlerError::Rejected(rejection)) => {
             return Err(McpError::invalid_params(rejection.to_string()));

@@ -11,12 +11,13 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use actix_mcp_actors::{ErrorObject, Reply, Request, RequestScope};
+use actix_mcp_actors::{ErrorObject, Reply, Request, RequestScope, SupervisedError};
 
 use crate::error::McpError;
 use crate::protocol::{ClientCapabilities, ProtocolVersion, RequestMeta};
 use crate::server::context::{ContextInner, RequestContext};
 use crate::server::handler::HandlerError;
+use crate::server::mrtr;
 use crate::server::session::SessionState;
 use crate::server::{ErrorSite, ExceptionReport, ServerInner};
 
@@ -47,6 +48,8 @@ pub(super) fn context(
             session: None,
             log_level: envelope.log_level,
             input: None,
+            mrtr: None,
+            link: None,
         });
     }
     let version = state
@@ -69,6 +72,8 @@ pub(super) fn context(
         session: state,
         log_level: None,
         input: None,
+        mrtr: None,
+        link: None,
     })
 }
 
@@ -126,6 +131,34 @@ where
             });
             Err(E::from(McpError::internal(message)))
         }
+    }
+}
+
+/// Runs a prompt or resource handler: guarded against panics (see [`guarded`]), and in a
+/// 2026 request as an implicit-style call whose asks for input become `input_required`
+/// rounds (see [`mrtr::run`]).
+pub(super) async fn run_handler<T: Send + 'static>(
+    server: &Arc<ServerInner>,
+    cx: &RequestContext,
+    site: ErrorSite,
+    make: impl FnOnce(RequestContext) -> BoxFuture<'static, Result<T, HandlerError>>,
+) -> Result<T, HandlerError> {
+    let Some(state) = cx.mrtr() else {
+        return guarded(server, cx, site, make(cx.clone())).await;
+    };
+    match mrtr::run(server, cx, state, None, make).await {
+        Ok(Ok(outcome)) => outcome,
+        Ok(Err(input_required)) => Err(HandlerError::Failed(input_required)),
+        Err(SupervisedError::Panicked(message)) => {
+            server.report(ExceptionReport {
+                message: message.clone(),
+                panicked: true,
+                site,
+                session_id: cx.session_id().cloned(),
+            });
+            Err(HandlerError::Failed(McpError::internal(message)))
+        }
+        Err(other) => Err(HandlerError::Failed(McpError::internal(other.to_string()))),
     }
 }
 

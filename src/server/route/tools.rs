@@ -16,6 +16,7 @@ use crate::protocol::{
 };
 use crate::server::context::RequestContext;
 use crate::server::handler::{HandlerError, HandlerParts};
+use crate::server::mrtr;
 use crate::server::{ErrorSite, ExceptionReport, RequestEvent, ServerInner};
 
 use super::lists::list_page;
@@ -112,8 +113,22 @@ pub(super) async fn call_tool(
         arguments: (*arguments).clone(),
     };
     let timeout = def.timeout.or(server.config.tool_timeout);
-    let fut = def.invoke(HandlerParts::shared(arguments.clone(), cx.clone()));
-    let result = match cx.scope().supervise(fut, timeout).await {
+    let outcome = match cx.mrtr() {
+        // A 2026 call: the handler's asks for input become rounds (see `mrtr`).
+        Some(mrtr) => {
+            let make = |hcx| def.invoke(HandlerParts::shared(arguments.clone(), hcx));
+            match mrtr::run(server, cx, mrtr, timeout, make).await {
+                Ok(Ok(done)) => Ok(done),
+                Ok(Err(input_required)) => return Err(input_required),
+                Err(err) => Err(err),
+            }
+        }
+        None => {
+            let fut = def.invoke(HandlerParts::shared(arguments.clone(), cx.clone()));
+            cx.scope().supervise(fut, timeout).await
+        }
+    };
+    let result = match outcome {
         Ok(Ok(result)) => result,
         Ok(Err(HandlerError::Rejected(rejection))) => CallToolResult::error_text(format!(
             "invalid arguments for tool `{}`: {rejection}",

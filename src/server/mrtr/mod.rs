@@ -1,0 +1,308 @@
+//! Multi round-trip requests (MRTR): one handler code for both eras.
+//!
+//! A 2026-07-28 client is never sent a server-to-client request: a `tools/call`, `prompts/get`
+//! or `resources/read` that needs input answers `input_required` instead, and the client
+//! retries with `inputResponses` and the echoed `requestState`. Handlers meet this in two
+//! styles:
+//!
+//! - **explicit**: the handler returns [`McpError::input_required`] and reads the retry's
+//!   answers from its context ([`RequestContext::input_response`]);
+//! - **implicit**: the handler calls [`RequestContext::elicit`], `create_message` or
+//!   `list_roots` as it would in a session. The call becomes an `input_required` round: the
+//!   handler's future waits, parked in a [`ParkedCall`](call::ParkedCall) actor under an id
+//!   sealed into the `requestState`, and the retry resumes it where it waited, so it runs
+//!   once. When the parked call is gone (expired, the park was full, the retry reached
+//!   another node), the retry runs the handler again and its earlier asks are answered, in
+//!   order, from the answers the sealed state carries and the retry's `inputResponses`.
+//!
+//! Every `requestState` is sealed ([`seal`]); a 2025-11-25 session client gets explicit-style
+//! rounds as real server-to-client requests instead ([`shim`]).
+//!
+//! Spec: <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr>
+//!
+//! [`McpError::input_required`]: crate::McpError::input_required
+//! [`RequestContext::input_response`]: crate::RequestContext::input_response
+//! [`RequestContext::elicit`]: crate::RequestContext::elicit
+
+pub(crate) mod call;
+pub(crate) mod park;
+pub(crate) mod seal;
+pub(crate) mod shim;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::Poll;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+use actix_mcp_actors::SupervisedError;
+
+use crate::error::McpError;
+use crate::protocol::{InputRequiredResult, InputResponses};
+use crate::server::ServerInner;
+use crate::server::context::{RequestContext, RoundInput};
+
+use self::call::{CallLink, Driven, Output, ParkedCall, Step};
+use self::seal::{Binding, Payload};
+
+/// The MRTR side of one stateless `tools/call`, `prompts/get` or `resources/read`: what it is
+/// bound to, what its echoed state said, its answers, and what its `input_required` answer
+/// (if any) must seal.
+#[derive(Debug)]
+pub(crate) struct Mrtr {
+    binding: Binding,
+    opened: Payload,
+    responses: InputResponses,
+    outcome: Mutex<Outcome>,
+}
+
+#[derive(Debug, Default)]
+struct Outcome {
+    parked: Option<String>,
+    answers: InputResponses,
+}
+
+impl Mrtr {
+    /// Reads a request's round input: checks `inputResponses` (an object of objects) and opens
+    /// `requestState`. Returns the request's MRTR side and what its handler reads.
+    ///
+    /// # Errors
+    /// `-32602` for malformed `inputResponses` and for a state that is malformed, tampered,
+    /// expired, sealed with an unknown key or issued for another request.
+    pub(crate) fn open(
+        server: &ServerInner,
+        method_name: &str,
+        params: Option<&Value>,
+    ) -> Result<(Self, Option<RoundInput>), McpError> {
+        let binding = Binding::of(method_name, params);
+        let responses = match params.and_then(|p| p.get("inputResponses")) {
+            None => InputResponses::new(),
+            Some(Value::Object(map)) => {
+                if let Some((key, _)) = map.iter().find(|(_, v)| !v.is_object()) {
+                    return Err(McpError::invalid_params(format!(
+                        "inputResponses[\"{key}\"] must be the result object of its input request"
+                    )));
+                }
+                map.clone()
+            }
+            Some(_) => {
+                return Err(McpError::invalid_params(
+                    "inputResponses must be an object of results by input request key",
+                ));
+            }
+        };
+        let opened = match params.and_then(|p| p.get("requestState")) {
+            None => Payload::default(),
+            Some(Value::String(text)) => server
+                .mrtr
+                .keys
+                .open(&binding, text)
+                .map_err(|err| McpError::invalid_params(err.to_string()))?,
+            Some(_) => return Err(McpError::invalid_params("requestState must be a string")),
+        };
+        let has_input = params
+            .is_some_and(|p| p.get("inputResponses").is_some() || p.get("requestState").is_some());
+        let input = has_input.then(|| RoundInput {
+            responses: responses.clone(),
+            state: opened.state.clone(),
+        });
+        Ok((
+            Self {
+                binding,
+                opened,
+                responses,
+                outcome: Mutex::default(),
+            },
+            input,
+        ))
+    }
+
+    fn record(&self, parked: Option<String>, answers: InputResponses) {
+        let mut outcome = self
+            .outcome
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        outcome.parked = parked;
+        outcome.answers = answers;
+    }
+
+    /// Seals an `input_required` answer's state: the handler's own, the parked call, the round
+    /// and the answers so far.
+    pub(crate) fn seal(&self, server: &ServerInner, result: &mut InputRequiredResult) {
+        let outcome = self
+            .outcome
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let payload = Payload {
+            state: result.request_state.take(),
+            parked: outcome.parked.clone(),
+            round: self.opened.round.saturating_add(1),
+            answers: outcome.answers.clone(),
+        };
+        result.request_state = Some(server.mrtr.keys.seal(&self.binding, payload));
+    }
+}
+
+/// The MRTR settings and state of one server.
+#[derive(Debug)]
+pub(crate) struct MrtrState {
+    pub(crate) keys: seal::StateKeys,
+    pub(crate) park: Arc<park::ParkTable>,
+    /// Most rounds the session shim drives before giving up.
+    pub(crate) max_rounds: usize,
+}
+
+/// MRTR settings the builder collects.
+#[derive(Debug, Clone)]
+pub(crate) struct MrtrConfig {
+    pub(crate) keys: seal::StateKeys,
+    pub(crate) configured_key: bool,
+    pub(crate) max_parked: usize,
+    pub(crate) park_ttl: Duration,
+    pub(crate) max_rounds: usize,
+}
+
+impl Default for MrtrConfig {
+    fn default() -> Self {
+        Self {
+            keys: seal::StateKeys::default(),
+            configured_key: false,
+            max_parked: 1024,
+            park_ttl: call::DEFAULT_PARK_TTL,
+            max_rounds: 10,
+        }
+    }
+}
+
+impl MrtrConfig {
+    pub(crate) fn build(self) -> MrtrState {
+        MrtrState {
+            keys: self.keys,
+            park: Arc::new(park::ParkTable::new(self.max_parked, self.park_ttl)),
+            max_rounds: self.max_rounds,
+        }
+    }
+}
+
+/// Runs (or resumes) a stateless MRTR request's handler as an implicit-style call: `make`
+/// builds the handler's future from the context it gets (only when the call is not resumed).
+/// `Ok(Ok(output))` when the handler finished, `Ok(Err(input_required))` when it waits for
+/// input (the call is parked when the park has room).
+///
+/// # Errors
+/// [`SupervisedError`] when the handler panicked, ran past `timeout` in this round, or the
+/// request was cancelled (the call then stops).
+///
+/// # Cancel safety
+/// Dropping the future stops the call.
+pub(crate) async fn run<T: Send + 'static>(
+    server: &Arc<ServerInner>,
+    cx: &RequestContext,
+    mrtr: &Mrtr,
+    timeout: Option<Duration>,
+    make: impl FnOnce(RequestContext) -> BoxFuture<'static, T>,
+) -> Result<Result<T, McpError>, SupervisedError> {
+    let scope = cx.scope();
+    let park = &server.mrtr.park;
+    let resumed = mrtr
+        .opened
+        .parked
+        .as_deref()
+        .and_then(|id| park.take(id))
+        .and_then(|link| {
+            let rx = link.attach(scope.clone(), cx.request_log_level(), &mrtr.responses)?;
+            Some((link, rx))
+        });
+    let (link, rx) = match resumed {
+        Some(resumed) => resumed,
+        None => {
+            // Replayed answers of earlier rounds first; this retry's answers add to them.
+            let mut answers = mrtr.opened.answers.clone();
+            for (key, value) in &mrtr.responses {
+                answers.entry(key.clone()).or_insert_with(|| value.clone());
+            }
+            let link = CallLink::new(
+                scope.clone(),
+                cx.request_log_level(),
+                answers,
+                park.clone(),
+                scope.metrics().clone(),
+            );
+            let rx = link.wait();
+            let work = make(cx.with_link(link.clone()));
+            let work: BoxFuture<'static, Output> =
+                Box::pin(async move { Box::new(work.await) as Output });
+            // Polled once in place: a handler that finishes at once (most never ask) needs no
+            // actor. One still pending moves, as it is, into a parked-call actor.
+            let mut driven = Driven::new(work, link.clone());
+            let first =
+                std::future::poll_fn(|task| Poll::Ready(Pin::new(&mut driven).poll(task))).await;
+            match first {
+                Poll::Ready(Ok(outcome)) => {
+                    mrtr.record(None, link.answers());
+                    return done::<T>(outcome);
+                }
+                // It asked for input and found the park full: the round is in `rx`.
+                Poll::Ready(Err(_)) => {}
+                Poll::Pending => ParkedCall::spawn(driven),
+            }
+            (link, rx)
+        }
+    };
+    let mut halt = HaltOnDrop(Some(link.clone()));
+    let wait = async {
+        tokio::select! {
+            biased;
+            step = rx => step.ok(),
+            () = scope.token().cancelled() => None,
+        }
+    };
+    let step = match timeout {
+        Some(limit) => tokio::time::timeout(limit, wait)
+            .await
+            .map_err(|_| SupervisedError::TimedOut(limit))?,
+        None => wait.await,
+    };
+    let step = step.ok_or(SupervisedError::Cancelled)?;
+    match step {
+        Step::Done(outcome) => {
+            halt.0 = None;
+            mrtr.record(None, link.answers());
+            done::<T>(outcome)
+        }
+        Step::Input { requests, parked } => {
+            // Parked or not, the call no longer belongs to this request.
+            halt.0 = None;
+            mrtr.record(parked, link.answers());
+            Ok(Err(McpError::input_required(InputRequiredResult {
+                input_requests: Some(requests),
+                request_state: None,
+                meta: None,
+            })))
+        }
+    }
+}
+
+/// A finished handler's output, as the type the request expects.
+fn done<T: 'static>(
+    outcome: Result<Output, SupervisedError>,
+) -> Result<Result<T, McpError>, SupervisedError> {
+    outcome?
+        .downcast::<T>()
+        .map(|output| Ok(*output))
+        .map_err(|_| SupervisedError::Panicked("the handler changed meanwhile".into()))
+}
+
+/// Stops a call whose request went away before its next step.
+struct HaltOnDrop(Option<Arc<CallLink>>);
+
+impl Drop for HaltOnDrop {
+    fn drop(&mut self) {
+        if let Some(link) = self.0.take() {
+            link.halt();
+        }
+    }
+}
