@@ -226,8 +226,11 @@ everything_checks() {
 # python_checks MAJOR EVENTS_FILE
 python_checks() {
   local major="$1" events="$2"
-  check info 0 'out.serverInfo.name === "python-interop" && out.protocolVersion === "2025-11-25"
-    && "logging" in out.capabilities && "completions" in out.capabilities' -- info
+  # mcp 2.x answers server/discover, so our client (auto-detecting) speaks 2026-07-28 to it.
+  local version="2025-11-25"
+  [[ "$major" == 2 ]] && version="2026-07-28"
+  check "info: protocol $version" 0 "out.serverInfo.name === \"python-interop\" && out.protocolVersion === \"$version\"
+    && \"logging\" in out.capabilities && \"completions\" in out.capabilities" -- info
   check tools 0 'out.map((t) => t.name).sort().join() === "add,ask_model,ask_user,countdown,shout,wait,weather"
     && "temperature_c" in out.find((t) => t.name === "weather").outputSchema.properties' -- tools
   check "resources: three pages of five, in order, once" 0 'JSON.stringify(out.map((r) => r.uri)) ===
