@@ -228,6 +228,9 @@ impl From<PeerError> for McpError {
             | PeerError::MissingCapability(_)
             | PeerError::Stateless
             | PeerError::Unsupported => Self::tool(error.to_string()),
+            PeerError::InputRequired(result) => {
+                Self::new(ErrorKind::InputRequired, "input required").with_data(result)
+            }
             other => Self::internal(other.to_string()),
         }
     }

@@ -32,6 +32,11 @@ pub enum PeerError {
     /// The peer's answer did not have the expected shape.
     #[error("the client's answer was malformed: {0}")]
     Malformed(String),
+    /// The request is served without a session (protocol 2026-07-28): the peer is asked by
+    /// answering with this `input_required` result (JSON), and the handler runs again with
+    /// its answer. Returned as the handler's error, it becomes that result.
+    #[error("the client is asked through an input_required result")]
+    InputRequired(serde_json::Value),
 }
 
 impl PeerError {

@@ -8,6 +8,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
@@ -18,8 +19,9 @@ use actix_mcp_actors::{PeerError, RequestId, RequestScope, SessionId};
 
 use crate::protocol::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-    ElicitResult, ElicitationSchema, Implementation, InputResponses, ListRootsResult, LoggingLevel,
-    LoggingMessageNotificationParams, Meta, ProtocolVersion, method,
+    ElicitResult, ElicitationSchema, Implementation, InputRequest, InputRequiredResult,
+    InputResponses, ListRootsResult, LoggingLevel, LoggingMessageNotificationParams, Meta,
+    ProtocolVersion, method,
 };
 use crate::server::session::SessionState;
 use crate::server::{Server, ServerInner};
@@ -43,6 +45,9 @@ pub(crate) struct ContextInner {
     pub(crate) log_level: Option<LoggingLevel>,
     /// What the client sent back for an earlier `input_required` round.
     pub(crate) input: Option<Arc<RoundInput>>,
+    /// How many times this run of the handler asked the client through an `input_required`
+    /// round (2026): the n-th ask is keyed `METHOD#n`.
+    pub(crate) asked: AtomicUsize,
 }
 
 /// The client's answers to an earlier `input_required` round: `inputResponses` by key, and
@@ -152,6 +157,7 @@ impl RequestContext {
             session: inner.session.clone(),
             log_level: inner.log_level,
             input: input.map(Arc::new),
+            asked: AtomicUsize::new(0),
         })
     }
 
@@ -303,15 +309,47 @@ impl RequestContext {
         serde_json::from_value(value).map_err(|err| PeerError::Malformed(err.to_string()))
     }
 
+    /// Asks the client through an `input_required` round, the only way to ask in a stateless
+    /// (2026) request: the answer when the retry being served carries it, otherwise
+    /// [`PeerError::InputRequired`] with the round, which the handler returns (with `?`) so
+    /// that the client answers and retries. The n-th ask of a run is keyed `METHOD#n`; the
+    /// answers of earlier rounds ride `requestState`, so a handler that asks several times in
+    /// turn gets each answer on every later run.
+    fn ask_through_round<R: DeserializeOwned>(
+        &self,
+        request: InputRequest,
+    ) -> Result<R, PeerError> {
+        let n = self.inner.asked.fetch_add(1, Ordering::Relaxed) + 1;
+        let key = format!("{}#{n}", request.method);
+        let mut answers: InputResponses = self
+            .request_state()
+            .and_then(|state| serde_json::from_str(state).ok())
+            .unwrap_or_default();
+        if let Some(responses) = self.input_responses() {
+            answers.extend(responses.clone());
+        }
+        if let Some(answer) = answers.get(&key) {
+            return R::deserialize(answer).map_err(|err| PeerError::Malformed(err.to_string()));
+        }
+        let mut round = InputRequiredResult::ask(key, request);
+        if !answers.is_empty() {
+            round = round.with_state(Value::Object(answers).to_string());
+        }
+        Err(PeerError::InputRequired(round.to_value()))
+    }
+
     /// Asks the client to sample an LLM (`sampling/createMessage`) and waits for the result.
     ///
     /// **Deprecated in protocol 2026-07-28** (still specified and served: for a 2026 client
     /// the request travels as an `input_required` round; new code should call a model itself).
     ///
     /// # Errors
-    /// [`PeerError::Stateless`] outside a session; [`PeerError::MissingCapability`] when the
-    /// client lacks `sampling` (or `sampling.tools` while `tools` or `toolChoice` are set):
-    /// nothing is sent then. Otherwise see [`RequestScope::peer_request`].
+    /// [`PeerError::InputRequired`] in a 2026-07-28 request until the client has answered
+    /// (return it with `?`: the client answers and retries, and this call then returns the
+    /// answer); [`PeerError::Stateless`] outside a session in older revisions;
+    /// [`PeerError::MissingCapability`] when the client lacks `sampling` (or `sampling.tools`
+    /// while `tools` or `toolChoice` are set): nothing is sent then. Otherwise see
+    /// [`RequestScope::peer_request`].
     ///
     /// # Cancel safety
     /// Dropping the future sends `notifications/cancelled` for the nested request.
@@ -319,7 +357,9 @@ impl RequestContext {
         &self,
         params: CreateMessageRequestParams,
     ) -> Result<CreateMessageResult, PeerError> {
-        self.require_session()?;
+        if !self.is_stateless() {
+            self.require_session()?;
+        }
         let caps = self.client_capabilities();
         if !caps.supports_sampling() {
             return Err(PeerError::MissingCapability("sampling".into()));
@@ -329,19 +369,27 @@ impl RequestContext {
         {
             return Err(PeerError::MissingCapability("sampling.tools".into()));
         }
+        if self.is_stateless() {
+            return self.ask_through_round(InputRequest::sampling(&params));
+        }
         self.peer(method::SAMPLING_CREATE_MESSAGE, &params).await
     }
 
     /// Asks the client for input (`elicitation/create`), form or URL mode.
     ///
     /// # Errors
-    /// [`PeerError::Stateless`] outside a session; [`PeerError::MissingCapability`] when the
-    /// client did not declare the mode; otherwise see [`RequestScope::peer_request`].
+    /// [`PeerError::InputRequired`] in a 2026-07-28 request until the client has answered
+    /// (return it with `?`: the client answers and retries, and this call then returns the
+    /// answer); [`PeerError::Stateless`] outside a session in older revisions;
+    /// [`PeerError::MissingCapability`] when the client did not declare the mode; otherwise
+    /// see [`RequestScope::peer_request`].
     ///
     /// # Cancel safety
     /// Dropping the future sends `notifications/cancelled` for the nested request.
     pub async fn elicit(&self, params: ElicitRequestParams) -> Result<ElicitResult, PeerError> {
-        self.require_session()?;
+        if !self.is_stateless() {
+            self.require_session()?;
+        }
         let caps = self.client_capabilities();
         match &params {
             ElicitRequestParams::Form(_) if !caps.supports_elicitation_form() => {
@@ -351,6 +399,9 @@ impl RequestContext {
                 return Err(PeerError::MissingCapability("elicitation.url".into()));
             }
             _ => {}
+        }
+        if self.is_stateless() {
+            return self.ask_through_round(InputRequest::elicitation(&params));
         }
         self.peer(method::ELICITATION_CREATE, &params).await
     }
@@ -403,15 +454,23 @@ impl RequestContext {
     /// the request travels as an `input_required` round; prefer explicit arguments).
     ///
     /// # Errors
-    /// [`PeerError::Stateless`] outside a session; [`PeerError::MissingCapability`] when the
-    /// client lacks `roots`; otherwise see [`RequestScope::peer_request`].
+    /// [`PeerError::InputRequired`] in a 2026-07-28 request until the client has answered
+    /// (return it with `?`: the client answers and retries, and this call then returns the
+    /// answer); [`PeerError::Stateless`] outside a session in older revisions;
+    /// [`PeerError::MissingCapability`] when the client lacks `roots`; otherwise see
+    /// [`RequestScope::peer_request`].
     ///
     /// # Cancel safety
     /// Dropping the future sends `notifications/cancelled` for the nested request.
     pub async fn list_roots(&self) -> Result<ListRootsResult, PeerError> {
-        self.require_session()?;
+        if !self.is_stateless() {
+            self.require_session()?;
+        }
         if !self.client_capabilities().supports_roots() {
             return Err(PeerError::MissingCapability("roots".into()));
+        }
+        if self.is_stateless() {
+            return self.ask_through_round(InputRequest::list_roots());
         }
         self.peer(method::ROOTS_LIST, &serde_json::json!({})).await
     }

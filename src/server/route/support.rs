@@ -4,6 +4,7 @@
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -47,6 +48,7 @@ pub(super) fn context(
             session: None,
             log_level: envelope.log_level,
             input: None,
+            asked: AtomicUsize::new(0),
         });
     }
     let version = state
@@ -69,6 +71,7 @@ pub(super) fn context(
         session: state,
         log_level: None,
         input: None,
+        asked: AtomicUsize::new(0),
     })
 }
 
