@@ -192,7 +192,8 @@ fn names(list: &Value) -> Vec<&str> {
 async fn stdio_lists_everything_the_server_offers() {
     let info = stdio(&["info"]).await.ok().out();
     assert_eq!(info["serverInfo"]["name"], "stdio-example");
-    assert_eq!(info["protocolVersion"], "2025-11-25");
+    // The client probes server/discover first, and our server serves 2026-07-28.
+    assert_eq!(info["protocolVersion"], "2026-07-28");
     assert_eq!(
         info["instructions"],
         "Try the echo, sleep and summarize tools."
