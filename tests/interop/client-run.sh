@@ -8,7 +8,10 @@
 #                                       package-lock.json, installed by `npm ci` via run.sh)
 #   python1-stdio, python1-http         tests/interop/python_server.py on the official Python
 #                                       SDK `mcp` 1.x (FastMCP)
-#   python2-stdio, python2-http         the same server on `mcp` 2.x (FastMCP renamed MCPServer)
+#   python2-stdio, python2-http         the same server on `mcp` 2.x (FastMCP renamed MCPServer);
+#                                       it answers server/discover, so our client (auto-detecting)
+#                                       speaks 2026-07-28 to it, sampling and elicitation arriving
+#                                       as input_required rounds (the 1.x legs stay 2025-11-25)
 #
 # HTTP servers listen on 127.0.0.1 only: server-everything's streamableHttp mode takes its port
 # from $PORT and listens on every interface, so it runs with `node --import loopback.mjs`.
