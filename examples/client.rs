@@ -271,13 +271,9 @@ async fn run(cli: &Cli, client: &Client) -> Result<Result<Value, ClientError>, U
             )
         }
     };
-    let pending = match client
-        .start_request::<Value>(method, Some(params), options)
-        .await
-    {
-        Ok(pending) => pending,
-        Err(err) => return Ok(Err(err)),
-    };
+    // `request` drives a 2026 server's `input_required` rounds through the handlers above
+    // (sampling, elicitation, roots); `start_request` would return the first round as is.
+    let pending = client.request::<Value>(method, Some(params), options);
     let Some(after) = cli.cancel_after_ms else {
         return Ok(pending.await);
     };

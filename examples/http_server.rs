@@ -5,13 +5,15 @@
 //! Tools: `echo` (returns `message`, logging it at debug level), `sleep` (waits `ms`, reporting
 //! progress every 100 ms when asked, stopping when cancelled), `summarize` (asks the client to
 //! sample an LLM), and `add_tool` (registers a tool at run time; every session gets
-//! `tools/list_changed`).
+//! `tools/list_changed`). Prompt `greet`, resource `file:///example/readme.txt`, template
+//! `greeting://{name}`; completion offers names for `greet`'s `message` and the template's `name`.
 
 use std::time::{Duration, Instant};
 
 use actix_mcp::prelude::*;
 use actix_mcp::protocol::{
-    CreateMessageRequestParams, SamplingMessage, SamplingMessageContentBlock,
+    CompleteRequestParams, CompleteResult, Completion, CreateMessageRequestParams, SamplingMessage,
+    SamplingMessageContentBlock,
 };
 use clap::Parser;
 use schemars::JsonSchema;
@@ -32,6 +34,9 @@ struct Cli {
     #[arg(long)]
     json_response: bool,
 }
+
+/// What completion offers for a name (`greet`'s `message`, `greeting://{name}`).
+const NAMES: [&str; 5] = ["Ada", "Alan", "Alonzo", "Barbara", "Grace"];
 
 /// Arguments of `echo`.
 #[derive(Deserialize, JsonSchema)]
@@ -108,6 +113,28 @@ async fn summarize(
     text.ok_or_else(|| McpError::tool("the client answered without text"))
 }
 
+/// Completes a name: the entries of [`NAMES`] that start with what is typed so far.
+async fn complete_name(
+    params: CompleteRequestParams,
+    _cx: RequestContext,
+) -> Result<CompleteResult, McpError> {
+    let typed = params.argument.value;
+    let values: Vec<String> = NAMES
+        .iter()
+        .filter(|name| name.starts_with(&typed))
+        .map(|name| (*name).to_owned())
+        .collect();
+    let total = Some(values.len() as u64);
+    Ok(CompleteResult {
+        completion: Completion {
+            values,
+            total,
+            has_more: Some(false),
+        },
+        meta: None,
+    })
+}
+
 fn server() -> Result<Server, actix_mcp::BuildError> {
     Server::builder("actix-mcp-example", env!("CARGO_PKG_VERSION"))
         .title("actix-mcp example server")
@@ -166,6 +193,16 @@ fn server() -> Result<Server, actix_mcp::BuildError> {
             Resource::new("file:///example/readme.txt", "readme").with_mime_type("text/plain"),
             |_cx: RequestContext| async { "This server is an actix-mcp example." },
         ))
+        .resource_template(resource_template(
+            ResourceTemplate {
+                mime_type: Some("text/plain".into()),
+                ..ResourceTemplate::new("greeting://{name}", "greeting")
+            },
+            |vars: UriVars| async move {
+                format!("Hello, {}!", vars.get("name").unwrap_or_default())
+            },
+        ))
+        .completion(complete_name)
         .build()
 }
 

@@ -3,9 +3,10 @@
 # then the official MCP conformance suite against examples/conformance_server (server
 # scenarios) and examples/conformance_client (client scenarios, 2025-11-25 and 2026-07-28), then the official TypeScript
 # SDK client against examples/http_server, then our command-line client against servers of the
-# official TypeScript and Python SDKs. The last four install Node 22 (PyPI wheel, in a venv)
-# and pinned npm packages into tests/conformance/.cache on first use; the last one also the
-# pinned Python SDKs into tests/interop/.venv.
+# official TypeScript and Python SDKs, then the official Python SDK client (2026-07-28 and
+# 2025-11-25) against examples/http_server. The conformance and TypeScript runs install Node 22
+# (PyPI wheel, in a venv) and pinned npm packages into tests/conformance/.cache on first use;
+# the last two also the pinned Python SDKs into tests/interop/.venv (pip).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,3 +27,6 @@ bash tests/interop/run.sh
 
 echo "== interop: our client against server-everything (TypeScript) and the Python SDK"
 bash tests/interop/client-run.sh
+
+echo "== interop: official Python SDK client (2026-07-28 and 2025-11-25) against examples/http_server"
+bash tests/interop/python-client-run.sh

@@ -192,7 +192,8 @@ fn names(list: &Value) -> Vec<&str> {
 async fn stdio_lists_everything_the_server_offers() {
     let info = stdio(&["info"]).await.ok().out();
     assert_eq!(info["serverInfo"]["name"], "stdio-example");
-    assert_eq!(info["protocolVersion"], "2025-11-25");
+    // The client probes server/discover first, and our server serves 2026-07-28.
+    assert_eq!(info["protocolVersion"], "2026-07-28");
     assert_eq!(
         info["instructions"],
         "Try the echo, sleep and summarize tools."
@@ -458,7 +459,8 @@ async fn http_lists_calls_reads_and_completes() {
     assert_eq!(names(&prompts), ["greet"]);
     let resources = server.run(&["resources"]).await.ok().out();
     assert_eq!(resources[0]["uri"], "file:///example/readme.txt");
-    assert_eq!(server.run(&["templates"]).await.ok().out(), json!([]));
+    let templates = server.run(&["templates"]).await.ok().out();
+    assert_eq!(templates[0]["uriTemplate"], "greeting://{name}");
     assert_eq!(server.run(&["ping"]).await.ok().out(), json!({}));
 
     let echoed = server
@@ -487,12 +489,23 @@ async fn http_lists_calls_reads_and_completes() {
         read["contents"][0]["text"],
         "This server is an actix-mcp example."
     );
+    let greeting = server.run(&["read", "greeting://Bob"]).await.ok().out();
+    assert_eq!(greeting["contents"][0]["text"], "Hello, Bob!");
     let completed = server
         .run(&["complete", "--prompt", "greet", "message", "A"])
         .await
         .ok()
         .out();
-    assert!(completed["completion"]["values"].is_array(), "{completed}");
+    assert_eq!(
+        completed["completion"]["values"],
+        json!(["Ada", "Alan", "Alonzo"])
+    );
+    let completed = server
+        .run(&["complete", "--template", "greeting://{name}", "name", "B"])
+        .await
+        .ok()
+        .out();
+    assert_eq!(completed["completion"]["values"], json!(["Barbara"]));
 }
 
 #[tokio::test]

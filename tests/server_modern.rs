@@ -696,3 +696,91 @@ async fn stdio_serves_both_eras_in_one_process() {
     let response: Value = serde_json::from_str(&line).unwrap();
     assert_eq!(response["result"]["resultType"], "complete");
 }
+
+/// A tool that samples twice, answering a 2026 request: each `create_message` becomes an
+/// `input_required` round keyed `sampling/createMessage#n`, the earlier answers ride
+/// `requestState`, and the last retry completes. Regression: `create_message` refused every
+/// request without a session, so a 2026 client (mcp 2.3.0's, ours) got the isError "need a
+/// session" instead of being asked.
+#[actix_rt::test]
+async fn create_message_asks_a_modern_client_through_input_required_rounds() {
+    use actix_mcp::protocol::{
+        CreateMessageRequestParams, SamplingMessage, SamplingMessageContentBlock,
+    };
+    let server = Server::builder("mrtr-test", "1.0.0")
+        .tool(tool(
+            "ask_twice",
+            "Samples twice",
+            |cx: RequestContext| async move {
+                let mut answers = Vec::new();
+                for question in ["first?", "second?"] {
+                    let request = CreateMessageRequestParams::new(
+                        vec![SamplingMessage::user_text(question)],
+                        10,
+                    );
+                    let result = cx.create_message(request).await?;
+                    answers.extend(result.content.as_slice().iter().filter_map(
+                        |block| match block {
+                            SamplingMessageContentBlock::Text(text) => Some(text.text.clone()),
+                            _ => None,
+                        },
+                    ));
+                }
+                Ok::<_, McpError>(answers.join(" + "))
+            },
+        ))
+        .build()
+        .unwrap();
+    let srv = spawn(server.http("/mcp"), 1);
+    let client = Modern::new(&srv.url);
+    let call = |round: Value| {
+        let mut params = with_meta(json!({"name": "ask_twice"}), json!({"sampling": {}}));
+        for (key, value) in round.as_object().unwrap() {
+            params[key] = value.clone();
+        }
+        params
+    };
+    let answer = |text: &str| json!({"role": "assistant", "content": {"type": "text", "text": text}, "model": "m"});
+
+    // The only input request of a round: its key and what it asks.
+    let only = |result: &Value| {
+        let requests = result["inputRequests"].as_object().unwrap();
+        assert_eq!(requests.len(), 1, "{result}");
+        let (key, asked) = requests.iter().next().unwrap();
+        (key.clone(), asked.clone())
+    };
+
+    let (status, response) = client.request(1, "tools/call", call(json!({}))).await;
+    assert_eq!(status, StatusCode::OK);
+    let result = &response["result"];
+    assert_eq!(result["resultType"], "input_required", "{response}");
+    let (first_key, asked) = only(result);
+    assert_eq!(asked["method"], "sampling/createMessage", "{response}");
+    assert_eq!(asked["params"]["messages"][0]["content"]["text"], "first?");
+    let state = result["requestState"].as_str().unwrap().to_owned();
+
+    let first =
+        json!({"inputResponses": {first_key.clone(): answer("one")}, "requestState": state});
+    let (_, response) = client.request(2, "tools/call", call(first)).await;
+    let result = &response["result"];
+    assert_eq!(result["resultType"], "input_required", "{response}");
+    let (second_key, asked) = only(result);
+    assert_ne!(second_key, first_key, "keys are never reused within a call");
+    assert_eq!(asked["params"]["messages"][0]["content"]["text"], "second?");
+    let state = result["requestState"].as_str().unwrap().to_owned();
+
+    let second = json!({
+        "inputResponses": {second_key: answer("two")},
+        "requestState": state,
+    });
+    let (_, response) = client.request(3, "tools/call", call(second)).await;
+    assert_eq!(response["result"]["resultType"], "complete", "{response}");
+    assert_eq!(response["result"]["isError"], json!(null), "{response}");
+    assert_eq!(response["result"]["content"][0]["text"], "one + two");
+
+    // A client without `sampling` is not asked: the tool fails with an isError result.
+    let params = with_meta(json!({"name": "ask_twice"}), json!({}));
+    let (_, response) = client.request(4, "tools/call", params).await;
+    assert_eq!(response["result"]["isError"], true, "{response}");
+    srv.stop().await;
+}

@@ -8,7 +8,10 @@
 #                                       package-lock.json, installed by `npm ci` via run.sh)
 #   python1-stdio, python1-http         tests/interop/python_server.py on the official Python
 #                                       SDK `mcp` 1.x (FastMCP)
-#   python2-stdio, python2-http         the same server on `mcp` 2.x (FastMCP renamed MCPServer)
+#   python2-stdio, python2-http         the same server on `mcp` 2.x (FastMCP renamed MCPServer);
+#                                       it answers server/discover, so our client (auto-detecting)
+#                                       speaks 2026-07-28 to it, sampling and elicitation arriving
+#                                       as input_required rounds (the 1.x legs stay 2025-11-25)
 #
 # HTTP servers listen on 127.0.0.1 only: server-everything's streamableHttp mode takes its port
 # from $PORT and listens on every interface, so it runs with `node --import loopback.mjs`.
@@ -22,7 +25,7 @@
 #   tests/interop/client-run.sh --install-only  # Node 22, npm packages, Python venvs
 #
 # Node 22 comes from tests/conformance/node-env.sh (shared cache). The Python SDKs are pinned
-# below and installed with pip into tests/interop/.venv/mcp-VERSION (git-ignored) by
+# in python-env.sh and installed with pip into tests/interop/.venv/mcp-VERSION (git-ignored) by
 # ${MCP_INTEROP_PYTHON:-python3} (3.10 or newer). Environment: CARGO_TARGET_DIR (respected),
 # MCP_CONFORMANCE_CACHE, MCP_INTEROP_STARTUP_SECS (a server's time to listen, default 60),
 # MCP_INTEROP_RUN_SECS (hard cap on one client run, default 60).
@@ -42,9 +45,6 @@
 # Prints one line per check, a summary per leg, and last `interop: N passed, M failed`.
 # Exit status: 0 when every check passed, 1 otherwise or on setup errors.
 set -euo pipefail
-
-MCP_PY_V1="1.30.0"
-MCP_PY_V2="2.3.0"
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -79,18 +79,8 @@ mcp_node_env || die "could not install Node 22"
 everything_js="$here/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 [[ -f "$everything_js" ]] || die "server-everything is not installed at $everything_js"
 
-# python_env VERSION: the interpreter of a venv with mcp==VERSION (created when missing).
-python_env() {
-  local version="$1" venv="$here/.venv/mcp-$1"
-  if ! "$venv/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('mcp') != '$version')" 2>/dev/null; then
-    echo "interop: installing mcp==$version into $venv" >&2
-    rm -rf "$venv"
-    "${MCP_INTEROP_PYTHON:-python3}" -m venv "$venv" || die "python -m venv failed"
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "mcp==$version" \
-      || die "pip install mcp==$version failed"
-  fi
-  printf '%s\n' "$venv/bin/python"
-}
+# shellcheck source=tests/interop/python-env.sh
+. "$here/python-env.sh"
 python1="$(python_env "$MCP_PY_V1")"
 python2="$(python_env "$MCP_PY_V2")"
 [[ $install_only -eq 1 ]] && exit 0
@@ -239,8 +229,11 @@ everything_checks() {
 # python_checks MAJOR EVENTS_FILE
 python_checks() {
   local major="$1" events="$2"
-  check info 0 'out.serverInfo.name === "python-interop" && out.protocolVersion === "2025-11-25"
-    && "logging" in out.capabilities && "completions" in out.capabilities' -- info
+  # mcp 2.x answers server/discover, so our client (auto-detecting) speaks 2026-07-28 to it.
+  local version="2025-11-25"
+  [[ "$major" == 2 ]] && version="2026-07-28"
+  check "info: protocol $version" 0 "out.serverInfo.name === \"python-interop\" && out.protocolVersion === \"$version\"
+    && \"logging\" in out.capabilities && \"completions\" in out.capabilities" -- info
   check tools 0 'out.map((t) => t.name).sort().join() === "add,ask_model,ask_user,countdown,shout,wait,weather"
     && "temperature_c" in out.find((t) => t.name === "weather").outputSchema.properties' -- tools
   check "resources: three pages of five, in order, once" 0 'JSON.stringify(out.map((r) => r.uri)) ===

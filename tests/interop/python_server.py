@@ -13,7 +13,8 @@ What it serves:
               debug, info and warning (at or above the level set with logging/setLevel),
               then answers; wait(seconds) sleeps and records its
               cancellation; ask_model(question) samples the client's model; ask_user()
-              elicits a name.
+              elicits a name (on mcp 2.x through resolvers, so a 2026-07-28 client is asked
+              with an input_required result, a 2025-11-25 one with a request mid-call).
   prompts     greet(name, style="plain")
   resources   info://server, note://1 .. note://12 (listed 5 per page, with cursors)
   templates   greeting://{name}, note://{number}/text
@@ -162,27 +163,55 @@ async def wait(seconds: float) -> str:
     return f"waited {seconds} s"
 
 
-@mcp.tool()
-async def ask_model(question: str, ctx: Context) -> str:
-    """Asks the client's model (sampling) and returns its text."""
-    # Sent on this call's own stream, as the SDK's own elicit does (without it the request
-    # goes to the standalone GET stream; server-everything's roots/list covers that path).
-    result = await ctx.session.create_message(
-        messages=[types.SamplingMessage(role="user", content=types.TextContent(type="text", text=question))],
-        max_tokens=50,
-        related_request_id=ctx.request_id,
-    )
-    content = result.content
-    return f"model said: {content.text}" if isinstance(content, types.TextContent) else "model said nothing"
+if SDK_MAJOR == 2:
+    # mcp 2.x resolvers: a 2026-07-28 client is asked through an input_required result (and
+    # the call retried with its answers), a 2025-11-25 client with a request mid-call.
+    from typing import Annotated
 
+    from mcp.server.mcpserver import Elicit, ElicitationResult, Resolve, Sample
 
-@mcp.tool()
-async def ask_user(ctx: Context) -> str:
-    """Asks the user for their name (elicitation)."""
-    answer = await ctx.elicit("What is your name?", Name)
-    if answer.action == "accept":
-        return f"hello {answer.data.name}"
-    return f"user chose {answer.action}"
+    def sample_question(question: str) -> Sample:
+        message = types.SamplingMessage(role="user", content=types.TextContent(type="text", text=question))
+        return Sample([message], max_tokens=50)
+
+    def elicit_name() -> Elicit[Name]:
+        return Elicit("What is your name?", Name)
+
+    @mcp.tool()
+    async def ask_model(question: str, answer: Annotated[types.CreateMessageResult, Resolve(sample_question)]) -> str:
+        """Asks the client's model (sampling) and returns its text."""
+        content = answer.content
+        return f"model said: {content.text}" if isinstance(content, types.TextContent) else "model said nothing"
+
+    @mcp.tool()
+    async def ask_user(outcome: Annotated[ElicitationResult[Name], Resolve(elicit_name)]) -> str:
+        """Asks the user for their name (elicitation)."""
+        if outcome.action == "accept":
+            return f"hello {outcome.data.name}"
+        return f"user chose {outcome.action}"
+
+else:
+
+    @mcp.tool()
+    async def ask_model(question: str, ctx: Context) -> str:
+        """Asks the client's model (sampling) and returns its text."""
+        # Sent on this call's own stream, as the SDK's own elicit does (without it the request
+        # goes to the standalone GET stream; server-everything's roots/list covers that path).
+        result = await ctx.session.create_message(
+            messages=[types.SamplingMessage(role="user", content=types.TextContent(type="text", text=question))],
+            max_tokens=50,
+            related_request_id=ctx.request_id,
+        )
+        content = result.content
+        return f"model said: {content.text}" if isinstance(content, types.TextContent) else "model said nothing"
+
+    @mcp.tool()
+    async def ask_user(ctx: Context) -> str:
+        """Asks the user for their name (elicitation)."""
+        answer = await ctx.elicit("What is your name?", Name)
+        if answer.action == "accept":
+            return f"hello {answer.data.name}"
+        return f"user chose {answer.action}"
 
 
 @mcp.prompt()
