@@ -43,6 +43,8 @@ pub(crate) struct ContextInner {
     pub(crate) log_level: Option<LoggingLevel>,
     /// What the client sent back for an earlier `input_required` round.
     pub(crate) input: Option<Arc<RoundInput>>,
+    /// The task this invocation runs in (Tasks extension).
+    pub(crate) task_id: Option<Arc<str>>,
 }
 
 /// The client's answers to an earlier `input_required` round: `inputResponses` by key, and
@@ -152,7 +154,34 @@ impl RequestContext {
             session: inner.session.clone(),
             log_level: inner.log_level,
             input: input.map(Arc::new),
+            task_id: inner.task_id.clone(),
         })
+    }
+
+    /// This context for the task `task_id` (Tasks extension): the task's own `scope`, which
+    /// outlives the request, no log messages (a task has no stream), the same round input.
+    pub(crate) fn for_task(&self, scope: RequestScope, task_id: &str) -> Self {
+        let inner = &self.inner;
+        Self::new(ContextInner {
+            scope,
+            server: inner.server.clone(),
+            method: inner.method.clone(),
+            meta: inner.meta.clone(),
+            version: inner.version,
+            client_capabilities: inner.client_capabilities.clone(),
+            client_info: inner.client_info.clone(),
+            session: None,
+            log_level: None,
+            input: inner.input.clone(),
+            task_id: Some(Arc::from(task_id)),
+        })
+    }
+
+    /// The task this invocation runs in, when a `tools/call` became a task (Tasks extension):
+    /// the tool then runs after its request was answered, until it finishes, is cancelled
+    /// with `tasks/cancel`, or the task expires.
+    pub fn task_id(&self) -> Option<&str> {
+        self.inner.task_id.as_deref()
     }
 
     /// Whether this request is served under a stateless revision (2026-07-28+): its version

@@ -8,7 +8,8 @@
 //! `notify` (server-wide notifications), `hooks` (reporter, around-request hook and what they
 //! receive), `custom` (custom methods), `config` and `state` (settings and application state),
 //! `route` (the method router), `context` ([`RequestContext`]), `handler` (extractors),
-//! `tool`, `prompt`, `resource`, `uri_template`, `pagination` and `session`.
+//! `tool`, `prompt`, `resource`, `uri_template`, `pagination`, `session`, and `tasks` (the
+//! Tasks extension).
 
 pub(crate) mod builder;
 pub(crate) mod catalog;
@@ -25,6 +26,7 @@ pub(crate) mod resource;
 pub(crate) mod route;
 pub(crate) mod session;
 pub(crate) mod state;
+pub mod tasks;
 pub(crate) mod tool;
 pub(crate) mod uri_template;
 
@@ -70,7 +72,7 @@ pub(crate) struct ServerInner {
     /// The open `subscriptions/listen` streams: the other audience of change notifications.
     pub(crate) listeners: listen::Listeners,
     /// The Tasks extension, when enabled.
-    pub(crate) tasks: Option<()>,
+    pub(crate) tasks: Option<Arc<tasks::TaskService>>,
 }
 
 impl ServerInner {

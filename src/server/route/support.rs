@@ -47,6 +47,7 @@ pub(super) fn context(
             session: None,
             log_level: envelope.log_level,
             input: None,
+            task_id: None,
         });
     }
     let version = state
@@ -69,6 +70,7 @@ pub(super) fn context(
         session: state,
         log_level: None,
         input: None,
+        task_id: None,
     })
 }
 
