@@ -12,9 +12,9 @@
 //! (`failed`), or `input_required`: the task parks with its input requests under keys unique for
 //! its lifetime until [`ProvideInput`] has answered every one, then the tool runs again with
 //! the answers and its request state (as a retried multi-round-trip request would) →
-//! Stopping, once a terminal status is written, on [`CancelTask`] (the scope is cancelled; a
-//! tool watching `cx.cancelled()` stops at its next await) or when the task's time to live
-//! elapses. Every change is written to the [`TaskStore`](super::TaskStore) before it is
+//! Stopping, once a terminal status is written and no round runs: after a round's outcome, or
+//! after [`CancelTask`] (the task is `cancelled` at once, then the scope is cancelled and the
+//! running round, which sees `cx.cancelled()`, ends), or when the task's time to live elapses. Every change is written to the [`TaskStore`](super::TaskStore) before it is
 //! published to `subscriptions/listen` streams as `notifications/tasks`; `stopped` cancels the
 //! scope and unregisters the actor.
 //!
@@ -179,6 +179,9 @@ pub(crate) struct TaskRun {
     round_state: Option<String>,
     /// Consecutive rounds that asked for nothing but a retry (bounded).
     empty_rounds: u32,
+    /// Whether a round of the tool is running (the actor outlives a cancellation until it
+    /// ends, so the tool gets to see it).
+    round_running: bool,
 }
 
 impl fmt::Debug for TaskRun {
@@ -218,6 +221,7 @@ impl TaskRun {
             answers: InputResponses::new(),
             round_state: None,
             empty_rounds: 0,
+            round_running: false,
         }
     }
 
@@ -230,10 +234,12 @@ impl TaskRun {
     fn start_round(&mut self, fut: Invocation, ctx: &mut Context<Self>) {
         let scope = self.work.scope.clone();
         let timeout = self.work.timeout;
+        self.round_running = true;
         ctx.spawn(
             async move { scope.supervise(fut, timeout).await }
                 .into_actor(self)
                 .map(|outcome, act, ctx| {
+                    act.round_running = false;
                     let invoked = Invoked {
                         server: &act.server,
                         tool: &act.work.tool,
@@ -259,6 +265,8 @@ impl TaskRun {
 
     fn finish_round(&mut self, outcome: RoundOutcome, ctx: &mut Context<Self>) {
         if self.task.is_terminal() {
+            // Cancelled while the round ran: the round has seen it, the actor is done.
+            ctx.stop();
             return;
         }
         match outcome {
@@ -315,7 +323,8 @@ impl TaskRun {
     }
 
     /// Writes the task's state to the store, then publishes it; stops the actor once the
-    /// task is terminal (or the store no longer accepts it: expired, or ended elsewhere).
+    /// task is terminal and no round runs (or the store no longer accepts it: expired, or
+    /// ended elsewhere).
     fn persist(&mut self) -> ResponseActFuture<Self, ()> {
         self.task.last_updated_at = timestamp(SystemTime::now());
         let stored = StoredTask {
@@ -337,7 +346,7 @@ impl TaskRun {
                             tracing::warn!(task = %act.task.task_id, %err, "could not store a task");
                         }
                     }
-                    if act.task.is_terminal() {
+                    if act.task.is_terminal() && !act.round_running {
                         ctx.stop();
                     }
                 }),
@@ -409,9 +418,9 @@ impl Handler<ProvideInput> for TaskRun {
     }
 }
 
-/// Cancel the task (`tasks/cancel`): it becomes `cancelled` at once and its scope is
-/// cancelled, so the tool sees `cx.cancelled()`; a terminal task is left as it is. The reply
-/// comes once the new state is stored.
+/// Cancel the task (`tasks/cancel`): it becomes `cancelled` at once, then its scope is
+/// cancelled, so the running round sees `cx.cancelled()` (and the actor stops when the round
+/// ends); a terminal task is left as it is. The reply comes once the new state is stored.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub(crate) struct CancelTask;
@@ -419,14 +428,16 @@ pub(crate) struct CancelTask;
 impl Handler<CancelTask> for TaskRun {
     type Result = AtomicResponse<Self, ()>;
 
-    fn handle(&mut self, _: CancelTask, _: &mut Self::Context) -> Self::Result {
+    fn handle(&mut self, _: CancelTask, ctx: &mut Self::Context) -> Self::Result {
         if self.task.is_terminal() {
             return AtomicResponse::new(Box::pin(actix::fut::ready(())));
         }
         self.task.status = TaskStatus::Cancelled;
         self.task.status_message = Some("cancelled by the client".into());
         self.task.input_requests = None;
-        self.work.scope.cancel();
+        // Spawned after the round, so a round the actor has not polled yet starts (and polls
+        // the tool) before it learns of the cancellation: the tool always gets to see it.
+        ctx.spawn(actix::fut::ready(()).map(|(), act: &mut Self, _| act.work.scope.cancel()));
         AtomicResponse::new(self.persist())
     }
 }
