@@ -168,12 +168,6 @@ impl TaskService {
         self.running().get(task_id).cloned()
     }
 
-    /// How many tasks this process runs.
-    #[cfg(test)]
-    pub(crate) fn running_count(&self) -> usize {
-        self.running().len()
-    }
-
     /// The live task with this id.
     ///
     /// # Errors
