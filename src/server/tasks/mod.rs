@@ -10,8 +10,8 @@
 //! - `route/tasks.rs` decides, per call, whether a call becomes a task (the tool's first poll:
 //!   a call answered at once is answered inline, an `input_required` answer at once stays a
 //!   multi-round-trip exchange), and serves `tasks/get`, `tasks/update` and `tasks/cancel`.
-//! - [`TaskService`] (here) owns the store and the running tasks of this process.
-//! - [`TaskRun`](run::TaskRun) is the actor executing one task, independent of the HTTP request
+//! - `TaskService` (here) owns the store and the running tasks of this process.
+//! - `TaskRun` (`run.rs`) is the actor executing one task, independent of the HTTP request
 //!   that created it: it runs each round of the tool supervised (timeout, panics), parks the
 //!   task in `input_required` until `tasks/update` answers every outstanding key, writes each
 //!   change to the store and publishes it to `subscriptions/listen` streams.
