@@ -12,7 +12,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_mcp::protocol::{ElicitRequestParams, InputRequest, InputRequiredResult, TaskSupport};
-use actix_mcp::{McpError, RequestContext, Server, ServerBuilder, TaskConfig, tool};
+use actix_mcp::{
+    InMemoryTaskStore, McpError, RequestContext, Server, ServerBuilder, TaskConfig, tool,
+};
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
@@ -145,8 +147,10 @@ fn form(message: &str, property: &str) -> InputRequest {
 #[actix_web::test]
 async fn a_slow_call_becomes_a_task_that_completes_and_a_fast_one_is_answered_inline() {
     let gate = Arc::new(Notify::new());
+    let store = Arc::new(InMemoryTaskStore::new());
     let server = build(
-        builder()
+        Server::builder("tasks-test", "1.0.0")
+            .tasks(TaskConfig::default().store(store.clone()))
             .tool(gated("slow", gate.clone(), Arc::default()).task_support(TaskSupport::Optional))
             .tool(
                 tool("fast", "answers at once", |_cx: RequestContext| async {
@@ -187,6 +191,7 @@ async fn a_slow_call_becomes_a_task_that_completes_and_a_fast_one_is_answered_in
     assert_eq!(inline["resultType"], "complete");
     assert_eq!(inline["content"][0]["text"], "quick");
     assert!(inline.get("taskId").is_none());
+    assert_eq!(store.len(), 1, "the inline call left a task behind");
 }
 
 /// A tool error is a `completed` task with an `isError` result; a crash (a panic, here) is a
@@ -407,10 +412,14 @@ async fn the_task_limit_is_enforced() {
                 gated("required", gate.clone(), Arc::default()).task_support(TaskSupport::Required),
             )
             .tool(
-                tool("optional", "waits a moment", |_cx: RequestContext| async {
-                    tokio::task::yield_now().await;
-                    "inline"
-                })
+                tool(
+                    "optional",
+                    "waits a moment",
+                    |cx: RequestContext| async move {
+                        tokio::task::yield_now().await;
+                        format!("inline, task {:?}", cx.task_id())
+                    },
+                )
                 .task_support(TaskSupport::Optional),
             ),
     );
@@ -425,7 +434,7 @@ async fn the_task_limit_is_enforced() {
     assert_eq!(error_code(&refused), -32000, "{refused}");
     let inline = call(&server, "optional", json!({})).await;
     assert_eq!(inline["resultType"], "complete", "{inline}");
-    assert_eq!(inline["content"][0]["text"], "inline");
+    assert_eq!(inline["content"][0]["text"], "inline, task None");
     gate.notify_one();
 }
 

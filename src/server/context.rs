@@ -177,9 +177,10 @@ impl RequestContext {
         })
     }
 
-    /// The task this invocation runs in, when a `tools/call` became a task (Tasks extension):
-    /// the tool then runs after its request was answered, until it finishes, is cancelled
-    /// with `tasks/cancel`, or the task expires.
+    /// The task this invocation runs in, when a `tools/call` may become a task (Tasks
+    /// extension): the tool then runs after its request was answered, until it finishes, is
+    /// cancelled with `tasks/cancel`, or the task expires. A call the tool finishes in its
+    /// first poll is answered inline instead, and its task id is dropped unused.
     pub fn task_id(&self) -> Option<&str> {
         self.inner.task_id.as_deref()
     }

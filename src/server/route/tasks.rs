@@ -5,9 +5,11 @@
 //! support, and the request declares the extension in its client capabilities. The tool's
 //! first poll then decides: `input_required` at once stays a multi-round-trip exchange (input
 //! is gathered before the task starts); a result at once is answered inline (an optional
-//! task) or as an already finished task (a required one); anything still pending becomes a
-//! task, stored before the `CreateTaskResult` is sent, and runs on in a
-//! [`TaskRun`](crate::server::tasks::run::TaskRun) actor.
+//! task) or as an already finished task (a required one); anything still pending is a task,
+//! which runs on in a [`TaskRun`](crate::server::tasks::run::TaskRun) actor. The task is stored
+//! before the tool first runs (so it counts against the limit, and `tasks/get` finds it as soon
+//! as the `CreateTaskResult` arrives); a call answered inline deletes it. At the limit, an
+//! optional task runs as any call and a required one is refused as busy.
 //!
 //! Spec: <https://modelcontextprotocol.io/seps/2663-tasks-extension>
 
@@ -19,7 +21,9 @@ use std::time::SystemTime;
 use actix::Actor;
 use serde_json::{Value, json};
 
-use actix_mcp_actors::{Outlet, Reply, Request, RequestId, RequestScope, SupervisedError};
+use actix_mcp_actors::{
+    ErrorCode, Outlet, Reply, Request, RequestId, RequestScope, SupervisedError,
+};
 
 use crate::error::{McpError, code};
 use crate::protocol::modern::{TASKS_EXTENSION, missing_capability};
@@ -133,10 +137,17 @@ async fn poll_once(
     }
 }
 
-/// A round's outcome as the reply of a call answered inline.
-fn inline(outcome: RoundOutcome, cx: &RequestContext) -> Result<Reply, McpError> {
+/// A round's outcome as the reply of a call answered inline: as any `tools/call` would answer
+/// (an internal error or a panic is an `isError` result there).
+fn inline(outcome: RoundOutcome, cx: &RequestContext, tool: &str) -> Result<Reply, McpError> {
     match outcome {
         RoundOutcome::Result(mut result) => {
+            result.adapt_to(cx.protocol_version());
+            Ok(to_raw(&result))
+        }
+        RoundOutcome::Failed(error) if error.code == ErrorCode::INTERNAL_ERROR => {
+            let mut result =
+                CallToolResult::error_text(format!("tool `{tool}` failed with an internal error"));
             result.adapt_to(cx.protocol_version());
             Ok(to_raw(&result))
         }
@@ -147,15 +158,32 @@ fn inline(outcome: RoundOutcome, cx: &RequestContext) -> Result<Reply, McpError>
 }
 
 /// A `tools/call` that may become a task (see the module docs): answered inline, with
-/// `input_required`, or with a `CreateTaskResult` once the task is stored.
+/// `input_required`, or with a `CreateTaskResult` once the task is stored; `None` when there
+/// is no room for another task and the call may run as any call.
+///
+/// The task is stored (`working`) before the tool first runs, so the tool never runs under a
+/// task id that does not exist, and the limit counts it; a call answered inline deletes it.
 pub(super) async fn call_as_task(
     server: &Arc<ServerInner>,
     service: Arc<TaskService>,
     cx: &RequestContext,
     def: &ToolDef,
     arguments: Arc<Value>,
-) -> Result<Reply, McpError> {
+) -> Result<Option<Reply>, McpError> {
+    let config = &service.config;
+    let ttl = config.ttl_for(def.task_ttl);
+    let now = SystemTime::now();
     let task_id = new_task_id();
+    let mut stored = StoredTask {
+        task: new_task(task_id.clone(), now, ttl, config.poll_interval),
+        expires_at: Some(now + ttl),
+    };
+    if let Err(error) = create(&service, &stored).await {
+        if def.task_support != TaskSupport::Required && error.error_code() == code::SERVER_BUSY {
+            return Ok(None);
+        }
+        return Err(error);
+    }
     let scope = RequestScope::detached(
         RequestId::from(format!("task-{task_id}")),
         Outlet::new(Discard),
@@ -176,55 +204,44 @@ pub(super) async fn call_as_task(
         arguments: &arguments,
     };
     let mut fut = def.invoke(HandlerParts::shared(arguments.clone(), task_cx));
-    let first = poll_once(&mut fut).await;
-    let config = &service.config;
-    let ttl = config.ttl_for(def.task_ttl);
-    let now = SystemTime::now();
-    let mut stored = StoredTask {
-        task: new_task(task_id.clone(), now, ttl, config.poll_interval),
-        expires_at: Some(now + ttl),
+    let Some(outcome) = poll_once(&mut fut).await else {
+        let reply = to_raw(&stored.task.to_create_result());
+        let run = TaskRun::new(server.clone(), service.clone(), work, fut, stored, ttl).start();
+        service.register(&task_id, run);
+        return Ok(Some(reply));
     };
-    if let Some(outcome) = first {
-        scope.cancel();
-        let outcome = invoked.outcome(outcome);
-        if matches!(outcome, RoundOutcome::InputRequired(_))
-            || def.task_support != TaskSupport::Required
-        {
-            return inline(outcome, cx);
+    scope.cancel();
+    let outcome = invoked.outcome(outcome);
+    if matches!(outcome, RoundOutcome::InputRequired(_))
+        || def.task_support != TaskSupport::Required
+    {
+        // Answered at once: no task after all.
+        if let Err(err) = service.store().delete(&task_id).await {
+            tracing::warn!(task = %task_id, %err, "could not delete an unused task");
         }
-        // A task is required: the call is a task that finished at once.
-        let task = &mut stored.task;
-        match outcome {
-            RoundOutcome::Result(mut result) => {
-                result.adapt_to(cx.protocol_version());
-                task.status = TaskStatus::Completed;
-                task.result = Some(serde_json::to_value(&result)?);
-            }
-            RoundOutcome::Failed(error) => {
-                task.status = TaskStatus::Failed;
-                task.error = Some(error);
-            }
-            RoundOutcome::InputRequired(_) | RoundOutcome::Cancelled => {
-                task.status = TaskStatus::Cancelled;
-            }
-        }
-        create(&service, &stored).await?;
-        return Ok(to_raw(&stored.task.to_create_result()));
+        return inline(outcome, cx, def.name()).map(Some);
     }
-    if let Err(error) = create(&service, &stored).await {
-        if def.task_support == TaskSupport::Required || error.error_code() != code::SERVER_BUSY {
-            scope.cancel();
-            return Err(error);
+    // A task is required: the call is a task that finished at once.
+    let task = &mut stored.task;
+    match outcome {
+        RoundOutcome::Result(mut result) => {
+            result.adapt_to(cx.protocol_version());
+            task.status = TaskStatus::Completed;
+            task.result = Some(serde_json::to_value(&result)?);
         }
-        // No room for another task: this one may run inline.
-        let outcome = cx.scope().supervise(fut, work.timeout).await;
-        scope.cancel();
-        return inline(invoked.outcome(outcome), cx);
+        RoundOutcome::Failed(error) => {
+            task.status = TaskStatus::Failed;
+            task.error = Some(error);
+        }
+        RoundOutcome::InputRequired(_) | RoundOutcome::Cancelled => {
+            task.status = TaskStatus::Cancelled;
+        }
     }
-    let reply = to_raw(&stored.task.to_create_result());
-    let run = TaskRun::new(server.clone(), service.clone(), work, fut, stored, ttl).start();
-    service.register(&task_id, run);
-    Ok(reply)
+    task.last_updated_at = timestamp(SystemTime::now());
+    if let Err(err) = service.store().update(stored.clone()).await {
+        return Err(McpError::internal(err.to_string()));
+    }
+    Ok(Some(to_raw(&stored.task.to_create_result())))
 }
 
 /// Stores a new task: `SERVER_BUSY` at the limit.

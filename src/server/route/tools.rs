@@ -111,8 +111,10 @@ pub(super) async fn call_tool(
     }
     if def.task_support != TaskSupport::Forbidden
         && let Placement::Task(service) = placement(server, cx, def)?
+        && let Some(reply) =
+            Box::pin(call_as_task(server, service, cx, def, arguments.clone())).await?
     {
-        return Box::pin(call_as_task(server, service, cx, def, arguments)).await;
+        return Ok(reply);
     }
     let site = || ErrorSite::Tool {
         name: p.name.clone(),

@@ -73,11 +73,41 @@ pub trait TaskStore: Send + Sync + 'static {
     /// [`TaskStoreError::Backend`] when the store failed.
     fn update(&self, task: StoredTask) -> BoxFuture<'_, Result<bool, TaskStoreError>>;
 
+    /// Deletes a task, whatever its state; whether it existed. (A call answered inline frees
+    /// the slot it reserved.)
+    ///
+    /// # Errors
+    /// [`TaskStoreError::Backend`] when the store failed.
+    fn delete(&self, task_id: &str) -> BoxFuture<'_, Result<bool, TaskStoreError>>;
+
     /// Deletes the expired tasks; how many there were.
     ///
     /// # Errors
     /// [`TaskStoreError::Backend`] when the store failed.
     fn purge_expired(&self) -> BoxFuture<'_, Result<usize, TaskStoreError>>;
+}
+
+/// A shared store is a store (so the caller can keep a handle on the one it configures).
+impl<T: TaskStore + ?Sized> TaskStore for std::sync::Arc<T> {
+    fn create(&self, task: StoredTask, limit: usize) -> BoxFuture<'_, Result<(), TaskStoreError>> {
+        (**self).create(task, limit)
+    }
+
+    fn get(&self, task_id: &str) -> BoxFuture<'_, Result<Option<StoredTask>, TaskStoreError>> {
+        (**self).get(task_id)
+    }
+
+    fn update(&self, task: StoredTask) -> BoxFuture<'_, Result<bool, TaskStoreError>> {
+        (**self).update(task)
+    }
+
+    fn delete(&self, task_id: &str) -> BoxFuture<'_, Result<bool, TaskStoreError>> {
+        (**self).delete(task_id)
+    }
+
+    fn purge_expired(&self) -> BoxFuture<'_, Result<usize, TaskStoreError>> {
+        (**self).purge_expired()
+    }
 }
 
 /// A [`TaskStore`] in the server's memory: tasks last as long as the process.
@@ -160,6 +190,11 @@ impl TaskStore for InMemoryTaskStore {
             _ => false,
         };
         ready(Ok(written)).boxed()
+    }
+
+    fn delete(&self, task_id: &str) -> BoxFuture<'_, Result<bool, TaskStoreError>> {
+        let existed = self.lock().remove(task_id).is_some();
+        ready(Ok(existed)).boxed()
     }
 
     fn purge_expired(&self) -> BoxFuture<'_, Result<usize, TaskStoreError>> {
