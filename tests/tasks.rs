@@ -39,8 +39,15 @@ fn meta(extension: bool) -> Value {
 }
 
 /// One 2026 request served in process; the whole JSON-RPC response.
-async fn rpc(server: &Server, method: &str, mut params: Value, extension: bool) -> Value {
-    params["_meta"] = meta(extension);
+async fn rpc(server: &Server, method: &str, params: Value, extension: bool) -> Value {
+    let capabilities = meta(extension)["io.modelcontextprotocol/clientCapabilities"].clone();
+    rpc_with(server, method, params, capabilities).await
+}
+
+/// One 2026 request declaring `capabilities`; the whole JSON-RPC response.
+async fn rpc_with(server: &Server, method: &str, mut params: Value, capabilities: Value) -> Value {
+    params["_meta"] = meta(false);
+    params["_meta"]["io.modelcontextprotocol/clientCapabilities"] = capabilities;
     let request = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
     let answer = tokio::time::timeout(WAIT, server.handle_json(&request.to_string()))
         .await
@@ -632,4 +639,41 @@ async fn status_changes_reach_listen_streams() {
     );
     drop(stream);
     test_server.stop().await;
+}
+
+/// A task never asks for input the creating request did not declare: asking for an
+/// elicitation from a client without `elicitation` fails the task with `-32021`.
+#[actix_web::test]
+async fn a_task_never_asks_for_undeclared_input() {
+    let server = build(
+        builder().tool(
+            tool(
+                "asks",
+                "asks for a name",
+                |_cx: RequestContext| async move {
+                    tokio::task::yield_now().await;
+                    Err::<String, _>(McpError::input_required(InputRequiredResult::ask(
+                        "name",
+                        form("Name?", "name"),
+                    )))
+                },
+            )
+            .task_support(TaskSupport::Optional),
+        ),
+    );
+    let created = rpc_with(
+        &server,
+        "tools/call",
+        json!({ "name": "asks", "arguments": {} }),
+        json!({ "extensions": { EXT: {} } }),
+    )
+    .await;
+    let task_id = result(&created)["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no task: {created}"))
+        .to_owned();
+    let failed = until(&server, &task_id, |t| t["status"] != "working").await;
+    assert_eq!(failed["status"], "failed", "{failed}");
+    assert_eq!(failed["error"]["code"], -32021);
+    assert!(failed.get("inputRequests").is_none());
 }

@@ -35,6 +35,7 @@ use serde_json::Value;
 use actix_mcp_actors::{ErrorObject, Frame, FrameKind, FrameSink, RequestScope, SupervisedError};
 
 use crate::error::ErrorKind;
+use crate::protocol::modern::missing_capability;
 use crate::protocol::{
     CallToolResult, DetailedTask, ForVersion, InputRequests, InputRequiredResult, InputResponses,
     TaskStatus,
@@ -280,7 +281,16 @@ impl TaskRun {
                 self.answers.clear();
                 self.outstanding.clear();
                 let requests = input.input_requests.unwrap_or_default();
-                if requests.is_empty() {
+                let caps = self.work.cx.client_capabilities();
+                let undeclared = requests
+                    .values()
+                    .map(|request| (request.method.clone(), request.capability(caps)))
+                    .find(|(_, (_, declared))| !declared);
+                if let Some((method, (required, _))) = undeclared {
+                    // Never ask for what the request did not declare (as for any MRTR answer).
+                    self.task.status = TaskStatus::Failed;
+                    self.task.error = Some(missing_capability(required, &method));
+                } else if requests.is_empty() {
                     self.empty_rounds += 1;
                     if self.empty_rounds <= MAX_EMPTY_ROUNDS {
                         let retry = RoundInput {
