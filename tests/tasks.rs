@@ -590,7 +590,8 @@ async fn json_result(response: reqwest::Response) -> Value {
 }
 
 /// A `subscriptions/listen` stream asking for a task's updates gets `notifications/tasks`
-/// with the full task, tagged with the subscription id, when it completes.
+/// with the full task, tagged with the subscription id, when it completes; unknown task ids
+/// are left out of the acknowledgement.
 #[actix_web::test]
 async fn status_changes_reach_listen_streams() {
     let gate = Arc::new(Notify::new());
@@ -619,7 +620,7 @@ async fn status_changes_reach_listen_streams() {
         &test_server.url,
         "subscriptions/listen",
         None,
-        json!({ "notifications": { "taskIds": [task_id] } }),
+        json!({ "notifications": { "taskIds": [task_id, "no-such-task"] } }),
     )
     .await;
     let mut stream = SseReader::new(listen);
