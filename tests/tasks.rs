@@ -678,3 +678,14 @@ async fn a_task_never_asks_for_undeclared_input() {
     assert_eq!(failed["error"]["code"], -32021);
     assert!(failed.get("inputRequests").is_none());
 }
+
+/// The public task types can be shared between the HTTP workers.
+#[test]
+fn public_task_types_are_send_and_sync() {
+    fn shareable<T: Send + Sync + 'static>() {}
+    shareable::<TaskConfig>();
+    shareable::<InMemoryTaskStore>();
+    shareable::<actix_mcp::StoredTask>();
+    shareable::<actix_mcp::TaskStoreError>();
+    shareable::<Arc<dyn actix_mcp::TaskStore>>();
+}
