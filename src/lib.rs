@@ -15,6 +15,8 @@
 //! - [`EventStore`], [`SessionEvents`], [`InMemoryEventStore`]: where Streamable HTTP keeps SSE
 //!   events for `Last-Event-ID` resumption
 //!   ([`McpHttp::event_store`](transport::http::McpHttp::event_store)).
+//! - [`TaskConfig`], [`ToolDef::task_support`], [`TaskStore`]: the Tasks extension
+//!   (`io.modelcontextprotocol/tasks`): long-running tool calls answered with a task handle.
 //! - [`schemars`]: the version input and output schemas are generated with.
 //!
 //! # One handler code for both eras
@@ -109,6 +111,7 @@ pub use server::resource::{
     IntoResourceOutput, ResourceDef, ResourceOutput, ResourceTemplateDef, resource,
     resource_template,
 };
+pub use server::tasks::{InMemoryTaskStore, StoredTask, TaskConfig, TaskStore, TaskStoreError};
 pub use server::tool::{IntoCallToolResult, Json, Tool, ToolDef, blocking_tool, tool};
 pub use server::uri_template::UriTemplate;
 pub use server::{

@@ -122,7 +122,11 @@ impl RequestScope {
     }
 
     /// Cancels the request's token and tells its running tool calls to stop.
-    pub(crate) fn cancel(&self) {
+    ///
+    /// The runtime calls this when the peer cancels the request or it ends; the owner of a
+    /// [`detached`](Self::detached) scope that outlives any request (a task of the Tasks
+    /// extension) calls it to stop the work it runs. Idempotent.
+    pub fn cancel(&self) {
         self.inner.cancelled.store(true, Ordering::Release);
         if let Some(token) = self.inner.token.get() {
             token.cancel();

@@ -22,6 +22,7 @@ pub mod prompts;
 pub mod resources;
 pub mod roots;
 pub mod sampling;
+pub mod task_extension;
 pub mod tasks;
 pub mod tools;
 pub mod version;
@@ -75,6 +76,7 @@ pub use sampling::{
     OneOrMany, SamplingContent, SamplingMessage, SamplingMessageContentBlock, ToolChoice,
     ToolChoiceMode, ToolResultContent, ToolUseContent,
 };
+pub use task_extension::{DetailedTask, TaskRequestParams, UpdateTaskRequestParams};
 pub use tasks::{
     CreateTaskResult, ListTasksResult, RelatedTaskMetadata, Task, TaskIdParams, TaskMetadata,
     TaskStatus,

@@ -32,6 +32,7 @@ use crate::server::resource::{
     IntoResourceOutput, ReadHandler, ResourceDef, ResourceTemplateDef, read_handler,
 };
 use crate::server::state::StateMap;
+use crate::server::tasks::TaskConfig;
 use crate::server::tool::ToolDef;
 use crate::server::{RequestContext, Server, ServerInner};
 
@@ -52,6 +53,7 @@ pub struct ServerBuilder {
     on_roots_changed: Option<RootsChangedHandler>,
     reporter: Option<Reporter>,
     around: Option<AroundHook>,
+    tasks: Option<TaskConfig>,
     errors: Vec<BuildError>,
 }
 
@@ -410,6 +412,16 @@ impl ServerBuilder {
         self
     }
 
+    /// Enables the Tasks extension (`io.modelcontextprotocol/tasks`, protocol 2026-07-28):
+    /// `server/discover` lists it, `tasks/get`, `tasks/update` and `tasks/cancel` are served,
+    /// and a call of a tool declaring [`ToolDef::task_support`] from a request that declares
+    /// the extension may be answered with a task while the tool runs on (see
+    /// [`tasks`](crate::server::tasks)). Off by default; sessions of 2025-11-25 never see it.
+    pub fn tasks(mut self, config: TaskConfig) -> Self {
+        self.tasks = Some(config);
+        self
+    }
+
     /// Checks everything and builds the server.
     ///
     /// # Errors
@@ -445,8 +457,10 @@ impl ServerBuilder {
                 registries: Mutex::default(),
                 listeners: crate::server::listen::Listeners::default(),
                 info_json: std::sync::OnceLock::new(),
-                tasks: None,
                 mrtr,
+                tasks: self
+                    .tasks
+                    .map(|config| Arc::new(crate::server::tasks::TaskService::new(config))),
             }),
         })
     }
@@ -470,6 +484,7 @@ impl Server {
             on_roots_changed: None,
             reporter: None,
             around: None,
+            tasks: None,
             errors: Vec::new(),
         }
     }

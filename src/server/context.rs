@@ -55,6 +55,8 @@ pub(crate) struct ContextInner {
     /// The implicit-style call this handler runs in: its asks for input become
     /// `input_required` rounds, and its notifications follow the request serving it.
     pub(crate) link: Option<Arc<CallLink>>,
+    /// The task this invocation runs in (Tasks extension).
+    pub(crate) task_id: Option<Arc<str>>,
 }
 
 /// The client's answers to an earlier `input_required` round: `inputResponses` by key, and
@@ -180,6 +182,7 @@ impl RequestContext {
             input: inner.input.clone(),
             mrtr: inner.mrtr.clone(),
             link: inner.link.clone(),
+            task_id: inner.task_id.clone(),
         };
         change(&mut next);
         Self::new(next)
@@ -194,6 +197,37 @@ impl RequestContext {
     /// `resources/read`).
     pub(crate) fn mrtr(&self) -> Option<&Arc<Mrtr>> {
         self.inner.mrtr.as_ref()
+    }
+
+    /// This context for the task `task_id` (Tasks extension): the task's own `scope`, which
+    /// outlives the request, no log messages (a task has no stream), the same round input.
+    pub(crate) fn for_task(&self, scope: RequestScope, task_id: &str) -> Self {
+        let inner = &self.inner;
+        Self::new(ContextInner {
+            scope,
+            server: inner.server.clone(),
+            method: inner.method.clone(),
+            meta: inner.meta.clone(),
+            version: inner.version,
+            client_capabilities: inner.client_capabilities.clone(),
+            client_info: inner.client_info.clone(),
+            session: None,
+            log_level: None,
+            input: inner.input.clone(),
+            // A task asks for input by answering `input_required` (explicitly); its rounds go
+            // through `tasks/update`, not through a parked request.
+            mrtr: None,
+            link: None,
+            task_id: Some(Arc::from(task_id)),
+        })
+    }
+
+    /// The task this invocation runs in, when a `tools/call` may become a task (Tasks
+    /// extension): the tool then runs after its request was answered, until it finishes, is
+    /// cancelled with `tasks/cancel`, or the task expires. A call the tool finishes in its
+    /// first poll is answered inline instead, and its task id is dropped unused.
+    pub fn task_id(&self) -> Option<&str> {
+        self.inner.task_id.as_deref()
     }
 
     /// Whether this request is served under a stateless revision (2026-07-28+): its version

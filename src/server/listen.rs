@@ -36,7 +36,6 @@ pub(crate) enum Change {
     /// `notifications/resources/updated` for this URI.
     Updated(String),
     /// `notifications/tasks` for this task (its full state).
-    #[allow(dead_code)] // Published by the Tasks extension (next commit).
     Task { id: String, task: Value },
 }
 

@@ -8,7 +8,8 @@
 //! `notify` (server-wide notifications), `hooks` (reporter, around-request hook and what they
 //! receive), `custom` (custom methods), `config` and `state` (settings and application state),
 //! `route` (the method router), `context` ([`RequestContext`]), `handler` (extractors),
-//! `tool`, `prompt`, `resource`, `uri_template`, `pagination` and `session`.
+//! `tool`, `prompt`, `resource`, `uri_template`, `pagination`, `session`, and `tasks` (the
+//! Tasks extension).
 
 pub(crate) mod builder;
 pub(crate) mod catalog;
@@ -26,6 +27,7 @@ pub(crate) mod resource;
 pub(crate) mod route;
 pub(crate) mod session;
 pub(crate) mod state;
+pub mod tasks;
 pub(crate) mod tool;
 pub(crate) mod uri_template;
 
@@ -72,10 +74,10 @@ pub(crate) struct ServerInner {
     pub(crate) listeners: listen::Listeners,
     /// `info` as JSON text (see [`ServerInner::info_json`]).
     info_json: std::sync::OnceLock<String>,
-    /// The Tasks extension, when enabled.
-    pub(crate) tasks: Option<()>,
     /// Sealed `requestState` keys and the park of implicit-style calls (MRTR).
     pub(crate) mrtr: mrtr::MrtrState,
+    /// The Tasks extension, when enabled.
+    pub(crate) tasks: Option<Arc<tasks::TaskService>>,
 }
 
 impl ServerInner {

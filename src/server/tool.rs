@@ -23,7 +23,8 @@ use serde_json::Value;
 
 use crate::error::{BuildError, McpError};
 use crate::protocol::{
-    CallToolResult, ContentBlock, Icon, JsonObject, Meta, Tool as ToolDefinition, ToolAnnotations,
+    CallToolResult, ContentBlock, Icon, JsonObject, Meta, TaskSupport, Tool as ToolDefinition,
+    ToolAnnotations,
 };
 use crate::server::context::RequestContext;
 use crate::server::handler::{
@@ -191,6 +192,10 @@ pub struct ToolDef {
     pub(crate) param_headers: Vec<ParamHeader>,
     /// Client capabilities a call needs (`-32021` without them).
     pub(crate) required_capabilities: Option<Value>,
+    /// Whether a call may become a task (Tasks extension).
+    pub(crate) task_support: TaskSupport,
+    /// How long a task of this tool is kept (bounded by the server's maximum).
+    pub(crate) task_ttl: Option<Duration>,
 }
 
 /// An argument a 2026 HTTP client mirrors in an `Mcp-Param-{header}` header: an input-schema
@@ -319,6 +324,8 @@ where
         validator: None,
         param_headers: Vec::new(),
         required_capabilities: None,
+        task_support: TaskSupport::Forbidden,
+        task_ttl: None,
     }
 }
 
@@ -433,6 +440,37 @@ impl ToolDef {
     #[must_use]
     pub fn requires_client_capabilities(mut self, capabilities: Value) -> Self {
         self.required_capabilities = Some(capabilities);
+        self
+    }
+
+    /// Whether a call of this tool may run as a task of the Tasks extension
+    /// (`io.modelcontextprotocol/tasks`, protocol 2026-07-28; enabled with
+    /// [`ServerBuilder::tasks`](crate::ServerBuilder::tasks)).
+    ///
+    /// - [`TaskSupport::Forbidden`] (the default): always answered inline.
+    /// - [`TaskSupport::Optional`]: when the request declares the extension, a call the tool
+    ///   does not finish at once becomes a task; without it, the call is answered inline.
+    /// - [`TaskSupport::Required`]: every call that is not answered with `input_required` at
+    ///   once is a task; a request without the extension is refused with `-32021`.
+    ///
+    /// Either way a tool answering `input_required` at once (before any work) is a
+    /// multi-round-trip exchange, not a task: the task starts on the round that does the work.
+    /// Inside a task, [`RequestContext::task_id`] names it, and `input_required` answers park
+    /// the task until the client answers with `tasks/update`.
+    ///
+    /// This does not change `tools/list` (2025-11-25 sessions see no `execution` field).
+    #[must_use]
+    pub fn task_support(mut self, support: TaskSupport) -> Self {
+        self.task_support = support;
+        self
+    }
+
+    /// How long a task of this tool is kept after its creation (`ttlMs`), instead of the
+    /// server's [`TaskConfig::ttl`](crate::TaskConfig::ttl), at most its
+    /// [`max_ttl`](crate::TaskConfig::max_ttl).
+    #[must_use]
+    pub fn task_ttl(mut self, ttl: Duration) -> Self {
+        self.task_ttl = Some(ttl);
         self
     }
 

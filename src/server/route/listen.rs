@@ -84,7 +84,17 @@ pub(super) async fn listen(
             format!("too many open subscriptions/listen streams (limit {limit})"),
         ));
     }
-    let filter = honoured(server, p.notifications);
+    let mut filter = honoured(server, p.notifications);
+    if let (Some(ids), Some(tasks)) = (filter.task_ids.take(), &server.tasks) {
+        // Only live tasks are accepted (the acknowledgement lists them).
+        let mut live = Vec::with_capacity(ids.len());
+        for id in ids {
+            if tasks.store().get(&id).await.ok().flatten().is_some() {
+                live.push(id);
+            }
+        }
+        filter.task_ids = Some(live);
+    }
     let (stopped_tx, stopped) = tokio::sync::oneshot::channel();
     let listener = Listener::new(
         cx.request_id().clone(),

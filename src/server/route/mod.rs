@@ -4,7 +4,8 @@
 //!
 //! [`route`] is only the dispatch table; each method is implemented in the file of its spec
 //! page: `lifecycle` (`initialize`, `ping`), `logging`, `tools`, `prompts`, `resources`,
-//! `completion`, and `custom` (custom methods and notifications). `lists` pages every
+//! `completion`, `tasks` (the Tasks extension), and `custom` (custom methods and
+//! notifications). `lists` pages every
 //! `*/list` result; `support` holds what they all share (context, params, results, panics).
 
 mod completion;
@@ -17,6 +18,7 @@ mod modern;
 mod prompts;
 mod resources;
 mod support;
+mod tasks;
 mod tools;
 
 use std::sync::Arc;
@@ -293,6 +295,15 @@ async fn route(
         method::SERVER_DISCOVER if cx.is_stateless() => modern::discover(server),
         method::SUBSCRIPTIONS_LISTEN if cx.is_stateless() => {
             Box::pin(listen::listen(server, cx, request)).await
+        }
+        method::TASKS_GET if cx.is_stateless() => {
+            Box::pin(tasks::get_task(server, cx, request)).await
+        }
+        method::TASKS_UPDATE if cx.is_stateless() => {
+            Box::pin(tasks::update_task(server, cx, request)).await
+        }
+        method::TASKS_CANCEL if cx.is_stateless() => {
+            Box::pin(tasks::cancel_task(server, cx, request)).await
         }
         _ => Box::pin(custom(server, cx, request)).await,
     }

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use actix_mcp_actors::{ErrorObject, Reply, Request};
 
 use crate::error::McpError;
-use crate::protocol::modern::{META_SERVER_INFO, missing_capability};
+use crate::protocol::modern::{META_SERVER_INFO, TASKS_EXTENSION, missing_capability};
 use crate::protocol::{
     ClientCapabilities, DiscoverResult, ProtocolVersion, RequestMeta, ResultType, method,
 };
@@ -105,12 +105,23 @@ pub(super) fn check_offered(server: &ServerInner, method_name: &str) -> Result<(
 /// `server/discover`: the stateless versions served, the capabilities, the instructions, and
 /// the server's info in `_meta`.
 pub(super) fn discover(server: &Arc<ServerInner>) -> Result<Reply, McpError> {
+    let mut capabilities = capabilities(server);
+    if server.tasks.is_some() {
+        // Extensions exist only in 2026 capabilities: `initialize` results never list them.
+        let extensions = capabilities
+            .extra
+            .entry("extensions")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(extensions) = extensions {
+            extensions.insert(TASKS_EXTENSION.into(), Value::Object(Map::new()));
+        }
+    }
     let result = DiscoverResult {
         supported_versions: ProtocolVersion::STATELESS
             .iter()
             .map(|v| v.as_str().to_owned())
             .collect(),
-        capabilities: capabilities(server),
+        capabilities,
         instructions: server.instructions.clone(),
         result_type: ResultType::Complete,
         cache: server

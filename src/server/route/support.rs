@@ -50,6 +50,7 @@ pub(super) fn context(
             input: None,
             mrtr: None,
             link: None,
+            task_id: None,
         });
     }
     let version = state
@@ -74,6 +75,7 @@ pub(super) fn context(
         input: None,
         mrtr: None,
         link: None,
+        task_id: None,
     })
 }
 

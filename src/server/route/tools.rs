@@ -13,6 +13,7 @@ use actix_mcp_actors::{ErrorObject, Reply, Request, SupervisedError};
 use crate::error::{ErrorKind, McpError};
 use crate::protocol::{
     CallToolRequestParams, CallToolResult, ForVersion, ListToolsResult, PaginatedRequestParams,
+    TaskSupport,
 };
 use crate::server::context::RequestContext;
 use crate::server::handler::{HandlerError, HandlerParts};
@@ -21,6 +22,7 @@ use crate::server::{ErrorSite, ExceptionReport, RequestEvent, ServerInner};
 
 use super::lists::list_page;
 use super::support::{params, take_params, to_raw};
+use super::tasks::{Placement, call_as_task, placement};
 
 /// `tools/list`: one page of the tools; the whole list, when it is one page, comes from the
 /// catalog's cache.
@@ -107,6 +109,13 @@ pub(super) async fn call_tool(
             "invalid arguments for tool `{}`: {problems}",
             p.name
         )));
+    }
+    if def.task_support != TaskSupport::Forbidden
+        && let Placement::Task(service) = placement(server, cx, def)?
+        && let Some(reply) =
+            Box::pin(call_as_task(server, service, cx, def, arguments.clone())).await?
+    {
+        return Ok(reply);
     }
     let site = || ErrorSite::Tool {
         name: p.name.clone(),

@@ -1,0 +1,339 @@
+//! The Tasks extension's methods (2026-07-28, `io.modelcontextprotocol/tasks`): which
+//! `tools/call` becomes a task, and `tasks/get`, `tasks/update`, `tasks/cancel`.
+//!
+//! A call becomes a task only when the server enables the extension, the tool declares task
+//! support, and the request declares the extension in its client capabilities. The tool's
+//! first poll then decides: `input_required` at once stays a multi-round-trip exchange (input
+//! is gathered before the task starts); a result at once is answered inline (an optional
+//! task) or as an already finished task (a required one); anything still pending is a task,
+//! which runs on in a [`TaskRun`](crate::server::tasks::run::TaskRun) actor. The task is stored
+//! before the tool first runs (so it counts against the limit, and `tasks/get` finds it as soon
+//! as the `CreateTaskResult` arrives); a call answered inline deletes it. At the limit, an
+//! optional task runs as any call and a required one is refused as busy.
+//!
+//! Spec: <https://modelcontextprotocol.io/seps/2663-tasks-extension>
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::task::Poll;
+use std::time::SystemTime;
+
+use actix::Actor;
+use serde_json::{Value, json};
+
+use actix_mcp_actors::{
+    ErrorCode, Outlet, Reply, Request, RequestId, RequestScope, SupervisedError,
+};
+
+use crate::error::{McpError, code};
+use crate::protocol::modern::{TASKS_EXTENSION, missing_capability};
+use crate::protocol::{
+    CallToolResult, ForVersion, TaskRequestParams, TaskStatus, TaskSupport, UpdateTaskRequestParams,
+};
+use crate::server::ServerInner;
+use crate::server::context::RequestContext;
+use crate::server::handler::{HandlerError, HandlerParts};
+use crate::server::listen::Change;
+use crate::server::tasks::run::{
+    CancelTask, Discard, Invocation, Invoked, ProvideInput, RoundOutcome, TaskRun, TaskWork,
+};
+use crate::server::tasks::{
+    StoredTask, TaskService, TaskStoreError, new_task, new_task_id, timestamp,
+};
+use crate::server::tool::ToolDef;
+
+use super::modern::declares;
+use super::support::{take_params, to_raw};
+
+/// The client capability that declares the extension, as a `ClientCapabilities` fragment.
+fn extension_capability() -> Value {
+    json!({ "extensions": { TASKS_EXTENSION: {} } })
+}
+
+/// `-32021` naming the extension unless the request declares it.
+fn require_extension(cx: &RequestContext) -> Result<(), McpError> {
+    let required = extension_capability();
+    if declares(cx.client_capabilities(), &required) {
+        Ok(())
+    } else {
+        Err(McpError::from(missing_capability(
+            required,
+            TASKS_EXTENSION,
+        )))
+    }
+}
+
+/// The task service, for a request that may use it: `-32601` when the server does not serve
+/// the extension, `-32021` when the request did not declare it.
+fn gate<'a>(
+    server: &'a ServerInner,
+    cx: &RequestContext,
+) -> Result<&'a Arc<TaskService>, McpError> {
+    let Some(service) = &server.tasks else {
+        return Err(McpError::method_not_found(cx.method()));
+    };
+    require_extension(cx)?;
+    Ok(service)
+}
+
+/// Whether a call of `def` may become a task.
+pub(super) enum Placement {
+    /// Answered inline, as any call.
+    Inline,
+    /// Possibly a task of this service.
+    Task(Arc<TaskService>),
+}
+
+/// Where a call of a tool with task support runs.
+///
+/// # Errors
+/// `-32021` for a tool that requires a task, called without the extension; `-32602` when such a
+/// tool is called where no task can exist (a 2025-11-25 session, or a server without the
+/// extension).
+pub(super) fn placement(
+    server: &ServerInner,
+    cx: &RequestContext,
+    def: &ToolDef,
+) -> Result<Placement, McpError> {
+    let required = def.task_support == TaskSupport::Required;
+    let service = match &server.tasks {
+        Some(service) if cx.is_stateless() => service,
+        _ if required => {
+            return Err(McpError::invalid_params(format!(
+                "tool `{}` runs only as a task (the Tasks extension of protocol 2026-07-28)",
+                def.name()
+            )));
+        }
+        _ => return Ok(Placement::Inline),
+    };
+    match require_extension(cx) {
+        Ok(()) => Ok(Placement::Task(service.clone())),
+        Err(error) if required => Err(error),
+        Err(_) => Ok(Placement::Inline),
+    }
+}
+
+/// Polls an invocation once, catching a panic; `None` while it is pending.
+async fn poll_once(
+    fut: &mut Invocation,
+) -> Option<Result<Result<CallToolResult, HandlerError>, SupervisedError>> {
+    let first = std::future::poll_fn(|cx| {
+        Poll::Ready(std::panic::catch_unwind(AssertUnwindSafe(|| {
+            fut.as_mut().poll(cx)
+        })))
+    })
+    .await;
+    match first {
+        Ok(Poll::Ready(value)) => Some(Ok(value)),
+        Ok(Poll::Pending) => None,
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "non-string panic payload".to_owned());
+            Some(Err(SupervisedError::Panicked(message)))
+        }
+    }
+}
+
+/// A round's outcome as the reply of a call answered inline: as any `tools/call` would answer
+/// (an internal error or a panic is an `isError` result there).
+fn inline(outcome: RoundOutcome, cx: &RequestContext, tool: &str) -> Result<Reply, McpError> {
+    match outcome {
+        RoundOutcome::Result(mut result) => {
+            result.adapt_to(cx.protocol_version());
+            Ok(to_raw(&result))
+        }
+        RoundOutcome::Failed(error) if error.code == ErrorCode::INTERNAL_ERROR => {
+            let mut result =
+                CallToolResult::error_text(format!("tool `{tool}` failed with an internal error"));
+            result.adapt_to(cx.protocol_version());
+            Ok(to_raw(&result))
+        }
+        RoundOutcome::InputRequired(input) => Err(McpError::input_required(input)),
+        RoundOutcome::Failed(error) => Err(McpError::from(error)),
+        RoundOutcome::Cancelled => Err(McpError::internal("the tool call was cancelled")),
+    }
+}
+
+/// A `tools/call` that may become a task (see the module docs): answered inline, with
+/// `input_required`, or with a `CreateTaskResult` once the task is stored; `None` when there
+/// is no room for another task and the call may run as any call.
+///
+/// The task is stored (`working`) before the tool first runs, so the tool never runs under a
+/// task id that does not exist, and the limit counts it; a call answered inline deletes it.
+pub(super) async fn call_as_task(
+    server: &Arc<ServerInner>,
+    service: Arc<TaskService>,
+    cx: &RequestContext,
+    def: &ToolDef,
+    arguments: Arc<Value>,
+) -> Result<Option<Reply>, McpError> {
+    let config = &service.config;
+    let ttl = config.ttl_for(def.task_ttl);
+    let now = SystemTime::now();
+    let task_id = new_task_id();
+    let mut stored = StoredTask {
+        task: new_task(task_id.clone(), now, ttl, config.poll_interval),
+        expires_at: Some(now + ttl),
+    };
+    if let Err(error) = create(&service, &stored).await {
+        if def.task_support != TaskSupport::Required && error.error_code() == code::SERVER_BUSY {
+            return Ok(None);
+        }
+        return Err(error);
+    }
+    let scope = RequestScope::detached(
+        RequestId::from(format!("task-{task_id}")),
+        Outlet::new(Discard),
+        None,
+    );
+    let task_cx = cx.for_task(scope.clone(), &task_id);
+    let work = TaskWork {
+        handler: def.handler.clone(),
+        tool: def.name().to_owned(),
+        arguments: arguments.clone(),
+        cx: task_cx.with_input(None),
+        scope: scope.clone(),
+        timeout: def.timeout.or(server.config.tool_timeout),
+    };
+    let invoked = Invoked {
+        server,
+        tool: def.name(),
+        arguments: &arguments,
+    };
+    let mut fut = def.invoke(HandlerParts::shared(arguments.clone(), task_cx));
+    let Some(outcome) = poll_once(&mut fut).await else {
+        let reply = to_raw(&stored.task.to_create_result());
+        let run = TaskRun::new(server.clone(), service.clone(), work, fut, stored, ttl).start();
+        service.register(&task_id, run);
+        return Ok(Some(reply));
+    };
+    scope.cancel();
+    let outcome = invoked.outcome(outcome);
+    if matches!(outcome, RoundOutcome::InputRequired(_))
+        || def.task_support != TaskSupport::Required
+    {
+        // Answered at once: no task after all.
+        if let Err(err) = service.store().delete(&task_id).await {
+            tracing::warn!(task = %task_id, %err, "could not delete an unused task");
+        }
+        return inline(outcome, cx, def.name()).map(Some);
+    }
+    // A task is required: the call is a task that finished at once.
+    let task = &mut stored.task;
+    match outcome {
+        RoundOutcome::Result(mut result) => {
+            result.adapt_to(cx.protocol_version());
+            task.status = TaskStatus::Completed;
+            task.result = Some(serde_json::to_value(&result)?);
+        }
+        RoundOutcome::Failed(error) => {
+            task.status = TaskStatus::Failed;
+            task.error = Some(error);
+        }
+        RoundOutcome::InputRequired(_) | RoundOutcome::Cancelled => {
+            task.status = TaskStatus::Cancelled;
+        }
+    }
+    task.last_updated_at = timestamp(SystemTime::now());
+    if let Err(err) = service.store().update(stored.clone()).await {
+        return Err(McpError::internal(err.to_string()));
+    }
+    Ok(Some(to_raw(&stored.task.to_create_result())))
+}
+
+/// Stores a new task: `SERVER_BUSY` at the limit.
+async fn create(service: &TaskService, stored: &StoredTask) -> Result<(), McpError> {
+    match service
+        .store()
+        .create(stored.clone(), service.config.max_tasks)
+        .await
+    {
+        Ok(()) => Ok(()),
+        Err(TaskStoreError::Full(limit)) => Err(McpError::code(
+            code::SERVER_BUSY.0,
+            format!("too many tasks (limit {limit}); retry later"),
+        )),
+        Err(err) => Err(McpError::internal(err.to_string())),
+    }
+}
+
+/// `tasks/get`: the task as stored, with its result, error or outstanding input requests.
+pub(super) async fn get_task(
+    server: &Arc<ServerInner>,
+    cx: &RequestContext,
+    request: &mut Request,
+) -> Result<Reply, McpError> {
+    let service = gate(server, cx)?;
+    let p: TaskRequestParams = take_params(request)?;
+    let stored = service.get(&p.task_id).await?;
+    Ok(to_raw(&stored.task.to_get_result()))
+}
+
+/// `tasks/update`: hands the answers to the task's actor and acknowledges once the task's
+/// new state is stored (answers to unknown or answered keys are ignored).
+pub(super) async fn update_task(
+    server: &Arc<ServerInner>,
+    cx: &RequestContext,
+    request: &mut Request,
+) -> Result<Reply, McpError> {
+    let service = gate(server, cx)?;
+    let p: UpdateTaskRequestParams = take_params(request)?;
+    let stored = service.get(&p.task_id).await?;
+    if stored.task.status == TaskStatus::InputRequired
+        && let Some(run) = service.runner(&p.task_id)
+    {
+        // A mailbox error means the task just ended: nothing is waiting for the answers.
+        let _ = run
+            .send(ProvideInput {
+                responses: p.input_responses,
+            })
+            .await;
+    }
+    Ok(to_raw(&json!({})))
+}
+
+/// `tasks/cancel`: cancels a task that has not ended (cooperatively: its tool sees
+/// `cx.cancelled()`) and acknowledges; a terminal task is left as it is.
+pub(super) async fn cancel_task(
+    server: &Arc<ServerInner>,
+    cx: &RequestContext,
+    request: &mut Request,
+) -> Result<Reply, McpError> {
+    let service = gate(server, cx)?;
+    let p: TaskRequestParams = take_params(request)?;
+    let stored = service.get(&p.task_id).await?;
+    if stored.task.is_terminal() {
+        return Ok(to_raw(&json!({})));
+    }
+    match service.runner(&p.task_id) {
+        Some(run) => {
+            let _ = run.send(CancelTask).await;
+        }
+        None => {
+            // No actor of this process runs it (it ended, or runs elsewhere): record the
+            // cancellation for whoever reads the store.
+            let mut task = stored.task;
+            task.status = TaskStatus::Cancelled;
+            task.status_message = Some("cancelled by the client".into());
+            task.input_requests = None;
+            task.last_updated_at = timestamp(SystemTime::now());
+            let written = service
+                .store()
+                .update(StoredTask {
+                    task: task.clone(),
+                    expires_at: stored.expires_at,
+                })
+                .await;
+            if written == Ok(true) {
+                server.listeners.publish(&Change::Task {
+                    id: task.task_id.clone(),
+                    task: task.to_notification_params(),
+                });
+            }
+        }
+    }
+    Ok(to_raw(&json!({})))
+}

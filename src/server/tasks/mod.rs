@@ -1,0 +1,282 @@
+//! The Tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663) on the server: a
+//! `tools/call` of a tool that supports tasks, from a 2026 request declaring the extension,
+//! may be answered with a task handle while the tool runs on.
+//!
+//! Enabled with [`ServerBuilder::tasks`](crate::ServerBuilder::tasks) and a [`TaskConfig`]
+//! (limits, durations, the [`TaskStore`]). A tool opts in with
+//! [`ToolDef::task_support`](crate::ToolDef::task_support).
+//!
+//! Who does what:
+//! - `route/tasks.rs` decides, per call, whether a call becomes a task (the tool's first poll:
+//!   a call answered at once is answered inline, an `input_required` answer at once stays a
+//!   multi-round-trip exchange), and serves `tasks/get`, `tasks/update` and `tasks/cancel`.
+//! - `TaskService` (here) owns the store and the running tasks of this process.
+//! - `TaskRun` (`run.rs`) is the actor executing one task, independent of the HTTP request
+//!   that created it: it runs each round of the tool supervised (timeout, panics), parks the
+//!   task in `input_required` until `tasks/update` answers every outstanding key, writes each
+//!   change to the store and publishes it to `subscriptions/listen` streams.
+//! - [`TaskStore`] keeps the tasks' observable state until they expire.
+//!
+//! Spec: <https://modelcontextprotocol.io/seps/2663-tasks-extension>
+
+pub(crate) mod run;
+pub mod store;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use actix::Addr;
+
+use crate::error::McpError;
+use crate::protocol::DetailedTask;
+
+pub use store::{InMemoryTaskStore, StoredTask, TaskStore, TaskStoreError};
+
+use self::run::TaskRun;
+
+/// Settings of the Tasks extension. Defaults are not part of semver.
+///
+/// ```
+/// use std::time::Duration;
+/// use actix_mcp::TaskConfig;
+///
+/// let config = TaskConfig::default()
+///     .max_tasks(1_000)
+///     .ttl(Duration::from_secs(600))
+///     .poll_interval(Duration::from_millis(250));
+/// ```
+#[derive(Clone)]
+#[must_use]
+pub struct TaskConfig {
+    pub(crate) max_tasks: usize,
+    pub(crate) ttl: Duration,
+    pub(crate) max_ttl: Duration,
+    pub(crate) poll_interval: Duration,
+    pub(crate) store: Arc<dyn TaskStore>,
+}
+
+impl fmt::Debug for TaskConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TaskConfig")
+            .field("max_tasks", &self.max_tasks)
+            .field("ttl", &self.ttl)
+            .field("max_ttl", &self.max_ttl)
+            .field("poll_interval", &self.poll_interval)
+            .finish()
+    }
+}
+
+impl Default for TaskConfig {
+    fn default() -> Self {
+        Self {
+            max_tasks: 10_000,
+            ttl: Duration::from_secs(3_600),
+            max_ttl: Duration::from_secs(24 * 3_600),
+            poll_interval: Duration::from_millis(500),
+            store: Arc::new(InMemoryTaskStore::new()),
+        }
+    }
+}
+
+impl TaskConfig {
+    /// At most this many live tasks at once (default 10 000); at the limit, a call that may run
+    /// without a task runs inline, and one that needs a task is refused as busy.
+    pub fn max_tasks(mut self, max: usize) -> Self {
+        self.max_tasks = max.max(1);
+        self
+    }
+
+    /// How long a task is kept after its creation (`ttlMs`; default one hour). When it
+    /// elapses, a task still running is cancelled and the task is forgotten.
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = ttl.max(Duration::from_millis(1));
+        self
+    }
+
+    /// The longest time to live a tool may ask for with
+    /// [`ToolDef::task_ttl`](crate::ToolDef::task_ttl) (default one day).
+    pub fn max_ttl(mut self, max: Duration) -> Self {
+        self.max_ttl = max.max(Duration::from_millis(1));
+        self
+    }
+
+    /// The polling interval suggested to clients (`pollIntervalMs`; default 500 ms).
+    pub fn poll_interval(mut self, interval: Duration) -> Self {
+        self.poll_interval = interval.max(Duration::from_millis(1));
+        self
+    }
+
+    /// Where tasks are kept (default: an [`InMemoryTaskStore`]).
+    pub fn store(mut self, store: impl TaskStore) -> Self {
+        self.store = Arc::new(store);
+        self
+    }
+
+    /// The time to live of a task whose tool asked for `requested`.
+    pub(crate) fn ttl_for(&self, requested: Option<Duration>) -> Duration {
+        requested.unwrap_or(self.ttl).min(self.max_ttl)
+    }
+}
+
+/// The tasks of one server: its store and the tasks this process runs.
+pub(crate) struct TaskService {
+    pub(crate) config: TaskConfig,
+    running: Mutex<HashMap<String, Addr<TaskRun>>>,
+}
+
+impl fmt::Debug for TaskService {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TaskService")
+            .field("config", &self.config)
+            .field("running", &self.running().len())
+            .finish()
+    }
+}
+
+impl TaskService {
+    pub(crate) fn new(config: TaskConfig) -> Self {
+        Self {
+            config,
+            running: Mutex::default(),
+        }
+    }
+
+    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<String, Addr<TaskRun>>> {
+        self.running
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub(crate) fn store(&self) -> &dyn TaskStore {
+        &*self.config.store
+    }
+
+    /// Records the actor running a task (so `tasks/update` and `tasks/cancel` reach it).
+    pub(crate) fn register(&self, task_id: &str, run: Addr<TaskRun>) {
+        self.running().insert(task_id.to_owned(), run);
+    }
+
+    /// Forgets the actor of a task (it stopped).
+    pub(crate) fn unregister(&self, task_id: &str) {
+        self.running().remove(task_id);
+    }
+
+    /// The actor running a task in this process, if any.
+    pub(crate) fn runner(&self, task_id: &str) -> Option<Addr<TaskRun>> {
+        self.running().get(task_id).cloned()
+    }
+
+    /// The live task with this id.
+    ///
+    /// # Errors
+    /// `-32602` for an unknown or expired task; `-32603` when the store failed.
+    pub(crate) async fn get(&self, task_id: &str) -> Result<StoredTask, McpError> {
+        match self.store().get(task_id).await {
+            Ok(Some(task)) => Ok(task),
+            Ok(None) => Err(unknown_task(task_id)),
+            Err(err) => Err(McpError::internal(err.to_string())),
+        }
+    }
+}
+
+/// `-32602` for a task id the server does not know (or no longer knows).
+pub(crate) fn unknown_task(task_id: &str) -> McpError {
+    McpError::invalid_params(format!("unknown or expired task: {task_id}"))
+}
+
+/// A new task id: 122 random bits (the spec asks for high-entropy ids).
+pub(crate) fn new_task_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// The state of a new task, `working`, as of `now`.
+pub(crate) fn new_task(
+    task_id: String,
+    now: SystemTime,
+    ttl: Duration,
+    poll_interval: Duration,
+) -> DetailedTask {
+    let stamp = timestamp(now);
+    DetailedTask {
+        task_id,
+        status: crate::protocol::TaskStatus::Working,
+        status_message: None,
+        created_at: stamp.clone(),
+        last_updated_at: stamp,
+        ttl_ms: Some(millis(ttl)),
+        poll_interval_ms: Some(millis(poll_interval)),
+        input_requests: None,
+        result: None,
+        error: None,
+    }
+}
+
+/// A duration in whole milliseconds (at least 1).
+pub(crate) fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis())
+        .unwrap_or(u64::MAX)
+        .max(1)
+}
+
+/// `time` as an RFC 3339 / ISO 8601 UTC timestamp with milliseconds
+/// (`2026-07-28T10:30:00.000Z`).
+pub(crate) fn timestamp(time: SystemTime) -> String {
+    let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = since.as_secs();
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
+    let rem = secs % 86_400;
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3_600,
+        rem % 3_600 / 60,
+        rem % 60,
+        since.subsec_millis()
+    )
+}
+
+/// The proleptic Gregorian date `days` after 1970-01-01 (H. Hinnant's `civil_from_days`).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (
+        year,
+        u32::try_from(month).unwrap_or(1),
+        u32::try_from(day).unwrap_or(1),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_iso_8601_utc() {
+        assert_eq!(timestamp(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+        let leap = UNIX_EPOCH + Duration::from_millis(951_782_400_123);
+        assert_eq!(timestamp(leap), "2000-02-29T00:00:00.123Z");
+        let later = UNIX_EPOCH + Duration::from_secs(1_785_234_645);
+        assert_eq!(timestamp(later), "2026-07-28T10:30:45.000Z");
+    }
+
+    #[test]
+    fn a_tool_cannot_outlive_the_maximum_ttl() {
+        let config = TaskConfig::default()
+            .ttl(Duration::from_secs(10))
+            .max_ttl(Duration::from_secs(60));
+        assert_eq!(config.ttl_for(None), Duration::from_secs(10));
+        assert_eq!(
+            config.ttl_for(Some(Duration::from_secs(3_600))),
+            Duration::from_secs(60)
+        );
+    }
+}
