@@ -169,10 +169,15 @@ for rev in "${revisions[@]}"; do
   [[ -f "$expect" ]] || die "no expected-failures file for $rev: $expect"
   out="$results"
   [[ ${#revisions[@]} -gt 1 ]] && out="$results/$rev"
+  # Captured in a file, then shown: `tee /dev/stderr` would reopen (and truncate) a log file
+  # that stderr is redirected to.
+  verdict="$results/verdict-$rev.txt"
   set +e
-  line="$(run_set "$rev" "$out" "$expect" | tee /dev/stderr | tail -n 1)"
-  set_rc=${PIPESTATUS[0]}
+  run_set "$rev" "$out" "$expect" >"$verdict"
+  set_rc=$?
   set -e
+  cat "$verdict"
+  line="$(tail -n 1 "$verdict")"
   [[ $set_rc -eq 0 ]] || rc=1
   if [[ "$line" =~ ([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped ]]; then
     total_passed=$((total_passed + BASH_REMATCH[1]))
