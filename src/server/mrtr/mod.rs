@@ -53,7 +53,11 @@ use self::seal::{Binding, Payload};
 /// (if any) must seal.
 #[derive(Debug)]
 pub(crate) struct Mrtr {
-    binding: Binding,
+    /// What a state is bound to: computed when a state is opened or sealed, since most
+    /// requests never see one (the digest of the arguments is not free).
+    binding: std::sync::OnceLock<Binding>,
+    /// The request's method and params as far as the binding needs them, until it is built.
+    unbound: Option<(String, Option<Value>)>,
     opened: Payload,
     responses: InputResponses,
     outcome: Mutex<Outcome>,
@@ -77,7 +81,7 @@ impl Mrtr {
         method_name: &str,
         params: Option<&Value>,
     ) -> Result<(Self, Option<RoundInput>), McpError> {
-        let binding = Binding::of(method_name, params);
+        let binding = std::sync::OnceLock::new();
         let responses = match params.and_then(|p| p.get("inputResponses")) {
             None => InputResponses::new(),
             Some(Value::Object(map)) => {
@@ -99,7 +103,10 @@ impl Mrtr {
             Some(Value::String(text)) => server
                 .mrtr
                 .keys
-                .open(&binding, text)
+                .open(
+                    binding.get_or_init(|| Binding::of(method_name, params)),
+                    text,
+                )
                 .map_err(|err| McpError::invalid_params(err.to_string()))?,
             Some(_) => return Err(McpError::invalid_params("requestState must be a string")),
         };
@@ -111,6 +118,18 @@ impl Mrtr {
         });
         Ok((
             Self {
+                unbound: binding.get().is_none().then(|| {
+                    let kept = params.map(|p| {
+                        let mut kept = serde_json::Map::new();
+                        for key in ["name", "uri", "arguments"] {
+                            if let Some(value) = p.get(key) {
+                                kept.insert(key.to_owned(), value.clone());
+                            }
+                        }
+                        Value::Object(kept)
+                    });
+                    (method_name.to_owned(), kept)
+                }),
                 binding,
                 opened,
                 responses,
@@ -142,7 +161,11 @@ impl Mrtr {
             round: self.opened.round.saturating_add(1),
             answers: outcome.answers.clone(),
         };
-        result.request_state = Some(server.mrtr.keys.seal(&self.binding, payload));
+        let binding = self.binding.get_or_init(|| match &self.unbound {
+            Some((method_name, params)) => Binding::of(method_name, params.as_ref()),
+            None => Binding::of("", None),
+        });
+        result.request_state = Some(server.mrtr.keys.seal(binding, payload));
     }
 }
 
