@@ -97,7 +97,9 @@ struct LinkState {
 /// The state one implicit-style call shares between its handler and the requests serving it.
 /// See the module docs.
 pub(crate) struct CallLink {
-    id: String,
+    /// Minted when the call first parks (most calls never ask, and a random id costs a
+    /// `getrandom` call).
+    id: std::sync::OnceLock<String>,
     scope: Mutex<RequestScope>,
     /// The log level the request serving the call opted in to (2026: none, no log messages).
     log_level: Mutex<Option<LoggingLevel>>,
@@ -114,7 +116,7 @@ impl fmt::Debug for CallLink {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = self.lock();
         f.debug_struct("CallLink")
-            .field("id", &self.id)
+            .field("id", &self.minted_id())
             .field("answers", &state.answers.len())
             .field("pending", &state.pending.keys().collect::<Vec<_>>())
             .field("parked", &state.parked_until.is_some())
@@ -141,7 +143,7 @@ impl CallLink {
         metrics: Arc<Metrics>,
     ) -> Arc<Self> {
         Arc::new(Self {
-            id: uuid::Uuid::new_v4().simple().to_string(),
+            id: std::sync::OnceLock::new(),
             scope: Mutex::new(scope),
             log_level: Mutex::new(log_level),
             token: CancellationToken::new(),
@@ -161,9 +163,15 @@ impl CallLink {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// The call's id (what the sealed state names).
+    /// The call's id (what the sealed state names), minted on first use.
     pub(crate) fn id(&self) -> &str {
-        &self.id
+        self.id
+            .get_or_init(|| uuid::Uuid::new_v4().simple().to_string())
+    }
+
+    /// The call's id if it was ever minted (only then can it be in the park).
+    fn minted_id(&self) -> Option<&str> {
+        self.id.get().map(String::as_str)
     }
 
     /// The scope of the request currently serving the call.
@@ -328,7 +336,7 @@ impl CallLink {
         let parked = self
             .table
             .park(self.clone(), &self.metrics)
-            .then(|| self.id.clone());
+            .then(|| self.id().to_owned());
         let flush = if parked.is_some() {
             state.parked_until = Some(Instant::now() + self.table.ttl());
             Flush::Continue
@@ -493,7 +501,9 @@ impl Actor for ParkedCall {
     }
 
     fn stopped(&mut self, _: &mut Self::Context) {
-        self.link.table.remove(self.link.id());
+        if let Some(id) = self.link.minted_id() {
+            self.link.table.remove(id);
+        }
     }
 }
 
