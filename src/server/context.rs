@@ -41,7 +41,8 @@ pub(crate) struct ContextInner {
     pub(crate) scope: RequestScope,
     pub(crate) server: Arc<ServerInner>,
     pub(crate) method: String,
-    pub(crate) meta: Option<Meta>,
+    /// Shared, so that rebuilding a context (a new round, a parked call) copies no map.
+    pub(crate) meta: Option<Arc<Meta>>,
     pub(crate) version: ProtocolVersion,
     pub(crate) client_capabilities: Arc<ClientCapabilities>,
     pub(crate) client_info: Option<Arc<Implementation>>,
@@ -120,7 +121,7 @@ impl RequestContext {
 
     /// The request's `params._meta`, unknown keys included.
     pub fn meta(&self) -> Option<&Meta> {
-        self.inner.meta.as_ref()
+        self.inner.meta.as_deref()
     }
 
     /// The protocol version this request is served under.
