@@ -109,6 +109,25 @@ async fn malformed_posts_are_refused_with_exact_statuses() {
     common::assert_valid_message(&body);
     assert_eq!(body["error"]["code"], -32600, "{body}");
 
+    // MCP names its parameters: positional (array) params are -32602, answered with the id.
+    for method in ["ping", "tools/call"] {
+        let positional =
+            json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": ["echo", {"text": "x"}]});
+        let response = post_as(
+            &http,
+            &srv.url,
+            both,
+            "application/json",
+            positional.to_string(),
+        )
+        .await;
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{method}");
+        let body: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
+        common::assert_valid_message(&body);
+        assert_eq!(body["error"]["code"], -32602, "{body}");
+        assert_eq!(body["id"], 7, "{body}");
+    }
+
     let response = send(http.put(&srv.url).body(ping)).await;
     assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
     assert_eq!(

@@ -309,12 +309,20 @@ fn classify(raw: RawMessage<'_>) -> Result<Incoming, Rejection> {
                 "a request cannot carry result or error",
             )));
         }
-        if let Some(params) = &raw.params
-            && !(params.is_object() || params.is_array())
-        {
-            return Err(reject(ErrorObject::invalid_request(
-                "params must be an object or an array",
-            )));
+        match &raw.params {
+            None | Some(Value::Object(_)) => {}
+            // JSON-RPC allows parameters by position, but every MCP method names its
+            // parameters: an array is valid JSON-RPC with the wrong params.
+            Some(Value::Array(_)) => {
+                return Err(reject(ErrorObject::invalid_params(
+                    "MCP params are an object, not an array of positional parameters",
+                )));
+            }
+            Some(_) => {
+                return Err(reject(ErrorObject::invalid_request(
+                    "params must be an object",
+                )));
+            }
         }
         return Ok(match id {
             Some(id) => Incoming::Request(Request {
@@ -549,6 +557,9 @@ mod tests {
                 .code,
             ErrorCode::INVALID_REQUEST
         );
+        let positional = reject(r#"{"jsonrpc":"2.0","id":7,"method":"ping","params":[1,2]}"#);
+        assert_eq!(positional.error.code, ErrorCode::INVALID_PARAMS);
+        assert_eq!(positional.id, Some(RequestId::from(7)));
         assert_eq!(
             reject(r#"{"jsonrpc":"2.0","id":1}"#).error.code,
             ErrorCode::INVALID_REQUEST
