@@ -266,7 +266,19 @@ pub fn parse(bytes: &[u8]) -> Result<Incoming, Rejection> {
     Err(Rejection { id: None, error })
 }
 
+/// The longest request id accepted, in bytes of its JSON text. Ids are echoed in answers and
+/// kept while a request runs, so one is never allowed to be large.
+pub const MAX_ID_LEN: usize = 256;
+
+/// The longest method name accepted, in bytes. Method names are quoted in errors and logs.
+pub const MAX_METHOD_LEN: usize = 256;
+
 fn parse_id(raw: &RawValue) -> Result<RequestId, ErrorObject> {
+    if raw.get().len() > MAX_ID_LEN {
+        return Err(ErrorObject::invalid_request(format!(
+            "id longer than {MAX_ID_LEN} bytes"
+        )));
+    }
     match serde_json::from_str::<Value>(raw.get()) {
         Ok(Value::String(s)) => Ok(RequestId::String(s.into())),
         Ok(Value::Number(n)) => n
@@ -304,6 +316,11 @@ fn classify(raw: RawMessage<'_>) -> Result<Incoming, Rejection> {
         }
     }
     if let Some(method) = raw.method {
+        if method.len() > MAX_METHOD_LEN {
+            return Err(reject(ErrorObject::invalid_request(format!(
+                "method name longer than {MAX_METHOD_LEN} bytes"
+            ))));
+        }
         if raw.result.is_some() || raw.error.is_some() {
             return Err(reject(ErrorObject::invalid_request(
                 "a request cannot carry result or error",
@@ -557,6 +574,24 @@ mod tests {
                 .code,
             ErrorCode::INVALID_REQUEST
         );
+        let long_method = format!(
+            r#"{{"jsonrpc":"2.0","id":3,"method":"{}"}}"#,
+            "m".repeat(1 << 20)
+        );
+        let rejection = reject(&long_method);
+        assert_eq!(rejection.error.code, ErrorCode::INVALID_REQUEST);
+        assert_eq!(rejection.id, Some(RequestId::from(3)));
+        assert!(
+            rejection.error.message.len() < 100,
+            "the name is not echoed"
+        );
+        let long_id = format!(
+            r#"{{"jsonrpc":"2.0","id":"{}","method":"ping"}}"#,
+            "i".repeat(300)
+        );
+        let rejection = reject(&long_id);
+        assert_eq!(rejection.error.code, ErrorCode::INVALID_REQUEST);
+        assert_eq!(rejection.id, None);
         let positional = reject(r#"{"jsonrpc":"2.0","id":7,"method":"ping","params":[1,2]}"#);
         assert_eq!(positional.error.code, ErrorCode::INVALID_PARAMS);
         assert_eq!(positional.id, Some(RequestId::from(7)));

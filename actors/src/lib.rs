@@ -88,8 +88,8 @@ pub use error::{OpenError, PeerError};
 pub use ids::{EventId, SessionId};
 pub use in_flight::{Cancel, CancelOnDrop, InFlight};
 pub use jsonrpc::{
-    ErrorCode, ErrorObject, Frame, FrameKind, Incoming, JSONRPC_VERSION, Notification, Rejection,
-    Request, RequestId, Response, parse as parse_message,
+    ErrorCode, ErrorObject, Frame, FrameKind, Incoming, JSONRPC_VERSION, MAX_ID_LEN,
+    MAX_METHOD_LEN, Notification, Rejection, Request, RequestId, Response, parse as parse_message,
 };
 pub use metrics::{Metrics, MetricsSnapshot, ParkedGauge};
 pub use outlet::{ChannelOutlet, FrameSink, Outlet, ResponseOutlet};
