@@ -74,6 +74,34 @@ async fn progress_arrives_in_order_before_the_result() {
     srv.stop().await;
 }
 
+/// A progress token is copied into every progress notification, so a large one is refused
+/// with -32602 before the tool runs; one at the limit is echoed.
+#[actix_web::test]
+async fn an_oversized_progress_token_is_refused() {
+    let (_fixture, srv) = start(|mcp| mcp);
+    let mut client = srv.client();
+    client.initialize(json!({})).await;
+    let message = json!({
+        "jsonrpc": "2.0",
+        "id": 5,
+        "method": "tools/call",
+        "params": {"name": "progress", "arguments": {}, "_meta": {"progressToken": "t".repeat(1 << 20)}},
+    });
+    let answer = common::http::read_answer(client.post(&message).await, &json!(5)).await;
+    assert_eq!(
+        answer.response["error"]["code"], -32602,
+        "{}",
+        answer.response
+    );
+    assert!(answer.before.is_empty(), "no progress was sent");
+    assert!(
+        answer.response.to_string().len() < 512,
+        "the token is not echoed"
+    );
+    assert_hundred_progress_steps(&client, 6, json!("t".repeat(256))).await;
+    srv.stop().await;
+}
+
 /// `notifications/cancelled` (202) reaches the running tool, and its stream ends without a
 /// response.
 #[actix_web::test]

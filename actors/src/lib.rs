@@ -97,9 +97,9 @@ pub use registry::{Broadcast, Registry, RegistryConfig, RegistryHandle, Sweep};
 pub use scope::{ProgressError, RequestScope, peer_error_object};
 pub use session::{
     ForgetPeerRequest, GetSessionStats, HandleNotification, HandleRequest, HandleResponse,
-    OnStopped, OpenStandalone, RegisterStream, RequestFinished, Resume, SERVER_BUSY,
-    SendPeerRequest, Session, SessionConfig, SessionHandle, SessionParts, SessionStats,
-    StreamClosed,
+    MAX_PROGRESS_TOKEN_LEN, OnStopped, OpenStandalone, RegisterStream, RequestFinished, Resume,
+    SERVER_BUSY, SendPeerRequest, Session, SessionConfig, SessionHandle, SessionParts,
+    SessionStats, StreamClosed,
 };
 pub use stream::{
     Attach, CONNECTION_BUFFER, CloseStream, DropConnection, EventLog, EventStore, Finish,

@@ -32,7 +32,7 @@ use tokio_util::sync::CancellationToken;
 use crate::dispatch::Dispatch;
 use crate::ids::{EventId, SessionId};
 use crate::in_flight::{Cancel, InFlight};
-use crate::jsonrpc::{Frame, Notification, Request, RequestId, Response};
+use crate::jsonrpc::{ErrorObject, Frame, Notification, Request, RequestId, Response};
 use crate::metrics::Metrics;
 use crate::outlet::Outlet;
 use crate::scope::RequestScope;
@@ -279,6 +279,11 @@ impl SessionHandle {
     /// session that has ended, the outlet is finished without an answer.
     pub fn request(&self, request: Request, outlet: Outlet) {
         let shared = &self.shared;
+        if let Some(error) = oversized_progress_token(request.params.as_ref()) {
+            outlet.deliver_or_log(Frame::error(Some(&request.id), &error), "refusal");
+            outlet.finish();
+            return;
+        }
         let cancellable = shared.dispatch.is_cancellable(&request.method);
         let admitted = {
             let mut table = shared.lock_requests();
@@ -429,6 +434,20 @@ fn cancel_request(shared: &SessionShared, params: Option<&Value>) {
         }
         Cancelled::Marked | Cancelled::Unknown => {}
     }
+}
+
+/// The longest `progressToken` accepted, in bytes: the token is copied into every progress
+/// notification (and every stored event of them), so it stays small.
+pub const MAX_PROGRESS_TOKEN_LEN: usize = 256;
+
+/// The `-32602` refusal of a string `progressToken` over [`MAX_PROGRESS_TOKEN_LEN`] bytes.
+fn oversized_progress_token(params: Option<&Value>) -> Option<ErrorObject> {
+    let token = params?.get("_meta")?.get("progressToken")?.as_str()?;
+    (token.len() > MAX_PROGRESS_TOKEN_LEN).then(|| {
+        ErrorObject::invalid_params(format!(
+            "_meta.progressToken is longer than {MAX_PROGRESS_TOKEN_LEN} bytes"
+        ))
+    })
 }
 
 /// Reads `params._meta.progressToken` when it is a string or an integer.
