@@ -158,3 +158,49 @@ async fn closed_post_stream_resumes_on_get() {
 
     srv.stop().await;
 }
+
+/// Event data is bounded by bytes for the whole server: answers larger than the budget are not
+/// kept, the store gives every byte back, and a resume that asks for evicted events is told so
+/// with 410 rather than handed an empty stream.
+#[actix_web::test]
+async fn evicted_events_are_answered_gone_and_the_store_stays_within_its_budget() {
+    let store = actix_mcp::InMemoryEventStore::new(1024, 64 * 1024).max_server_bytes(64 * 1024);
+    let probe = store.clone();
+    let (_fixture, srv) = start(move |mcp| mcp.event_store(std::sync::Arc::new(store)));
+    let mut client = srv.client();
+    client.initialize(json!({})).await;
+
+    // Ten answers of 40 KB each: at most one is held at a time.
+    let text = "x".repeat(40 * 1024);
+    let mut primings = Vec::new();
+    for id in 0..10 {
+        let mut reader = client
+            .start(
+                json!(id),
+                "tools/call",
+                json!({"name": "echo", "arguments": {"message": text}}),
+            )
+            .await;
+        assert!(reader.next_event().await.retry.is_some());
+        primings.push(reader.next_event().await.id.unwrap());
+        let (_, response) = reader.next_message_with_id().await;
+        assert_eq!(response["id"], id);
+        reader.expect_end().await;
+        assert!(probe.bytes_held() <= 64 * 1024, "{}", probe.bytes_held());
+    }
+
+    // The last answer is still kept; the first was evicted to make room.
+    let response = client.get(primings.last().map(String::as_str)).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut replay = SseReader::new(response);
+    let (_, message) = replay.next_message_with_id().await;
+    assert_eq!(message["id"], 9);
+    let response = client.get(Some(&primings[0])).await;
+    assert_eq!(response.status(), StatusCode::GONE);
+    assert_eq!(common::http::error_body(response).await, -32600);
+
+    // Ending the session gives the bytes back.
+    assert_eq!(client.delete().await, StatusCode::OK);
+    common::http::eventually("the store is empty", || probe.bytes_held() == 0).await;
+    srv.stop().await;
+}

@@ -98,11 +98,12 @@ pub use scope::{ProgressError, RequestScope, peer_error_object};
 pub use session::{
     ForgetPeerRequest, GetSessionStats, HandleNotification, HandleRequest, HandleResponse,
     MAX_PROGRESS_TOKEN_LEN, OnStopped, OpenStandalone, RegisterStream, RequestFinished, Resume,
-    SERVER_BUSY, SendPeerRequest, Session, SessionConfig, SessionHandle, SessionParts,
+    Resumed, SERVER_BUSY, SendPeerRequest, Session, SessionConfig, SessionHandle, SessionParts,
     SessionStats, StreamClosed,
 };
 pub use stream::{
     Attach, CONNECTION_BUFFER, CloseStream, DropConnection, EventLog, EventStore, Finish,
-    InMemoryEventStore, SessionEvents, Settled, SseEvent, SseStream, StreamReceiver, priming_event,
+    InMemoryEventStore, Replay, SessionEvents, Settled, SseEvent, SseStream, StreamReceiver,
+    priming_event,
 };
 pub use tool_call::{CallStatus, CancelCall, GetCallStatus, SupervisedError, ToolCall};

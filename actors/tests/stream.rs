@@ -57,7 +57,12 @@ async fn a_client_that_does_not_read_is_dropped_and_resumes_without_loss() {
     );
     // The stream lives on without a connection; the client resumes where it stopped.
     let last = last.unwrap();
-    let mut resumed = session.resume(last).await.unwrap().expect("a live stream");
+    let mut resumed = session
+        .resume(last)
+        .await
+        .unwrap()
+        .into_stream()
+        .expect("a live stream");
     for expected in held..total {
         let event = recv(&mut resumed).await.unwrap();
         assert_eq!(n(&event), expected);
@@ -104,6 +109,7 @@ async fn a_new_get_stream_replaces_the_old_and_a_finished_stream_replays_from_th
         })
         .await
         .unwrap()
+        .into_stream()
         .expect("kept in the store");
     assert!(recv(&mut replay).await.unwrap().data.contains("\"one\""));
     assert!(recv(&mut replay).await.is_none());

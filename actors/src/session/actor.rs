@@ -33,7 +33,7 @@ use crate::metrics::{Gauge, Metrics};
 use crate::outlet::Outlet;
 use crate::registry::SessionStopped;
 use crate::stream::{
-    Attach, CloseStream, EventLog, SessionEvents, SseEvent, SseStream, StreamReceiver,
+    Attach, CloseStream, EventLog, Replay, SessionEvents, SseEvent, SseStream, StreamReceiver,
 };
 
 struct PendingPeer {
@@ -379,17 +379,40 @@ impl Handler<OpenStandalone> for Session {
     }
 }
 
-/// Resume a stream after `Last-Event-ID`. Replies with the new connection, or `None` when the
-/// stream is unknown (never existed, or its events were evicted).
+/// Resume a stream after `Last-Event-ID`. Replies with the new connection, or why there is
+/// none.
 #[derive(Debug, Message)]
-#[rtype(result = "Option<StreamReceiver>")]
+#[rtype(result = "Resumed")]
 pub struct Resume {
     /// The last event the client saw.
     pub last: EventId,
 }
 
+/// The outcome of a [`Resume`].
+#[derive(Debug)]
+pub enum Resumed {
+    /// The connection: the kept events after the last one seen, then (when the stream is still
+    /// live) what it sends next. Events the store evicted meanwhile are missing (logged).
+    Stream(StreamReceiver),
+    /// The stream is unknown: it never existed, or nothing of it is remembered.
+    Unknown,
+    /// The stream has finished and every event after the last one seen was evicted: there is
+    /// nothing left to replay.
+    Evicted,
+}
+
+impl Resumed {
+    /// The connection, if there is one.
+    pub fn into_stream(self) -> Option<StreamReceiver> {
+        match self {
+            Self::Stream(receiver) => Some(receiver),
+            Self::Unknown | Self::Evicted => None,
+        }
+    }
+}
+
 impl Handler<Resume> for Session {
-    type Result = actix::ResponseFuture<Option<StreamReceiver>>;
+    type Result = actix::ResponseFuture<Resumed>;
 
     fn handle(&mut self, msg: Resume, _: &mut Self::Context) -> Self::Result {
         let live = lock(&self.shared.streams).get(&msg.last.stream).cloned();
@@ -397,24 +420,39 @@ impl Handler<Resume> for Session {
             let attach = stream.send(Attach {
                 after: Some(msg.last.seq),
             });
-            return Box::pin(async move { attach.await.ok() });
+            return Box::pin(async move {
+                match attach.await {
+                    Ok(receiver) => Resumed::Stream(receiver),
+                    Err(_) => Resumed::Unknown,
+                }
+            });
         }
         // The stream has finished: replay what the store still holds, then end.
         let replay = self
             .shared
             .events
             .as_ref()
-            .and_then(|events| events.replay(msg.last));
+            .map_or(Replay::Unknown, |events| events.replay(msg.last));
+        let last = msg.last;
         Box::pin(async move {
-            let events = replay?
-                .into_iter()
-                .map(|(id, data)| SseEvent {
-                    id: Some(id),
-                    data,
-                    retry: None,
-                })
-                .collect();
-            Some(StreamReceiver::replay(events))
+            match replay {
+                Replay::Unknown => Resumed::Unknown,
+                Replay::Events { events, gap: true } if events.is_empty() => Resumed::Evicted,
+                Replay::Events { events, gap } => {
+                    if gap {
+                        tracing::warn!(%last, "resuming a stream whose events were partly evicted");
+                    }
+                    let events = events
+                        .into_iter()
+                        .map(|(id, data)| SseEvent {
+                            id: Some(id),
+                            data,
+                            retry: None,
+                        })
+                        .collect();
+                    Resumed::Stream(StreamReceiver::replay(events))
+                }
+            }
         })
     }
 }

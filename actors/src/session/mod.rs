@@ -41,7 +41,7 @@ use crate::stream::{CloseStream, SessionEvents, SseStream, StreamReceiver};
 pub(crate) use actor::Close;
 pub use actor::{
     ForgetPeerRequest, GetSessionStats, HandleNotification, HandleRequest, HandleResponse,
-    OpenStandalone, RegisterStream, RequestFinished, Resume, SendPeerRequest, Session,
+    OpenStandalone, RegisterStream, RequestFinished, Resume, Resumed, SendPeerRequest, Session,
     SessionStats, StreamClosed,
 };
 pub use table::SERVER_BUSY;
@@ -393,14 +393,11 @@ impl SessionHandle {
     }
 
     /// Resumes a stream after `Last-Event-ID`: replays what it missed and, when the stream is
-    /// still live, attaches the new connection to it. `None` when the stream is unknown.
+    /// still live, attaches the new connection to it; or tells why it cannot.
     ///
     /// # Errors
     /// When the session has stopped.
-    pub async fn resume(
-        &self,
-        last: EventId,
-    ) -> Result<Option<StreamReceiver>, actix::MailboxError> {
+    pub async fn resume(&self, last: EventId) -> Result<Resumed, actix::MailboxError> {
         self.addr.send(Resume { last }).await
     }
 

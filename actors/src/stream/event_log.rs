@@ -34,7 +34,7 @@ use crate::jsonrpc::{Frame, FrameKind};
 use crate::outlet::{FrameSink, Outlet};
 use crate::session::SessionHandle;
 use crate::stream::sse_stream::{Finish, SseStream};
-use crate::stream::store::SessionEvents;
+use crate::stream::store::{Replay, SessionEvents};
 
 /// Events a connection may have queued before its client counts as too slow and is dropped.
 pub const CONNECTION_BUFFER: usize = 128;
@@ -315,19 +315,29 @@ impl EventLog {
     /// first; the previous connection, if any, ends.
     pub fn attach(self: &Arc<Self>, after: Option<u64>) -> StreamReceiver {
         let replay = match (after, &self.events) {
-            (Some(seq), Some(store)) => store
-                .replay(EventId {
-                    stream: self.number,
-                    seq,
-                })
-                .unwrap_or_default()
-                .into_iter()
-                .map(|(id, data)| SseEvent {
-                    id: Some(id),
-                    data,
-                    retry: None,
-                })
-                .collect(),
+            (Some(seq), Some(store)) => match store.replay(EventId {
+                stream: self.number,
+                seq,
+            }) {
+                Replay::Unknown => Vec::new(),
+                Replay::Events { events, gap } => {
+                    if gap {
+                        tracing::warn!(
+                            stream = self.number,
+                            after = seq,
+                            "resuming a live stream whose events were partly evicted"
+                        );
+                    }
+                    events
+                }
+            }
+            .into_iter()
+            .map(|(id, data)| SseEvent {
+                id: Some(id),
+                data,
+                retry: None,
+            })
+            .collect(),
             _ => Vec::new(),
         };
         self.connect(replay)

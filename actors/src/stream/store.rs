@@ -7,8 +7,9 @@
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#resumability-and-redelivery>
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::ids::{EventId, SessionId};
@@ -28,9 +29,8 @@ pub trait SessionEvents: Send + Sync + 'static {
     /// Records one event of one of the session's streams.
     fn append(&self, id: EventId, data: &Arc<str>);
 
-    /// The events of `after.stream` that follow `after`, in order, or `None` when the stream
-    /// is unknown (never existed, or its events were evicted).
-    fn replay(&self, after: EventId) -> Option<Vec<(EventId, Arc<str>)>>;
+    /// What is kept of `after.stream` after `after`.
+    fn replay(&self, after: EventId) -> Replay;
 
     /// The stream has ended: nothing more will be appended to it, and its events may be evicted
     /// after a while.
@@ -40,29 +40,111 @@ pub trait SessionEvents: Send + Sync + 'static {
     fn close(&self);
 }
 
+/// What an [`SessionEvents::replay`] found after an event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Replay {
+    /// The stream is unknown: it never existed, or nothing of it is remembered.
+    Unknown,
+    /// The kept events that follow, in order. With `gap`, some events that followed were
+    /// evicted before they could be replayed (the budget ran out): the client missed them.
+    Events {
+        /// The events, oldest first.
+        events: Vec<(EventId, Arc<str>)>,
+        /// Some events after the requested one are gone.
+        gap: bool,
+    },
+}
+
 /// The default [`EventStore`]: per session, a ring of the most recent events of all its
-/// streams in memory, bounded by a number of events and by their total size; the oldest go
-/// first. A finished stream stays resumable for as long as its events are in the ring.
-#[derive(Debug, Clone, Copy)]
+/// streams in memory, bounded by a number of events and by bytes at three levels: per stream,
+/// per session, and for the whole server. The oldest events of the stream or session that
+/// goes over its budget go first; when the server's budget is held by other sessions, the
+/// appending session gives up its own oldest events, and an event that still does not fit is
+/// not kept. A resume that asks for evicted events is told so ([`Replay::Events::gap`]).
+///
+/// A finished stream stays resumable for as long as its events are in the ring.
+#[derive(Debug, Clone)]
 pub struct InMemoryEventStore {
     max_events: usize,
     max_bytes: usize,
+    max_stream_bytes: usize,
+    server: Arc<ServerBudget>,
 }
 
+/// The server-wide byte budget, shared by every session of one store.
+#[derive(Debug)]
+struct ServerBudget {
+    max: usize,
+    used: AtomicUsize,
+}
+
+impl ServerBudget {
+    /// Takes `bytes` if they fit.
+    fn take(&self, bytes: usize) -> bool {
+        self.used
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
+                used.checked_add(bytes).filter(|total| *total <= self.max)
+            })
+            .is_ok()
+    }
+
+    fn give_back(&self, bytes: usize) {
+        self.used.fetch_sub(bytes, Ordering::AcqRel);
+    }
+}
+
+/// The default per-session budget: 4 MiB.
+const DEFAULT_SESSION_BYTES: usize = 4 * 1024 * 1024;
+/// The default server budget: 256 MiB.
+const DEFAULT_SERVER_BYTES: usize = 256 * 1024 * 1024;
+/// How many streams' eviction marks a session remembers (a stream whose mark was forgotten and
+/// whose events are all gone is [`Replay::Unknown`]).
+const MAX_EVICTION_MARKS: usize = 1024;
+
 impl Default for InMemoryEventStore {
-    /// The last 1,024 events of each session, at most 4 MiB of them.
+    /// The last 1,024 events of each session, at most 4 MiB of them per session and per
+    /// stream, and at most 256 MiB for the whole server.
     fn default() -> Self {
-        Self::new(1024, 4 * 1024 * 1024)
+        Self::new(1024, DEFAULT_SESSION_BYTES)
     }
 }
 
 impl InMemoryEventStore {
-    /// Keeps, per session, up to `max_events` events and at most `max_bytes` of event data.
+    /// Keeps, per session, up to `max_events` events and at most `max_bytes` of event data
+    /// (also the per-stream budget), within the default server budget of 256 MiB.
     pub fn new(max_events: usize, max_bytes: usize) -> Self {
         Self {
             max_events: max_events.max(1),
             max_bytes,
+            max_stream_bytes: max_bytes,
+            server: Arc::new(ServerBudget {
+                max: DEFAULT_SERVER_BYTES,
+                used: AtomicUsize::new(0),
+            }),
         }
+    }
+
+    /// At most `bytes` of event data per stream (at most the session's budget).
+    #[must_use]
+    pub fn max_stream_bytes(mut self, bytes: usize) -> Self {
+        self.max_stream_bytes = bytes;
+        self
+    }
+
+    /// At most `bytes` of event data for all sessions together. Sessions opened before this
+    /// call keep the budget they were opened with.
+    #[must_use]
+    pub fn max_server_bytes(mut self, bytes: usize) -> Self {
+        self.server = Arc::new(ServerBudget {
+            max: bytes,
+            used: AtomicUsize::new(0),
+        });
+        self
+    }
+
+    /// The bytes of event data held now, by all sessions.
+    pub fn bytes_held(&self) -> usize {
+        self.server.used.load(Ordering::Acquire)
     }
 }
 
@@ -71,6 +153,8 @@ impl EventStore for InMemoryEventStore {
         Arc::new(InMemorySessionEvents {
             max_events: self.max_events,
             max_bytes: self.max_bytes,
+            max_stream_bytes: self.max_stream_bytes.min(self.max_bytes),
+            server: self.server.clone(),
             inner: Mutex::default(),
         })
     }
@@ -80,12 +164,59 @@ impl EventStore for InMemoryEventStore {
 struct Ring {
     events: VecDeque<(EventId, Arc<str>)>,
     bytes: usize,
+    /// Bytes kept per stream.
+    streams: HashMap<u64, usize>,
+    /// Per stream, the highest sequence number evicted (or never kept), oldest mark first.
+    evicted: VecDeque<(u64, u64)>,
+}
+
+impl Ring {
+    fn mark_evicted(&mut self, id: EventId) {
+        if let Some(mark) = self
+            .evicted
+            .iter_mut()
+            .find(|(stream, _)| *stream == id.stream)
+        {
+            mark.1 = mark.1.max(id.seq);
+            return;
+        }
+        if self.evicted.len() == MAX_EVICTION_MARKS {
+            self.evicted.pop_front();
+        }
+        self.evicted.push_back((id.stream, id.seq));
+    }
+
+    fn evicted_upto(&self, stream: u64) -> Option<u64> {
+        self.evicted
+            .iter()
+            .find(|(marked, _)| *marked == stream)
+            .map(|(_, seq)| *seq)
+    }
+
+    /// Removes the event at `index`; returns its size.
+    fn evict(&mut self, index: usize) -> usize {
+        let Some((id, data)) = self.events.remove(index) else {
+            return 0;
+        };
+        let size = data.len();
+        self.bytes -= size;
+        if let Some(bytes) = self.streams.get_mut(&id.stream) {
+            *bytes -= size;
+            if *bytes == 0 {
+                self.streams.remove(&id.stream);
+            }
+        }
+        self.mark_evicted(id);
+        size
+    }
 }
 
 /// One session's events in an [`InMemoryEventStore`].
 struct InMemorySessionEvents {
     max_events: usize,
     max_bytes: usize,
+    max_stream_bytes: usize,
+    server: Arc<ServerBudget>,
     inner: Mutex<Ring>,
 }
 
@@ -109,33 +240,64 @@ impl InMemorySessionEvents {
 
 impl SessionEvents for InMemorySessionEvents {
     fn append(&self, id: EventId, data: &Arc<str>) {
-        if data.len() > self.max_bytes {
-            // Larger than the whole budget: it cannot be kept without losing everything else.
+        let size = data.len();
+        let mut ring = self.lock();
+        if size > self.max_stream_bytes {
+            // Larger than a whole stream's budget: it cannot be kept.
+            ring.mark_evicted(id);
             return;
         }
-        let mut ring = self.lock();
-        ring.bytes += data.len();
-        ring.events.push_back((id, data.clone()));
-        while ring.events.len() > self.max_events || ring.bytes > self.max_bytes {
-            let Some((_, old)) = ring.events.pop_front() else {
+        // The stream's own oldest events make room within its budget first.
+        let mut freed = 0;
+        while ring.streams.get(&id.stream).copied().unwrap_or(0) + size > self.max_stream_bytes {
+            let Some(index) = ring
+                .events
+                .iter()
+                .position(|(kept, _)| kept.stream == id.stream)
+            else {
                 break;
             };
-            ring.bytes -= old.len();
+            freed += ring.evict(index);
         }
+        // Then the session's oldest, by count and by bytes.
+        while !ring.events.is_empty()
+            && (ring.events.len() + 1 > self.max_events || ring.bytes + size > self.max_bytes)
+        {
+            freed += ring.evict(0);
+        }
+        // Then the server's budget: what this session freed is given back first, and the
+        // session gives up more of its own oldest events while the server is full.
+        self.server.give_back(freed);
+        while !self.server.take(size) {
+            if ring.events.is_empty() {
+                ring.mark_evicted(id);
+                return;
+            }
+            let released = ring.evict(0);
+            self.server.give_back(released);
+        }
+        ring.bytes += size;
+        *ring.streams.entry(id.stream).or_default() += size;
+        ring.events.push_back((id, data.clone()));
     }
 
-    fn replay(&self, after: EventId) -> Option<Vec<(EventId, Arc<str>)>> {
+    fn replay(&self, after: EventId) -> Replay {
         let ring = self.lock();
-        let mut known = false;
-        let events = ring
+        let events: Vec<_> = ring
             .events
             .iter()
-            .filter(|(id, _)| id.stream == after.stream)
-            .inspect(|_| known = true)
-            .filter(|(id, _)| id.seq > after.seq)
+            .filter(|(id, _)| id.stream == after.stream && id.seq > after.seq)
             .map(|(id, data)| (*id, data.clone()))
             .collect();
-        known.then_some(events)
+        let evicted = ring.evicted_upto(after.stream);
+        let known = evicted.is_some() || ring.streams.contains_key(&after.stream);
+        if !known {
+            return Replay::Unknown;
+        }
+        Replay::Events {
+            events,
+            gap: evicted.is_some_and(|upto| upto > after.seq),
+        }
     }
 
     fn finish(&self, _: u64) {
@@ -144,7 +306,18 @@ impl SessionEvents for InMemorySessionEvents {
 
     fn close(&self) {
         let mut ring = self.lock();
-        ring.events = VecDeque::new();
+        self.server.give_back(ring.bytes);
+        *ring = Ring::default();
+    }
+}
+
+impl Drop for InMemorySessionEvents {
+    fn drop(&mut self) {
+        let ring = self
+            .inner
+            .get_mut()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        self.server.give_back(ring.bytes);
         ring.bytes = 0;
     }
 }
@@ -158,42 +331,100 @@ mod tests {
         EventId { stream, seq }
     }
 
+    fn events_of(replay: Replay) -> Vec<u64> {
+        match replay {
+            Replay::Events { events, .. } => events.iter().map(|(id, _)| id.seq).collect(),
+            Replay::Unknown => panic!("an unknown stream"),
+        }
+    }
+
+    fn gap(replay: &Replay) -> bool {
+        matches!(replay, Replay::Events { gap: true, .. })
+    }
+
     #[test]
     fn replays_what_follows_in_its_stream_only() {
         let events = InMemoryEventStore::default().open(&SessionId::stdio());
         events.append(id(1, 1), &Arc::from("a1"));
         events.append(id(2, 1), &Arc::from("b1"));
         events.append(id(1, 2), &Arc::from("a2"));
-        let replay = events.replay(id(1, 1)).unwrap();
-        assert_eq!(replay, vec![(id(1, 2), Arc::from("a2"))]);
-        assert_eq!(events.replay(id(1, 2)).unwrap(), Vec::new());
-        assert!(events.replay(id(3, 0)).is_none(), "an unknown stream");
+        assert_eq!(
+            events.replay(id(1, 1)),
+            Replay::Events {
+                events: vec![(id(1, 2), Arc::from("a2"))],
+                gap: false
+            }
+        );
+        assert_eq!(events_of(events.replay(id(1, 2))), Vec::<u64>::new());
+        assert_eq!(events.replay(id(3, 0)), Replay::Unknown);
         events.close();
-        assert!(events.replay(id(1, 0)).is_none());
+        assert_eq!(events.replay(id(1, 0)), Replay::Unknown);
     }
 
     #[test]
-    fn the_oldest_events_go_first_by_count_and_by_size() {
+    fn the_oldest_events_go_first_by_count_and_by_size_and_the_gap_is_told() {
         let events = InMemoryEventStore::new(2, 100).open(&SessionId::stdio());
         for seq in 1..=3 {
             events.append(id(1, seq), &Arc::from(format!("e{seq}")));
         }
-        // Two events are kept: event 1 made room.
-        let replay = events.replay(id(1, 0)).unwrap();
-        assert_eq!(
-            replay.iter().map(|(id, _)| id.seq).collect::<Vec<_>>(),
-            vec![2, 3]
-        );
+        // Two events are kept: event 1 made room, so a resume after 0 has a gap.
+        let replay = events.replay(id(1, 0));
+        assert!(gap(&replay));
+        assert_eq!(events_of(replay), vec![2, 3]);
+        // After 1 nothing was lost.
+        assert!(!gap(&events.replay(id(1, 1))));
 
         let events = InMemoryEventStore::new(100, 10).open(&SessionId::stdio());
         events.append(id(1, 1), &Arc::from("123456"));
         events.append(id(2, 1), &Arc::from("7890ab"));
-        // Twelve bytes do not fit in ten: the older stream's event went.
-        assert!(events.replay(id(1, 0)).is_none());
-        assert_eq!(events.replay(id(2, 0)).unwrap().len(), 1);
-        // An event larger than the whole budget is not kept at all.
+        // Twelve bytes do not fit in ten: the older stream's event went, and that is known.
+        let replay = events.replay(id(1, 0));
+        assert!(gap(&replay));
+        assert!(events_of(replay).is_empty());
+        assert_eq!(events_of(events.replay(id(2, 0))), vec![1]);
+        // An event larger than the whole budget is not kept at all, and its loss is told.
         events.append(id(3, 1), &Arc::from("x".repeat(11)));
-        assert!(events.replay(id(3, 0)).is_none());
-        assert_eq!(events.replay(id(2, 0)).unwrap().len(), 1);
+        assert!(gap(&events.replay(id(3, 0))));
+        assert_eq!(events_of(events.replay(id(2, 0))), vec![1]);
+    }
+
+    #[test]
+    fn a_stream_over_its_budget_loses_its_own_oldest_events_not_others() {
+        let events = InMemoryEventStore::new(100, 100)
+            .max_stream_bytes(10)
+            .open(&SessionId::stdio());
+        events.append(id(1, 1), &Arc::from("aaaa"));
+        for seq in 1..=5 {
+            events.append(id(2, seq), &Arc::from("bbbb"));
+        }
+        assert_eq!(events_of(events.replay(id(1, 0))), vec![1]);
+        let replay = events.replay(id(2, 0));
+        assert!(gap(&replay));
+        assert_eq!(events_of(replay), vec![4, 5]);
+    }
+
+    #[test]
+    fn the_server_budget_bounds_all_sessions_and_is_given_back() {
+        let store = InMemoryEventStore::new(100, 100).max_server_bytes(25);
+        let first = store.open(&SessionId::stdio());
+        let second = store.open(&SessionId::stdio());
+        first.append(id(1, 1), &Arc::from("x".repeat(10)));
+        first.append(id(1, 2), &Arc::from("x".repeat(10)));
+        assert_eq!(store.bytes_held(), 20);
+        // The second session cannot take the first's bytes: its event is not kept.
+        second.append(id(1, 1), &Arc::from("y".repeat(10)));
+        assert_eq!(store.bytes_held(), 20);
+        assert!(gap(&second.replay(id(1, 0))));
+        // The first session makes room from its own oldest.
+        first.append(id(1, 3), &Arc::from("x".repeat(10)));
+        assert_eq!(store.bytes_held(), 20);
+        assert_eq!(events_of(first.replay(id(1, 1))), vec![2, 3]);
+        // Closing and dropping give every byte back.
+        first.close();
+        assert_eq!(store.bytes_held(), 0);
+        second.append(id(1, 2), &Arc::from("y".repeat(10)));
+        assert_eq!(store.bytes_held(), 10);
+        drop(second);
+        assert_eq!(store.bytes_held(), 0);
     }
 }

@@ -13,8 +13,8 @@ use futures::StreamExt;
 use serde_json::json;
 
 use actix_mcp_actors::{
-    ErrorCode, EventId, EventLog, InFlight, Incoming, ResponseOutlet, SessionConfig, SessionHandle,
-    SessionId, SessionParts, Settled, SseEvent, StreamReceiver,
+    ErrorCode, EventId, EventLog, InFlight, Incoming, ResponseOutlet, Resumed, SessionConfig,
+    SessionHandle, SessionId, SessionParts, Settled, SseEvent, StreamReceiver,
 };
 
 use super::answer::{self, ANSWER_WINDOW};
@@ -487,8 +487,16 @@ pub(super) async fn get(req: HttpRequest, shared: web::Data<HttpShared>) -> Http
             );
         };
         match session.resume(last).await {
-            Ok(Some(receiver)) => return sse_response(&shared, receiver, (), None),
-            Ok(None) => {
+            Ok(Resumed::Stream(receiver)) => return sse_response(&shared, receiver, (), None),
+            Ok(Resumed::Evicted) => {
+                return http_error(
+                    StatusCode::GONE,
+                    ErrorCode::INVALID_REQUEST,
+                    "the events after Last-Event-ID are no longer kept (the server's event \
+                     budget evicted them); they cannot be replayed",
+                );
+            }
+            Ok(Resumed::Unknown) => {
                 tracing::debug!(session = %session.id(), %last, "unknown stream to resume; opening a new standalone stream")
             }
             Err(_) => {
