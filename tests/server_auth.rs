@@ -403,8 +403,7 @@ async fn read(response: reqwest::Response) -> (StatusCode, Value) {
         text.lines()
             .filter_map(|line| line.strip_prefix("data:"))
             .map(str::trim)
-            .filter(|data| data.starts_with('{'))
-            .last()
+            .rfind(|data| data.starts_with('{'))
             .unwrap_or_else(|| panic!("no message in {text:?}"))
             .to_owned()
     };
@@ -899,7 +898,7 @@ async fn a_session_serves_only_the_identity_that_opened_it() {
     // Without a token: 401 on every method.
     let response = send(mcp.post(&call, None, Some(&session))).await;
     assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
-    assert!(challenge(&response).get("error").is_none());
+    assert!(!challenge(&response).contains_key("error"));
     let response = send(mcp.get(None, &session)).await;
     assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
     let (_, body) = read(response).await;
