@@ -22,6 +22,7 @@ use url::Url;
 
 use super::fetch;
 use super::identity::numeric_date;
+use super::jwt::MAX_INTERVAL;
 use super::{AuthConfigError, AuthError, Identity, TokenValidator};
 
 /// The longest token sent for introspection; a longer one is refused at once.
@@ -296,7 +297,7 @@ impl IntrospectionValidator {
         let now = SystemTime::now();
         let leeway = self.inner.leeway;
         if let Some(exp) = numeric_date(answer.get("exp"))
-            && exp + leeway <= now
+            && exp.checked_add(leeway).is_some_and(|end| end <= now)
         {
             return Err(AuthError::invalid_token("the token has expired"));
         }
@@ -349,14 +350,15 @@ impl IntrospectionValidatorBuilder {
 
     /// Clock skew tolerated on `exp` and `nbf` (default 30 s).
     pub fn leeway(mut self, leeway: Duration) -> Self {
-        self.leeway = leeway;
+        self.leeway = leeway.min(MAX_INTERVAL);
         self
     }
 
     /// How long an active answer is reused (default 30 s; never past the token's `exp`;
-    /// zero turns the cache off). A revoked token stays accepted for at most this long.
+    /// zero turns the cache off; at most a year). A revoked token stays accepted for at most
+    /// this long.
     pub fn cache_ttl(mut self, ttl: Duration) -> Self {
-        self.cache_ttl = ttl;
+        self.cache_ttl = ttl.min(MAX_INTERVAL);
         self
     }
 
@@ -368,7 +370,7 @@ impl IntrospectionValidatorBuilder {
 
     /// Time limit of one introspection request (default 5 s).
     pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
+        self.timeout = timeout.min(MAX_INTERVAL);
         self
     }
 

@@ -25,6 +25,9 @@ use super::{AuthConfigError, AuthError, Identity, TokenValidator};
 /// The longest token looked at; a longer one is refused unparsed.
 const MAX_TOKEN_LEN: usize = 16 * 1024;
 
+/// The longest interval or leeway honoured (longer ones are cut to it): a year.
+pub(super) const MAX_INTERVAL: Duration = Duration::from_secs(365 * 24 * 3600);
+
 /// The algorithms allowed by default: every asymmetric one.
 const DEFAULT_ALGORITHMS: [Algorithm; 9] = [
     Algorithm::RS256,
@@ -257,6 +260,12 @@ impl JwtValidator {
             )));
         }
         let mut keys = self.current_keys().await?;
+        if keys.keys.is_empty() {
+            // The key set could not be fetched yet (and is not retried before its time).
+            return Err(AuthError::unavailable(
+                "no signing keys: the JWKS could not be fetched",
+            ));
+        }
         if header.kid.is_some() && matching(&keys, header.kid.as_deref(), alg).next().is_none() {
             // Perhaps a rotated key: look again, if the set is not brand new.
             if let Some(fresh) = self.refresh_for_unknown_key(&keys).await? {
@@ -413,27 +422,28 @@ impl JwtValidatorBuilder {
 
     /// Clock skew tolerated on `exp` and `nbf` (default 30 s; whole seconds).
     pub fn leeway(mut self, leeway: Duration) -> Self {
-        self.leeway = leeway;
+        self.leeway = leeway.min(MAX_INTERVAL);
         self
     }
 
-    /// How long the fetched key set is used before it is fetched again (default 15 min).
+    /// How long the fetched key set is used before it is fetched again (default 15 min; at
+    /// most a year).
     pub fn refresh_interval(mut self, interval: Duration) -> Self {
-        self.refresh_interval = interval;
+        self.refresh_interval = interval.min(MAX_INTERVAL);
         self
     }
 
     /// The least time between two fetches of the key set (default 30 s): a token with an
     /// unknown key id triggers a fetch only when the last one is older; a failed fetch is
-    /// retried after it.
+    /// retried after it. At most a year.
     pub fn min_refresh_interval(mut self, interval: Duration) -> Self {
-        self.min_refresh_interval = interval;
+        self.min_refresh_interval = interval.min(MAX_INTERVAL);
         self
     }
 
     /// Time limit of one key set fetch (default 5 s).
     pub fn fetch_timeout(mut self, timeout: Duration) -> Self {
-        self.fetch_timeout = timeout;
+        self.fetch_timeout = timeout.min(MAX_INTERVAL);
         self
     }
 
