@@ -247,8 +247,10 @@ impl RequestContext {
 
     /// Who made this request: the identity the endpoint's token validator established from
     /// its `Authorization: Bearer` token (see [`auth`](crate::server::auth)). `None` without
-    /// bearer auth: over stdio, on an unprotected HTTP endpoint, in process. A task keeps the
-    /// identity of the request that started it.
+    /// bearer auth: over stdio, on an unprotected HTTP endpoint, in process, and in a custom
+    /// notification handler of a 2025-11-25 session (notifications reach it through the
+    /// session, after the transport checked the token). A task keeps the identity of the
+    /// request that started it.
     ///
     /// The token itself is not available to handlers: a server must not pass it on (token
     /// passthrough is forbidden); call upstream APIs with tokens of its own.
