@@ -2,10 +2,18 @@
 //!
 //! Run: `cargo run --example http_server -- --port 8080 [--workers N] [--stateless] [--json-response]`
 //!
+//! Protected by bearer tokens (JWTs checked against the authorization server's JWKS):
+//! `--auth-jwks URL --auth-issuer ISS --auth-audience AUD [--auth-scope S]... [--auth-server URL]
+//! [--auth-resource URL]`. Every request then needs `Authorization: Bearer <token>` issued by
+//! `ISS` for `AUD`, with every `--auth-scope`; the protected resource metadata is served at
+//! `/.well-known/oauth-protected-resource/mcp`, naming `--auth-server` (default: the issuer) as
+//! the authorization server and `--auth-resource` (default: `http://127.0.0.1:PORT/mcp`) as the
+//! resource.
+//!
 //! Tools: `echo` (returns `message`, logging it at debug level), `sleep` (waits `ms`, reporting
 //! progress every 100 ms when asked, stopping when cancelled), `summarize` (asks the client to
-//! sample an LLM), and `add_tool` (registers a tool at run time; every session gets
-//! `tools/list_changed`). Prompt `greet`, resource `file:///example/readme.txt`, template
+//! sample an LLM), `add_tool` (registers a tool at run time; every session gets
+//! `tools/list_changed`), and `whoami` (the caller's identity, with bearer auth). Prompt `greet`, resource `file:///example/readme.txt`, template
 //! `greeting://{name}`; completion offers names for `greet`'s `message` and the template's `name`.
 
 use std::time::{Duration, Instant};
@@ -15,6 +23,7 @@ use actix_mcp::protocol::{
     CompleteRequestParams, CompleteResult, Completion, CreateMessageRequestParams, SamplingMessage,
     SamplingMessageContentBlock,
 };
+use actix_mcp::server::auth::{AuthConfigError, BearerAuth, JwtValidator};
 use clap::Parser;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -33,6 +42,46 @@ struct Cli {
     /// Answer with one JSON body instead of an SSE stream.
     #[arg(long)]
     json_response: bool,
+    /// Protect the endpoint: the JWKS URL of the authorization server that signs the tokens.
+    #[arg(long, value_name = "URL", requires_all = ["auth_issuer", "auth_audience"])]
+    auth_jwks: Option<String>,
+    /// The issuer (`iss`) tokens must come from.
+    #[arg(long, value_name = "ISS", requires = "auth_jwks")]
+    auth_issuer: Option<String>,
+    /// The audience (`aud`) tokens must be issued for (usually the resource URL).
+    #[arg(long, value_name = "AUD", requires = "auth_jwks")]
+    auth_audience: Option<String>,
+    /// A scope every request needs (repeat for more).
+    #[arg(long = "auth-scope", value_name = "S", requires = "auth_jwks")]
+    auth_scopes: Vec<String>,
+    /// The authorization server the metadata names (default: the issuer).
+    #[arg(long, value_name = "URL", requires = "auth_jwks")]
+    auth_server: Option<String>,
+    /// The resource identifier the metadata names (default: `http://127.0.0.1:PORT/mcp`).
+    #[arg(long, value_name = "URL", requires = "auth_jwks")]
+    auth_resource: Option<String>,
+}
+
+/// The bearer protection the `--auth-*` flags ask for, if any.
+fn bearer_auth(cli: &Cli) -> Result<Option<BearerAuth>, AuthConfigError> {
+    let (Some(jwks), Some(issuer), Some(audience)) =
+        (&cli.auth_jwks, &cli.auth_issuer, &cli.auth_audience)
+    else {
+        return Ok(None);
+    };
+    let validator = JwtValidator::builder(jwks)
+        .issuer(issuer)
+        .audience(audience)
+        .build()?;
+    let resource = cli
+        .auth_resource
+        .clone()
+        .unwrap_or_else(|| format!("http://127.0.0.1:{}/mcp", cli.port));
+    let auth = BearerAuth::builder(resource, validator)
+        .authorization_server(cli.auth_server.as_deref().unwrap_or(issuer))
+        .metadata("resource_name", "actix-mcp example server")
+        .build()?;
+    Ok(Some(auth))
 }
 
 /// What completion offers for a name (`greet`'s `message`, `greeting://{name}`).
@@ -135,8 +184,9 @@ async fn complete_name(
     })
 }
 
-fn server() -> Result<Server, actix_mcp::BuildError> {
+fn server(required_scopes: &[String]) -> Result<Server, actix_mcp::BuildError> {
     Server::builder("actix-mcp-example", env!("CARGO_PKG_VERSION"))
+        .required_scopes(required_scopes.iter().cloned())
         .title("actix-mcp example server")
         .instructions(
             "Echo text, sleep, summarize with the client's LLM, or add tools at run time.",
@@ -182,6 +232,20 @@ fn server() -> Result<Server, actix_mcp::BuildError> {
                 Ok::<_, McpError>("added")
             },
         ))
+        .tool(tool(
+            "whoami",
+            "Says who is calling (the bearer token's subject and scopes)",
+            |cx: RequestContext| async move {
+                match cx.identity() {
+                    Some(identity) => format!(
+                        "{} (scopes: {})",
+                        identity.subject().unwrap_or("no subject"),
+                        identity.scopes().join(" ")
+                    ),
+                    None => "anonymous: this endpoint has no bearer auth".to_owned(),
+                }
+            },
+        ))
         .prompt(prompt(
             "greet",
             "Greets someone",
@@ -215,11 +279,15 @@ async fn main() -> std::io::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
-    let server = server().map_err(std::io::Error::other)?;
-    let mcp = server
+    let server = server(&cli.auth_scopes).map_err(std::io::Error::other)?;
+    let mut mcp = server
         .http("/mcp")
         .stateless(cli.stateless)
         .json_response(cli.json_response);
+    if let Some(auth) = bearer_auth(&cli).map_err(std::io::Error::other)? {
+        tracing::info!(metadata = auth.metadata_url(), "bearer auth on");
+        mcp = mcp.bearer_auth(auth);
+    }
     let mut http =
         actix_web::HttpServer::new(move || actix_web::App::new().configure(mcp.configure()))
             .tcp_nodelay(true);

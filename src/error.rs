@@ -311,6 +311,16 @@ pub enum BuildError {
     /// The page size must be at least 1.
     #[error("page size must be at least 1")]
     InvalidPageSize,
+    /// A required scope is not an RFC 6749 scope token (empty, or with spaces, `"` or `\`).
+    #[error(
+        "invalid scope {scope:?} of {owner}: a scope is one or more printable ASCII characters, without spaces, `\"` or `\\`"
+    )]
+    InvalidScope {
+        /// What requires it (``tool `echo` ``, `the server`, ...).
+        owner: String,
+        /// The scope as given.
+        scope: String,
+    },
 }
 
 impl From<crate::protocol::InputRequiredResult> for McpError {

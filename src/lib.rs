@@ -79,10 +79,10 @@ pub use actix_mcp_actors::EventId;
 pub use actix_mcp_actors::EventStore;
 /// The default event store of Streamable HTTP.
 pub use actix_mcp_actors::InMemoryEventStore;
-/// What an [`EventStore`] opens per session.
-pub use actix_mcp_actors::SessionEvents;
 /// What [`SessionEvents::replay`] found.
 pub use actix_mcp_actors::Replay;
+/// What an [`EventStore`] opens per session.
+pub use actix_mcp_actors::SessionEvents;
 pub use actix_mcp_actors::{MetricsSnapshot, PeerError, RequestId, SessionId};
 pub use error::{BuildError, ErrorKind, McpError};
 /// The [`schemars`] this crate generates JSON schemas with (for [`Params`], [`Json`] and

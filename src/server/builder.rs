@@ -148,7 +148,11 @@ impl ServerBuilder {
 
     /// Registers a resource (with its own read handler, or read by the fallback handler).
     pub fn resource(mut self, resource: impl Into<ResourceDef>) -> Self {
-        let def = resource.into();
+        let mut def = resource.into();
+        if let Some(err) = def.scope_error.take() {
+            self.errors.push(err);
+            return self;
+        }
         if let Err(err) = insert_unique(
             &mut self.catalog.resources,
             "resource",
@@ -314,6 +318,26 @@ impl ServerBuilder {
     /// resource uri, error, client info and the measured duration when the request completes.
     pub fn around_request(mut self, hook: impl Fn(&RequestEvent) + Send + Sync + 'static) -> Self {
         self.around = Some(Arc::new(hook));
+        self
+    }
+
+    /// Scopes every request needs on an endpoint protected by
+    /// [`bearer_auth`](crate::transport::http::McpHttp::bearer_auth) (default none): a token
+    /// without them is answered HTTP 403 with `WWW-Authenticate: Bearer
+    /// error="insufficient_scope", scope="…"`, and an unauthenticated request's 401 challenge
+    /// names them. Tools, prompts and resources add their own (see
+    /// [`ToolDef::required_scopes`]). Each must be an RFC 6749 scope token;
+    /// [`build`](Self::build) fails with [`BuildError::InvalidScope`] otherwise. Ignored over
+    /// stdio and in process.
+    pub fn required_scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        match crate::server::auth::scopes::collect(|| "the server".to_owned(), scopes) {
+            Ok(scopes) => self.config.required_scopes = scopes,
+            Err(err) => self.errors.push(err),
+        }
         self
     }
 

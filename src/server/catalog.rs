@@ -145,6 +145,9 @@ impl Server {
     /// Registers (or replaces) a resource at run time and notifies sessions.
     pub fn define_resource(&self, resource: impl Into<ResourceDef>) {
         let def = resource.into();
+        if let Some(err) = &def.scope_error {
+            tracing::error!(%err, "a resource defined at run time has an invalid scope; it stays required as given");
+        }
         self.inner
             .update_catalog(|catalog| catalog.resources.insert(def.definition.uri.clone(), def));
         self.notify_resources_list_changed();

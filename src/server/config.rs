@@ -20,6 +20,8 @@ pub(crate) struct ServerConfig {
     pub(crate) max_listeners: usize,
     /// Multi round-trip requests: state keys, park limits, the session shim's round limit.
     pub(crate) mrtr: crate::server::mrtr::MrtrConfig,
+    /// Scopes every request on a bearer-protected endpoint needs.
+    pub(crate) required_scopes: Vec<String>,
 }
 
 /// The cache hints (`ttlMs`, `cacheScope`) of each cacheable method's results (2026-07-28).
@@ -88,6 +90,7 @@ impl Default for ServerConfig {
             cache: CacheConfig::default(),
             max_listeners: 10_000,
             mrtr: crate::server::mrtr::MrtrConfig::default(),
+            required_scopes: Vec::new(),
         }
     }
 }

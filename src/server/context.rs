@@ -14,6 +14,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use actix_web::http::header::HeaderMap;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -26,6 +27,7 @@ use crate::protocol::{
     ElicitResult, ElicitationSchema, Implementation, InputResponses, ListRootsResult, LoggingLevel,
     LoggingMessageNotificationParams, Meta, ProtocolVersion, method,
 };
+use crate::server::auth::Identity;
 use crate::server::mrtr::Mrtr;
 use crate::server::mrtr::call::CallLink;
 use crate::server::session::SessionState;
@@ -58,6 +60,16 @@ pub(crate) struct ContextInner {
     pub(crate) link: Option<Arc<CallLink>>,
     /// The task this invocation runs in (Tasks extension).
     pub(crate) task_id: Option<Arc<str>>,
+    /// What the HTTP transport knows of the request: the caller, the headers.
+    pub(crate) transport: Option<Arc<TransportInfo>>,
+}
+
+/// What the HTTP transport hands a request's handlers: the caller's identity (on a
+/// bearer-protected endpoint) and a snapshot of the request's headers (without credentials).
+#[derive(Debug, Default)]
+pub(crate) struct TransportInfo {
+    pub(crate) identity: Option<Arc<Identity>>,
+    pub(crate) headers: Option<HeaderMap>,
 }
 
 /// The client's answers to an earlier `input_required` round: `inputResponses` by key, and
@@ -184,6 +196,7 @@ impl RequestContext {
             mrtr: inner.mrtr.clone(),
             link: inner.link.clone(),
             task_id: inner.task_id.clone(),
+            transport: inner.transport.clone(),
         };
         change(&mut next);
         Self::new(next)
@@ -220,6 +233,7 @@ impl RequestContext {
             mrtr: None,
             link: None,
             task_id: Some(Arc::from(task_id)),
+            transport: inner.transport.clone(),
         })
     }
 
@@ -229,6 +243,29 @@ impl RequestContext {
     /// first poll is answered inline instead, and its task id is dropped unused.
     pub fn task_id(&self) -> Option<&str> {
         self.inner.task_id.as_deref()
+    }
+
+    /// Who made this request: the identity the endpoint's token validator established from
+    /// its `Authorization: Bearer` token (see [`auth`](crate::server::auth)). `None` without
+    /// bearer auth: over stdio, on an unprotected HTTP endpoint, in process, and in a custom
+    /// notification handler of a 2025-11-25 session (notifications reach it through the
+    /// session, after the transport checked the token). A task keeps the identity of the
+    /// request that started it.
+    ///
+    /// The token itself is not available to handlers: a server must not pass it on (token
+    /// passthrough is forbidden); call upstream APIs with tokens of its own.
+    pub fn identity(&self) -> Option<&Identity> {
+        self.inner.transport.as_ref()?.identity.as_deref()
+    }
+
+    /// A read-only snapshot of the HTTP request's headers, taken when the request arrived,
+    /// without `Authorization`, `Proxy-Authorization` and `Cookie`. Present on an endpoint with
+    /// [`bearer_auth`](crate::transport::http::McpHttp::bearer_auth) or
+    /// [`capture_headers`](crate::transport::http::McpHttp::capture_headers); `None` otherwise
+    /// and over stdio. On a 2025-11-25 session these are the headers of this request, not of
+    /// the one that opened the session.
+    pub fn http_headers(&self) -> Option<&HeaderMap> {
+        self.inner.transport.as_ref()?.headers.as_ref()
     }
 
     /// Whether this request is served under a stateless revision (2026-07-28+): its version

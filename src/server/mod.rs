@@ -8,9 +8,10 @@
 //! `notify` (server-wide notifications), `hooks` (reporter, around-request hook and what they
 //! receive), `custom` (custom methods), `config` and `state` (settings and application state),
 //! `route` (the method router), `context` ([`RequestContext`]), `handler` (extractors),
-//! `tool`, `prompt`, `resource`, `uri_template`, `pagination`, `session`, and `tasks` (the
-//! Tasks extension).
+//! `tool`, `prompt`, `resource`, `uri_template`, `pagination`, `session`, `tasks` (the
+//! Tasks extension), and `auth` (bearer-protected HTTP endpoints).
 
+pub mod auth;
 pub(crate) mod builder;
 pub(crate) mod catalog;
 pub(crate) mod config;

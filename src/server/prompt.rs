@@ -89,6 +89,10 @@ pub trait Prompt: Send + Sync + 'static {
 pub struct PromptDef {
     pub(crate) definition: PromptDefinition,
     pub(crate) handler: ErasedHandler<GetPromptResult>,
+    /// Scopes a get needs on a bearer-protected endpoint (beyond the server's base set).
+    pub(crate) required_scopes: Vec<String>,
+    /// An invalid scope given to `required_scopes`, reported by `prepare`.
+    scope_error: Option<BuildError>,
 }
 
 impl fmt::Debug for PromptDef {
@@ -139,6 +143,8 @@ where
     PromptDef {
         definition,
         handler: erase(handler, IntoGetPromptResult::into_get_prompt_result),
+        required_scopes: Vec::new(),
+        scope_error: None,
     }
 }
 
@@ -179,6 +185,28 @@ impl PromptDef {
         self
     }
 
+    /// Scopes a `prompts/get` of this prompt (or a completion of its arguments) needs on an
+    /// endpoint protected by [`bearer_auth`](crate::transport::http::McpHttp::bearer_auth),
+    /// beyond the server's [`required_scopes`](crate::ServerBuilder::required_scopes): without
+    /// one, HTTP 403 with `error="insufficient_scope"`. `prompts/list` still lists the prompt.
+    /// Each scope must be an RFC 6749 scope token: registering fails with
+    /// [`BuildError::InvalidScope`] otherwise.
+    #[must_use]
+    pub fn required_scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let name = &self.definition.name;
+        crate::server::auth::scopes::set(
+            &mut self.required_scopes,
+            &mut self.scope_error,
+            || format!("prompt `{name}`"),
+            scopes,
+        );
+        self
+    }
+
     /// The definition `prompts/list` shows.
     pub fn definition(&self) -> &PromptDefinition {
         &self.definition
@@ -189,8 +217,11 @@ impl PromptDef {
         &self.definition.name
     }
 
-    pub(crate) fn prepare(self) -> Result<Self, BuildError> {
+    pub(crate) fn prepare(mut self) -> Result<Self, BuildError> {
         crate::server::tool::validate_name(&self.definition.name)?;
+        if let Some(err) = self.scope_error.take() {
+            return Err(err);
+        }
         Ok(self)
     }
 

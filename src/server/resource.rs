@@ -105,6 +105,10 @@ where
 pub struct ResourceDef {
     pub(crate) definition: Resource,
     pub(crate) handler: Option<ReadHandler>,
+    /// Scopes a read needs on a bearer-protected endpoint (beyond the server's base set).
+    pub(crate) required_scopes: Vec<String>,
+    /// An invalid scope given to `required_scopes`, reported when it is registered.
+    pub(crate) scope_error: Option<BuildError>,
 }
 
 impl fmt::Debug for ResourceDef {
@@ -126,6 +130,8 @@ where
     ResourceDef {
         definition,
         handler: Some(read_handler(handler)),
+        required_scopes: Vec::new(),
+        scope_error: None,
     }
 }
 
@@ -135,11 +141,44 @@ impl From<Resource> for ResourceDef {
         Self {
             definition,
             handler: None,
+            required_scopes: Vec::new(),
+            scope_error: None,
         }
     }
 }
 
 impl ResourceDef {
+    /// Scopes a `resources/read` (or subscription) of this resource needs on an endpoint
+    /// protected by [`bearer_auth`](crate::transport::http::McpHttp::bearer_auth), beyond the
+    /// server's [`required_scopes`](crate::ServerBuilder::required_scopes): without one, HTTP
+    /// 403 with `error="insufficient_scope"`. `resources/list` still lists the resource. Each
+    /// scope must be an RFC 6749 scope token:
+    /// [`ServerBuilder::resource`](crate::ServerBuilder::resource) then fails the build with
+    /// [`BuildError::InvalidScope`] (a resource defined at run time is logged and kept, its
+    /// scopes as given).
+    #[must_use]
+    pub fn required_scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let uri = &self.definition.uri;
+        let mut error = None;
+        let given: Vec<String> = scopes.into_iter().map(Into::into).collect();
+        crate::server::auth::scopes::set(
+            &mut self.required_scopes,
+            &mut error,
+            || format!("resource `{uri}`"),
+            given.iter().cloned(),
+        );
+        if error.is_some() {
+            // Fail closed: the scopes stay required as given.
+            self.required_scopes = given;
+            self.scope_error = error;
+        }
+        self
+    }
+
     /// The listing `resources/list` shows.
     pub fn definition(&self) -> &Resource {
         &self.definition
@@ -152,6 +191,10 @@ pub struct ResourceTemplateDef {
     pub(crate) definition: ResourceTemplate,
     pub(crate) template: Option<UriTemplate>,
     pub(crate) handler: ReadHandler,
+    /// Scopes a read of a matching uri needs on a bearer-protected endpoint.
+    pub(crate) required_scopes: Vec<String>,
+    /// An invalid scope given to `required_scopes`, reported by `prepare`.
+    scope_error: Option<BuildError>,
 }
 
 impl fmt::Debug for ResourceTemplateDef {
@@ -174,16 +217,43 @@ where
         definition,
         template: None,
         handler: read_handler(handler),
+        required_scopes: Vec::new(),
+        scope_error: None,
     }
 }
 
 impl ResourceTemplateDef {
+    /// Scopes a read (or subscription) of a uri this template matches, or a completion of its
+    /// variables, needs on an endpoint protected by
+    /// [`bearer_auth`](crate::transport::http::McpHttp::bearer_auth), beyond the server's
+    /// [`required_scopes`](crate::ServerBuilder::required_scopes). A listed resource's own
+    /// scopes win over a template's. Each scope must be an RFC 6749 scope token: registering
+    /// fails with [`BuildError::InvalidScope`] otherwise.
+    #[must_use]
+    pub fn required_scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let template = &self.definition.uri_template;
+        crate::server::auth::scopes::set(
+            &mut self.required_scopes,
+            &mut self.scope_error,
+            || format!("resource template `{template}`"),
+            scopes,
+        );
+        self
+    }
+
     /// The listing `resources/templates/list` shows.
     pub fn definition(&self) -> &ResourceTemplate {
         &self.definition
     }
 
     pub(crate) fn prepare(mut self) -> Result<Self, BuildError> {
+        if let Some(err) = self.scope_error.take() {
+            return Err(err);
+        }
         self.template = Some(UriTemplate::parse(&self.definition.uri_template)?);
         Ok(self)
     }

@@ -196,6 +196,10 @@ pub struct ToolDef {
     pub(crate) task_support: TaskSupport,
     /// How long a task of this tool is kept (bounded by the server's maximum).
     pub(crate) task_ttl: Option<Duration>,
+    /// Scopes a call needs on a bearer-protected endpoint (beyond the server's base set).
+    pub(crate) required_scopes: Vec<String>,
+    /// An invalid scope given to `required_scopes`, reported by `prepare`.
+    scope_error: Option<BuildError>,
 }
 
 /// An argument a 2026 HTTP client mirrors in an `Mcp-Param-{header}` header: an input-schema
@@ -326,6 +330,8 @@ where
         required_capabilities: None,
         task_support: TaskSupport::Forbidden,
         task_ttl: None,
+        required_scopes: Vec::new(),
+        scope_error: None,
     }
 }
 
@@ -474,6 +480,35 @@ impl ToolDef {
         self
     }
 
+    /// Scopes a call of this tool needs on an endpoint protected by
+    /// [`bearer_auth`](crate::transport::http::McpHttp::bearer_auth), beyond the server's
+    /// [`required_scopes`](crate::ServerBuilder::required_scopes): a call whose token lacks one
+    /// is answered HTTP 403 with `WWW-Authenticate: Bearer error="insufficient_scope",
+    /// scope="…"` naming them all, and the tool does not run. `tools/list` still lists the tool
+    /// (see [`auth`](crate::server::auth#scopes)). Each scope must be an RFC 6749 scope token
+    /// (no spaces): registering the tool fails with [`BuildError::InvalidScope`] otherwise.
+    /// Ignored over stdio and in process.
+    #[must_use]
+    pub fn required_scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let name = &self.definition.name;
+        crate::server::auth::scopes::set(
+            &mut self.required_scopes,
+            &mut self.scope_error,
+            || format!("tool `{name}`"),
+            scopes,
+        );
+        self
+    }
+
+    /// The scopes a call of this tool needs (see [`required_scopes`](Self::required_scopes)).
+    pub fn scopes(&self) -> &[String] {
+        &self.required_scopes
+    }
+
     /// The definition `tools/list` shows.
     pub fn definition(&self) -> &ToolDefinition {
         &self.definition
@@ -487,6 +522,9 @@ impl ToolDef {
     /// Checks the name and compiles the input schema's validator.
     pub(crate) fn prepare(mut self) -> Result<Self, BuildError> {
         validate_name(&self.definition.name)?;
+        if let Some(err) = self.scope_error.take() {
+            return Err(err);
+        }
         let schema = Value::Object(self.definition.input_schema.clone());
         if self
             .definition

@@ -170,6 +170,7 @@ impl Server {
         let dispatch = Arc::new(McpDispatch {
             server: self.inner.clone(),
             defaults: RequestDefaults::default(),
+            transport: None,
         });
         // One registry per connection supervises its one session.
         let registry = Registry::start(

@@ -84,6 +84,7 @@ impl Session {
             streams: Mutex::default(),
             events,
             torn_down: AtomicBool::new(false),
+            owner: std::sync::OnceLock::new(),
         });
         metrics.inc(Gauge::Sessions);
         let actor_shared = shared.clone();

@@ -20,7 +20,7 @@ use std::any::Any;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock};
 use std::time::Duration;
 
 use actix::Addr;
@@ -107,6 +107,8 @@ pub(crate) struct SessionShared {
     streams: Mutex<HashMap<u64, Addr<SseStream>>>,
     events: Option<Arc<dyn SessionEvents>>,
     torn_down: AtomicBool,
+    /// Who the session belongs to (an opaque key of the transport's choosing), bound once.
+    owner: OnceLock<Arc<str>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -220,6 +222,19 @@ impl SessionHandle {
             .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(Arc::new(value));
     }
 
+    /// Binds the session to its owner: an opaque key the transport derives from the credentials
+    /// that opened it (the HTTP transport uses the token's issuer and subject), so that later
+    /// requests can be checked against it. Bound once: `false` when an owner was already bound
+    /// (it is kept). Bind before the session id is handed out.
+    pub fn bind_owner(&self, owner: Arc<str>) -> bool {
+        self.shared.owner.set(owner).is_ok()
+    }
+
+    /// The owner bound with [`bind_owner`](Self::bind_owner), if any.
+    pub fn owner(&self) -> Option<&str> {
+        self.shared.owner.get().map(|owner| &**owner)
+    }
+
     /// Marks the session as used now (idle expiry counts from the last use).
     pub fn touch(&self) {
         *lock(&self.shared.last_seen) = Instant::now();
@@ -278,13 +293,21 @@ impl SessionHandle {
     /// arbiter and its row records the actor, where `notifications/cancelled` finds it. On a
     /// session that has ended, the outlet is finished without an answer.
     pub fn request(&self, request: Request, outlet: Outlet) {
+        self.request_with(request, outlet, &self.shared.dispatch);
+    }
+
+    /// Like [`request`](Self::request), but the request is answered by `dispatch` instead of
+    /// the session's own: a transport gives one request data only it knows (the caller's
+    /// credentials, the HTTP headers) this way. Everything else (admission, cancellation,
+    /// streams) is the session's, as with [`request`](Self::request).
+    pub fn request_with(&self, request: Request, outlet: Outlet, dispatch: &Arc<dyn Dispatch>) {
         let shared = &self.shared;
         if let Some(error) = oversized_progress_token(request.params.as_ref()) {
             outlet.deliver_or_log(Frame::error(Some(&request.id), &error), "refusal");
             outlet.finish();
             return;
         }
-        let cancellable = shared.dispatch.is_cancellable(&request.method);
+        let cancellable = dispatch.is_cancellable(&request.method);
         let admitted = {
             let mut table = shared.lock_requests();
             if shared.token.is_cancelled() {
@@ -315,7 +338,7 @@ impl SessionHandle {
             shared.metrics.clone(),
         );
         // The handler's first poll runs outside the lock (it may call back into the session).
-        if let Some(actor) = InFlight::begin(request, scope, &shared.dispatch) {
+        if let Some(actor) = InFlight::begin(request, scope, dispatch) {
             let cancelled = shared.lock_requests().started(&id, ticket, actor.clone());
             if let Some(reason) = cancelled {
                 actor.do_send(Cancel { reason });

@@ -11,7 +11,7 @@ use actix_mcp_actors::{
 };
 
 use crate::error::McpError;
-use crate::server::context::RequestContext;
+use crate::server::context::{RequestContext, TransportInfo};
 use crate::server::handler::{HandlerError, HandlerParts};
 use crate::server::{ErrorSite, ServerInner};
 
@@ -46,6 +46,7 @@ pub(super) async fn custom(
 pub(super) fn custom_notification(
     server: &Arc<ServerInner>,
     defaults: RequestDefaults,
+    transport: Option<&Arc<TransportInfo>>,
     notification: Notification,
     session: Option<&SessionHandle>,
 ) {
@@ -67,6 +68,7 @@ pub(super) fn custom_notification(
         None,
         session.and_then(SessionHandle::data),
         None,
+        transport,
     );
     let fut = handler(HandlerParts::new(
         notification.params.unwrap_or(Value::Null),

@@ -34,7 +34,7 @@ use actix_mcp_actors::{
 
 use crate::error::{ErrorKind, McpError};
 use crate::protocol::{ProtocolVersion, method};
-use crate::server::context::{RequestContext, RoundInput};
+use crate::server::context::{RequestContext, RoundInput, TransportInfo};
 use crate::server::mrtr::{self, Mrtr};
 use crate::server::session::SessionState;
 use crate::server::{ErrorSite, ExceptionReport, RequestEvent, ServerInner};
@@ -64,6 +64,9 @@ pub(crate) struct RequestDefaults {
 pub(crate) struct McpDispatch {
     pub(crate) server: Arc<ServerInner>,
     pub(crate) defaults: RequestDefaults,
+    /// What the transport knows of the request (HTTP: the caller, the headers); `None` for a
+    /// session's own dispatch, stdio, and unprotected endpoints that capture no headers.
+    pub(crate) transport: Option<Arc<TransportInfo>>,
 }
 
 impl Dispatch for McpDispatch {
@@ -71,6 +74,7 @@ impl Dispatch for McpDispatch {
         Box::pin(handle_request(
             self.server.clone(),
             self.defaults,
+            self.transport.clone(),
             request,
             scope,
         ))
@@ -89,7 +93,13 @@ impl Dispatch for McpDispatch {
                 }
             }
             method::NOTIFICATION_PROGRESS | method::NOTIFICATION_CANCELLED => {}
-            _ => custom_notification(&self.server, self.defaults, notification, session),
+            _ => custom_notification(
+                &self.server,
+                self.defaults,
+                self.transport.as_ref(),
+                notification,
+                session,
+            ),
         }
     }
 
@@ -103,6 +113,7 @@ impl Dispatch for McpDispatch {
 async fn handle_request(
     server: Arc<ServerInner>,
     defaults: RequestDefaults,
+    transport: Option<Arc<TransportInfo>>,
     mut request: Request,
     scope: RequestScope,
 ) -> Reply {
@@ -162,6 +173,7 @@ async fn handle_request(
         meta,
         state,
         envelope,
+        transport.as_ref(),
     );
     let mrtr_method = modern::MRTR_METHODS.contains(&request.method.as_str());
     if mrtr_method && stateless {
@@ -321,7 +333,11 @@ pub(crate) async fn handle_detached_with(
     bytes: &[u8],
     metrics: Arc<Metrics>,
 ) -> Option<String> {
-    let dispatch = Arc::new(McpDispatch { server, defaults });
+    let dispatch = Arc::new(McpDispatch {
+        server,
+        defaults,
+        transport: None,
+    });
     match actix_mcp_actors::parse_message(bytes) {
         Err(rejection) => Some(rejection.to_frame().json.to_string()),
         Ok(Incoming::Notification(notification)) => {

@@ -15,7 +15,7 @@ use actix_mcp_actors::{ErrorObject, Reply, Request, RequestScope, SupervisedErro
 
 use crate::error::McpError;
 use crate::protocol::{ClientCapabilities, ProtocolVersion, RequestMeta};
-use crate::server::context::{ContextInner, RequestContext};
+use crate::server::context::{ContextInner, RequestContext, TransportInfo};
 use crate::server::handler::HandlerError;
 use crate::server::mrtr;
 use crate::server::session::SessionState;
@@ -25,6 +25,9 @@ use super::RequestDefaults;
 
 /// The context of one request: its own `_meta` envelope (2026), else its session's
 /// negotiated state, else the transport's defaults outside a session.
+// Each part comes from elsewhere (the transport, the session, the request); a struct for them
+// would be built only to be taken apart here.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn context(
     server: &Arc<ServerInner>,
     defaults: RequestDefaults,
@@ -33,7 +36,9 @@ pub(super) fn context(
     meta: Option<Map<String, Value>>,
     state: Option<Arc<SessionState>>,
     envelope: Option<RequestMeta>,
+    transport: Option<&Arc<TransportInfo>>,
 ) -> RequestContext {
+    let transport = transport.cloned();
     if let Some(envelope) = envelope {
         // A stateless request: nothing comes from the session (the spec forbids using context
         // from earlier requests on the same connection).
@@ -51,6 +56,7 @@ pub(super) fn context(
             mrtr: None,
             link: None,
             task_id: None,
+            transport,
         });
     }
     let version = state
@@ -76,6 +82,7 @@ pub(super) fn context(
         mrtr: None,
         link: None,
         task_id: None,
+        transport,
     })
 }
 

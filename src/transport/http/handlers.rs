@@ -18,11 +18,14 @@ use actix_mcp_actors::{
 };
 
 use super::answer::{self, ANSWER_WINDOW};
+use super::auth;
 use super::modern;
 use super::sse::{self, SseBody};
 use super::{HttpShared, PROTOCOL_VERSION_HEADER, SESSION_HEADER};
 use crate::error::code;
 use crate::protocol::{ProtocolVersion, method};
+use crate::server::auth::Identity;
+use crate::server::context::TransportInfo;
 use crate::server::route::{McpDispatch, RequestDefaults};
 
 /// An HTTP error with a JSON-RPC error body (without id).
@@ -128,15 +131,43 @@ fn session_id(req: &HttpRequest) -> Result<&str, HttpResponse> {
         })
 }
 
-fn lookup(req: &HttpRequest, shared: &HttpShared) -> Result<SessionHandle, HttpResponse> {
+/// The session a request names. On a protected endpoint a session of another identity is
+/// unknown to the caller (404, the same answer as for an expired one).
+fn lookup(
+    req: &HttpRequest,
+    shared: &HttpShared,
+    caller: Option<&Identity>,
+) -> Result<SessionHandle, HttpResponse> {
     let id = session_id(req)?;
-    shared.registry().get(id).ok_or_else(|| {
-        http_error(
-            StatusCode::NOT_FOUND,
-            ErrorCode::INVALID_REQUEST,
-            "unknown or expired session; initialize a new one",
-        )
-    })
+    shared
+        .registry()
+        .get(id)
+        .filter(|session| auth::owns(session, caller))
+        .ok_or_else(|| {
+            http_error(
+                StatusCode::NOT_FOUND,
+                ErrorCode::INVALID_REQUEST,
+                "unknown or expired session; initialize a new one",
+            )
+        })
+}
+
+/// The dispatch of one request on a session, when the transport has something to hand its
+/// handlers (the caller, the headers); `None` uses the session's own.
+fn request_dispatch(
+    shared: &HttpShared,
+    header_version: Option<ProtocolVersion>,
+    transport: Option<Arc<TransportInfo>>,
+) -> Option<Arc<dyn actix_mcp_actors::Dispatch>> {
+    let transport = transport?;
+    Some(Arc::new(McpDispatch {
+        server: shared.server.clone(),
+        defaults: RequestDefaults {
+            version: header_version,
+            stateless: false,
+        },
+        transport: Some(transport),
+    }))
 }
 
 /// Reads the body, refusing more than `limit` bytes.
@@ -263,19 +294,32 @@ pub(super) async fn post(
                 .body(rejection.to_frame().json.to_string());
         }
     };
+    let message_id = match &message {
+        Incoming::Request(request) => Some(&request.id),
+        _ => None,
+    };
+    let caller = match auth::authenticate(&req, &shared, message_id).await {
+        Ok(caller) => caller,
+        Err(response) => return response,
+    };
     let raw = match raw_version(&req) {
         Ok(raw) => raw,
         Err(response) => return response,
     };
     if modern::is_stateless(&message, raw) {
-        return modern::post(&req, &shared, message, raw).await;
+        return modern::post(&req, &shared, message, raw, caller).await;
     }
     let header_version = match stateful_version(&req) {
         Ok(version) => version,
         Err(response) => return response,
     };
+    if let Err(response) = authorize(&shared, caller.as_deref(), &message) {
+        return response;
+    }
+    let identity = caller.as_deref();
     if shared.config.stateless {
-        return post_stateless(&shared, message, header_version).await;
+        let transport = auth::transport_info(&req, &shared, caller.clone());
+        return post_stateless(&shared, message, header_version, transport).await;
     }
     match message {
         Incoming::Request(request) if request.method == method::INITIALIZE => {
@@ -283,26 +327,54 @@ pub(super) async fn post(
                 Ok(session) => session,
                 Err(response) => return response,
             };
-            answer(&shared, &session, request, true).await
+            auth::bind(&session, identity);
+            let transport = auth::transport_info(&req, &shared, caller.clone());
+            let dispatch = request_dispatch(&shared, header_version, transport);
+            answer(&shared, &session, request, true, dispatch).await
         }
-        Incoming::Request(request) => match lookup(&req, &shared) {
-            Ok(session) => answer(&shared, &session, request, false).await,
+        Incoming::Request(request) => match lookup(&req, &shared, identity) {
+            Ok(session) => {
+                let transport = auth::transport_info(&req, &shared, caller.clone());
+                let dispatch = request_dispatch(&shared, header_version, transport);
+                answer(&shared, &session, request, false, dispatch).await
+            }
             Err(response) => response,
         },
-        Incoming::Notification(notification) => match lookup(&req, &shared) {
+        Incoming::Notification(notification) => match lookup(&req, &shared, identity) {
             Ok(session) => {
                 session.notification(notification);
                 HttpResponse::Accepted().finish()
             }
             Err(response) => response,
         },
-        Incoming::Response(response) => match lookup(&req, &shared) {
+        Incoming::Response(response) => match lookup(&req, &shared, identity) {
             Ok(session) => {
                 session.response(response);
                 HttpResponse::Accepted().finish()
             }
             Err(response) => response,
         },
+    }
+}
+
+/// The scope check of a POSTed message (see [`auth::authorize`]).
+fn authorize(
+    shared: &HttpShared,
+    caller: Option<&Identity>,
+    message: &Incoming,
+) -> Result<(), HttpResponse> {
+    match message {
+        Incoming::Request(request) => auth::authorize(
+            shared,
+            caller,
+            Some(&request.id),
+            &request.method,
+            request.params.as_ref(),
+        ),
+        Incoming::Notification(notification) => {
+            auth::authorize(shared, caller, None, &notification.method, None)
+        }
+        Incoming::Response(_) => auth::authorize(shared, caller, None, "", None),
     }
 }
 
@@ -316,6 +388,7 @@ fn open_session(
             version: header_version,
             stateless: false,
         },
+        transport: None,
     });
     let id = SessionId::parse(&uuid::Uuid::new_v4().simple().to_string()).ok_or_else(|| {
         http_error(
@@ -344,17 +417,31 @@ fn open_session(
         })
 }
 
+/// Hands a request to its session, answered by `dispatch` when the transport gave it one.
+fn admit(
+    session: &SessionHandle,
+    request: actix_mcp_actors::Request,
+    outlet: actix_mcp_actors::Outlet,
+    dispatch: Option<&Arc<dyn actix_mcp_actors::Dispatch>>,
+) {
+    match dispatch {
+        Some(dispatch) => session.request_with(request, outlet, dispatch),
+        None => session.request(request, outlet),
+    }
+}
+
 /// Answers a request on its session: an SSE stream, or one JSON body.
 async fn answer(
     shared: &HttpShared,
     session: &SessionHandle,
     request: actix_mcp_actors::Request,
     new: bool,
+    dispatch: Option<Arc<dyn actix_mcp_actors::Dispatch>>,
 ) -> HttpResponse {
     let header_id = new.then(|| session.id().clone());
     if shared.config.json_response {
         let (outlet, rx) = ResponseOutlet::channel();
-        session.request(request, outlet);
+        admit(session, request, outlet, dispatch.as_ref());
         return match rx.await {
             Ok(frame) => json_response(&frame.json, header_id.as_ref()),
             Err(_) if !session.is_alive() => http_error(
@@ -372,7 +459,7 @@ async fn answer(
         shared.config.retry,
         true,
     );
-    session.request(request, log.outlet());
+    admit(session, request, log.outlet(), dispatch.as_ref());
     let metrics = shared.registry().metrics_handle();
     match answer::settle(&log, ANSWER_WINDOW, metrics).await {
         Settled::Complete {
@@ -393,6 +480,7 @@ async fn post_stateless(
     shared: &HttpShared,
     message: Incoming,
     header_version: Option<ProtocolVersion>,
+    transport: Option<Arc<TransportInfo>>,
 ) -> HttpResponse {
     let request = match message {
         Incoming::Request(request) => request,
@@ -404,6 +492,7 @@ async fn post_stateless(
                     version: header_version,
                     stateless: false,
                 },
+                transport,
             };
             dispatch.notification(notification, None);
             return HttpResponse::Accepted().finish();
@@ -426,6 +515,7 @@ async fn post_stateless(
             version,
             stateless: false,
         },
+        transport,
     });
     let metrics = shared.metrics.clone();
     if shared.config.json_response {
@@ -458,6 +548,13 @@ pub(super) async fn get(req: HttpRequest, shared: web::Data<HttpShared>) -> Http
     if let Err(response) = check_host(&req, &shared) {
         return response;
     }
+    let caller = match auth::authenticate(&req, &shared, None).await {
+        Ok(caller) => caller,
+        Err(response) => return response,
+    };
+    if let Err(response) = auth::authorize(&shared, caller.as_deref(), None, "", None) {
+        return response;
+    }
     if stateless_header(&req) {
         return not_allowed_in_stateless();
     }
@@ -474,7 +571,7 @@ pub(super) async fn get(req: HttpRequest, shared: web::Data<HttpShared>) -> Http
             "the Accept header must list text/event-stream",
         );
     }
-    let session = match lookup(&req, &shared) {
+    let session = match lookup(&req, &shared, caller.as_deref()) {
         Ok(session) => session,
         Err(response) => return response,
     };
@@ -523,6 +620,13 @@ pub(super) async fn delete(req: HttpRequest, shared: web::Data<HttpShared>) -> H
     if let Err(response) = check_host(&req, &shared) {
         return response;
     }
+    let caller = match auth::authenticate(&req, &shared, None).await {
+        Ok(caller) => caller,
+        Err(response) => return response,
+    };
+    if let Err(response) = auth::authorize(&shared, caller.as_deref(), None, "", None) {
+        return response;
+    }
     if stateless_header(&req) {
         return not_allowed_in_stateless();
     }
@@ -536,7 +640,12 @@ pub(super) async fn delete(req: HttpRequest, shared: web::Data<HttpShared>) -> H
         Ok(id) => id,
         Err(response) => return response,
     };
-    if shared.registry().close(id) {
+    let owned = caller.is_none()
+        || shared
+            .registry()
+            .get(id)
+            .is_some_and(|session| auth::owns(&session, caller.as_deref()));
+    if owned && shared.registry().close(id) {
         HttpResponse::Ok().finish()
     } else {
         http_error(

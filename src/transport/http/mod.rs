@@ -14,10 +14,12 @@
 //! | bad `Accept` / `Content-Type` / size / JSON | 406 / 415 / 413 / 400, with a JSON-RPC error body |
 //! | missing / unknown session | 400 / 404 |
 //! | bad `Host` or `Origin` | 403 |
+//! | with [`bearer_auth`](McpHttp::bearer_auth): no or bad token / missing scope / another identity's session | 401 / 403 / 404, see [`auth`](crate::server::auth) |
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#streamable-http>
 
 mod answer;
+mod auth;
 mod handlers;
 mod modern;
 mod security;
@@ -35,6 +37,7 @@ use actix_mcp_actors::{
 
 pub use security::HostPolicy;
 
+use crate::server::auth::{BearerAuth, WELL_KNOWN};
 use crate::server::{Server, ServerInner};
 
 /// The header carrying the session id.
@@ -54,6 +57,10 @@ pub(crate) struct HttpConfig {
     pub(crate) retry: Duration,
     pub(crate) host_policy: HostPolicy,
     pub(crate) store: Arc<dyn EventStore>,
+    /// Bearer-token protection, when the endpoint has it.
+    pub(crate) auth: Option<BearerAuth>,
+    /// Handlers get a snapshot of the request headers (always with bearer auth).
+    pub(crate) capture_headers: bool,
 }
 
 impl fmt::Debug for HttpConfig {
@@ -65,6 +72,8 @@ impl fmt::Debug for HttpConfig {
             .field("idle_timeout", &self.idle_timeout)
             .field("max_sessions", &self.max_sessions)
             .field("host_policy", &self.host_policy)
+            .field("auth", &self.auth)
+            .field("capture_headers", &self.capture_headers)
             .finish()
     }
 }
@@ -196,15 +205,73 @@ impl McpHttp {
         self.with_config(|c| c.store = store)
     }
 
+    /// Protects the endpoint with bearer tokens (default: none): every request must carry a
+    /// token `auth`'s validator accepts, with the scopes the request needs, and a session
+    /// serves only the identity that opened it. [`configure`](Self::configure) then also
+    /// mounts the protected resource metadata (RFC 9728) at
+    /// `/.well-known/oauth-protected-resource` followed by this endpoint's path, at the root
+    /// `/.well-known/oauth-protected-resource`, and at the path of
+    /// [`BearerAuth::metadata_url`] if it differs. Handlers see the caller through
+    /// [`RequestContext::identity`](crate::RequestContext::identity), and the request's
+    /// headers (credentials withheld) through
+    /// [`RequestContext::http_headers`](crate::RequestContext::http_headers). See
+    /// [`auth`](crate::server::auth).
+    #[must_use]
+    pub fn bearer_auth(self, auth: BearerAuth) -> Self {
+        self.with_config(|c| c.auth = Some(auth))
+    }
+
+    /// Gives handlers a snapshot of each request's headers through
+    /// [`RequestContext::http_headers`](crate::RequestContext::http_headers), without
+    /// `Authorization`, `Proxy-Authorization` and `Cookie` (default off, which copies nothing;
+    /// always on with [`bearer_auth`](Self::bearer_auth)).
+    #[must_use]
+    pub fn capture_headers(self, on: bool) -> Self {
+        self.with_config(|c| c.capture_headers = on)
+    }
+
+    /// The bearer-token protection of this endpoint, if any.
+    pub fn auth(&self) -> Option<&BearerAuth> {
+        self.shared.config.auth.as_ref()
+    }
+
+    /// The paths the protected resource metadata is served at (none without bearer auth).
+    fn metadata_paths(&self) -> Vec<String> {
+        let Some(auth) = &self.shared.config.auth else {
+            return Vec::new();
+        };
+        let endpoint = self.path.trim_end_matches('/');
+        let mut paths = vec![format!("{WELL_KNOWN}{endpoint}"), WELL_KNOWN.to_owned()];
+        let advertised = auth.metadata_path().to_owned();
+        if !paths.contains(&advertised) {
+            paths.push(advertised);
+        }
+        paths.dedup();
+        paths
+    }
+
     /// The path the endpoint is mounted at.
     pub fn path(&self) -> &str {
         &self.path
     }
 
-    /// What `App::configure` takes: mounts the endpoint at its path.
+    /// What `App::configure` takes: mounts the endpoint at its path (and, with
+    /// [`bearer_auth`](Self::bearer_auth), its protected resource metadata).
     pub fn configure(&self) -> impl FnOnce(&mut web::ServiceConfig) + Clone + 'static {
         let this = self.clone();
+        let metadata_paths = self.metadata_paths();
         move |cfg: &mut web::ServiceConfig| {
+            for path in metadata_paths {
+                cfg.service(
+                    web::resource(path)
+                        .app_data(web::Data::from(this.shared.clone()))
+                        .route(web::get().to(auth::metadata))
+                        .route(
+                            web::method(actix_web::http::Method::OPTIONS)
+                                .to(auth::metadata_preflight),
+                        ),
+                );
+            }
             cfg.service(
                 web::resource(this.path.clone())
                     .app_data(web::Data::from(this.shared.clone()))
@@ -250,6 +317,8 @@ impl Server {
             retry: Duration::from_secs(1),
             host_policy: HostPolicy::LoopbackOnly,
             store: Arc::new(InMemoryEventStore::default()),
+            auth: None,
+            capture_headers: false,
         };
         McpHttp {
             path: path.into(),

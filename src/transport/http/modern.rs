@@ -22,10 +22,12 @@ use actix_mcp_actors::{
 
 use super::HttpShared;
 use super::answer::{self, ANSWER_WINDOW};
+use super::auth;
 use super::handlers::{complete_sse_response, sse_response};
 use crate::error::code;
 use crate::protocol::modern::{header_mismatch, unsupported_version};
 use crate::protocol::{ProtocolVersion, RequestMeta, method};
+use crate::server::auth::Identity;
 use crate::server::route::{McpDispatch, RequestDefaults};
 use crate::server::tool::ParamHeader;
 
@@ -262,20 +264,14 @@ fn check(
     check_headers(req, shared, request).map_err(bad)
 }
 
-/// Answers a stateless POST.
+/// Answers a stateless POST; `caller` is who sent it (on a protected endpoint).
 pub(super) async fn post(
     req: &HttpRequest,
     shared: &HttpShared,
     message: Incoming,
     header_version: Option<&str>,
+    caller: Option<Arc<Identity>>,
 ) -> HttpResponse {
-    let dispatch = Arc::new(McpDispatch {
-        server: shared.server.clone(),
-        defaults: RequestDefaults {
-            version: None,
-            stateless: true,
-        },
-    });
     let request = match message {
         Incoming::Request(request) => request,
         Incoming::Notification(notification) => {
@@ -284,6 +280,12 @@ pub(super) async fn post(
             {
                 return error_response(StatusCode::BAD_REQUEST, None, &unsupported_version(header));
             }
+            if let Err(response) =
+                auth::authorize(shared, caller.as_deref(), None, &notification.method, None)
+            {
+                return response;
+            }
+            let dispatch = dispatch(req, shared, caller);
             dispatch.notification(notification, None);
             return HttpResponse::Accepted().finish();
         }
@@ -297,6 +299,17 @@ pub(super) async fn post(
     if let Err(response) = check(req, shared, &request, header_version) {
         return response;
     }
+    // After the header checks: `Mcp-Name` agrees with the body the scopes are read from.
+    if let Err(response) = auth::authorize(
+        shared,
+        caller.as_deref(),
+        Some(&request.id),
+        &request.method,
+        request.params.as_ref(),
+    ) {
+        return response;
+    }
+    let dispatch = dispatch(req, shared, caller);
     let metrics = shared.metrics.clone();
     if shared.config.json_response {
         let (outlet, rx) = ResponseOutlet::channel();
@@ -326,6 +339,22 @@ pub(super) async fn post(
         }
         Settled::Stream(receiver) => sse_response(shared, receiver, guard, None),
     }
+}
+
+/// The dispatch of one stateless message, with what the transport hands its handlers.
+fn dispatch(
+    req: &HttpRequest,
+    shared: &HttpShared,
+    caller: Option<Arc<Identity>>,
+) -> Arc<McpDispatch> {
+    Arc::new(McpDispatch {
+        server: shared.server.clone(),
+        defaults: RequestDefaults {
+            version: None,
+            stateless: true,
+        },
+        transport: auth::transport_info(req, shared, caller),
+    })
 }
 
 /// The error code of a response frame, read without building it (`None` for a result).

@@ -1,0 +1,491 @@
+//! [`IntrospectionValidator`]: opaque (or any) access tokens checked by asking the
+//! authorization server (RFC 7662).
+//!
+//! The server authenticates to the introspection endpoint as a client ([`ClientAuth`]). An
+//! active answer is cached for a short while (never past the token's `exp`), keyed by the
+//! token's SHA-256 so the cache holds no token; the cache is bounded, and a full cache drops
+//! expired answers first, then the ones expiring soonest. Inactive answers are not cached.
+//!
+//! Spec: <https://www.rfc-editor.org/rfc/rfc7662>
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use base64::Engine as _;
+use futures::future::BoxFuture;
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+use tokio::time::Instant;
+use url::Url;
+
+use super::fetch;
+use super::identity::numeric_date;
+use super::jwt::MAX_INTERVAL;
+use super::{AuthConfigError, AuthError, Identity, TokenValidator};
+
+/// The longest token sent for introspection; a longer one is refused at once.
+const MAX_TOKEN_LEN: usize = 16 * 1024;
+
+/// How the server authenticates to the introspection endpoint.
+#[derive(Clone)]
+#[non_exhaustive]
+pub enum ClientAuth {
+    /// HTTP Basic with the client id and secret (`client_secret_basic`, the default of
+    /// RFC 6749).
+    Basic {
+        /// The server's client id at the authorization server.
+        client_id: String,
+        /// Its secret.
+        client_secret: String,
+    },
+    /// The client id and secret in the form body (`client_secret_post`).
+    Post {
+        /// The server's client id at the authorization server.
+        client_id: String,
+        /// Its secret.
+        client_secret: String,
+    },
+    /// A bearer token of the server's own for the introspection endpoint.
+    Bearer(String),
+}
+
+impl ClientAuth {
+    /// `client_secret_basic`.
+    pub fn basic(client_id: impl Into<String>, client_secret: impl Into<String>) -> Self {
+        Self::Basic {
+            client_id: client_id.into(),
+            client_secret: client_secret.into(),
+        }
+    }
+
+    /// `client_secret_post`.
+    pub fn post(client_id: impl Into<String>, client_secret: impl Into<String>) -> Self {
+        Self::Post {
+            client_id: client_id.into(),
+            client_secret: client_secret.into(),
+        }
+    }
+}
+
+impl fmt::Debug for ClientAuth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Basic { client_id, .. } => f
+                .debug_struct("Basic")
+                .field("client_id", client_id)
+                .finish_non_exhaustive(),
+            Self::Post { client_id, .. } => f
+                .debug_struct("Post")
+                .field("client_id", client_id)
+                .finish_non_exhaustive(),
+            Self::Bearer(_) => f.write_str("Bearer(..)"),
+        }
+    }
+}
+
+/// Validates tokens by introspection (RFC 7662): `active`, then `iss`, `aud`, `exp` and
+/// `nbf` of the answer. Cheap to clone; clones share the cache.
+///
+/// ```
+/// use actix_mcp::server::auth::{ClientAuth, IntrospectionValidator};
+///
+/// let validator = IntrospectionValidator::builder(
+///         "https://auth.example.com/oauth2/introspect",
+///         ClientAuth::basic("mcp-server", "s3cret"),
+///     )
+///     .issuer("https://auth.example.com")
+///     .audience("https://mcp.example.com/mcp")
+///     .build()?;
+/// # Ok::<(), actix_mcp::server::auth::AuthConfigError>(())
+/// ```
+#[derive(Clone)]
+pub struct IntrospectionValidator {
+    inner: Arc<IntrospectionInner>,
+}
+
+struct IntrospectionInner {
+    endpoint: Url,
+    auth: ClientAuth,
+    issuer: Option<String>,
+    audience: Vec<String>,
+    leeway: Duration,
+    cache_ttl: Duration,
+    cache_capacity: usize,
+    timeout: Duration,
+    max_response_bytes: usize,
+    http: reqwest::Client,
+    cache: Mutex<HashMap<[u8; 32], Cached>>,
+}
+
+struct Cached {
+    identity: Identity,
+    until: Instant,
+}
+
+impl fmt::Debug for IntrospectionValidator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("IntrospectionValidator")
+            .field("endpoint", &self.inner.endpoint.as_str())
+            .field("auth", &self.inner.auth)
+            .field("issuer", &self.inner.issuer)
+            .field("audience", &self.inner.audience)
+            .field("cached", &self.lock_cache().len())
+            .finish()
+    }
+}
+
+/// Builds an [`IntrospectionValidator`]; see [`IntrospectionValidator::builder`]. Defaults
+/// are not part of semver.
+#[must_use]
+#[derive(Debug)]
+pub struct IntrospectionValidatorBuilder {
+    endpoint: String,
+    auth: ClientAuth,
+    issuer: Option<String>,
+    audience: Vec<String>,
+    leeway: Duration,
+    cache_ttl: Duration,
+    cache_capacity: usize,
+    timeout: Duration,
+    max_response_bytes: usize,
+    allow_http: bool,
+    http: Option<reqwest::Client>,
+}
+
+impl IntrospectionValidator {
+    /// Starts a validator asking `endpoint` (the authorization server's
+    /// `introspection_endpoint`), authenticated with `auth`. An audience is required.
+    pub fn builder(endpoint: impl Into<String>, auth: ClientAuth) -> IntrospectionValidatorBuilder {
+        IntrospectionValidatorBuilder {
+            endpoint: endpoint.into(),
+            auth,
+            issuer: None,
+            audience: Vec::new(),
+            leeway: Duration::from_secs(30),
+            cache_ttl: Duration::from_secs(30),
+            cache_capacity: 1024,
+            timeout: Duration::from_secs(5),
+            max_response_bytes: 64 * 1024,
+            allow_http: false,
+            http: None,
+        }
+    }
+
+    fn lock_cache(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], Cached>> {
+        self.inner
+            .cache
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn cached(&self, key: &[u8; 32]) -> Option<Identity> {
+        let mut cache = self.lock_cache();
+        match cache.get(key) {
+            Some(entry) if Instant::now() < entry.until => Some(entry.identity.clone()),
+            Some(_) => {
+                cache.remove(key);
+                None
+            }
+            None => None,
+        }
+    }
+
+    fn remember(&self, key: [u8; 32], identity: &Identity) {
+        let capacity = self.inner.cache_capacity;
+        if capacity == 0 || self.inner.cache_ttl.is_zero() {
+            return;
+        }
+        let mut ttl = self.inner.cache_ttl;
+        if let Some(left) = identity
+            .expires_at()
+            .map(|exp| exp.duration_since(SystemTime::now()).unwrap_or_default())
+        {
+            ttl = ttl.min(left);
+        }
+        let now = Instant::now();
+        let mut cache = self.lock_cache();
+        if cache.len() >= capacity && !cache.contains_key(&key) {
+            cache.retain(|_, entry| now < entry.until);
+            while cache.len() >= capacity {
+                let soonest = cache
+                    .iter()
+                    .min_by_key(|(_, entry)| entry.until)
+                    .map(|(key, _)| *key);
+                match soonest {
+                    Some(soonest) => cache.remove(&soonest),
+                    None => break,
+                };
+            }
+        }
+        cache.insert(
+            key,
+            Cached {
+                identity: identity.clone(),
+                until: now + ttl,
+            },
+        );
+    }
+
+    fn request(&self, token: &str) -> reqwest::RequestBuilder {
+        let mut form = url::form_urlencoded::Serializer::new(String::new());
+        form.append_pair("token", token)
+            .append_pair("token_type_hint", "access_token");
+        let mut request = self
+            .inner
+            .http
+            .post(self.inner.endpoint.clone())
+            .timeout(self.inner.timeout)
+            .header(reqwest::header::ACCEPT, "application/json");
+        match &self.inner.auth {
+            ClientAuth::Basic {
+                client_id,
+                client_secret,
+            } => {
+                // RFC 6749 §2.3.1: each part form-encoded before the Basic encoding.
+                let encode = |part: &str| -> String {
+                    url::form_urlencoded::byte_serialize(part.as_bytes()).collect()
+                };
+                let credentials = format!("{}:{}", encode(client_id), encode(client_secret));
+                let value = base64::engine::general_purpose::STANDARD.encode(credentials);
+                request = request.header(reqwest::header::AUTHORIZATION, format!("Basic {value}"));
+            }
+            ClientAuth::Post {
+                client_id,
+                client_secret,
+            } => {
+                form.append_pair("client_id", client_id)
+                    .append_pair("client_secret", client_secret);
+            }
+            ClientAuth::Bearer(token) => {
+                request = request.header(reqwest::header::AUTHORIZATION, format!("Bearer {token}"));
+            }
+        }
+        request
+            .header(
+                reqwest::header::CONTENT_TYPE,
+                "application/x-www-form-urlencoded",
+            )
+            .body(form.finish())
+    }
+
+    async fn check(&self, token: &str) -> Result<Identity, AuthError> {
+        if token.len() > MAX_TOKEN_LEN {
+            return Err(AuthError::invalid_token("the token is too long"));
+        }
+        let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        if let Some(identity) = self.cached(&key) {
+            return Ok(identity);
+        }
+        let answer = fetch::json_object(
+            "token introspection",
+            self.request(token),
+            self.inner.max_response_bytes,
+        )
+        .await?;
+        let identity = self.judge(answer)?;
+        self.remember(key, &identity);
+        Ok(identity)
+    }
+
+    /// Accepts an introspection answer, or says why not.
+    fn judge(&self, answer: Map<String, Value>) -> Result<Identity, AuthError> {
+        if answer.get("active") != Some(&Value::Bool(true)) {
+            return Err(AuthError::invalid_token("the token is not active"));
+        }
+        let now = SystemTime::now();
+        let leeway = self.inner.leeway;
+        if let Some(exp) = numeric_date(answer.get("exp"))
+            && exp.checked_add(leeway).is_some_and(|end| end <= now)
+        {
+            return Err(AuthError::invalid_token("the token has expired"));
+        }
+        if let Some(nbf) = numeric_date(answer.get("nbf"))
+            && nbf > now + leeway
+        {
+            return Err(AuthError::invalid_token("the token is not valid yet"));
+        }
+        let identity = Identity::from_claims(answer);
+        if let Some(issuer) = &self.inner.issuer
+            && identity.issuer() != Some(issuer.as_str())
+        {
+            return Err(AuthError::invalid_token(
+                "the token comes from another issuer",
+            ));
+        }
+        let ours = identity
+            .audience()
+            .iter()
+            .any(|aud| self.inner.audience.contains(aud));
+        if !ours {
+            return Err(AuthError::invalid_token(
+                "the token was not issued for this server",
+            ));
+        }
+        Ok(identity)
+    }
+}
+
+impl TokenValidator for IntrospectionValidator {
+    fn validate<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Identity, AuthError>> {
+        Box::pin(self.check(token))
+    }
+}
+
+impl IntrospectionValidatorBuilder {
+    /// The issuer active tokens must name (`iss`, exactly); unset, `iss` is not checked.
+    pub fn issuer(mut self, issuer: impl Into<String>) -> Self {
+        self.issuer = Some(issuer.into());
+        self
+    }
+
+    /// An audience tokens may be issued for (the answer's `aud` must contain one): this
+    /// server's resource URL. Required; call again to accept several. An answer without `aud`
+    /// is refused.
+    pub fn audience(mut self, audience: impl Into<String>) -> Self {
+        self.audience.push(audience.into());
+        self
+    }
+
+    /// Clock skew tolerated on `exp` and `nbf` (default 30 s).
+    pub fn leeway(mut self, leeway: Duration) -> Self {
+        self.leeway = leeway.min(MAX_INTERVAL);
+        self
+    }
+
+    /// How long an active answer is reused (default 30 s; never past the token's `exp`;
+    /// zero turns the cache off; at most a year). A revoked token stays accepted for at most
+    /// this long.
+    pub fn cache_ttl(mut self, ttl: Duration) -> Self {
+        self.cache_ttl = ttl.min(MAX_INTERVAL);
+        self
+    }
+
+    /// Most answers cached at once (default 1024; zero turns the cache off).
+    pub fn cache_capacity(mut self, entries: usize) -> Self {
+        self.cache_capacity = entries;
+        self
+    }
+
+    /// Time limit of one introspection request (default 5 s).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout.min(MAX_INTERVAL);
+        self
+    }
+
+    /// Largest answer accepted, in bytes (default 64 KiB).
+    pub fn max_response_size(mut self, bytes: usize) -> Self {
+        self.max_response_bytes = bytes;
+        self
+    }
+
+    /// Accepts a plain `http` endpoint on a host that is not loopback (default off). Tokens
+    /// and the server's client secret travel to it: allow it only inside a trusted network.
+    pub fn allow_http(mut self, allow: bool) -> Self {
+        self.allow_http = allow;
+        self
+    }
+
+    /// Sends with this client (custom TLS roots, proxies) instead of the validator's own
+    /// (which follows no redirects). The timeout still applies to each request.
+    pub fn http_client(mut self, client: reqwest::Client) -> Self {
+        self.http = Some(client);
+        self
+    }
+
+    /// Checks the settings and builds the validator.
+    ///
+    /// # Errors
+    /// An invalid or insecure endpoint, no audience, or an HTTP client that cannot be built.
+    pub fn build(self) -> Result<IntrospectionValidator, AuthConfigError> {
+        let endpoint = fetch::parse_url("introspection endpoint", &self.endpoint, self.allow_http)?;
+        if self.audience.iter().all(String::is_empty) {
+            return Err(AuthConfigError::MissingAudience);
+        }
+        let http = match self.http {
+            Some(client) => client,
+            None => fetch::client(self.timeout)?,
+        };
+        Ok(IntrospectionValidator {
+            inner: Arc::new(IntrospectionInner {
+                endpoint,
+                auth: self.auth,
+                issuer: self.issuer.filter(|issuer| !issuer.is_empty()),
+                audience: self
+                    .audience
+                    .into_iter()
+                    .filter(|a| !a.is_empty())
+                    .collect(),
+                leeway: self.leeway,
+                cache_ttl: self.cache_ttl,
+                cache_capacity: self.cache_capacity,
+                timeout: self.timeout,
+                max_response_bytes: self.max_response_bytes,
+                http,
+                cache: Mutex::default(),
+            }),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn validator(capacity: usize) -> IntrospectionValidator {
+        IntrospectionValidator::builder(
+            "https://as.example.com/introspect",
+            ClientAuth::basic("a", "b"),
+        )
+        .issuer("https://as.example.com")
+        .audience("https://mcp.example.com/mcp")
+        .cache_capacity(capacity)
+        .build()
+        .unwrap_or_else(|err| panic!("{err}"))
+    }
+
+    fn answer(value: Value) -> Map<String, Value> {
+        match value {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        }
+    }
+
+    #[test]
+    fn only_active_answers_for_this_server_pass() {
+        let v = validator(4);
+        let good = json!({"active": true, "sub": "u", "iss": "https://as.example.com",
+                          "aud": ["https://mcp.example.com/mcp"], "scope": "a b"});
+        assert!(v.judge(answer(good.clone())).is_ok());
+        let mut inactive = good.clone();
+        inactive["active"] = json!(false);
+        assert!(v.judge(answer(inactive)).is_err());
+        let mut stringly = good.clone();
+        stringly["active"] = json!("true");
+        assert!(v.judge(answer(stringly)).is_err());
+        let mut other_aud = good.clone();
+        other_aud["aud"] = json!("https://other.example.com");
+        assert!(v.judge(answer(other_aud)).is_err());
+        let mut no_aud = good.clone();
+        no_aud.as_object_mut().map(|m| m.remove("aud"));
+        assert!(v.judge(answer(no_aud)).is_err());
+        let mut other_iss = good.clone();
+        other_iss["iss"] = json!("https://evil.example.com");
+        assert!(v.judge(answer(other_iss)).is_err());
+        let mut expired = good;
+        expired["exp"] = json!(1_000);
+        assert!(v.judge(answer(expired)).is_err());
+    }
+
+    #[actix_rt::test]
+    async fn the_cache_stays_within_its_capacity() {
+        let v = validator(2);
+        for i in 0u8..5 {
+            v.remember([i; 32], &Identity::new(format!("u{i}")));
+        }
+        assert_eq!(v.lock_cache().len(), 2);
+        assert!(v.cached(&[4; 32]).is_some(), "the newest answer is kept");
+    }
+}

@@ -1,0 +1,171 @@
+//! Required scopes: which scopes a request needs (the server's base set plus those of the tool,
+//! prompt or resource it targets), read from the catalog by the HTTP transport before it
+//! answers, and the syntax every scope is checked against when it is registered.
+
+use serde_json::Value;
+
+use crate::error::BuildError;
+use crate::protocol::method;
+use crate::server::ServerInner;
+use crate::server::catalog::Catalog;
+
+/// Whether `scope` is an RFC 6749 `scope-token`: `1*( %x21 / %x23-5B / %x5D-7E )`.
+pub(crate) fn is_scope_token(scope: &str) -> bool {
+    !scope.is_empty()
+        && scope
+            .bytes()
+            .all(|b| b == 0x21 || (0x23..=0x5B).contains(&b) || (0x5D..=0x7E).contains(&b))
+}
+
+/// Collects `scopes` for `owner`, checking each one's syntax; duplicates are dropped.
+pub(crate) fn collect<I, S>(
+    owner: impl FnOnce() -> String,
+    scopes: I,
+) -> Result<Vec<String>, BuildError>
+where
+    I: IntoIterator<Item = S>,
+    S: Into<String>,
+{
+    let mut out: Vec<String> = Vec::new();
+    for scope in scopes {
+        let scope = scope.into();
+        if !is_scope_token(&scope) {
+            return Err(BuildError::InvalidScope {
+                owner: owner(),
+                scope,
+            });
+        }
+        if !out.contains(&scope) {
+            out.push(scope);
+        }
+    }
+    Ok(out)
+}
+
+/// Stores checked scopes in `slot`, or the error in `error` (reported by `prepare`/`build`).
+pub(crate) fn set<I, S>(
+    slot: &mut Vec<String>,
+    error: &mut Option<BuildError>,
+    owner: impl FnOnce() -> String,
+    scopes: I,
+) where
+    I: IntoIterator<Item = S>,
+    S: Into<String>,
+{
+    match collect(owner, scopes) {
+        Ok(scopes) => *slot = scopes,
+        Err(err) => *error = Some(err),
+    }
+}
+
+fn param<'a>(params: Option<&'a Value>, key: &str) -> Option<&'a str> {
+    params?.get(key)?.as_str()
+}
+
+/// The scopes a resource read (or subscription) of `uri` needs: the static resource's, else
+/// those of the first template that matches (the order reads are routed in).
+fn resource_scopes<'a>(catalog: &'a Catalog, uri: &str) -> &'a [String] {
+    if let Some(def) = catalog.resources.get(uri) {
+        return &def.required_scopes;
+    }
+    catalog
+        .templates
+        .iter()
+        .find(|t| t.matches(uri).is_some())
+        .map_or(&[], |t| &t.required_scopes)
+}
+
+/// The scopes of the item a request targets (beyond the server's base set).
+fn target_scopes<'a>(
+    catalog: &'a Catalog,
+    method_name: &str,
+    params: Option<&Value>,
+) -> &'a [String] {
+    match method_name {
+        method::TOOLS_CALL => param(params, "name")
+            .and_then(|name| catalog.tools.get(name))
+            .map_or(&[], |def| &def.required_scopes),
+        method::PROMPTS_GET => param(params, "name")
+            .and_then(|name| catalog.prompts.get(name))
+            .map_or(&[], |def| &def.required_scopes),
+        method::RESOURCES_READ | method::RESOURCES_SUBSCRIBE | method::RESOURCES_UNSUBSCRIBE => {
+            param(params, "uri").map_or(&[], |uri| resource_scopes(catalog, uri))
+        }
+        method::COMPLETION_COMPLETE => {
+            let reference = params.and_then(|p| p.get("ref"));
+            match reference
+                .and_then(|r| r.get("type"))
+                .and_then(Value::as_str)
+            {
+                Some("ref/prompt") => param(reference, "name")
+                    .and_then(|name| catalog.prompts.get(name))
+                    .map_or(&[], |def| &def.required_scopes),
+                Some("ref/resource") => param(reference, "uri").map_or(&[], |uri| {
+                    catalog
+                        .templates
+                        .iter()
+                        .find(|t| t.definition.uri_template == uri)
+                        .map(|t| t.required_scopes.as_slice())
+                        .unwrap_or_else(|| resource_scopes(catalog, uri))
+                }),
+                _ => &[],
+            }
+        }
+        _ => &[],
+    }
+}
+
+/// The scopes a request needs: the server's base set, then those of its target. `None` when
+/// it needs none.
+pub(crate) fn required(
+    server: &ServerInner,
+    method_name: &str,
+    params: Option<&Value>,
+) -> Option<Vec<String>> {
+    let base = &server.config.required_scopes;
+    let catalog = server.catalog();
+    let target = target_scopes(&catalog, method_name, params);
+    if base.is_empty() && target.is_empty() {
+        return None;
+    }
+    let mut needed = base.clone();
+    for scope in target {
+        if !needed.contains(scope) {
+            needed.push(scope.clone());
+        }
+    }
+    Some(needed)
+}
+
+/// Every scope the server names: its base set and those of every tool, prompt, resource and
+/// template (the default `scopes_supported` of its protected resource metadata).
+pub(crate) fn all(server: &ServerInner) -> Vec<String> {
+    let catalog = server.catalog();
+    let mut out: Vec<String> = Vec::new();
+    let lists = std::iter::once(&server.config.required_scopes)
+        .chain(catalog.tools.values().map(|d| &d.required_scopes))
+        .chain(catalog.prompts.values().map(|d| &d.required_scopes))
+        .chain(catalog.resources.values().map(|d| &d.required_scopes))
+        .chain(catalog.templates.iter().map(|d| &d.required_scopes));
+    for scope in lists.flatten() {
+        if !out.contains(scope) {
+            out.push(scope.clone());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scope_tokens_follow_rfc_6749() {
+        for good in ["mcp", "files:read", "https://api.example.com/x", "a!#[]~"] {
+            assert!(is_scope_token(good), "{good}");
+        }
+        for bad in ["", "a b", "a\"b", "a\\b", "é", "a\tb"] {
+            assert!(!is_scope_token(bad), "{bad:?}");
+        }
+    }
+}
