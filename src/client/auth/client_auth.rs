@@ -78,7 +78,8 @@ impl TokenEndpointAuth {
             .unwrap_or(Self::None)
     }
 
-    /// Authenticates a token request as `client`: adds to its form and headers.
+    /// Authenticates a token request as `client`: adds to its form and headers. `server` is
+    /// there for methods that need it (a client assertion's audience is the issuer).
     ///
     /// # Errors
     /// [`AuthError::Config`] when the method needs a secret the client lacks, or the
@@ -90,7 +91,7 @@ impl TokenEndpointAuth {
         form: &mut Vec<(String, String)>,
         headers: &mut HeaderMap,
     ) -> Result<(), ClientError> {
-        let _ = server;
+        let _unused_by_the_secret_methods = server;
         let secret = || {
             client.client_secret().ok_or_else(|| {
                 AuthError::Config(format!(
