@@ -5,7 +5,16 @@
 //! cargo run --example client -- --stdio "cargo run --example stdio_server" tools
 //! cargo run --example client -- --url http://127.0.0.1:8080/mcp call echo '{"message":"hi"}'
 //! cargo run --example client -- --url http://127.0.0.1:8080/mcp --progress call sleep '{"ms":500}'
+//! cargo run --example client -- --url https://mcp.example.com/mcp --oauth \
+//!     --oauth-client-metadata-url https://app.example.com/client.json tools
 //! ```
+//!
+//! `--oauth` authorizes with OAuth 2.1 when the server answers `401`, headless: the
+//! authorization URL is fetched without following its redirect and the code is read from the
+//! `Location` (an authorization server that shows a login page cannot be used this way). The
+//! client is identified by `--oauth-client-id` (pre-registered, with `--oauth-client-secret`
+//! and `--oauth-issuer`), by `--oauth-client-metadata-url` where the server accepts client
+//! metadata documents, or by dynamic registration.
 //!
 //! Exit status: 0 on success, 1 when the server answered with an error or the connection
 //! failed (the error is printed as JSON on stderr), 2 on bad usage.
@@ -13,6 +22,7 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
+use actix_mcp::client::auth::{ClientRegistration, HeadlessAuthorizer, OAuth};
 use actix_mcp::client::transport::{ChildProcess, HttpOptions, HttpTransport};
 use actix_mcp::client::{
     CallOptions, Client, ClientBuilder, ClientError, ServerRequest, fill_elicitation_defaults,
@@ -37,6 +47,32 @@ struct Cli {
     /// An extra HTTP header, `Name: value` (repeatable).
     #[arg(long = "header", value_name = "NAME: VALUE")]
     headers: Vec<String>,
+    /// Authorize with OAuth 2.1 (headless authorization-code flow) when the server asks.
+    #[arg(long, requires = "url")]
+    oauth: bool,
+    /// A pre-registered OAuth client ID.
+    #[arg(long, value_name = "ID", requires = "oauth")]
+    oauth_client_id: Option<String>,
+    /// The secret of the pre-registered client.
+    #[arg(long, value_name = "SECRET", requires = "oauth_client_id")]
+    oauth_client_secret: Option<String>,
+    /// The issuer the pre-registered client belongs to (its credentials go nowhere else).
+    #[arg(long, value_name = "URL", requires = "oauth_client_id")]
+    oauth_issuer: Option<String>,
+    /// The redirect URI (`https://`, or `http://` on a loopback host).
+    #[arg(
+        long,
+        value_name = "URI",
+        requires = "oauth",
+        default_value = "http://127.0.0.1:8765/callback"
+    )]
+    oauth_redirect_uri: String,
+    /// Scopes to ask for when the server names none (space-separated).
+    #[arg(long, value_name = "SCOPES", requires = "oauth")]
+    oauth_scope: Option<String>,
+    /// The URL of the client's metadata document, used as its client ID where accepted.
+    #[arg(long, value_name = "URL", requires = "oauth")]
+    oauth_client_metadata_url: Option<String>,
     /// Print each progress notification to stderr as one JSON line.
     #[arg(long)]
     progress: bool,
@@ -190,6 +226,29 @@ fn builder(cli: &Cli) -> Result<ClientBuilder, Usage> {
     Ok(builder)
 }
 
+/// The OAuth client of `--oauth`.
+fn oauth(cli: &Cli) -> Result<OAuth, Usage> {
+    let mut oauth = OAuth::authorization_code(&cli.oauth_redirect_uri, HeadlessAuthorizer::new())
+        .client_name("actix-mcp-cli");
+    if let Some(url) = &cli.oauth_client_metadata_url {
+        oauth = oauth.client_metadata_url(url);
+    }
+    if let Some(scope) = &cli.oauth_scope {
+        oauth = oauth.scope(scope);
+    }
+    if let Some(id) = &cli.oauth_client_id {
+        let mut registration = ClientRegistration::pre_registered(id);
+        if let Some(secret) = &cli.oauth_client_secret {
+            registration = registration.secret(secret);
+        }
+        if let Some(issuer) = &cli.oauth_issuer {
+            registration = registration.issuer(issuer);
+        }
+        oauth = oauth.client_registration(registration);
+    }
+    oauth.build().map_err(|err| Usage(err.to_string()))
+}
+
 async fn connect(cli: &Cli) -> Result<Result<Client, ClientError>, Usage> {
     let builder = builder(cli)?;
     if let Some(url) = &cli.url {
@@ -199,6 +258,9 @@ async fn connect(cli: &Cli) -> Result<Result<Client, ClientError>, Usage> {
                 return Err(Usage(format!("--header {header:?} is not `Name: value`")));
             };
             options = options.header(name.trim(), value.trim());
+        }
+        if cli.oauth {
+            options = options.auth(oauth(cli)?);
         }
         return Ok(builder
             .connect(HttpTransport::with_options(url.as_str(), options))

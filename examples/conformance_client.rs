@@ -11,12 +11,20 @@
 //! `tests/conformance/SCENARIOS.md`); by hand:
 //! `MCP_CONFORMANCE_SCENARIO=tools_call cargo run --example conformance_client -- http://127.0.0.1:PORT/mcp`
 //!
+//! The `auth/*` scenarios run the OAuth client ([`OAuth`]) with the headless authorizer (the
+//! suite's authorization server redirects at once), the suite's client metadata document URL
+//! (used where the authorization server accepts one) and, for `auth/pre-registration`, the
+//! credentials of the context.
+//!
 //! Exit status: 0 when the scenario's steps completed, 1 when one failed (the error on
-//! stderr), 2 on a missing URL or an unknown scenario (the `auth/*` scenarios: no OAuth yet).
+//! stderr; for the `auth/*` scenarios that expect a refusal, the refusal), 2 on a missing URL
+//! or an unknown scenario (the `auth/*` extensions: client credentials, enterprise-managed
+//! authorization, DPoP, workload identity).
 
 use std::process::ExitCode;
 
-use actix_mcp::client::transport::HttpTransport;
+use actix_mcp::client::auth::{ClientRegistration, HeadlessAuthorizer, OAuth};
+use actix_mcp::client::transport::{HttpOptions, HttpTransport};
 use actix_mcp::client::{
     Client, ClientBuilder, ClientError, Era, Lifecycle, fill_elicitation_defaults,
 };
@@ -59,8 +67,44 @@ fn accepting() -> ClientBuilder {
     })
 }
 
+/// Where the suite's client ID metadata document is said to live (the mock authorization
+/// servers check the `client_id` against it and never fetch it).
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// The redirect URI: the mock authorization server redirects there at once, and the headless
+/// authorizer reads the code from that redirect without following it.
+const REDIRECT_URI: &str = "http://localhost:3000/callback";
+
+/// The `auth/*` extension scenarios, which need grants and proofs this client lacks.
+const AUTH_EXTENSIONS: [&str; 6] = [
+    "auth/client-credentials-basic",
+    "auth/client-credentials-jwt",
+    "auth/enterprise-managed-authorization",
+    "auth/dpop",
+    "auth/dpop-nonce",
+    "auth/wif-jwt-bearer",
+];
+
+/// `MCP_CONFORMANCE_CONTEXT`, or `null`.
+fn context() -> Value {
+    std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or(Value::Null)
+}
+
 async fn connect(builder: ClientBuilder, url: &str) -> Result<Client, ClientError> {
-    let client = builder.connect(HttpTransport::new(url)).await?;
+    connect_with(builder, url, HttpOptions::default()).await
+}
+
+async fn connect_with(
+    builder: ClientBuilder,
+    url: &str,
+    options: HttpOptions,
+) -> Result<Client, ClientError> {
+    let client = builder
+        .connect(HttpTransport::with_options(url, options))
+        .await?;
     let wanted_modern = wire_version().as_str() >= "2026-07-28";
     if wanted_modern != (client.era() == Era::Modern) {
         eprintln!(
@@ -180,10 +224,7 @@ async fn standard_headers(url: &str) -> Result<(), ClientError> {
 /// `http-custom-headers` (2026): the tool calls of `MCP_CONFORMANCE_CONTEXT`'s `toolCalls`,
 /// whose `x-mcp-header` arguments go into `Mcp-Param-*` headers.
 async fn custom_headers(url: &str) -> Result<(), ClientError> {
-    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
-        .ok()
-        .and_then(|text| serde_json::from_str(&text).ok())
-        .unwrap_or(Value::Null);
+    let context = context();
     let mut calls: Vec<(String, Value)> = context
         .get("toolCalls")
         .and_then(Value::as_array)
@@ -237,6 +278,41 @@ async fn ref_no_deref(url: &str) -> Result<(), ClientError> {
     Ok(())
 }
 
+/// The OAuth client of the `auth/*` scenarios: the authorization-code flow, headless, with
+/// the pre-registered credentials of the context when it has some (bound to its issuer).
+fn oauth() -> Result<OAuth, ClientError> {
+    let context = context();
+    let text = |name: &str| context.get(name).and_then(Value::as_str).map(str::to_owned);
+    let mut oauth = OAuth::authorization_code(REDIRECT_URI, HeadlessAuthorizer::new())
+        .client_name("actix-mcp-conformance-client")
+        .client_metadata_url(CLIENT_METADATA_URL);
+    if let Some(client_id) = text("client_id") {
+        let mut registration = ClientRegistration::pre_registered(client_id);
+        if let Some(secret) = text("client_secret") {
+            registration = registration.secret(secret);
+        }
+        if let Some(issuer) = text("issuer") {
+            registration = registration.issuer(issuer);
+        }
+        oauth = oauth.client_registration(registration);
+    }
+    oauth.build()
+}
+
+/// The scored `auth/*` scenarios: connect (the first request is refused with `401`, which
+/// runs the authorization flow), list the tools and call `test-tool` (which the step-up
+/// scenarios guard with more scopes), close. A scenario that expects a refusal ends with
+/// the client's authorization error.
+async fn authorized(url: &str) -> Result<(), ClientError> {
+    let options = HttpOptions::default().auth(oauth()?);
+    let client = connect_with(builder(), url, options).await?;
+    client.tools().await?;
+    let result = client.call_tool("test-tool", json!({})).await?;
+    eprintln!("test-tool: {}", result.text_content());
+    client.close().await;
+    Ok(())
+}
+
 #[actix_rt::main]
 async fn main() -> ExitCode {
     tracing_subscriber::fmt()
@@ -260,6 +336,9 @@ async fn main() -> ExitCode {
         "http-custom-headers" => custom_headers(&url).await,
         "http-invalid-tool-headers" => invalid_tool_headers(&url).await,
         "json-schema-ref-no-deref" => ref_no_deref(&url).await,
+        auth if auth.starts_with("auth/") && !AUTH_EXTENSIONS.contains(&auth) => {
+            authorized(&url).await
+        }
         other => {
             eprintln!("unknown scenario {other:?}");
             return ExitCode::from(2);

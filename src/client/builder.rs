@@ -471,6 +471,8 @@ impl Client {
                 .await
             {
                 Ok(pending) => pending,
+                // An authorization failure is the same in either era: no fallback.
+                Err(error @ ClientError::Auth(_)) => return Probe::Failed(error),
                 Err(error) => return Probe::Legacy(error),
             };
             let id = pending.id().cloned();
@@ -501,6 +503,7 @@ impl Client {
                     }
                     version_retried = true;
                 }
+                Err(error @ ClientError::Auth(_)) => return Probe::Failed(error),
                 Err(error) => return Probe::Legacy(error),
             }
         }

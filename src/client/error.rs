@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use actix_mcp_actors::ErrorObject;
 
+use super::auth::AuthError;
 use crate::protocol::InputRequiredResult;
 
 /// Why a client call produced no result.
@@ -58,6 +59,11 @@ pub enum ClientError {
         /// The handler's error.
         error: Box<ErrorObject>,
     },
+    /// The server wants an access token and the client could not get (or use) one: the
+    /// server's metadata failed a check, the user declined, the token endpoint refused, or the
+    /// server kept refusing the token. See [`AuthError`].
+    #[error("authorization failed: {0}")]
+    Auth(AuthError),
 }
 
 impl ClientError {
@@ -79,9 +85,23 @@ impl ClientError {
         }
     }
 
+    /// Why authorization failed, if that is what this is.
+    pub fn auth(&self) -> Option<&AuthError> {
+        match self {
+            Self::Auth(error) => Some(error),
+            _ => None,
+        }
+    }
+
     /// Whether the connection is gone for good (closed, or the session expired).
     pub fn is_closed(&self) -> bool {
         matches!(self, Self::TransportClosed(_) | Self::SessionExpired)
+    }
+}
+
+impl From<AuthError> for ClientError {
+    fn from(error: AuthError) -> Self {
+        Self::Auth(error)
     }
 }
 

@@ -6,7 +6,8 @@
 //! (the client retries once with a version from `error.data.supported`), `-32020`, `-32021`,
 //! or, over HTTP, `-32601` with status `404`. Any other error, a timeout, or an HTTP error
 //! status without a JSON-RPC error body means a legacy server: the client runs `initialize`
-//! as in 2025-11-25. The probe never falls back after a modern answer.
+//! as in 2025-11-25. The probe never falls back after a modern answer, nor after an
+//! authorization failure ([`ClientError::Auth`]), which would be the same in either era.
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning>
 

@@ -36,8 +36,9 @@
 #   conformance (client): N passed, M failed, K skipped
 # (N = passing scenarios, M = unexpected failures + stale expected-failure entries, K = expected
 # failures). A scenario passes when it has no FAILURE check and at least one SUCCESS check (the
-# suite's own pass rate) and the client exited 0 within the timeout (auth/scope-retry-limit,
-# where the suite expects the client to give up, may exit non-zero).
+# suite's own pass rate) and the client exited 0 within the timeout (the scenarios where the
+# suite expects the client to give up or refuse, `allowClientError` in its source, may exit
+# non-zero).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -50,8 +51,11 @@ expected=""
 results=""
 install_only=0
 # Scenarios whose client the suite itself allows to exit non-zero (`allowClientError` in the
-# suite's source) within the 2025-11-25 and 2026-07-28 client sets.
-allow_client_error="auth/scope-retry-limit,http-invalid-tool-headers"
+# suite's source) within the 2025-11-25 and 2026-07-28 client sets: the client gives up
+# (scope-retry-limit) or must refuse the server's metadata or authorization response.
+allow_client_error="auth/scope-retry-limit,auth/resource-mismatch,auth/iss-supported-missing"
+allow_client_error+=",auth/iss-wrong-issuer,auth/iss-unexpected,auth/iss-normalized"
+allow_client_error+=",auth/metadata-issuer-mismatch,http-invalid-tool-headers"
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
 die() { echo "conformance (client): error: $*" >&2; exit 1; }

@@ -1,9 +1,12 @@
 //! The settings of an [`HttpTransport`](super::HttpTransport) and the limits derived from them.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+
+use crate::client::auth::AuthProvider;
 
 /// Default longest message accepted from the server: 4 MiB.
 pub(super) const DEFAULT_MAX_MESSAGE: usize = 4 * 1024 * 1024;
@@ -32,6 +35,7 @@ pub struct HttpOptions {
     pub(super) reconnect_max_delay: Duration,
     pub(super) get_stream: bool,
     pub(super) client: Option<reqwest::Client>,
+    pub(super) auth: Option<Arc<dyn AuthProvider>>,
 }
 
 impl Default for HttpOptions {
@@ -47,6 +51,7 @@ impl Default for HttpOptions {
             reconnect_max_delay: DEFAULT_MAX_RECONNECT_DELAY,
             get_stream: true,
             client: None,
+            auth: None,
         }
     }
 }
@@ -65,6 +70,7 @@ impl fmt::Debug for HttpOptions {
             .field("reconnect_max_delay", &self.reconnect_max_delay)
             .field("get_stream", &self.get_stream)
             .field("custom_client", &self.client.is_some())
+            .field("auth", &self.auth)
             .finish()
     }
 }
@@ -156,6 +162,32 @@ impl HttpOptions {
     #[must_use]
     pub fn client(mut self, client: reqwest::Client) -> Self {
         self.client = Some(client);
+        self
+    }
+}
+
+impl HttpOptions {
+    /// Authorizes every request with `provider`, usually an
+    /// [`OAuth`](crate::client::auth::OAuth) client: each request carries the headers it
+    /// gives, and a request the server refuses with `401` (or `403`) is sent again when the
+    /// provider has obtained what the server asked for. Its headers replace custom ones of
+    /// the same name (`Authorization`).
+    ///
+    /// One request is sent at most a few times whatever the provider answers; when it gives
+    /// up, the request fails with its error ([`ClientError::Auth`] for OAuth) or, when it
+    /// hands the refusal back, with the HTTP status.
+    ///
+    /// [`ClientError::Auth`]: crate::client::ClientError::Auth
+    #[must_use]
+    pub fn auth(mut self, provider: impl AuthProvider + 'static) -> Self {
+        self.auth = Some(Arc::new(provider));
+        self
+    }
+
+    /// The same, with a shared provider.
+    #[must_use]
+    pub fn shared_auth(mut self, provider: Arc<dyn AuthProvider>) -> Self {
+        self.auth = Some(provider);
         self
     }
 }

@@ -8,12 +8,13 @@ use std::time::Duration;
 use actix_mcp_actors::{FrameKind, Incoming, RequestId};
 use bytes::BytesMut;
 use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
-use reqwest::{StatusCode, Url};
+use reqwest::{Method, StatusCode, Url};
 use tokio_util::sync::CancellationToken;
 
 use super::HttpTransport;
 use super::options::Limits;
 use super::streams::Reader;
+use crate::client::auth::{AuthProvider, Refusal, RefusalAction, RequestTarget};
 use crate::client::error::ClientError;
 use crate::client::transport::{Inbound, Inbox, Outgoing};
 use crate::protocol::method;
@@ -61,10 +62,23 @@ pub(super) struct Shared {
     pub(super) stateless: AtomicBool,
     /// The statuses of refused `server/discover` requests, until the client takes them.
     pub(super) refusals: Mutex<HashMap<RequestId, u16>>,
+    /// Authorizes every request, when set.
+    pub(super) auth: Option<Arc<dyn AuthProvider>>,
 }
 
 /// At most this many refusal statuses are kept for the client to take.
 const MAX_REFUSALS: usize = 16;
+
+/// One request is sent again after a `401` or `403` at most this many times, whatever the
+/// auth provider says.
+const MAX_AUTH_RETRIES: u32 = 8;
+
+/// How often one request was refused for authorization so far.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct AuthRetries {
+    unauthorized: u32,
+    forbidden: u32,
+}
 
 pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
@@ -211,6 +225,7 @@ impl Shared {
             expired: AtomicBool::new(false),
             stateless: AtomicBool::new(false),
             refusals: Mutex::new(HashMap::new()),
+            auth: options.auth,
         })
     }
 
@@ -227,6 +242,69 @@ impl Shared {
             headers.insert(PROTOCOL_VERSION_HEADER, version);
         }
         (headers, session)
+    }
+
+    /// Adds the auth provider's headers of a `method` request to `headers` (replacing custom
+    /// ones of the same name); returns them, for [`retry_refused`](Self::retry_refused).
+    pub(super) async fn authorize(
+        &self,
+        method: &Method,
+        headers: &mut HeaderMap,
+    ) -> Result<HeaderMap, ClientError> {
+        let Some(auth) = &self.auth else {
+            return Ok(HeaderMap::new());
+        };
+        let target = RequestTarget::new(method.clone(), self.url.clone());
+        let sent = auth.headers(&target).await?;
+        for (name, value) in &sent {
+            headers.insert(name.clone(), value.clone());
+        }
+        Ok(sent)
+    }
+
+    /// After an answer to a `method` request that carried the auth headers `sent`: whether
+    /// to send it again (the server refused it with `401` or `403` and the auth provider has
+    /// obtained what it asked for).
+    ///
+    /// # Errors
+    /// The provider's: why it could not obtain authorization.
+    pub(super) async fn retry_refused(
+        &self,
+        response: &reqwest::Response,
+        method: &Method,
+        sent: HeaderMap,
+        retries: &mut AuthRetries,
+    ) -> Result<bool, ClientError> {
+        let Some(auth) = &self.auth else {
+            return Ok(false);
+        };
+        let status = response.status();
+        if status != StatusCode::UNAUTHORIZED && status != StatusCode::FORBIDDEN {
+            return Ok(false);
+        }
+        if retries.unauthorized + retries.forbidden >= MAX_AUTH_RETRIES {
+            tracing::debug!(%status, "the request was refused too often; giving up");
+            return Ok(false);
+        }
+        let refusal = Refusal {
+            target: RequestTarget::new(method.clone(), self.url.clone()),
+            status,
+            headers: response.headers().clone(),
+            sent,
+            unauthorized: retries.unauthorized,
+            forbidden: retries.forbidden,
+        };
+        match auth.refused(&refusal).await? {
+            RefusalAction::Retry => {
+                if status == StatusCode::UNAUTHORIZED {
+                    retries.unauthorized += 1;
+                } else {
+                    retries.forbidden += 1;
+                }
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
     }
 
     /// The server no longer knows the session `sent`: unless another one has replaced it
@@ -356,25 +434,36 @@ impl Shared {
             FrameKind::Notification | FrameKind::Response => None,
         };
         let reader = awaited.map(|id| self.register_reader(id));
-        let (mut headers, sent_session) = self.request_headers(ACCEPT_POST);
-        headers.insert(header::CONTENT_TYPE, JSON);
-        for (name, value) in &message.headers {
-            let (Ok(name), Ok(value)) = (
-                HeaderName::from_bytes(name.as_bytes()),
-                HeaderValue::from_str(value),
-            ) else {
-                return Err(ClientError::Protocol(format!(
-                    "the request-metadata header {name:?} cannot be sent"
-                )));
-            };
-            headers.insert(name, value);
-        }
-        let request = self
-            .client
-            .post(self.url.clone())
-            .headers(headers)
-            .body(message.frame.json.to_string());
-        let response = self.exchange(request, "POST").await?;
+        let mut retries = AuthRetries::default();
+        let (response, sent_session) = loop {
+            let (mut headers, sent_session) = self.request_headers(ACCEPT_POST);
+            headers.insert(header::CONTENT_TYPE, JSON);
+            for (name, value) in &message.headers {
+                let (Ok(name), Ok(value)) = (
+                    HeaderName::from_bytes(name.as_bytes()),
+                    HeaderValue::from_str(value),
+                ) else {
+                    return Err(ClientError::Protocol(format!(
+                        "the request-metadata header {name:?} cannot be sent"
+                    )));
+                };
+                headers.insert(name, value);
+            }
+            let sent_auth = self.authorize(&Method::POST, &mut headers).await?;
+            let request = self
+                .client
+                .post(self.url.clone())
+                .headers(headers)
+                .body(message.frame.json.to_string());
+            let response = self.exchange(request, "POST").await?;
+            if self
+                .retry_refused(&response, &Method::POST, sent_auth, &mut retries)
+                .await?
+            {
+                continue;
+            }
+            break (response, sent_session);
+        };
         let status = response.status();
         if status == StatusCode::NOT_FOUND
             && let Some(sent) = &sent_session
@@ -487,11 +576,14 @@ impl Shared {
 
     /// Ends the session with `DELETE` (when there is one).
     pub(super) async fn delete_session(&self) -> Result<(), ClientError> {
-        let (headers, session) = self.request_headers(JSON);
+        let (mut headers, session) = self.request_headers(JSON);
         let Some(session) = session else {
             return Ok(());
         };
         *lock(&self.session) = None;
+        if let Err(err) = self.authorize(&Method::DELETE, &mut headers).await {
+            tracing::debug!(%err, "ending the session without authorization headers");
+        }
         let request = self.client.delete(self.url.clone()).headers(headers);
         let response = self.exchange(request, "DELETE").await?;
         let status = response.status();

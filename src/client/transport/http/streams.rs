@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use actix_mcp_actors::{Incoming, RequestId};
 use bytes::BytesMut;
-use reqwest::StatusCode;
 use reqwest::header::HeaderValue;
+use reqwest::{Method, StatusCode};
 use tokio_util::sync::CancellationToken;
 
 use super::shared::{
-    ACCEPT_SSE, LAST_EVENT_ID_HEADER, Shared, content_type, describe, lock, parse,
+    ACCEPT_SSE, AuthRetries, LAST_EVENT_ID_HEADER, Shared, content_type, describe, lock, parse,
 };
 use super::sse::{Decoded, SseDecoder};
 use crate::client::error::ClientError;
@@ -28,6 +28,9 @@ pub(super) enum Get {
     SessionGone,
     /// Any other failure, worth another attempt.
     Failed(String),
+    /// The server refused it and no authorization could be obtained: not worth another
+    /// attempt.
+    Refused(ClientError),
     /// The transport or the session stopped meanwhile.
     Stopped,
 }
@@ -167,6 +170,7 @@ impl Shared {
                     ));
                 }
                 Get::SessionGone => return Some(ClientError::SessionExpired),
+                Get::Refused(error) => return Some(error),
                 Get::Failed(err) => {
                     tracing::debug!(request = %id, %err, "resuming the answer's stream failed");
                 }
@@ -244,6 +248,10 @@ impl Shared {
                     tracing::debug!("the session ended; the GET stream stops");
                     return;
                 }
+                Get::Refused(error) => {
+                    tracing::warn!(%error, "the server refused the GET stream; it stops");
+                    return;
+                }
                 Get::Failed(err) => tracing::debug!(%err, "opening the GET stream failed"),
                 Get::Stopped => return,
             }
@@ -258,28 +266,49 @@ impl Shared {
         last_event_id: Option<&str>,
         stop: &CancellationToken,
     ) -> Get {
-        let (mut headers, sent_session) = self.request_headers(ACCEPT_SSE);
-        if let Some(last) = last_event_id {
-            match HeaderValue::from_str(last) {
-                Ok(value) => {
-                    headers.insert(LAST_EVENT_ID_HEADER, value);
-                }
-                Err(_) => {
-                    return Get::Failed(format!(
-                        "the last event id {last:?} cannot be sent in a header"
-                    ));
+        let mut retries = AuthRetries::default();
+        let (response, sent_session) = loop {
+            let (mut headers, sent_session) = self.request_headers(ACCEPT_SSE);
+            if let Some(last) = last_event_id {
+                match HeaderValue::from_str(last) {
+                    Ok(value) => {
+                        headers.insert(LAST_EVENT_ID_HEADER, value);
+                    }
+                    Err(_) => {
+                        return Get::Failed(format!(
+                            "the last event id {last:?} cannot be sent in a header"
+                        ));
+                    }
                 }
             }
-        }
-        let request = self.client.get(self.url.clone()).headers(headers);
-        let response = tokio::select! {
-            biased;
-            () = stop.cancelled() => return Get::Stopped,
-            response = self.exchange(request, "GET") => response,
-        };
-        let response = match response {
-            Ok(response) => response,
-            Err(err) => return Get::Failed(err.to_string()),
+            let sent_auth = tokio::select! {
+                biased;
+                () = stop.cancelled() => return Get::Stopped,
+                sent = self.authorize(&Method::GET, &mut headers) => match sent {
+                    Ok(sent) => sent,
+                    Err(error) => return Get::Refused(error),
+                },
+            };
+            let request = self.client.get(self.url.clone()).headers(headers);
+            let response = tokio::select! {
+                biased;
+                () = stop.cancelled() => return Get::Stopped,
+                response = self.exchange(request, "GET") => response,
+            };
+            let response = match response {
+                Ok(response) => response,
+                Err(err) => return Get::Failed(err.to_string()),
+            };
+            let retry = tokio::select! {
+                biased;
+                () = stop.cancelled() => return Get::Stopped,
+                retry = self.retry_refused(&response, &Method::GET, sent_auth, &mut retries) => retry,
+            };
+            match retry {
+                Ok(true) => continue,
+                Ok(false) => break (response, sent_session),
+                Err(error) => return Get::Refused(error),
+            }
         };
         let status = response.status();
         if status == StatusCode::METHOD_NOT_ALLOWED {

@@ -1,0 +1,124 @@
+//! How a token is obtained once discovery is done: a [`Grant`]. The flow
+//! ([`OAuth`](super::OAuth)) finds the resource, its authorization server and the client's
+//! registration, selects the scopes, then hands a [`GrantContext`] to the grant, which returns
+//! a token. [`AuthorizationCode`](super::AuthorizationCode) is the grant of the MCP spec;
+//! others (client credentials, token exchange, JWT bearer) plug in the same way.
+
+use std::fmt;
+
+use futures::future::BoxFuture;
+
+use super::client_auth::TokenEndpointAuth;
+use super::http::AuthHttp;
+use super::metadata::{AuthorizationServerMetadata, ProtectedResourceMetadata};
+use super::registration::{ClientMetadata, ClientRegistration};
+use super::token::{Token, request_token};
+use crate::client::error::ClientError;
+
+/// A way of obtaining an access token from an authorization server whose metadata is known.
+pub trait Grant: Send + Sync + fmt::Debug {
+    /// Obtains a token for `cx.resource()`, asking for `cx.scopes()`.
+    ///
+    /// # Errors
+    /// Any [`ClientError`]; [`ClientError::Auth`] for the refusals of the flow.
+    fn obtain<'a>(&'a self, cx: GrantContext<'a>) -> BoxFuture<'a, Result<Token, ClientError>>;
+
+    /// Fills in the grant's part of the client metadata sent in a dynamic registration
+    /// (`redirect_uris`, `grant_types`, `response_types`). The default adds nothing.
+    fn client_metadata(&self, metadata: &mut ClientMetadata) {
+        let _ = metadata;
+    }
+
+    /// Checks the grant's settings when the [`OAuth`](super::OAuth) client is built. The
+    /// default accepts them.
+    ///
+    /// # Errors
+    /// [`AuthError::Config`](super::AuthError::Config) saying what is wrong.
+    fn check(&self) -> Result<(), super::AuthError> {
+        Ok(())
+    }
+
+    /// Whether the grant may yield refresh tokens, so that the client asks for
+    /// `offline_access` where the server offers it. Default `false`.
+    fn refreshable(&self) -> bool {
+        false
+    }
+}
+
+/// What a [`Grant`] works with: the resource, its authorization server, the client's
+/// registration there, the scopes to ask for, and the way to the token endpoint.
+#[derive(Clone, Copy)]
+pub struct GrantContext<'a> {
+    pub(crate) http: &'a AuthHttp,
+    pub(crate) resource: &'a ProtectedResourceMetadata,
+    pub(crate) server: &'a AuthorizationServerMetadata,
+    pub(crate) client: &'a ClientRegistration,
+    pub(crate) scopes: &'a [String],
+}
+
+impl fmt::Debug for GrantContext<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GrantContext")
+            .field("resource", &self.resource.resource)
+            .field("issuer", &self.server.issuer)
+            .field("client", &self.client)
+            .field("scopes", &self.scopes)
+            .finish()
+    }
+}
+
+impl<'a> GrantContext<'a> {
+    /// The resource identifier, exactly as the protected resource metadata publishes it (the
+    /// `resource` parameter, RFC 8707).
+    pub fn resource(&self) -> &'a str {
+        &self.resource.resource
+    }
+
+    /// The protected resource metadata.
+    pub fn resource_metadata(&self) -> &'a ProtectedResourceMetadata {
+        self.resource
+    }
+
+    /// The authorization server's metadata (its issuer checked).
+    pub fn server(&self) -> &'a AuthorizationServerMetadata {
+        self.server
+    }
+
+    /// The client's registration at that server.
+    pub fn client(&self) -> &'a ClientRegistration {
+        self.client
+    }
+
+    /// The scopes to ask for (possibly none: then no `scope` parameter is sent).
+    pub fn scopes(&self) -> &'a [String] {
+        self.scopes
+    }
+
+    /// The token endpoint authentication this client uses with this server.
+    pub fn token_endpoint_auth(&self) -> TokenEndpointAuth {
+        self.client.token_endpoint_auth(self.server)
+    }
+
+    /// Sends a token request: `grant_type` and `params`, plus `resource`, authenticated as
+    /// the client, through the request hook; reads the answer as a token.
+    ///
+    /// # Errors
+    /// [`ClientError::Auth`] with [`AuthError::TokenRequest`](super::AuthError::TokenRequest)
+    /// when the server refuses, or the other reasons of the flow.
+    pub async fn token_request(
+        &self,
+        grant_type: &str,
+        params: &[(&str, &str)],
+    ) -> Result<Token, ClientError> {
+        request_token(
+            self.http,
+            self.server,
+            self.client,
+            &self.token_endpoint_auth(),
+            Some(self.resource()),
+            grant_type,
+            params,
+        )
+        .await
+    }
+}

@@ -1,0 +1,396 @@
+//! The HTTP side of authorization: which URLs the client will contact, and the one way every
+//! authorization request goes out.
+//!
+//! Every URL that comes from the network (a `resource_metadata` link, an authorization
+//! server, an endpoint in its metadata, a redirect) or from the settings is checked before
+//! anything is sent to it ([`checked_url`]): `https://`, or `http://` to a loopback host
+//! (`localhost`, `127.0.0.0/8`, `::1`), with neither user credentials nor a fragment.
+//! Metadata `GET`s follow at most a few redirects, and only on the same origin; `POST`s
+//! (registration, token) follow none. Every answer is read within a time limit and up to a
+//! size limit.
+//!
+//! [`AuthHttp::send`] is the single function through which every request to an
+//! authorization server's endpoints (registration, token) leaves, and it runs the
+//! [`RequestHook`], as does [`OAuth`](super::OAuth) for every request to the MCP server: the
+//! seam where DPoP proofs (RFC 9449) are added and server nonces picked up.
+
+use std::fmt;
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use reqwest::header::{self, HeaderMap, HeaderValue, LOCATION};
+use reqwest::{Method, StatusCode, Url};
+use serde::de::DeserializeOwned;
+
+use super::error::AuthError;
+use super::token::Token;
+use crate::client::error::ClientError;
+
+/// Default time limit of one authorization request (headers and body).
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default size limit of one authorization answer.
+pub(crate) const DEFAULT_MAX_BODY: usize = 1024 * 1024;
+/// Same-origin redirects a metadata `GET` follows.
+const MAX_REDIRECTS: usize = 3;
+
+/// What kind of request is going out, for a [`RequestHook`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RequestKind {
+    /// A request to the MCP server (the protected resource), carrying the access token.
+    Resource,
+    /// A request to an authorization server's token endpoint.
+    Token,
+    /// A dynamic client registration request.
+    Registration,
+}
+
+/// One outgoing request, as a [`RequestHook`] sees it.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct HookRequest<'a> {
+    /// What the request is.
+    pub kind: RequestKind,
+    /// Its method.
+    pub method: &'a Method,
+    /// Its URL.
+    pub url: &'a Url,
+    /// The access token it carries (requests to the MCP server).
+    pub token: Option<&'a Token>,
+}
+
+/// What a [`RequestHook`] makes of an answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HookVerdict {
+    /// Nothing to do.
+    Proceed,
+    /// Send the request once more, with headers the hook computes afresh (a DPoP nonce came).
+    Retry,
+}
+
+/// Adds headers to every request to the MCP server and to an authorization server's
+/// endpoints, and reads every answer to them: the seam for proof-of-possession schemes
+/// (DPoP, RFC 9449), which sign each request and learn server nonces from the answers.
+///
+/// Set with [`OAuthBuilder::request_hook`](super::OAuthBuilder::request_hook).
+pub trait RequestHook: Send + Sync + fmt::Debug {
+    /// The extra headers of `request` (added to, or replacing, the ones already in
+    /// `headers`).
+    ///
+    /// # Errors
+    /// Fails the request (a proof could not be made).
+    fn headers(
+        &self,
+        request: &HookRequest<'_>,
+        headers: &mut HeaderMap,
+    ) -> Result<(), ClientError>;
+
+    /// Reads the answer to `request`; [`HookVerdict::Retry`] sends it once more. The default
+    /// reads nothing.
+    fn response(
+        &self,
+        request: &HookRequest<'_>,
+        status: StatusCode,
+        headers: &HeaderMap,
+    ) -> HookVerdict {
+        let _ = (request, status, headers);
+        HookVerdict::Proceed
+    }
+}
+
+/// Whether `host` is a loopback host (plain `http://` is allowed there).
+pub(crate) fn is_loopback(url: &Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(name)) => {
+            name.eq_ignore_ascii_case("localhost")
+                || name.to_ascii_lowercase().ends_with(".localhost")
+        }
+        Some(url::Host::Ipv4(ip)) => IpAddr::V4(ip).is_loopback(),
+        Some(url::Host::Ipv6(ip)) => IpAddr::V6(ip).is_loopback(),
+        None => false,
+    }
+}
+
+/// `raw` as a URL the client may contact: `https://`, or `http://` to a loopback host;
+/// no user credentials, no fragment.
+///
+/// # Errors
+/// [`AuthError::InsecureUrl`] saying why not.
+pub fn checked_url(raw: &str) -> Result<Url, AuthError> {
+    let refuse = |reason: &str| AuthError::InsecureUrl {
+        url: raw.to_owned(),
+        reason: reason.to_owned(),
+    };
+    let url = Url::parse(raw).map_err(|err| refuse(&format!("not a URL ({err})")))?;
+    match url.scheme() {
+        "https" => {}
+        "http" if is_loopback(&url) => {}
+        "http" => return Err(refuse("plain http is allowed only to a loopback host")),
+        _ => return Err(refuse("not an https URL")),
+    }
+    if url.host().is_none() {
+        return Err(refuse("no host"));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(refuse("carries user credentials"));
+    }
+    if url.fragment().is_some() {
+        return Err(refuse("has a fragment"));
+    }
+    Ok(url)
+}
+
+/// Whether `a` and `b` have the same origin (scheme, host, port).
+pub(crate) fn same_origin(a: &Url, b: &Url) -> bool {
+    a.scheme() == b.scheme()
+        && a.host_str().map(str::to_ascii_lowercase) == b.host_str().map(str::to_ascii_lowercase)
+        && a.port_or_known_default() == b.port_or_known_default()
+}
+
+/// An answer, read whole.
+#[derive(Debug)]
+pub(crate) struct Answer {
+    pub(crate) status: StatusCode,
+    pub(crate) headers: HeaderMap,
+    pub(crate) body: Bytes,
+}
+
+impl Answer {
+    /// The body as JSON of type `T`.
+    pub(crate) fn json<T: DeserializeOwned>(&self, what: &str) -> Result<T, AuthError> {
+        serde_json::from_slice(&self.body).map_err(|err| AuthError::Fetch {
+            what: what.to_owned(),
+            reason: format!("unreadable JSON: {err}"),
+        })
+    }
+}
+
+/// The HTTP client of the authorization flow, with its limits and hook.
+#[derive(Clone)]
+pub(crate) struct AuthHttp {
+    client: reqwest::Client,
+    timeout: Duration,
+    max_body: usize,
+    hook: Option<Arc<dyn RequestHook>>,
+}
+
+impl fmt::Debug for AuthHttp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AuthHttp")
+            .field("timeout", &self.timeout)
+            .field("max_body", &self.max_body)
+            .field("hook", &self.hook)
+            .finish()
+    }
+}
+
+/// Builds a client that follows no redirects (the flow decides which to follow).
+pub(crate) fn no_redirect_client(timeout: Duration) -> Result<reqwest::Client, AuthError> {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(timeout)
+        .timeout(timeout)
+        .build()
+        .map_err(|err| AuthError::Config(format!("could not build the HTTP client: {err}")))
+}
+
+impl AuthHttp {
+    pub(crate) fn new(
+        client: reqwest::Client,
+        timeout: Duration,
+        max_body: usize,
+        hook: Option<Arc<dyn RequestHook>>,
+    ) -> Self {
+        Self {
+            client,
+            timeout,
+            max_body,
+            hook,
+        }
+    }
+
+    pub(crate) fn hook(&self) -> Option<&Arc<dyn RequestHook>> {
+        self.hook.as_ref()
+    }
+
+    /// Sends one request and reads its answer whole, within the limits.
+    async fn exchange(
+        &self,
+        method: Method,
+        url: &Url,
+        headers: HeaderMap,
+        body: Option<Bytes>,
+        what: &str,
+    ) -> Result<Answer, AuthError> {
+        let fail = |reason: String| AuthError::Fetch {
+            what: what.to_owned(),
+            reason,
+        };
+        let mut request = self
+            .client
+            .request(method, url.clone())
+            .headers(headers)
+            .timeout(self.timeout);
+        if let Some(body) = body {
+            request = request.body(body);
+        }
+        let send = async {
+            let mut response = request.send().await.map_err(|err| fail(describe(&err)))?;
+            if response
+                .content_length()
+                .is_some_and(|length| length > self.max_body as u64)
+            {
+                return Err(fail(format!("the answer is over {} bytes", self.max_body)));
+            }
+            let status = response.status();
+            let headers = response.headers().clone();
+            let mut body = Vec::new();
+            while let Some(chunk) = response.chunk().await.map_err(|err| fail(describe(&err)))? {
+                if body.len() + chunk.len() > self.max_body {
+                    return Err(fail(format!("the answer is over {} bytes", self.max_body)));
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok(Answer {
+                status,
+                headers,
+                body: Bytes::from(body),
+            })
+        };
+        tokio::time::timeout(self.timeout, send)
+            .await
+            .map_err(|_| fail(format!("no answer within {:?}", self.timeout)))?
+    }
+
+    /// `GET`s a JSON document, following same-origin redirects. `Ok(None)` when the server
+    /// has none there (any `4xx`).
+    ///
+    /// # Errors
+    /// [`AuthError::Fetch`] on a network error, a `5xx`, an unreadable body, or a redirect
+    /// elsewhere; [`AuthError::InsecureUrl`] for a redirect to a refused URL.
+    pub(crate) async fn get_json<T: DeserializeOwned>(
+        &self,
+        url: &Url,
+        what: &str,
+    ) -> Result<Option<(T, Url)>, AuthError> {
+        let mut url = url.clone();
+        for _ in 0..=MAX_REDIRECTS {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
+            let answer = self
+                .exchange(Method::GET, &url, headers, None, what)
+                .await?;
+            let status = answer.status;
+            if status.is_redirection() {
+                let next = answer
+                    .headers
+                    .get(LOCATION)
+                    .and_then(|value| value.to_str().ok())
+                    .and_then(|location| url.join(location).ok())
+                    .ok_or_else(|| AuthError::Fetch {
+                        what: what.to_owned(),
+                        reason: format!("HTTP {status} without a usable Location"),
+                    })?;
+                let next = checked_url(next.as_str())?;
+                if !same_origin(&url, &next) {
+                    return Err(AuthError::Fetch {
+                        what: what.to_owned(),
+                        reason: format!("redirected to another origin ({next})"),
+                    });
+                }
+                url = next;
+                continue;
+            }
+            if status.is_client_error() {
+                tracing::debug!(%url, %status, "no {what} here");
+                return Ok(None);
+            }
+            if !status.is_success() {
+                return Err(AuthError::Fetch {
+                    what: what.to_owned(),
+                    reason: format!("HTTP {status} from {url}"),
+                });
+            }
+            return answer.json(what).map(|value| Some((value, url)));
+        }
+        Err(AuthError::Fetch {
+            what: what.to_owned(),
+            reason: format!("more than {MAX_REDIRECTS} redirects"),
+        })
+    }
+
+    /// Sends a request to an authorization server's endpoint: the one way such requests
+    /// leave. The [`RequestHook`] adds its headers, reads the answer, and may have the request
+    /// sent once more (with fresh headers). Redirects are not followed.
+    ///
+    /// # Errors
+    /// [`AuthError::Fetch`] when no answer could be read; any error of the hook.
+    pub(crate) async fn send(
+        &self,
+        kind: RequestKind,
+        method: Method,
+        url: &Url,
+        headers: HeaderMap,
+        body: Bytes,
+        what: &str,
+    ) -> Result<Answer, ClientError> {
+        let mut retried = false;
+        loop {
+            let mut headers = headers.clone();
+            let request = HookRequest {
+                kind,
+                method: &method,
+                url,
+                token: None,
+            };
+            if let Some(hook) = &self.hook {
+                hook.headers(&request, &mut headers)?;
+            }
+            let answer = self
+                .exchange(method.clone(), url, headers, Some(body.clone()), what)
+                .await?;
+            let verdict = match &self.hook {
+                Some(hook) => hook.response(&request, answer.status, &answer.headers),
+                None => HookVerdict::Proceed,
+            };
+            if verdict == HookVerdict::Retry && !retried {
+                retried = true;
+                continue;
+            }
+            return Ok(answer);
+        }
+    }
+}
+
+/// An error and its causes, on one line.
+pub(crate) fn describe(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_https_or_loopback_http_is_contacted() {
+        assert!(checked_url("https://as.example.com/x").is_ok());
+        assert!(checked_url("http://localhost:8080/x").is_ok());
+        assert!(checked_url("http://127.0.0.2/x").is_ok());
+        assert!(checked_url("http://[::1]:9/x").is_ok());
+        assert!(checked_url("http://as.example.com/x").is_err());
+        assert!(checked_url("ftp://as.example.com/x").is_err());
+        assert!(checked_url("https://user:pw@as.example.com/").is_err());
+        assert!(checked_url("https://as.example.com/#frag").is_err());
+        assert!(checked_url("not a url").is_err());
+    }
+}

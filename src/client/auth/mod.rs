@@ -1,0 +1,113 @@
+//! Authorization: the OAuth 2.1 client of the MCP authorization spec, used by the HTTP
+//! transport when a server answers `401` (or `403 insufficient_scope`).
+//!
+//! Give an [`OAuth`] to the transport with
+//! [`HttpOptions::auth`](crate::client::transport::HttpOptions::auth). On a `401` it reads
+//! the `WWW-Authenticate` challenge ([`BearerChallenge`]), finds the protected resource
+//! metadata (RFC 9728) and checks that it describes this server, finds the authorization
+//! server's metadata (RFC 8414 or OpenID discovery) and checks its issuer, identifies the
+//! client (pre-registered credentials, a client ID metadata document, or dynamic
+//! registration), selects the scopes, and obtains a token with its [`Grant`]: by default the
+//! authorization-code flow with PKCE `S256`, `resource` indicators (RFC 8707) and RFC 9207
+//! `iss` checks, the user's part done by the application's [`Authorizer`]. The request is then
+//! sent again with the token. `oauth` module docs tabulate what happens on which answer.
+//! The same applies to every `POST` in the 2026 era, and to `initialize`, later requests and
+//! the `GET` stream in the 2025 era.
+//!
+//! ```no_run
+//! use actix_mcp::client::Client;
+//! use actix_mcp::client::auth::{AuthorizationCallback, OAuth, authorize_with};
+//! use actix_mcp::client::transport::{HttpOptions, HttpTransport};
+//!
+//! # async fn run() -> Result<(), actix_mcp::client::ClientError> {
+//! let authorizer = authorize_with(|request| async move {
+//!     // Open `request.url` in the user's browser, serve `request.redirect_uri`, and hand
+//!     // back the URL the browser was sent to.
+//!     # let landed = String::new();
+//!     Ok(AuthorizationCallback::from_redirect_url(&landed)?)
+//! });
+//! let oauth = OAuth::authorization_code("http://127.0.0.1:8765/callback", authorizer)
+//!     .client_name("my-app")
+//!     .build()?;
+//! let client = Client::builder("my-app", "1.0.0")
+//!     // A user may take a while: the first request waits for the whole flow.
+//!     .discover_timeout(std::time::Duration::from_secs(300))
+//!     .request_timeout(Some(std::time::Duration::from_secs(300)))
+//!     .connect(HttpTransport::with_options(
+//!         "https://mcp.example.com/mcp",
+//!         HttpOptions::default().auth(oauth),
+//!     ))
+//!     .await?;
+//! # let _ = client;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Safety of what comes from the network
+//!
+//! Every URL the flow contacts is checked first ([`checked_url`]: `https://`, or `http://`
+//! to a loopback host, no credentials, no fragment); metadata requests follow redirects only on
+//! the same origin, registration and token requests follow none; every answer is read within a
+//! time limit and a size limit. A protected resource metadata document for another resource,
+//! authorization server metadata for another issuer, an authorization response from another
+//! issuer (or without `iss` where one was promised) or with another `state` are refused with
+//! a specific [`AuthError`], before any code or credential is sent.
+//!
+//! # Seams for other grants and proof of possession
+//!
+//! * **How a token is obtained** once metadata is known is a [`Grant`] (`grant` module):
+//!   [`Grant::obtain`] gets a [`GrantContext`] (resource, server metadata, registration,
+//!   scopes) and sends its token request with [`GrantContext::token_request`].
+//!   [`AuthorizationCode`] is one; client credentials, token exchange (RFC 8693) and JWT
+//!   bearer (RFC 7523) grants implement the same trait and are passed to
+//!   [`OAuth::builder`]. [`Grant::client_metadata`] fills in their registration metadata.
+//! * **Client authentication** at the token endpoint is [`TokenEndpointAuth`]
+//!   (`client_auth` module), applied in one place, `TokenEndpointAuth::apply`; a
+//!   `private_key_jwt` variant adds its `client_assertion` there.
+//! * **Every request** to the token and registration endpoints leaves through one function,
+//!   `AuthHttp::send` (`http` module), and every request to the MCP server gets its
+//!   authorization headers from [`AuthProvider::headers`] (`OAuth::resource_headers`); both
+//!   run the [`RequestHook`] ([`OAuthBuilder::request_hook`]), which adds headers (a DPoP
+//!   proof) and reads answers (a `DPoP-Nonce`, answering [`HookVerdict::Retry`] to send again;
+//!   on the MCP server's `401` it is asked first, in `OAuth::on_refusal`).
+//! * The transport asks for the **whole set of authorization headers** of a request (its
+//!   method and URL: [`RequestTarget`]), not for a bearer string, and the token keeps its
+//!   [`TokenType`] (`Bearer`, `DPoP`), which names the `Authorization` scheme.
+//!
+//! Spec: <https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization>
+
+mod authorizer;
+mod challenge;
+mod client_auth;
+mod code;
+mod error;
+mod grant;
+mod http;
+mod metadata;
+mod oauth;
+mod provider;
+mod registration;
+mod scope;
+mod store;
+mod token;
+
+pub use authorizer::{
+    AuthorizationCallback, AuthorizationRequest, Authorizer, FnAuthorizer, HeadlessAuthorizer,
+    authorize_with,
+};
+pub use challenge::{BearerChallenge, Challenge};
+pub use client_auth::TokenEndpointAuth;
+pub use code::{AuthorizationCode, validate_callback};
+pub use error::AuthError;
+pub use grant::{Grant, GrantContext};
+pub use http::{HookRequest, HookVerdict, RequestHook, RequestKind, checked_url};
+pub use metadata::{
+    AuthorizationServerMetadata, ProtectedResourceMetadata, authorization_server_metadata_urls,
+    protected_resource_metadata_urls, resource_matches,
+};
+pub use oauth::{DEFAULT_MAX_STEP_UP, OAuth, OAuthBuilder};
+pub use provider::{AuthProvider, Refusal, RefusalAction, RequestTarget};
+pub use registration::{ClientMetadata, ClientRegistration, RegistrationKind};
+pub use scope::OFFLINE_ACCESS;
+pub use store::{InMemoryTokenStore, TokenKey, TokenStore};
+pub use token::{Token, TokenType};

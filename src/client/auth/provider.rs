@@ -1,0 +1,82 @@
+//! The contract between the HTTP transport and whatever authorizes its requests: before each
+//! request the transport asks for its authorization headers; when the server refuses one
+//! (`401`, or `403`), it asks whether to send it again. [`OAuth`](super::OAuth) is the
+//! implementation this SDK provides.
+
+use std::fmt;
+
+use futures::future::BoxFuture;
+use reqwest::header::HeaderMap;
+use reqwest::{Method, StatusCode, Url};
+
+use crate::client::error::ClientError;
+
+/// One request to the MCP server, as the auth layer sees it.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct RequestTarget {
+    /// Its method.
+    pub method: Method,
+    /// The MCP endpoint's URL.
+    pub url: Url,
+}
+
+impl RequestTarget {
+    /// A request with `method` to `url`.
+    pub fn new(method: Method, url: Url) -> Self {
+        Self { method, url }
+    }
+}
+
+/// The server refused a request with `401 Unauthorized` or `403 Forbidden`.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Refusal {
+    /// The refused request.
+    pub target: RequestTarget,
+    /// The status (`401` or `403`).
+    pub status: StatusCode,
+    /// The answer's headers (`WWW-Authenticate`, and for DPoP `DPoP-Nonce`).
+    pub headers: HeaderMap,
+    /// The authorization headers the request carried (empty when it carried none).
+    pub sent: HeaderMap,
+    /// How many `401`s this request had before this one.
+    pub unauthorized: u32,
+    /// How many `403`s this request had before this one.
+    pub forbidden: u32,
+}
+
+/// What the transport does with a refused request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RefusalAction {
+    /// Send it again, with the headers [`AuthProvider::headers`] now gives.
+    Retry,
+    /// Give the refusal to the caller as it is (an HTTP error).
+    Return,
+}
+
+/// Authorizes the requests of an HTTP transport; set with
+/// [`HttpOptions::auth`](crate::client::transport::HttpOptions::auth).
+///
+/// The transport bounds the retries of one request whatever the provider answers.
+pub trait AuthProvider: Send + Sync + fmt::Debug {
+    /// The authorization headers of a request (empty before any authorization).
+    ///
+    /// # Errors
+    /// Fails the request.
+    fn headers<'a>(
+        &'a self,
+        target: &'a RequestTarget,
+    ) -> BoxFuture<'a, Result<HeaderMap, ClientError>>;
+
+    /// The server refused a request: whether to send it again, after obtaining whatever the
+    /// server asked for.
+    ///
+    /// # Errors
+    /// Fails the request with why authorization could not be obtained.
+    fn refused<'a>(
+        &'a self,
+        refusal: &'a Refusal,
+    ) -> BoxFuture<'a, Result<RefusalAction, ClientError>>;
+}
