@@ -26,8 +26,11 @@ use sha2::{Digest, Sha256};
 pub struct AuthConfig {
     /// `scopes_supported` in the metadata.
     pub scopes_supported: Vec<String>,
-    /// The lifetime of an access token.
+    /// The lifetime of an access token (its `exp`).
     pub token_ttl: Duration,
+    /// The `expires_in` the token response announces, when it should differ from
+    /// `token_ttl` (a token the server refuses as expired before the client expects it).
+    pub announced_ttl: Option<Duration>,
     /// Whether refresh tokens are issued (and `refresh_token` is a supported grant).
     pub refresh_tokens: bool,
     /// The subject of every token.
@@ -43,6 +46,7 @@ impl Default for AuthConfig {
                 "offline_access".into(),
             ],
             token_ttl: Duration::from_secs(300),
+            announced_ttl: None,
             refresh_tokens: true,
             subject: "user-1".into(),
         }
@@ -271,10 +275,11 @@ impl State {
         if let Some(scope) = &grant.scope {
             claims["scope"] = json!(scope);
         }
+        let announced = self.config.announced_ttl.map_or(ttl, |ttl| ttl.as_secs());
         let mut body = json!({
             "access_token": self.sign(&claims),
             "token_type": "Bearer",
-            "expires_in": ttl,
+            "expires_in": announced,
         });
         if let Some(scope) = &grant.scope {
             body["scope"] = json!(scope);

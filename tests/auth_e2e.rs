@@ -1,0 +1,172 @@
+//! Authorization end to end: our OAuth client against our bearer-protected server, with a small
+//! authorization server in the test process ([`common::authz`]: metadata, JWKS, dynamic
+//! registration, an authorization endpoint that approves at once, and a token endpoint).
+//!
+//! One run walks every step a real deployment takes: the first request is refused (401), the
+//! client discovers the protected resource metadata and the authorization server, registers,
+//! obtains a token with PKCE and the resource indicator, and the handler sees the caller; a
+//! tool that needs more scope is refused (403) and the client steps up; a token that expires
+//! early is refused and refreshed. Both protocol eras, every wait bounded, loopback only.
+
+#![allow(clippy::unwrap_used, missing_docs)]
+
+mod common;
+
+use std::time::Duration;
+
+use actix_mcp::client::auth::{HeadlessAuthorizer, OAuth};
+use actix_mcp::client::transport::{HttpOptions, HttpTransport};
+use actix_mcp::client::{Client, Lifecycle};
+use actix_mcp::server::auth::{BearerAuth, JwtValidator};
+use actix_mcp::{RequestContext, Server, tool};
+use actix_web::dev::ServerHandle;
+use serde_json::json;
+
+use common::authz::{AuthConfig, AuthServer};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+/// Our protected server on `127.0.0.1:0`: `whoami` needs `mcp:read` (every request does),
+/// `admin` needs `mcp:write` too.
+fn protected_server(authz: &AuthServer) -> (String, ServerHandle) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let server = Server::builder("protected", "1.0.0")
+        .required_scopes(["mcp:read"])
+        .tool(tool(
+            "whoami",
+            "Says who calls",
+            |cx: RequestContext| async move {
+                let identity = cx.identity().expect("an identity on a protected endpoint");
+                format!(
+                    "{} {}",
+                    identity.subject().unwrap_or("?"),
+                    identity.scopes().join(",")
+                )
+            },
+        ))
+        .tool(
+            tool("admin", "Needs mcp:write", |_cx: RequestContext| async {
+                "done"
+            })
+            .required_scopes(["mcp:write"]),
+        )
+        .build()
+        .unwrap();
+    let validator = JwtValidator::builder(authz.jwks_url())
+        .issuer(&authz.issuer)
+        .audience(&resource)
+        .allow_http(true)
+        .leeway(Duration::ZERO)
+        .build()
+        .unwrap();
+    let auth = BearerAuth::builder(resource.clone(), validator)
+        .authorization_server(&authz.issuer)
+        .scopes_supported(["mcp:read", "mcp:write"])
+        .build()
+        .unwrap();
+    let mcp = server.http("/mcp").bearer_auth(auth);
+    let http = actix_web::HttpServer::new(move || actix_web::App::new().configure(mcp.configure()))
+        .workers(1)
+        .disable_signals()
+        .shutdown_timeout(1)
+        .listen(listener)
+        .unwrap()
+        .run();
+    let handle = http.handle();
+    actix_rt::spawn(http);
+    (resource, handle)
+}
+
+async fn walk_every_step(lifecycle: Lifecycle) {
+    // Tokens say they last an hour but expire after three seconds: the server refuses one
+    // before the client expects it, which only a refresh after the 401 recovers from.
+    let authz = AuthServer::start(AuthConfig {
+        token_ttl: Duration::from_secs(3),
+        announced_ttl: Some(Duration::from_secs(3600)),
+        ..AuthConfig::default()
+    });
+    let (resource, server) = protected_server(&authz);
+    let oauth = OAuth::authorization_code("http://127.0.0.1:9/callback", HeadlessAuthorizer::new())
+        .client_name("e2e")
+        .build()
+        .unwrap();
+    let options = HttpOptions::default().get_stream(false).auth(oauth.clone());
+    let work = async {
+        let client = Client::builder("e2e", "1.0.0")
+            .lifecycle(lifecycle)
+            .connect(HttpTransport::with_options(&resource, options))
+            .await
+            .unwrap();
+
+        // Discovery, registration, the authorization code with PKCE, the token.
+        let answer = client.call_tool("whoami", json!({})).await.unwrap();
+        // `offline_access` is asked for because the authorization server offers it.
+        assert_eq!(
+            answer.text_content(),
+            "user-1 mcp:read,offline_access",
+            "{answer:?}"
+        );
+        let counts = authz.counts();
+        assert_eq!(counts.registrations, 1, "{counts:?}");
+        assert_eq!(counts.authorizations, 1, "{counts:?}");
+        assert_eq!(counts.code_exchanges, 1, "{counts:?}");
+        let first = authz.last_authorization().unwrap();
+        assert_eq!(first.resource.as_deref(), Some(resource.as_str()));
+        assert_eq!(
+            first.scope.as_deref(),
+            Some("mcp:read offline_access"),
+            "the challenge's scope"
+        );
+
+        // Step-up: admin needs mcp:write; the client asks for the union and gets through.
+        let answer = client.call_tool("admin", json!({})).await.unwrap();
+        assert_eq!(answer.text_content(), "done");
+        assert_eq!(authz.counts().authorizations, 2);
+        let mut scopes: Vec<_> = authz
+            .last_authorization()
+            .unwrap()
+            .scope
+            .unwrap()
+            .split(' ')
+            .map(str::to_owned)
+            .collect();
+        scopes.sort();
+        assert_eq!(scopes, ["mcp:read", "mcp:write", "offline_access"]);
+        assert_eq!(authz.counts().registrations, 1, "registered once");
+
+        // Expiry: the token is refused once it expired; the refresh token recovers.
+        tokio::time::sleep(Duration::from_millis(3500)).await;
+        let answer = client.call_tool("whoami", json!({})).await.unwrap();
+        let mut granted: Vec<_> = answer
+            .text_content()
+            .split(' ')
+            .map(str::to_owned)
+            .collect();
+        assert_eq!(granted.remove(0), "user-1");
+        let mut granted: Vec<_> = granted[0].split(',').map(str::to_owned).collect();
+        granted.sort();
+        assert_eq!(granted, ["mcp:read", "mcp:write", "offline_access"]);
+        let counts = authz.counts();
+        assert_eq!(counts.refreshes, 1, "{counts:?}");
+        assert_eq!(counts.authorizations, 2, "no new authorization: {counts:?}");
+        client.close().await;
+    };
+    tokio::time::timeout(WAIT, work)
+        .await
+        .expect("the flow finished in time");
+    assert!(oauth.token().is_some());
+    server.stop(true).await;
+    authz.stop().await;
+}
+
+#[actix_web::test]
+async fn the_client_authorizes_steps_up_and_refreshes_against_a_protected_server_2025() {
+    walk_every_step(Lifecycle::Legacy).await;
+}
+
+#[actix_web::test]
+async fn the_client_authorizes_steps_up_and_refreshes_against_a_protected_server_2026() {
+    walk_every_step(Lifecycle::Modern).await;
+}
