@@ -228,6 +228,45 @@ fn server(runs: Arc<Runs>) -> Server {
         .custom_method("whoami/custom", |cx: RequestContext| async move {
             json!({"who": describe(&cx)})
         })
+        .tasks(actix_mcp::TaskConfig::default())
+        .tool(
+            tool(
+                "job",
+                "Runs until cancelled",
+                |cx: RequestContext| async move {
+                    cx.cancelled().await;
+                    "cancelled"
+                },
+            )
+            .task_support(actix_mcp::protocol::TaskSupport::Optional),
+        )
+        .tool(tool(
+            "confirm",
+            "Asks the caller to confirm",
+            |cx: RequestContext| async move {
+                match cx.input_response("ok") {
+                    Some(_) => Ok(describe(&cx)),
+                    None => {
+                        let schema = serde_json::from_value(json!({
+                            "type": "object",
+                            "properties": {"ok": {"type": "boolean"}},
+                        }))
+                        .unwrap();
+                        Err(McpError::input_required(
+                            actix_mcp::protocol::InputRequiredResult::ask(
+                                "ok",
+                                actix_mcp::protocol::InputRequest::elicitation(
+                                    &actix_mcp::protocol::ElicitRequestParams::form(
+                                        "Sure?", schema,
+                                    ),
+                                ),
+                            )
+                            .with_state("asked"),
+                        ))
+                    }
+                }
+            },
+        ))
         .build()
         .unwrap()
 }
@@ -319,12 +358,18 @@ impl McpServer {
         let mut params = params;
         params["_meta"] = json!({
             "io.modelcontextprotocol/protocolVersion": MODERN,
-            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientCapabilities": {
+                "extensions": {"io.modelcontextprotocol/tasks": {}},
+                "elicitation": {},
+            },
             "io.modelcontextprotocol/clientInfo": {"name": "auth-test", "version": "1.0.0"},
         });
         let name = match method {
             "tools/call" | "prompts/get" => params["name"].as_str().map(str::to_owned),
             "resources/read" => params["uri"].as_str().map(str::to_owned),
+            "tasks/get" | "tasks/update" | "tasks/cancel" => {
+                params["taskId"].as_str().map(str::to_owned)
+            }
             _ => None,
         };
         let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
@@ -796,7 +841,7 @@ async fn missing_scopes_get_403_naming_what_is_needed() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["whoami", "write"]);
+    assert_eq!(names, ["whoami", "write", "job", "confirm"]);
     // With the scope, the call runs.
     let writer = token(
         "ec-a",
@@ -1002,4 +1047,63 @@ async fn introspection_validates_opaque_tokens_and_caches_active_answers() {
     let err = wrong.validate("opaque-carol").await.unwrap_err();
     assert!(matches!(err, AuthError::Unavailable(_)), "{err}");
     auth_server.stop().await;
+}
+
+/// A task and a sealed `requestState` belong to the caller that created them: another identity
+/// cannot read, update, cancel or listen to the task (it is unknown to them), nor replay the
+/// state.
+#[actix_rt::test]
+async fn tasks_and_request_states_belong_to_their_caller() {
+    let (auth_server, mcp) = jwt_setup().await;
+    let issuer = auth_server.url.clone();
+    let alice = token("ec-a", Some("ec-a"), &issuer, &mcp.url, json!({}));
+    let bob = token(
+        "ec-a",
+        Some("ec-a"),
+        &issuer,
+        &mcp.url,
+        json!({"sub": "bob"}),
+    );
+
+    let call = json!({"name": "job", "arguments": {}});
+    let (status, created) = read(send(mcp.modern(1, "tools/call", call, Some(&alice))).await).await;
+    assert_eq!(status, StatusCode::OK, "{created}");
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let task_id = created["result"]["taskId"].as_str().unwrap().to_owned();
+
+    for method in ["tasks/get", "tasks/update", "tasks/cancel"] {
+        let mut params = json!({"taskId": task_id});
+        if method == "tasks/update" {
+            params["inputResponses"] = json!({});
+        }
+        let (_, answer) = read(send(mcp.modern(2, method, params, Some(&bob))).await).await;
+        assert_eq!(answer["error"]["code"], -32602, "{method}: {answer}");
+    }
+    let (_, task) =
+        read(send(mcp.modern(3, "tasks/get", json!({"taskId": task_id}), Some(&alice))).await)
+            .await;
+    assert_eq!(
+        task["result"]["status"], "working",
+        "bob's cancel did nothing: {task}"
+    );
+    let (_, cancelled) =
+        read(send(mcp.modern(4, "tasks/cancel", json!({"taskId": task_id}), Some(&alice))).await)
+            .await;
+    assert!(cancelled.get("result").is_some(), "{cancelled}");
+
+    // The state alice got back cannot be replayed by bob.
+    let ask = json!({"name": "confirm", "arguments": {}});
+    let (_, asked) = read(send(mcp.modern(5, "tools/call", ask.clone(), Some(&alice))).await).await;
+    assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+    let state = asked["result"]["requestState"].as_str().unwrap().to_owned();
+    let mut retry = ask.clone();
+    retry["inputResponses"] = json!({"ok": {"action": "accept", "content": {"ok": true}}});
+    retry["requestState"] = json!(state);
+    let (_, stolen) =
+        read(send(mcp.modern(6, "tools/call", retry.clone(), Some(&bob))).await).await;
+    assert_eq!(stolen["error"]["code"], -32602, "{stolen}");
+    let (_, done) = read(send(mcp.modern(7, "tools/call", retry, Some(&alice))).await).await;
+    let text = done["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("\"subject\":\"alice\""), "{done}");
+    mcp.stop().await;
 }

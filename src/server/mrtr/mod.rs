@@ -57,7 +57,7 @@ pub(crate) struct Mrtr {
     /// requests never see one (the digest of the arguments is not free).
     binding: std::sync::OnceLock<Binding>,
     /// The request's method and params as far as the binding needs them, until it is built.
-    unbound: Option<(String, Option<Value>)>,
+    unbound: Option<(String, Option<Value>, Option<String>)>,
     opened: Payload,
     responses: InputResponses,
     outcome: Mutex<Outcome>,
@@ -80,6 +80,7 @@ impl Mrtr {
         server: &ServerInner,
         method_name: &str,
         params: Option<&Value>,
+        caller: Option<String>,
     ) -> Result<(Self, Option<RoundInput>), McpError> {
         let binding = std::sync::OnceLock::new();
         let responses = match params.and_then(|p| p.get("inputResponses")) {
@@ -104,7 +105,7 @@ impl Mrtr {
                 .mrtr
                 .keys
                 .open(
-                    binding.get_or_init(|| Binding::of(method_name, params)),
+                    binding.get_or_init(|| Binding::of(method_name, params, caller.clone())),
                     text,
                 )
                 .map_err(|err| McpError::invalid_params(err.to_string()))?,
@@ -128,7 +129,7 @@ impl Mrtr {
                         }
                         Value::Object(kept)
                     });
-                    (method_name.to_owned(), kept)
+                    (method_name.to_owned(), kept, caller)
                 }),
                 binding,
                 opened,
@@ -162,8 +163,10 @@ impl Mrtr {
             answers: outcome.answers.clone(),
         };
         let binding = self.binding.get_or_init(|| match &self.unbound {
-            Some((method_name, params)) => Binding::of(method_name, params.as_ref()),
-            None => Binding::of("", None),
+            Some((method_name, params, caller)) => {
+                Binding::of(method_name, params.as_ref(), caller.clone())
+            }
+            None => Binding::of("", None, None),
         });
         result.request_state = Some(server.mrtr.keys.seal(binding, payload));
     }

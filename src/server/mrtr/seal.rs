@@ -101,6 +101,7 @@ impl StateKeys {
             method: binding.method.clone(),
             target: binding.target.clone(),
             digest: binding.digest.clone(),
+            caller: binding.caller.clone(),
             expires: now_ms()
                 .saturating_add(u64::try_from(self.ttl.as_millis()).unwrap_or(u64::MAX)),
             payload,
@@ -169,6 +170,9 @@ impl StateKeys {
         if sealed.digest != binding.digest {
             return Err(StateError::Rebound("arguments"));
         }
+        if sealed.caller != binding.caller {
+            return Err(StateError::Rebound("caller"));
+        }
         Ok(sealed.payload)
     }
 }
@@ -224,17 +228,20 @@ pub(crate) enum StateError {
 }
 
 /// What a sealed state is bound to: the request's method, its target (tool or prompt name,
-/// resource uri) and a digest of its arguments (canonical JSON: keys sorted).
+/// resource uri), a digest of its arguments (canonical JSON: keys sorted) and, on an endpoint
+/// with bearer auth, the caller (the owner key of its identity), so that another caller
+/// cannot replay it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Binding {
     pub(crate) method: String,
     pub(crate) target: String,
     pub(crate) digest: String,
+    pub(crate) caller: Option<String>,
 }
 
 impl Binding {
     /// The binding of a request (its params as received).
-    pub(crate) fn of(method_name: &str, params: Option<&Value>) -> Self {
+    pub(crate) fn of(method_name: &str, params: Option<&Value>, caller: Option<String>) -> Self {
         let field = |key: &str| {
             params
                 .and_then(|p| p.get(key))
@@ -260,6 +267,7 @@ impl Binding {
             method: method_name.to_owned(),
             target,
             digest: URL_SAFE_NO_PAD.encode(Sha256::digest(canonical.as_bytes())),
+            caller,
         }
     }
 }
@@ -326,6 +334,8 @@ struct Sealed {
     target: String,
     #[serde(rename = "d")]
     digest: String,
+    #[serde(rename = "c", default, skip_serializing_if = "Option::is_none")]
+    caller: Option<String>,
     #[serde(rename = "x")]
     expires: u64,
     #[serde(flatten)]
@@ -342,6 +352,7 @@ mod tests {
         Binding::of(
             method::TOOLS_CALL,
             Some(&json!({ "name": name, "arguments": arguments })),
+            None,
         )
     }
 
@@ -377,6 +388,22 @@ mod tests {
         assert_eq!(
             keys.open(&prompt, &sealed),
             Err(StateError::Rebound("method"))
+        );
+        // Another caller (or an anonymous one) cannot replay a caller's state.
+        let alice = Binding {
+            caller: Some("iss\0alice".into()),
+            ..binding.clone()
+        };
+        let sealed = keys.seal(&alice, payload());
+        assert_eq!(keys.open(&alice, &sealed), Ok(payload()));
+        let bob = Binding {
+            caller: Some("iss\0bob".into()),
+            ..binding.clone()
+        };
+        assert_eq!(keys.open(&bob, &sealed), Err(StateError::Rebound("caller")));
+        assert_eq!(
+            keys.open(&binding, &sealed),
+            Err(StateError::Rebound("caller"))
         );
     }
 

@@ -88,8 +88,9 @@ pub(super) async fn listen(
     if let (Some(ids), Some(tasks)) = (filter.task_ids.take(), &server.tasks) {
         // Only live tasks are accepted (the acknowledgement lists them).
         let mut live = Vec::with_capacity(ids.len());
+        let caller = super::tasks::caller(cx);
         for id in ids {
-            if tasks.store().get(&id).await.ok().flatten().is_some() {
+            if tasks.get(&id, caller.as_deref()).await.is_ok() {
                 live.push(id);
             }
         }

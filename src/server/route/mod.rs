@@ -178,7 +178,8 @@ async fn handle_request(
     let mrtr_method = modern::MRTR_METHODS.contains(&request.method.as_str());
     if mrtr_method && stateless {
         // The echoed state is opened (and refused) before any handler runs.
-        match Mrtr::open(&server, &request.method, request.params.as_ref()) {
+        let caller = cx.identity().map(|identity| identity.owner_key());
+        match Mrtr::open(&server, &request.method, request.params.as_ref(), caller) {
             Ok((mrtr, input)) => cx = cx.with_mrtr(mrtr).with_input(input),
             Err(error) => return Err(error.to_error_object()),
         }

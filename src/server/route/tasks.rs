@@ -63,6 +63,11 @@ fn require_extension(cx: &RequestContext) -> Result<(), McpError> {
     }
 }
 
+/// The owner key of the request's caller (`None` without bearer auth).
+pub(super) fn caller(cx: &RequestContext) -> Option<String> {
+    cx.identity().map(|identity| identity.owner_key())
+}
+
 /// The task service, for a request that may use it: `-32601` when the server does not serve
 /// the extension, `-32021` when the request did not declare it.
 fn gate<'a>(
@@ -177,6 +182,7 @@ pub(super) async fn call_as_task(
     let mut stored = StoredTask {
         task: new_task(task_id.clone(), now, ttl, config.poll_interval),
         expires_at: Some(now + ttl),
+        owner: cx.identity().map(|identity| identity.owner_key()),
     };
     if let Err(error) = create(&service, &stored).await {
         if def.task_support != TaskSupport::Required && error.error_code() == code::SERVER_BUSY {
@@ -268,7 +274,7 @@ pub(super) async fn get_task(
 ) -> Result<Reply, McpError> {
     let service = gate(server, cx)?;
     let p: TaskRequestParams = take_params(request)?;
-    let stored = service.get(&p.task_id).await?;
+    let stored = service.get(&p.task_id, caller(cx).as_deref()).await?;
     Ok(to_raw(&stored.task.to_get_result()))
 }
 
@@ -281,7 +287,7 @@ pub(super) async fn update_task(
 ) -> Result<Reply, McpError> {
     let service = gate(server, cx)?;
     let p: UpdateTaskRequestParams = take_params(request)?;
-    let stored = service.get(&p.task_id).await?;
+    let stored = service.get(&p.task_id, caller(cx).as_deref()).await?;
     if stored.task.status == TaskStatus::InputRequired
         && let Some(run) = service.runner(&p.task_id)
     {
@@ -304,7 +310,7 @@ pub(super) async fn cancel_task(
 ) -> Result<Reply, McpError> {
     let service = gate(server, cx)?;
     let p: TaskRequestParams = take_params(request)?;
-    let stored = service.get(&p.task_id).await?;
+    let stored = service.get(&p.task_id, caller(cx).as_deref()).await?;
     if stored.task.is_terminal() {
         return Ok(to_raw(&json!({})));
     }
@@ -325,6 +331,7 @@ pub(super) async fn cancel_task(
                 .update(StoredTask {
                     task: task.clone(),
                     expires_at: stored.expires_at,
+                    owner: stored.owner,
                 })
                 .await;
             if written == Ok(true) {

@@ -168,14 +168,20 @@ impl TaskService {
         self.running().get(task_id).cloned()
     }
 
-    /// The live task with this id.
+    /// The live task with this id, if `caller` (an identity's owner key, `None` without
+    /// authentication) created it: another caller's task is answered as unknown.
     ///
     /// # Errors
-    /// `-32602` for an unknown or expired task; `-32603` when the store failed.
-    pub(crate) async fn get(&self, task_id: &str) -> Result<StoredTask, McpError> {
+    /// `-32602` for an unknown or expired task, or another caller's; `-32603` when the store
+    /// failed.
+    pub(crate) async fn get(
+        &self,
+        task_id: &str,
+        caller: Option<&str>,
+    ) -> Result<StoredTask, McpError> {
         match self.store().get(task_id).await {
-            Ok(Some(task)) => Ok(task),
-            Ok(None) => Err(unknown_task(task_id)),
+            Ok(Some(task)) if task.owner.as_deref() == caller => Ok(task),
+            Ok(_) => Err(unknown_task(task_id)),
             Err(err) => Err(McpError::internal(err.to_string())),
         }
     }

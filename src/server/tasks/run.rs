@@ -169,6 +169,8 @@ pub(crate) struct TaskRun {
     first: Option<Invocation>,
     task: DetailedTask,
     expires_at: Option<SystemTime>,
+    /// Who created the task (kept on every write).
+    owner: Option<String>,
     ttl: Duration,
     /// Every input key shown to the client so far (keys are never reused).
     used_keys: HashSet<String>,
@@ -216,6 +218,7 @@ impl TaskRun {
             first: Some(first),
             task: stored.task,
             expires_at: stored.expires_at,
+            owner: stored.owner.clone(),
             ttl,
             used_keys: HashSet::new(),
             outstanding: HashMap::new(),
@@ -340,6 +343,7 @@ impl TaskRun {
         let stored = StoredTask {
             task: self.task.clone(),
             expires_at: self.expires_at,
+            owner: self.owner.clone(),
         };
         let service = self.service.clone();
         Box::pin(

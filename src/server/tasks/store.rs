@@ -24,6 +24,10 @@ pub struct StoredTask {
     pub task: DetailedTask,
     /// When the store forgets the task; `None`: never.
     pub expires_at: Option<SystemTime>,
+    /// Who created the task, on an endpoint with bearer auth: the key of the caller's
+    /// identity (issuer and subject). Only that caller may read, update, cancel or listen to
+    /// the task; to anyone else it does not exist. `None` without authentication.
+    pub owner: Option<String>,
 }
 
 impl StoredTask {
@@ -227,6 +231,7 @@ mod tests {
                 error: None,
             },
             expires_at: expires_in.map(|d| SystemTime::now() + d),
+            owner: None,
         }
     }
 
