@@ -80,10 +80,10 @@ fn protected_server(authz: &AuthServer) -> (String, ServerHandle) {
 }
 
 async fn walk_every_step(lifecycle: Lifecycle) {
-    // Tokens say they last an hour but expire after three seconds: the server refuses one
+    // Tokens say they last an hour but expire after two seconds: the server refuses one
     // before the client expects it, which only a refresh after the 401 recovers from.
     let authz = AuthServer::start(AuthConfig {
-        token_ttl: Duration::from_secs(3),
+        token_ttl: Duration::from_secs(2),
         announced_ttl: Some(Duration::from_secs(3600)),
         ..AuthConfig::default()
     });
@@ -137,7 +137,8 @@ async fn walk_every_step(lifecycle: Lifecycle) {
         assert_eq!(authz.counts().registrations, 1, "registered once");
 
         // Expiry: the token is refused once it expired; the refresh token recovers.
-        tokio::time::sleep(Duration::from_millis(3500)).await;
+        // `exp` is in whole seconds and is still valid at its own second: wait past the next.
+        tokio::time::sleep(Duration::from_millis(3200)).await;
         let answer = client.call_tool("whoami", json!({})).await.unwrap();
         let mut granted: Vec<_> = answer
             .text_content()
@@ -169,4 +170,74 @@ async fn the_client_authorizes_steps_up_and_refreshes_against_a_protected_server
 #[actix_web::test]
 async fn the_client_authorizes_steps_up_and_refreshes_against_a_protected_server_2026() {
     walk_every_step(Lifecycle::Modern).await;
+}
+
+/// The examples: `http_server --auth-jwks ... --auth-issuer ... --auth-audience ...` protects its
+/// endpoint, and `client --oauth` (headless, dynamic registration) reaches it.
+#[actix_web::test]
+async fn the_example_client_reaches_the_example_server_protected_by_bearer_auth() {
+    let authz = AuthServer::start(AuthConfig::default());
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let _server = tokio::process::Command::new(common::pipe::example_binary("http_server"))
+        .args(["--port", &port.to_string(), "--workers", "1"])
+        .args([
+            "--auth-jwks",
+            &authz.jwks_url(),
+            "--auth-issuer",
+            &authz.issuer,
+        ])
+        .args(["--auth-audience", &url])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let ready = async {
+        while tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_err()
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    tokio::time::timeout(WAIT, ready)
+        .await
+        .expect("http_server listens");
+
+    let client = |oauth: bool| {
+        let mut command = tokio::process::Command::new(common::pipe::example_binary("client"));
+        command.args(["--url", &url]);
+        if oauth {
+            command.arg("--oauth");
+        }
+        command
+            .args(["call", "whoami", "{}"])
+            .kill_on_drop(true)
+            .output()
+    };
+    // Without --oauth the endpoint refuses.
+    let refused = tokio::time::timeout(WAIT, client(false))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("unauthorized"),
+        "{refused:?}"
+    );
+    // With it, the whole flow runs and the tool sees the token's subject.
+    let reached = tokio::time::timeout(WAIT, client(true))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(reached.status.code(), Some(0), "{reached:?}");
+    let stdout = String::from_utf8_lossy(&reached.stdout);
+    assert!(stdout.contains("user-1"), "{stdout}");
+    assert_eq!(authz.counts().registrations, 1);
+    authz.stop().await;
 }
