@@ -74,6 +74,7 @@ mod dispatch;
 mod error;
 mod ids;
 mod in_flight;
+mod json_cost;
 mod jsonrpc;
 mod metrics;
 mod outlet;
@@ -87,6 +88,7 @@ pub use dispatch::{Dispatch, Reply};
 pub use error::{OpenError, PeerError};
 pub use ids::{EventId, SessionId};
 pub use in_flight::{Cancel, CancelOnDrop, InFlight};
+pub use json_cost::{BYTES_PER_TOKEN, parsed_size_estimate};
 pub use jsonrpc::{
     ErrorCode, ErrorObject, Frame, FrameKind, Incoming, JSONRPC_VERSION, MAX_ID_LEN,
     MAX_METHOD_LEN, Notification, Rejection, Request, RequestId, Response, parse as parse_message,
