@@ -416,45 +416,45 @@ impl Handler<Resume> for Session {
     type Result = actix::ResponseFuture<Resumed>;
 
     fn handle(&mut self, msg: Resume, _: &mut Self::Context) -> Self::Result {
-        let live = lock(&self.shared.streams).get(&msg.last.stream).cloned();
+        let last = msg.last;
+        let events = self.shared.events.clone();
+        let live = lock(&self.shared.streams).get(&last.stream).cloned();
         if let Some(stream) = live {
             let attach = stream.send(Attach {
-                after: Some(msg.last.seq),
+                after: Some(last.seq),
             });
             return Box::pin(async move {
                 match attach.await {
                     Ok(receiver) => Resumed::Stream(receiver),
-                    Err(_) => Resumed::Unknown,
+                    // The stream ended while the resume was on its way: it is finished now,
+                    // and what it sent is in the store.
+                    Err(_) => replay_finished(events.as_deref(), last),
                 }
             });
         }
-        // The stream has finished: replay what the store still holds, then end.
-        let replay = self
-            .shared
-            .events
-            .as_ref()
-            .map_or(Replay::Unknown, |events| events.replay(msg.last));
-        let last = msg.last;
-        Box::pin(async move {
-            match replay {
-                Replay::Unknown => Resumed::Unknown,
-                Replay::Events { events, gap: true } if events.is_empty() => Resumed::Evicted,
-                Replay::Events { events, gap } => {
-                    if gap {
-                        tracing::warn!(%last, "resuming a stream whose events were partly evicted");
-                    }
-                    let events = events
-                        .into_iter()
-                        .map(|(id, data)| SseEvent {
-                            id: Some(id),
-                            data,
-                            retry: None,
-                        })
-                        .collect();
-                    Resumed::Stream(StreamReceiver::replay(events))
-                }
+        Box::pin(std::future::ready(replay_finished(events.as_deref(), last)))
+    }
+}
+
+/// The resume of a finished stream: what the store still holds after `last`, then the end.
+fn replay_finished(events: Option<&dyn SessionEvents>, last: EventId) -> Resumed {
+    match events.map_or(Replay::Unknown, |events| events.replay(last)) {
+        Replay::Unknown => Resumed::Unknown,
+        Replay::Events { events, gap: true } if events.is_empty() => Resumed::Evicted,
+        Replay::Events { events, gap } => {
+            if gap {
+                tracing::warn!(%last, "resuming a stream whose events were partly evicted");
             }
-        })
+            let events = events
+                .into_iter()
+                .map(|(id, data)| SseEvent {
+                    id: Some(id),
+                    data,
+                    retry: None,
+                })
+                .collect();
+            Resumed::Stream(StreamReceiver::replay(events))
+        }
     }
 }
 

@@ -314,6 +314,10 @@ impl EventLog {
     /// Attaches a resuming connection: the stored events after `after` (when given) are queued
     /// first; the previous connection, if any, ends.
     pub fn attach(self: &Arc<Self>, after: Option<u64>) -> StreamReceiver {
+        // The replay is read under the log's lock, as `deliver` appends under it: an event sent
+        // meanwhile is either in the replay or delivered to the new connection, never lost
+        // between them.
+        let mut state = self.lock();
         let replay = match (after, &self.events) {
             (Some(seq), Some(store)) => match store.replay(EventId {
                 stream: self.number,
@@ -340,7 +344,7 @@ impl EventLog {
             .collect(),
             _ => Vec::new(),
         };
-        self.connect(replay)
+        self.connect_locked(&mut state, replay)
     }
 
     /// Drops the current connection (its client resumes with `Last-Event-ID`); what follows is
