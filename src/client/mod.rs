@@ -44,6 +44,7 @@
 //! stdio), or closing the answer's stream (2026 over HTTP); its id is never reused.
 
 mod api;
+pub mod auth;
 mod builder;
 mod cache;
 pub mod error;

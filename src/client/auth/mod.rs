@@ -1,0 +1,6 @@
+//! Authorization building blocks for the OAuth extensions MCP defines on top of the core
+//! authorization-code flow: `private_key_jwt` client assertions ([`assertion`]).
+//!
+//! Spec: <https://github.com/modelcontextprotocol/ext-auth>
+
+pub mod assertion;
