@@ -74,7 +74,18 @@
 //!   method and URL: [`RequestTarget`]), not for a bearer string, and the token keeps its
 //!   [`TokenType`] (`Bearer`, `DPoP`), which names the `Authorization` scheme.
 //!
+//! # Building blocks of the OAuth extensions
+//!
+//! [`assertion`] (signing keys, `private_key_jwt` client assertions), [`dpop`] (DPoP keys,
+//! proofs and nonces, RFC 9449) and [`grants`] (token requests without a browser: client
+//! credentials, token exchange, JWT bearer) are the pieces of the MCP authorization
+//! extensions (<https://github.com/modelcontextprotocol/ext-auth>).
+//!
 //! Spec: <https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization>
+
+pub mod assertion;
+pub mod dpop;
+pub mod grants;
 
 mod authorizer;
 mod challenge;
@@ -91,6 +102,7 @@ mod scope;
 mod store;
 mod token;
 
+pub use assertion::{ClientAssertion, JwtError, SigningKey};
 pub use authorizer::{
     AuthorizationCallback, AuthorizationRequest, Authorizer, FnAuthorizer, HeadlessAuthorizer,
     authorize_with,
@@ -98,6 +110,7 @@ pub use authorizer::{
 pub use challenge::{BearerChallenge, Challenge};
 pub use client_auth::TokenEndpointAuth;
 pub use code::{AuthorizationCode, validate_callback};
+pub use dpop::{Dpop, DpopKey};
 pub use error::AuthError;
 pub use grant::{Grant, GrantContext};
 pub use http::{HookRequest, HookVerdict, RequestHook, RequestKind, checked_url};
