@@ -1,17 +1,18 @@
-//! Signed JWTs the client makes: `private_key_jwt` client assertions (RFC 7523 §2.2) and the
-//! signing key behind them and behind DPoP proofs.
+//! Signed JWTs the client makes, and the key behind them: `private_key_jwt` client
+//! assertions (RFC 7523 section 2.2) and DPoP proofs ([`DpopKey`](super::DpopKey)).
 //!
 //! A [`SigningKey`] holds an asymmetric private key (ES256 by default; ES384, EdDSA, RS256–512
-//! and PS256–512 from a PEM too) and signs any claims. A [`ClientAssertion`] uses one to
-//! authenticate the client at a token endpoint in place of a secret: a short-lived JWT with
-//! `iss` = `sub` = the client id, `aud` = the authorization server, a fresh `jti` each time.
-//! [`grants`](super::grants) sends it as `client_assertion` with
-//! `client_assertion_type` = [`CLIENT_ASSERTION_TYPE_JWT_BEARER`].
+//! and PS256–512 from a PEM too). Given to a pre-registered client
+//! ([`ClientRegistration::private_key`](super::ClientRegistration::private_key)), it
+//! authenticates the client at the token endpoint in place of a secret
+//! ([`TokenEndpointAuth::PrivateKeyJwt`](super::TokenEndpointAuth::PrivateKeyJwt)): each token
+//! request carries a fresh short-lived assertion with `iss` = `sub` = the client id, `aud` =
+//! the authorization server's issuer, a new `jti`, as `client_assertion` with
+//! `client_assertion_type` `urn:ietf:params:oauth:client-assertion-type:jwt-bearer`.
 //!
 //! Which audience: RFC 7523 lets `aud` be the token endpoint URL or the authorization
 //! server's issuer identifier; its update (draft-ietf-oauth-rfc7523bis) requires the issuer,
-//! and so do the MCP client-credentials extension's conformance tests. Pass the issuer from
-//! the authorization server metadata unless a server documents otherwise.
+//! and so does the MCP client-credentials extension.
 //!
 //! Spec: <https://www.rfc-editor.org/rfc/rfc7523#section-2.2>,
 //! <https://github.com/modelcontextprotocol/ext-auth/blob/main/specification/draft/oauth-client-credentials.mdx>
@@ -23,8 +24,8 @@ use jsonwebtoken::jwk::Jwk;
 use jsonwebtoken::{Algorithm, AlgorithmFamily, EncodingKey, Header};
 use serde::{Deserialize, Serialize};
 
-/// `client_assertion_type` of a JWT client assertion (RFC 7523 §2.2).
-pub const CLIENT_ASSERTION_TYPE_JWT_BEARER: &str =
+/// `client_assertion_type` of a JWT client assertion (RFC 7523 section 2.2).
+pub(crate) const CLIENT_ASSERTION_TYPE_JWT_BEARER: &str =
     "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
 
 /// Default lifetime of a client assertion: long enough for one token request, short enough
@@ -164,10 +165,11 @@ impl SigningKey {
 
     /// Signs `claims` as a compact JWS with header `alg`, `typ` (`"JWT"` when `None`) and the
     /// key id if set.
-    ///
-    /// # Errors
-    /// [`JwtError::Signing`] if the claims do not serialize or the signature fails.
-    pub fn sign<T: Serialize>(&self, typ: Option<&str>, claims: &T) -> Result<String, JwtError> {
+    pub(crate) fn sign<T: Serialize>(
+        &self,
+        typ: Option<&str>,
+        claims: &T,
+    ) -> Result<String, JwtError> {
         let mut header = self.header();
         if let Some(typ) = typ {
             header.typ = Some(typ.to_owned());
@@ -192,30 +194,29 @@ impl SigningKey {
     }
 }
 
-/// The registered claims of an assertion JWT (RFC 7523 §3), plus any others.
+/// The registered claims of an assertion JWT (RFC 7523 section 3), plus any others.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct AssertionClaims {
+pub(crate) struct AssertionClaims {
     /// Who made the JWT: the client id for a client assertion.
-    pub iss: String,
+    pub(crate) iss: String,
     /// Whom it is about: the client id for a client assertion.
-    pub sub: String,
-    /// Who must accept it: the authorization server's issuer (or token endpoint).
-    pub aud: String,
+    pub(crate) sub: String,
+    /// Who must accept it: the authorization server's issuer.
+    pub(crate) aud: String,
     /// Expiry, seconds since the Unix epoch.
-    pub exp: u64,
+    pub(crate) exp: u64,
     /// Issue time, seconds since the Unix epoch.
-    pub iat: u64,
+    pub(crate) iat: u64,
     /// A unique id, so the server can refuse a replay.
-    pub jti: String,
+    pub(crate) jti: String,
     /// Further claims, flattened into the JWT.
     #[serde(flatten)]
-    pub extra: serde_json::Map<String, serde_json::Value>,
+    pub(crate) extra: serde_json::Map<String, serde_json::Value>,
 }
 
 impl AssertionClaims {
     /// Claims issued now, valid for `lifetime`, with a random `jti` and no extra claims.
-    pub fn new(
+    pub(crate) fn new(
         iss: impl Into<String>,
         sub: impl Into<String>,
         aud: impl Into<String>,
@@ -234,79 +235,17 @@ impl AssertionClaims {
     }
 }
 
-/// `private_key_jwt` client authentication (RFC 7523 §2.2): a client id, the authorization
-/// server it authenticates to, and the key it signs with. Each [`sign`](Self::sign) makes a
-/// new assertion (new `jti`, `iat`, `exp`), so a retried request never replays one.
-///
-/// ```
-/// use actix_mcp::client::auth::assertion::{ClientAssertion, SigningKey};
-///
-/// let key = SigningKey::generate_es256()?;
-/// let assertion = ClientAssertion::new("my-client", "https://auth.example.com", key);
-/// let jwt = assertion.sign()?;
-/// assert_eq!(jwt.split('.').count(), 3);
-/// # Ok::<(), actix_mcp::client::auth::assertion::JwtError>(())
-/// ```
-#[derive(Debug, Clone)]
-pub struct ClientAssertion {
-    client_id: String,
-    audience: String,
-    key: SigningKey,
-    lifetime: Duration,
-}
-
-impl ClientAssertion {
-    /// Assertions for `client_id`, addressed to `audience` (the authorization server's
-    /// issuer identifier, see the [module docs](self)), signed with `key`.
-    pub fn new(client_id: impl Into<String>, audience: impl Into<String>, key: SigningKey) -> Self {
-        Self {
-            client_id: client_id.into(),
-            audience: audience.into(),
-            key,
-            lifetime: DEFAULT_ASSERTION_LIFETIME,
-        }
-    }
-
-    /// How long an assertion stays valid (`exp` − `iat`); 60 seconds unless set. Not part of
-    /// semver.
-    #[must_use]
-    pub fn lifetime(mut self, lifetime: Duration) -> Self {
-        self.lifetime = lifetime;
-        self
-    }
-
-    /// The client id (`iss` and `sub`).
-    pub fn client_id(&self) -> &str {
-        &self.client_id
-    }
-
-    /// The audience (`aud`).
-    pub fn audience(&self) -> &str {
-        &self.audience
-    }
-
-    /// The signing key.
-    pub fn key(&self) -> &SigningKey {
-        &self.key
-    }
-
-    /// Fresh claims: `iss` = `sub` = the client id, `aud`, `iat` now, `exp`, a random `jti`.
-    pub fn claims(&self) -> AssertionClaims {
-        AssertionClaims::new(
-            &self.client_id,
-            &self.client_id,
-            &self.audience,
-            self.lifetime,
-        )
-    }
-
-    /// A fresh signed assertion, the value of `client_assertion`.
-    ///
-    /// # Errors
-    /// [`JwtError::Signing`] if signing fails.
-    pub fn sign(&self) -> Result<String, JwtError> {
-        self.key.sign(None, &self.claims())
-    }
+/// A fresh `private_key_jwt` client assertion (RFC 7523 section 2.2) for `client_id`,
+/// addressed to `audience` (the authorization server's issuer), signed with `key`: `iss` =
+/// `sub` = the client id, valid for a minute, with a new `jti`, so that a retried request
+/// never replays one.
+pub(crate) fn client_assertion(
+    key: &SigningKey,
+    client_id: &str,
+    audience: &str,
+) -> Result<String, JwtError> {
+    let claims = AssertionClaims::new(client_id, client_id, audience, DEFAULT_ASSERTION_LIFETIME);
+    key.sign(None, &claims)
 }
 
 #[cfg(test)]
@@ -353,9 +292,7 @@ pub(super) mod tests {
     fn a_client_assertion_names_the_client_as_issuer_and_subject() {
         let key = SigningKey::from_pem(p256_pem(), Algorithm::ES256).unwrap();
         let jwk = key.public_jwk().unwrap();
-        let assertion = ClientAssertion::new("conformance-test-client", "http://as.test", key);
-
-        let jwt = assertion.sign().unwrap();
+        let jwt = client_assertion(&key, "conformance-test-client", "http://as.test").unwrap();
         let claims = verify(&jwt, &jwk, Algorithm::ES256, "http://as.test");
 
         assert_eq!(claims["iss"], "conformance-test-client");
@@ -372,28 +309,13 @@ pub(super) mod tests {
     }
 
     #[test]
-    fn each_assertion_has_its_own_jti_and_the_lifetime_is_honoured() {
+    fn each_assertion_has_its_own_jti() {
         let key = SigningKey::generate_es256().unwrap();
         let jwk = key.public_jwk().unwrap();
-        let assertion =
-            ClientAssertion::new("c", "https://as.test", key).lifetime(Duration::from_secs(300));
-        let first = verify(
-            &assertion.sign().unwrap(),
-            &jwk,
-            Algorithm::ES256,
-            "https://as.test",
-        );
-        let second = verify(
-            &assertion.sign().unwrap(),
-            &jwk,
-            Algorithm::ES256,
-            "https://as.test",
-        );
+        let sign = || client_assertion(&key, "c", "https://as.test").unwrap();
+        let first = verify(&sign(), &jwk, Algorithm::ES256, "https://as.test");
+        let second = verify(&sign(), &jwk, Algorithm::ES256, "https://as.test");
         assert_ne!(first["jti"], second["jti"]);
-        assert_eq!(
-            first["exp"].as_u64().unwrap() - first["iat"].as_u64().unwrap(),
-            300
-        );
     }
 
     #[test]
@@ -406,9 +328,7 @@ pub(super) mod tests {
             .unwrap()
             .with_key_id("k1");
         let jwk = key.public_jwk().unwrap();
-        let jwt = ClientAssertion::new("c", "https://as.test", key)
-            .sign()
-            .unwrap();
+        let jwt = client_assertion(&key, "c", "https://as.test").unwrap();
         let claims = verify(&jwt, &jwk, Algorithm::RS256, "https://as.test");
         assert_eq!(claims["iss"], "c");
         let header = jsonwebtoken::decode_header(&jwt).unwrap();
@@ -455,7 +375,7 @@ pub(super) mod tests {
     #[test]
     fn debug_never_shows_the_key() {
         let key = SigningKey::generate_es256().unwrap();
-        let shown = format!("{:?}", ClientAssertion::new("c", "a", key));
+        let shown = format!("{key:?}");
         assert!(shown.contains("ES256"));
         assert!(!shown.contains("content"));
     }

@@ -15,7 +15,7 @@
 //! nonce in the `DPoP-Nonce` header. The client retries once with a new proof carrying it, and
 //! keeps using the latest nonce each server sent ([`DpopNonces`], kept per server role and
 //! origin). [`Dpop`] bundles a key and its nonces, shared by the token requests of
-//! [`grants`](super::grants) and the HTTP transport.
+//! the token requests of the flow and the HTTP transport.
 //!
 //! The MCP DPoP profile (draft) also binds a resource proof to the request body with a
 //! `content_digest` claim: [`DpopKey::proof_with_body`].
@@ -67,7 +67,7 @@ const MAX_NONCE_ENTRIES: usize = 64;
 /// let proof = key.proof("POST", "https://mcp.example.com/mcp?x=1", None, Some("token"))?;
 /// assert_eq!(proof.split('.').count(), 3);
 /// println!("dpop_jkt={}", key.thumbprint());
-/// # Ok::<(), actix_mcp::client::auth::assertion::JwtError>(())
+/// # Ok::<(), actix_mcp::client::auth::JwtError>(())
 /// ```
 #[derive(Clone)]
 pub struct DpopKey {
@@ -346,7 +346,7 @@ impl DpopNonces {
 /// // Send `Authorization: DPoP access-token` and `DPoP: {proof}`, then record the answer's
 /// // nonce with `dpop.nonces().observe(ServerRole::Resource, &mcp, response.headers())`.
 /// # let _ = proof;
-/// # Ok::<(), actix_mcp::client::auth::assertion::JwtError>(())
+/// # Ok::<(), actix_mcp::client::auth::JwtError>(())
 /// ```
 #[derive(Clone)]
 pub struct Dpop {

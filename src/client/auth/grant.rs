@@ -2,7 +2,8 @@
 //! ([`OAuth`](super::OAuth)) finds the resource, its authorization server and the client's
 //! registration, selects the scopes, then hands a [`GrantContext`] to the grant, which returns
 //! a token. [`AuthorizationCode`](super::AuthorizationCode) is the grant of the MCP spec;
-//! others (client credentials, token exchange, JWT bearer) plug in the same way.
+//! the extensions' grants (`grants` module: client credentials, JWT bearer, enterprise-managed
+//! authorization) plug in the same way.
 
 use std::fmt;
 
@@ -36,6 +37,15 @@ pub trait Grant: Send + Sync + fmt::Debug {
     /// [`AuthError::Config`](super::AuthError::Config) saying what is wrong.
     fn check(&self) -> Result<(), super::AuthError> {
         Ok(())
+    }
+
+    /// Whether the client may register dynamically (RFC 7591) at a server it has no
+    /// registration for. Default `true`; the grants of clients whose credentials are given
+    /// (client credentials, workload identity, enterprise-managed authorization) answer
+    /// `false`, and the flow then fails with
+    /// [`AuthError::NoRegistration`](super::AuthError::NoRegistration) rather than register.
+    fn dynamic_registration(&self) -> bool {
+        true
     }
 
     /// Whether the grant may yield refresh tokens, so that the client asks for

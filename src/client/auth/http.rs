@@ -159,11 +159,17 @@ pub(crate) struct Answer {
 }
 
 impl Answer {
-    /// The body as JSON of type `T`.
+    /// The body as JSON of type `T`. The error says where the body broke, not what it held
+    /// (serde's messages may quote values, and a token response holds secrets).
     pub(crate) fn json<T: DeserializeOwned>(&self, what: &str) -> Result<T, AuthError> {
         serde_json::from_slice(&self.body).map_err(|err| AuthError::Fetch {
             what: what.to_owned(),
-            reason: format!("unreadable JSON: {err}"),
+            reason: format!(
+                "unreadable JSON ({:?} error at line {}, column {})",
+                err.classify(),
+                err.line(),
+                err.column()
+            ),
         })
     }
 }

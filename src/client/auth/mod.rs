@@ -58,12 +58,13 @@
 //! * **How a token is obtained** once metadata is known is a [`Grant`] (`grant` module):
 //!   [`Grant::obtain`] gets a [`GrantContext`] (resource, server metadata, registration,
 //!   scopes) and sends its token request with [`GrantContext::token_request`].
-//!   [`AuthorizationCode`] is one; client credentials, token exchange (RFC 8693) and JWT
-//!   bearer (RFC 7523) grants implement the same trait and are passed to
-//!   [`OAuth::builder`]. [`Grant::client_metadata`] fills in their registration metadata.
+//!   [`AuthorizationCode`] is one; [`ClientCredentials`], [`JwtBearer`] (RFC 7523) and
+//!   [`EnterpriseAuthorization`] (RFC 8693 token exchange, then RFC 7523) implement the same
+//!   trait, and so can an application's own grant, passed to [`OAuth::builder`].
+//!   [`Grant::client_metadata`] fills in their registration metadata.
 //! * **Client authentication** at the token endpoint is [`TokenEndpointAuth`]
-//!   (`client_auth` module), applied in one place, `TokenEndpointAuth::apply`; a
-//!   `private_key_jwt` variant adds its `client_assertion` there.
+//!   (`client_auth` module), applied in one place, `TokenEndpointAuth::apply`, where
+//!   `private_key_jwt` signs its `client_assertion`.
 //! * **Every request** to the token and registration endpoints leaves through one function,
 //!   `AuthHttp::send` (`http` module), and every request to the MCP server gets its
 //!   authorization headers from [`AuthProvider::headers`] (`OAuth::resource_headers`); both
@@ -74,25 +75,31 @@
 //!   method and URL: [`RequestTarget`]), not for a bearer string, and the token keeps its
 //!   [`TokenType`] (`Bearer`, `DPoP`), which names the `Authorization` scheme.
 //!
-//! # Building blocks of the OAuth extensions
+//! # The OAuth extensions
 //!
-//! [`assertion`] (signing keys, `private_key_jwt` client assertions), [`dpop`] (DPoP keys,
-//! proofs and nonces, RFC 9449) and [`grants`] (token requests without a browser: client
-//! credentials, token exchange, JWT bearer) are the pieces of the MCP authorization
-//! extensions (<https://github.com/modelcontextprotocol/ext-auth>).
+//! The MCP authorization extensions (<https://github.com/modelcontextprotocol/ext-auth>) are
+//! grants and options of the same flow:
+//!
+//! | extension | use |
+//! | --- | --- |
+//! | client credentials | [`OAuth::client_credentials`] with a secret or a [`SigningKey`] (`private_key_jwt`) |
+//! | workload identity federation | [`OAuth::jwt_bearer`] with the workload's identity token |
+//! | enterprise-managed authorization | [`OAuth::enterprise`] with the enterprise [`IdentityProvider`] and the user's ID token |
+//!
+//! Their tokens come without a browser; the client never registers dynamically for them.
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization>
 
-pub mod assertion;
 pub mod dpop;
-pub mod grants;
 
+mod assertion;
 mod authorizer;
 mod challenge;
 mod client_auth;
 mod code;
 mod error;
 mod grant;
+mod grants;
 mod http;
 mod metadata;
 mod oauth;
@@ -102,7 +109,7 @@ mod scope;
 mod store;
 mod token;
 
-pub use assertion::{ClientAssertion, JwtError, SigningKey};
+pub use assertion::{JwtError, SigningKey};
 pub use authorizer::{
     AuthorizationCallback, AuthorizationRequest, Authorizer, FnAuthorizer, HeadlessAuthorizer,
     authorize_with,
@@ -113,6 +120,11 @@ pub use code::{AuthorizationCode, validate_callback};
 pub use dpop::{Dpop, DpopKey};
 pub use error::AuthError;
 pub use grant::{Grant, GrantContext};
+pub use grants::{
+    ClientCredentials, EnterpriseAuthorization, FnTokenSource, GRANT_CLIENT_CREDENTIALS,
+    GRANT_JWT_BEARER, GRANT_TOKEN_EXCHANGE, IdentityProvider, JwtBearer, TOKEN_TYPE_ID_JAG,
+    TOKEN_TYPE_ID_TOKEN, TokenSource, token_with,
+};
 pub use http::{HookRequest, HookVerdict, RequestHook, RequestKind, checked_url};
 pub use metadata::{
     AuthorizationServerMetadata, ProtectedResourceMetadata, authorization_server_metadata_urls,
@@ -120,7 +132,13 @@ pub use metadata::{
 };
 pub use oauth::{DEFAULT_MAX_STEP_UP, OAuth, OAuthBuilder};
 pub use provider::{AuthProvider, Refusal, RefusalAction, RequestTarget};
-pub use registration::{ClientMetadata, ClientRegistration, RegistrationKind};
+pub use registration::{ClientCredential, ClientMetadata, ClientRegistration, RegistrationKind};
 pub use scope::OFFLINE_ACCESS;
 pub use store::{InMemoryTokenStore, TokenKey, TokenStore};
 pub use token::{Token, TokenType};
+
+/// The JOSE signature algorithms (re-exported from `jsonwebtoken`): what a [`SigningKey`]
+/// signs with.
+pub use jsonwebtoken::Algorithm;
+/// A JSON Web Key (re-exported from `jsonwebtoken`): the public half of a [`SigningKey`].
+pub use jsonwebtoken::jwk::Jwk;

@@ -473,7 +473,7 @@ impl OAuth {
         if let Some(client) = self.known_registration(server).await {
             return Ok(client);
         }
-        if server.registration_endpoint.is_none() {
+        if server.registration_endpoint.is_none() || !self.inner.grant.dynamic_registration() {
             return Err(AuthError::NoRegistration {
                 issuer: server.issuer.clone(),
             }
@@ -632,6 +632,15 @@ impl OAuthBuilder {
             check_metadata_document_url(url)?;
         }
         self.grant.check()?;
+        if !self.grant.dynamic_registration()
+            && self.pre_registered.is_empty()
+            && self.document.is_none()
+        {
+            return Err(AuthError::Config(
+                "this grant needs the client's registration (client_registration)".into(),
+            )
+            .into());
+        }
         let client = match self.client {
             Some(client) => client,
             None => no_redirect_client(self.timeout)?,
