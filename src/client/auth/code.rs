@@ -161,6 +161,10 @@ impl Grant for AuthorizationCode {
                 if let Some(scope) = scope::join(cx.scopes()) {
                     query.append_pair("scope", &scope);
                 }
+                if let Some(key) = cx.dpop_key() {
+                    // RFC 9449 section 10: the code is bound to the key that will redeem it.
+                    query.append_pair("dpop_jkt", key.thumbprint());
+                }
             }
             let request = AuthorizationRequest {
                 url,

@@ -1,67 +1,74 @@
 //! DPoP (RFC 9449): access tokens bound to a key the client holds, proven on every request.
 //!
-//! The client makes a key pair ([`DpopKey`], ES256 unless built from a PEM) and sends a fresh
-//! proof — a JWT signed with it, header `typ: dpop+jwt` and the public `jwk` — in the `DPoP`
-//! header of each token request and each request to the resource. A proof names the request
-//! (`htm`, `htu` without query or fragment), is unique (`jti`) and recent (`iat`); at the
-//! resource it also carries `ath`, the hash of the access token. The authorization server
-//! binds the token to the key's thumbprint (`cnf.jkt`, [`DpopKey::thumbprint`], also the
-//! `dpop_jkt` authorization request parameter) and answers `token_type: "DPoP"`; the client
-//! then presents it as `Authorization: DPoP <token>`.
+//! Turned on with [`OAuthBuilder::dpop`](super::OAuthBuilder::dpop) (a [`DpopKey`]),
+//! [`dpop_generate`](super::OAuthBuilder::dpop_generate) (a fresh ES256 key) or
+//! [`dpop_auto`](super::OAuthBuilder::dpop_auto) (a fresh key, used with the authorization
+//! servers that list its algorithm in `dpop_signing_alg_values_supported`). It is a
+//! [`RequestHook`] of the flow, which:
 //!
-//! Either server may demand a nonce it chose: the authorization server with HTTP 400
-//! `{"error":"use_dpop_nonce"}` ([`token_nonce_demand`]), the resource with HTTP 401 and
-//! `WWW-Authenticate: DPoP error="use_dpop_nonce"` ([`resource_nonce_demand`]), both with the
-//! nonce in the `DPoP-Nonce` header. The client retries once with a new proof carrying it, and
-//! keeps using the latest nonce each server sent ([`DpopNonces`], kept per server role and
-//! origin). [`Dpop`] bundles a key and its nonces, shared by the token requests of
-//! the token requests of the flow and the HTTP transport.
-//!
-//! The MCP DPoP profile (draft) also binds a resource proof to the request body with a
-//! `content_digest` claim: [`DpopKey::proof_with_body`].
+//! * adds a fresh proof (a JWT signed with the key, header `typ: dpop+jwt` and the public
+//!   `jwk`; claims `jti`, `htm`, `htu` without query or fragment, `iat`) in the `DPoP` header
+//!   of every token request (authorization code, refresh, and the other grants), and the
+//!   authorization request carries the key's thumbprint as `dpop_jkt`;
+//! * once the authorization server answers `token_type: "DPoP"` (the token is bound to the
+//!   key), presents the token as `Authorization: DPoP <token>` with a proof carrying `ath`
+//!   (the token's hash) on every request to the MCP server; a bound token is never sent as
+//!   `Bearer`, and a `Bearer` token gets no proof;
+//! * keeps the latest `DPoP-Nonce` each server sent, from every answer (per server role and
+//!   origin), and puts it in the next proof to that server;
+//! * on a nonce demand, sends the request once more with a fresh proof carrying the new
+//!   nonce: the token endpoint's `400 {"error":"use_dpop_nonce"}`, the MCP server's `401` with
+//!   `WWW-Authenticate: DPoP error="use_dpop_nonce"`. Such a `401` never leads to a new
+//!   authorization.
 //!
 //! Spec: <https://www.rfc-editor.org/rfc/rfc9449>,
 //! <https://github.com/modelcontextprotocol/ext-auth/blob/main/specification/draft/dpop-extension.mdx>
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError};
 
 use base64::Engine;
-use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jsonwebtoken::Algorithm;
 use jsonwebtoken::jwk::{Jwk, ThumbprintHash};
 use reqwest::StatusCode;
-use reqwest::header::{HeaderMap, WWW_AUTHENTICATE};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, WWW_AUTHENTICATE};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use url::Url;
 
 use super::assertion::{JwtError, SigningKey};
+use super::challenge::Challenge;
+use super::error::AuthError;
+use super::http::{HookRequest, HookResponse, HookVerdict, RequestHook, RequestKind, describe};
+use super::metadata::AuthorizationServerMetadata;
+use super::token::TokenType;
+use crate::client::error::ClientError;
 
-/// The header that carries a proof (case-insensitive on the wire).
-pub const DPOP_HEADER: &str = "dpop";
-/// The header in which a server sends a nonce (case-insensitive on the wire).
-pub const DPOP_NONCE_HEADER: &str = "dpop-nonce";
+/// The header that carries a proof.
+const DPOP_HEADER: HeaderName = HeaderName::from_static("dpop");
+/// The header in which a server sends a nonce.
+const DPOP_NONCE_HEADER: &str = "dpop-nonce";
 /// The OAuth error code of a nonce demand.
-pub const USE_DPOP_NONCE: &str = "use_dpop_nonce";
+pub(crate) const USE_DPOP_NONCE: &str = "use_dpop_nonce";
 /// The `typ` header of a proof.
-pub const PROOF_TYPE: &str = "dpop+jwt";
-
+const PROOF_TYPE: &str = "dpop+jwt";
 /// Longest nonce kept; a longer `DPoP-Nonce` is ignored.
 const MAX_NONCE_LEN: usize = 1024;
-/// Most (server role, origin) entries a [`DpopNonces`] keeps; past that, one is dropped.
+/// Most (server role, origin) entries the nonce cache keeps; past that, one is dropped.
 const MAX_NONCE_ENTRIES: usize = 64;
 
 /// A DPoP key pair: signs proofs and names itself by its public JWK and RFC 7638 thumbprint.
 ///
-/// Generate one per client ([`generate`](Self::generate)) or load a persistent one
-/// ([`from_pem`](Self::from_pem)); a token is only usable with the key it was bound to, so a
-/// client that stores tokens across runs must store the key too. `Debug` shows the algorithm
+/// Give one to [`OAuthBuilder::dpop`](super::OAuthBuilder::dpop): generate it
+/// ([`generate`](Self::generate)) or load a persistent one ([`from_pem`](Self::from_pem)); a
+/// token is only usable with the key it was bound to, so a client that stores tokens across
+/// runs must keep the key too. `Debug` shows the algorithm
 /// and thumbprint, never the key.
 ///
 /// ```
-/// use actix_mcp::client::auth::dpop::DpopKey;
+/// use actix_mcp::client::auth::DpopKey;
 ///
 /// let key = DpopKey::generate()?;
 /// let proof = key.proof("POST", "https://mcp.example.com/mcp?x=1", None, Some("token"))?;
@@ -85,7 +92,7 @@ impl fmt::Debug for DpopKey {
     }
 }
 
-/// The claims of a proof (RFC 9449 §4.2), plus the MCP profile's `content_digest`.
+/// The claims of a proof (RFC 9449 section 4.2).
 #[derive(Serialize)]
 struct ProofClaims<'a> {
     jti: String,
@@ -96,8 +103,6 @@ struct ProofClaims<'a> {
     ath: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     nonce: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    content_digest: Option<String>,
 }
 
 impl DpopKey {
@@ -155,7 +160,7 @@ impl DpopKey {
     }
 
     /// A fresh proof for a request with method `htm` to `htu` (its query and fragment are
-    /// dropped, as RFC 9449 §4.2 requires). Give the server's `nonce` when it demanded one,
+    /// dropped, as RFC 9449 section 4.2 requires). Give the server's `nonce` when it demanded one,
     /// and the `access_token` when presenting one to a resource (adds `ath`); a token request
     /// has neither token nor `ath`.
     ///
@@ -169,34 +174,6 @@ impl DpopKey {
         nonce: Option<&str>,
         access_token: Option<&str>,
     ) -> Result<String, JwtError> {
-        self.sign_proof(htm, htu, nonce, access_token, None)
-    }
-
-    /// [`proof`](Self::proof) plus the MCP DPoP profile's `content_digest` claim
-    /// (`sha-256=:<base64 of SHA-256(body)>:`, RFC 9530 syntax), binding the proof to this
-    /// request body. Only for requests to the MCP server, not to the token endpoint.
-    ///
-    /// # Errors
-    /// As [`proof`](Self::proof).
-    pub fn proof_with_body(
-        &self,
-        htm: &str,
-        htu: &str,
-        nonce: Option<&str>,
-        access_token: Option<&str>,
-        body: &[u8],
-    ) -> Result<String, JwtError> {
-        self.sign_proof(htm, htu, nonce, access_token, Some(content_digest(body)))
-    }
-
-    fn sign_proof(
-        &self,
-        htm: &str,
-        htu: &str,
-        nonce: Option<&str>,
-        access_token: Option<&str>,
-        content_digest: Option<String>,
-    ) -> Result<String, JwtError> {
         if reqwest::Method::from_bytes(htm.as_bytes()).is_err() {
             return Err(JwtError::InvalidMethod(htm.to_owned()));
         }
@@ -208,7 +185,6 @@ impl DpopKey {
             iat: jsonwebtoken::get_current_timestamp(),
             ath: access_token.map(access_token_hash),
             nonce,
-            content_digest,
         };
         let mut header = self.key.header();
         header.typ = Some(PROOF_TYPE.to_owned());
@@ -219,11 +195,11 @@ impl DpopKey {
 }
 
 /// The `htu` of a proof for `url`: the absolute `http(s)` URL without query, fragment or user
-/// info (RFC 9449 §4.2: the HTTP target URI without query and fragment).
+/// info (RFC 9449 section 4.2: the HTTP target URI without query and fragment).
 ///
 /// # Errors
 /// [`JwtError::InvalidUrl`] if `url` is not an absolute `http` or `https` URL.
-pub fn normalize_htu(url: &str) -> Result<String, JwtError> {
+fn normalize_htu(url: &str) -> Result<String, JwtError> {
     let invalid = || JwtError::InvalidUrl(url.to_owned());
     let mut parsed = Url::parse(url).map_err(|_| invalid())?;
     if !matches!(parsed.scheme(), "http" | "https") || parsed.host().is_none() {
@@ -238,73 +214,51 @@ pub fn normalize_htu(url: &str) -> Result<String, JwtError> {
 }
 
 /// `ath`: base64url (no padding) of the SHA-256 of the access token's ASCII bytes
-/// (RFC 9449 §4.2).
-pub fn access_token_hash(access_token: &str) -> String {
+/// (RFC 9449 section 4.2).
+fn access_token_hash(access_token: &str) -> String {
     URL_SAFE_NO_PAD.encode(Sha256::digest(access_token.as_bytes()))
-}
-
-/// The MCP DPoP profile's `content_digest` of a body: `sha-256=:<standard base64>:`.
-pub fn content_digest(body: &[u8]) -> String {
-    format!("sha-256=:{}:", STANDARD.encode(Sha256::digest(body)))
 }
 
 /// The RFC 7638 SHA-256 thumbprint of a public JWK (EC, RSA or OKP), base64url.
 ///
 /// # Errors
 /// When the JWK is of a kind without a defined thumbprint.
-pub fn jwk_thumbprint(jwk: &Jwk) -> Result<String, jsonwebtoken::errors::Error> {
+fn jwk_thumbprint(jwk: &Jwk) -> Result<String, jsonwebtoken::errors::Error> {
     jwk.thumbprint(ThumbprintHash::SHA256)
 }
 
-/// Which server a nonce came from: each keeps its own (RFC 9449 §8, §9), even when both share
-/// an origin.
+/// Which server a nonce came from: each keeps its own (RFC 9449 sections 8 and 9), even when
+/// both share an origin.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ServerRole {
-    /// The authorization server (its token endpoint).
+enum ServerRole {
+    /// An authorization server (its token endpoint).
     Authorization,
     /// The resource server (the MCP server).
     Resource,
 }
 
 /// The latest DPoP nonce each server sent, by server role and origin (scheme, host, port).
-///
-/// Record every response's `DPoP-Nonce` with [`observe`](Self::observe) — a server may hand out
-/// a new one on any response — and put [`get`](Self::get) into the next proof to that server.
-/// Bounded: holds at most a few dozen servers. Thread-safe; `Debug` shows only the count.
+/// Bounded: holds at most a few dozen servers.
 #[derive(Default)]
-pub struct DpopNonces {
+struct Nonces {
     nonces: Mutex<HashMap<(ServerRole, String), String>>,
 }
 
-impl fmt::Debug for DpopNonces {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let count = self.lock().len();
-        f.debug_struct("DpopNonces")
-            .field("servers", &count)
-            .finish()
-    }
-}
-
-impl DpopNonces {
-    /// An empty cache.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
+impl Nonces {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(ServerRole, String), String>> {
         self.nonces.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The nonce to send to `role` at `url`'s origin, if that server gave one.
-    pub fn get(&self, role: ServerRole, url: &Url) -> Option<String> {
+    fn get(&self, role: ServerRole, url: &Url) -> Option<String> {
         self.lock()
             .get(&(role, url.origin().ascii_serialization()))
             .cloned()
     }
 
-    /// Remembers `nonce` for `role` at `url`'s origin. Returns `false` (and keeps nothing) when
-    /// the nonce is not valid RFC 9449 §8.1 syntax or is over 1 KiB.
-    pub fn set(&self, role: ServerRole, url: &Url, nonce: &str) -> bool {
+    /// Remembers `nonce` for `role` at `url`'s origin; `false` (and nothing kept) when it is
+    /// not valid RFC 9449 section 8.1 syntax or is over 1 KiB.
+    fn set(&self, role: ServerRole, url: &Url, nonce: &str) -> bool {
         if !is_valid_nonce(nonce) {
             return false;
         }
@@ -320,120 +274,157 @@ impl DpopNonces {
         true
     }
 
-    /// Records the `DPoP-Nonce` of a response from `role` at `url`, if it has a valid one, and
-    /// returns it.
-    pub fn observe(&self, role: ServerRole, url: &Url, headers: &HeaderMap) -> Option<String> {
-        let nonce = nonce_header(headers)?;
-        self.set(role, url, nonce).then(|| nonce.to_owned())
-    }
-
-    /// Forgets every nonce.
-    pub fn clear(&self) {
-        self.lock().clear();
+    /// Records the `DPoP-Nonce` of an answer from `role` at `url`, if it has a valid one.
+    fn observe(&self, role: ServerRole, url: &Url, headers: &HeaderMap) {
+        if let Some(nonce) = nonce_header(headers) {
+            self.set(role, url, nonce);
+        }
     }
 }
 
-/// A DPoP key with its nonce cache: what a client shares between its token requests and its
-/// HTTP transport. Cheap to clone (one `Arc`).
-///
-/// ```
-/// use actix_mcp::client::auth::dpop::{Dpop, ServerRole};
-/// use url::Url;
-///
-/// let dpop = Dpop::generate()?;
-/// let mcp = Url::parse("https://mcp.example.com/mcp").unwrap();
-/// let proof = dpop.proof_for(ServerRole::Resource, "POST", &mcp, Some("access-token"))?;
-/// // Send `Authorization: DPoP access-token` and `DPoP: {proof}`, then record the answer's
-/// // nonce with `dpop.nonces().observe(ServerRole::Resource, &mcp, response.headers())`.
-/// # let _ = proof;
-/// # Ok::<(), actix_mcp::client::auth::JwtError>(())
-/// ```
-#[derive(Clone)]
-pub struct Dpop {
-    inner: Arc<DpopInner>,
+/// Where the flow uses DPoP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DpopUse {
+    /// With every authorization server.
+    Always,
+    /// With the authorization servers that list the key's algorithm in
+    /// `dpop_signing_alg_values_supported`.
+    WhenSupported,
 }
 
-struct DpopInner {
+/// The DPoP request hook of a flow: a key, where to use it, and the nonces servers sent.
+pub(crate) struct Dpop {
     key: DpopKey,
-    nonces: DpopNonces,
+    usage: DpopUse,
+    nonces: Nonces,
 }
 
 impl fmt::Debug for Dpop {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Dpop")
-            .field("key", &self.inner.key)
-            .field("nonces", &self.inner.nonces)
+            .field("key", &self.key)
+            .field("usage", &self.usage)
+            .field("nonces", &self.nonces.lock().len())
             .finish()
     }
 }
 
+/// The JOSE name of an asymmetric `alg`, as servers list it.
+fn alg_name(alg: Algorithm) -> Option<&'static str> {
+    Some(match alg {
+        Algorithm::ES256 => "ES256",
+        Algorithm::ES384 => "ES384",
+        Algorithm::RS256 => "RS256",
+        Algorithm::RS384 => "RS384",
+        Algorithm::RS512 => "RS512",
+        Algorithm::PS256 => "PS256",
+        Algorithm::PS384 => "PS384",
+        Algorithm::PS512 => "PS512",
+        Algorithm::EdDSA => "EdDSA",
+        _ => return None,
+    })
+}
+
 impl Dpop {
-    /// Proofs signed with `key`, no nonces known yet.
-    pub fn new(key: DpopKey) -> Self {
+    pub(crate) fn new(key: DpopKey, usage: DpopUse) -> Self {
         Self {
-            inner: Arc::new(DpopInner {
-                key,
-                nonces: DpopNonces::new(),
-            }),
+            key,
+            usage,
+            nonces: Nonces::default(),
         }
     }
 
-    /// A fresh ES256 key ([`DpopKey::generate`]).
-    ///
-    /// # Errors
-    /// [`JwtError::KeyGeneration`] if the crypto library fails.
-    pub fn generate() -> Result<Self, JwtError> {
-        Ok(Self::new(DpopKey::generate()?))
-    }
-
     /// The key.
-    pub fn key(&self) -> &DpopKey {
-        &self.inner.key
+    pub(crate) fn key(&self) -> &DpopKey {
+        &self.key
     }
 
-    /// The nonces servers sent.
-    pub fn nonces(&self) -> &DpopNonces {
-        &self.inner.nonces
-    }
-
-    /// A fresh proof for a request to `role` at `url`, carrying the nonce that server last
-    /// sent, if any.
-    ///
-    /// # Errors
-    /// As [`DpopKey::proof`].
-    pub fn proof_for(
-        &self,
-        role: ServerRole,
-        htm: &str,
-        url: &Url,
-        access_token: Option<&str>,
-    ) -> Result<String, JwtError> {
-        let nonce = self.inner.nonces.get(role, url);
-        self.inner
-            .key
-            .proof(htm, url.as_str(), nonce.as_deref(), access_token)
-    }
-
-    /// [`proof_for`](Self::proof_for) with the MCP profile's `content_digest` of `body`.
-    ///
-    /// # Errors
-    /// As [`DpopKey::proof`].
-    pub fn proof_for_body(
-        &self,
-        role: ServerRole,
-        htm: &str,
-        url: &Url,
-        access_token: Option<&str>,
-        body: &[u8],
-    ) -> Result<String, JwtError> {
-        let nonce = self.inner.nonces.get(role, url);
-        self.inner
-            .key
-            .proof_with_body(htm, url.as_str(), nonce.as_deref(), access_token, body)
+    /// Whether requests to the authorization server `server` carry proofs.
+    pub(crate) fn applies_to(&self, server: Option<&AuthorizationServerMetadata>) -> bool {
+        match self.usage {
+            DpopUse::Always => true,
+            DpopUse::WhenSupported => server
+                .and_then(|server| server.dpop_signing_alg_values_supported.as_deref())
+                .is_some_and(|algs| {
+                    algs.iter()
+                        .any(|alg| Some(alg.as_str()) == alg_name(self.key.algorithm()))
+                }),
+        }
     }
 }
 
-/// Whether `nonce` is RFC 9449 §8.1 `1*NQCHAR` (visible ASCII but `"` and `\`) and short.
+impl RequestHook for Dpop {
+    fn headers(
+        &self,
+        request: &HookRequest<'_>,
+        headers: &mut HeaderMap,
+    ) -> Result<(), ClientError> {
+        let (role, access_token) = match request.kind {
+            RequestKind::Token if self.applies_to(request.server) => {
+                (ServerRole::Authorization, None)
+            }
+            RequestKind::Resource => match request.token {
+                Some(token) if *token.token_type() == TokenType::DPoP => {
+                    (ServerRole::Resource, Some(token.access_token()))
+                }
+                _ => return Ok(()),
+            },
+            _ => return Ok(()),
+        };
+        let nonce = self.nonces.get(role, request.url);
+        let signing = |reason: String| ClientError::Auth(AuthError::Signing(reason));
+        let proof = self
+            .key
+            .proof(
+                request.method.as_str(),
+                request.url.as_str(),
+                nonce.as_deref(),
+                access_token,
+            )
+            .map_err(|err| signing(describe(&err)))?;
+        let value = HeaderValue::from_str(&proof)
+            .map_err(|_| signing("the DPoP proof cannot go in a header".into()))?;
+        headers.insert(DPOP_HEADER, value);
+        Ok(())
+    }
+
+    fn response(&self, request: &HookRequest<'_>, response: &HookResponse<'_>) -> HookVerdict {
+        let role = match request.kind {
+            RequestKind::Token => ServerRole::Authorization,
+            RequestKind::Resource => ServerRole::Resource,
+            _ => return HookVerdict::Proceed,
+        };
+        self.nonces.observe(role, request.url, response.headers);
+        let Some(sent) = response.sent.get(DPOP_HEADER) else {
+            return HookVerdict::Proceed;
+        };
+        let demanded = match role {
+            ServerRole::Authorization => token_nonce_demand(
+                response.status,
+                response.headers,
+                response.body.unwrap_or_default(),
+            ),
+            ServerRole::Resource => resource_nonce_demand(response.status, response.headers),
+        };
+        // Sent again only with a nonce the refused proof did not carry: a server that keeps
+        // demanding the nonce it was given is not asked again.
+        match demanded {
+            Some(nonce) if proof_nonce(sent).as_deref() != Some(nonce) => HookVerdict::Retry,
+            _ => HookVerdict::Proceed,
+        }
+    }
+}
+
+/// The `nonce` claim of a proof this client sent.
+fn proof_nonce(proof: &HeaderValue) -> Option<String> {
+    let payload = proof.to_str().ok()?.split('.').nth(1)?;
+    let payload = URL_SAFE_NO_PAD.decode(payload).ok()?;
+    let claims: serde_json::Value = serde_json::from_slice(&payload).ok()?;
+    claims.get("nonce")?.as_str().map(str::to_owned)
+}
+
+/// Whether `nonce` is RFC 9449 section 8.1 `1*NQCHAR` (visible ASCII but `"` and `\`) and
+/// short.
 fn is_valid_nonce(nonce: &str) -> bool {
     !nonce.is_empty()
         && nonce.len() <= MAX_NONCE_LEN
@@ -442,8 +433,8 @@ fn is_valid_nonce(nonce: &str) -> bool {
             .all(|byte| matches!(byte, 0x21 | 0x23..=0x5B | 0x5D..=0x7E))
 }
 
-/// The `DPoP-Nonce` header of a response, when there is exactly one and it is valid.
-pub fn nonce_header(headers: &HeaderMap) -> Option<&str> {
+/// The `DPoP-Nonce` header of an answer, when there is exactly one and it is valid.
+fn nonce_header(headers: &HeaderMap) -> Option<&str> {
     let mut values = headers.get_all(DPOP_NONCE_HEADER).iter();
     let value = values.next()?;
     if values.next().is_some() {
@@ -453,202 +444,43 @@ pub fn nonce_header(headers: &HeaderMap) -> Option<&str> {
     is_valid_nonce(nonce).then_some(nonce)
 }
 
-/// The nonce a token endpoint demands: `Some` when the response is a client error whose
-/// OAuth error body says `use_dpop_nonce` (RFC 9449 §8, HTTP 400) and carries a valid
-/// `DPoP-Nonce` header.
-pub fn token_nonce_demand(status: StatusCode, headers: &HeaderMap, body: &[u8]) -> Option<String> {
-    if !status.is_client_error() {
-        return None;
-    }
+/// The nonce a token endpoint demands: a client error whose OAuth error is `use_dpop_nonce`
+/// (RFC 9449 section 8, HTTP 400), with a valid `DPoP-Nonce` header.
+fn token_nonce_demand<'a>(
+    status: StatusCode,
+    headers: &'a HeaderMap,
+    body: &[u8],
+) -> Option<&'a str> {
     #[derive(serde::Deserialize)]
     struct ErrorBody {
         error: String,
+    }
+    if !status.is_client_error() {
+        return None;
     }
     let parsed: ErrorBody = serde_json::from_slice(body).ok()?;
     if parsed.error != USE_DPOP_NONCE {
         return None;
     }
-    nonce_header(headers).map(str::to_owned)
+    nonce_header(headers)
 }
 
-/// The nonce a resource demands: `Some` when the response is HTTP 401 with a
-/// `WWW-Authenticate: DPoP` challenge whose `error` is `use_dpop_nonce` (RFC 9449 §9) and a
-/// valid `DPoP-Nonce` header. Such a 401 asks for a retry with the nonce, not for a new token.
-pub fn resource_nonce_demand(status: StatusCode, headers: &HeaderMap) -> Option<String> {
+/// The nonce a resource demands: HTTP 401 with a `WWW-Authenticate: DPoP` challenge whose
+/// `error` is `use_dpop_nonce` (RFC 9449 section 9), with a valid `DPoP-Nonce` header. Such a
+/// 401 asks for the request again with the nonce, not for a new token.
+fn resource_nonce_demand(status: StatusCode, headers: &HeaderMap) -> Option<&str> {
     if status != StatusCode::UNAUTHORIZED {
         return None;
     }
-    let challenge = dpop_challenge(headers)?;
-    if challenge.error.as_deref() != Some(USE_DPOP_NONCE) {
-        return None;
-    }
-    nonce_header(headers).map(str::to_owned)
-}
-
-/// A `WWW-Authenticate: DPoP` challenge (RFC 9449 §7.1).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub struct DpopChallenge {
-    /// `error`, e.g. `invalid_token`, `invalid_dpop_proof`, `use_dpop_nonce`.
-    pub error: Option<String>,
-    /// `error_description`.
-    pub error_description: Option<String>,
-    /// `algs`: the proof algorithms the resource accepts, space-separated on the wire.
-    pub algs: Vec<String>,
-    /// Every parameter, names lowercased, in order (`resource_metadata`, `scope`, `realm`…).
-    pub params: Vec<(String, String)>,
-}
-
-impl DpopChallenge {
-    /// The value of parameter `name` (case-insensitive).
-    pub fn param(&self, name: &str) -> Option<&str> {
-        self.params
-            .iter()
-            .find(|(key, _)| key.eq_ignore_ascii_case(name))
-            .map(|(_, value)| value.as_str())
-    }
-}
-
-/// The first `DPoP` challenge among a response's `WWW-Authenticate` headers, which may hold
-/// several challenges each (`Bearer realm="x", DPoP algs="ES256"`).
-pub fn dpop_challenge(headers: &HeaderMap) -> Option<DpopChallenge> {
-    headers
+    let demanded = headers
         .get_all(WWW_AUTHENTICATE)
         .iter()
         .filter_map(|value| value.to_str().ok())
-        .flat_map(parse_challenges)
-        .find(|(scheme, _)| scheme.eq_ignore_ascii_case("DPoP"))
-        .map(|(_, params)| {
-            let get = |name: &str| {
-                params
-                    .iter()
-                    .find(|(key, _)| key == name)
-                    .map(|(_, value)| value.clone())
-            };
-            DpopChallenge {
-                error: get("error"),
-                error_description: get("error_description"),
-                algs: get("algs")
-                    .map(|algs| algs.split_ascii_whitespace().map(str::to_owned).collect())
-                    .unwrap_or_default(),
-                params,
-            }
-        })
-}
-
-/// The challenges of one `WWW-Authenticate` value (RFC 9110 §11.6.1): each scheme with its
-/// auth-params (names lowercased). A token68 is skipped; a malformed part ends the parse.
-fn parse_challenges(value: &str) -> Vec<(String, Vec<(String, String)>)> {
-    let mut cursor = Cursor {
-        bytes: value.as_bytes(),
-        pos: 0,
-    };
-    let mut challenges = Vec::new();
-    loop {
-        cursor.skip(|byte| byte == b',' || is_space(byte));
-        let Some(scheme) = cursor.token() else {
-            break;
-        };
-        let mut params = Vec::new();
-        cursor.skip(is_space);
-        loop {
-            let start = cursor.pos;
-            let Some(name) = cursor.token() else {
-                // A token68 (or garbage): skip to the next comma.
-                cursor.skip(|byte| byte != b',');
-                break;
-            };
-            cursor.skip(is_space);
-            if !cursor.eat(b'=') {
-                // `name` is the next challenge's scheme.
-                cursor.pos = start;
-                break;
-            }
-            cursor.skip(is_space);
-            let value = if cursor.peek() == Some(b'"') {
-                cursor.quoted()
-            } else {
-                cursor.token()
-            };
-            let Some(value) = value else {
-                // `token68=` padding or a malformed value: give up on this challenge.
-                cursor.skip(|byte| byte != b',');
-                break;
-            };
-            params.push((name.to_ascii_lowercase(), value));
-            cursor.skip(is_space);
-            if !cursor.eat(b',') {
-                break;
-            }
-            cursor.skip(|byte| byte == b',' || is_space(byte));
-        }
-        challenges.push((scheme, params));
-        if cursor.peek().is_none() {
-            break;
-        }
-    }
-    challenges
-}
-
-fn is_space(byte: u8) -> bool {
-    byte == b' ' || byte == b'\t'
-}
-
-/// RFC 9110 `tchar`.
-fn is_tchar(byte: u8) -> bool {
-    byte.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&byte)
-}
-
-/// A position in a header value; every step consumes at least one byte or returns `None`, so
-/// parsing is linear.
-struct Cursor<'a> {
-    bytes: &'a [u8],
-    pos: usize,
-}
-
-impl Cursor<'_> {
-    fn peek(&self) -> Option<u8> {
-        self.bytes.get(self.pos).copied()
-    }
-
-    fn eat(&mut self, byte: u8) -> bool {
-        let matched = self.peek() == Some(byte);
-        if matched {
-            self.pos += 1;
-        }
-        matched
-    }
-
-    fn skip(&mut self, while_: impl Fn(u8) -> bool) {
-        while self.peek().is_some_and(&while_) {
-            self.pos += 1;
-        }
-    }
-
-    fn token(&mut self) -> Option<String> {
-        let start = self.pos;
-        self.skip(is_tchar);
-        (self.pos > start)
-            .then(|| String::from_utf8_lossy(&self.bytes[start..self.pos]).into_owned())
-    }
-
-    /// A quoted-string, unescaped; `None` when unterminated.
-    fn quoted(&mut self) -> Option<String> {
-        self.pos += 1;
-        let mut out = Vec::new();
-        while let Some(byte) = self.peek() {
-            self.pos += 1;
-            match byte {
-                b'"' => return Some(String::from_utf8_lossy(&out).into_owned()),
-                b'\\' => {
-                    if let Some(escaped) = self.peek() {
-                        self.pos += 1;
-                        out.push(escaped);
-                    }
-                }
-                _ => out.push(byte),
-            }
-        }
+        .flat_map(Challenge::parse_all)
+        .any(|challenge| challenge.is("dpop") && challenge.param("error") == Some(USE_DPOP_NONCE));
+    if demanded {
+        nonce_header(headers)
+    } else {
         None
     }
 }
@@ -808,20 +640,6 @@ mod tests {
         assert!(!format!("{first:?}").contains("PRIVATE"));
     }
 
-    #[test]
-    fn content_digest_uses_standard_base64_in_structured_field_syntax() {
-        // RFC 9530 §2: SHA-256 of `{"hello": "world"}`.
-        assert_eq!(
-            content_digest(b"{\"hello\": \"world\"}"),
-            "sha-256=:X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE=:"
-        );
-        let key = DpopKey::generate().unwrap();
-        let proof = key
-            .proof_with_body("POST", "https://mcp.test/mcp", None, Some("t"), b"{}")
-            .unwrap();
-        assert_eq!(verify(&proof).1["content_digest"], content_digest(b"{}"));
-    }
-
     fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
         let mut map = HeaderMap::new();
         for (name, value) in pairs {
@@ -832,7 +650,7 @@ mod tests {
 
     #[test]
     fn nonces_are_kept_per_server_role_and_origin() {
-        let nonces = DpopNonces::new();
+        let nonces = Nonces::default();
         let token = Url::parse("https://auth.test/token").unwrap();
         let other_path = Url::parse("https://auth.test/other?x").unwrap();
         let mcp = Url::parse("https://auth.test/mcp").unwrap();
@@ -848,12 +666,11 @@ mod tests {
         assert_eq!(nonces.get(ServerRole::Resource, &mcp), None);
         assert_eq!(nonces.get(ServerRole::Authorization, &elsewhere), None);
 
-        let observed = nonces.observe(
+        nonces.observe(
             ServerRole::Resource,
             &mcp,
             &headers(&[("DPoP-Nonce", "rs-1")]),
         );
-        assert_eq!(observed.as_deref(), Some("rs-1"));
         assert_eq!(
             nonces.get(ServerRole::Resource, &mcp).as_deref(),
             Some("rs-1")
@@ -876,7 +693,7 @@ mod tests {
 
     #[test]
     fn the_nonce_cache_is_bounded() {
-        let nonces = DpopNonces::new();
+        let nonces = Nonces::default();
         for port in 0..200u16 {
             let url = Url::parse(&format!("http://127.0.0.1:{}/", 1000 + port)).unwrap();
             assert!(nonces.set(ServerRole::Resource, &url, "n"));
@@ -890,41 +707,11 @@ mod tests {
     }
 
     #[test]
-    fn a_dpop_handle_puts_the_servers_nonce_into_its_proofs() {
-        let dpop = Dpop::generate().unwrap();
-        let token = Url::parse("http://127.0.0.1:9/token").unwrap();
-        let (_, claims) = verify(
-            &dpop
-                .proof_for(ServerRole::Authorization, "POST", &token, None)
-                .unwrap(),
-        );
-        assert!(claims.get("nonce").is_none());
-        dpop.nonces().set(
-            ServerRole::Authorization,
-            &token,
-            "conformance-as-dpop-nonce",
-        );
-        let (_, claims) = verify(
-            &dpop
-                .proof_for(ServerRole::Authorization, "POST", &token, None)
-                .unwrap(),
-        );
-        assert_eq!(claims["nonce"], "conformance-as-dpop-nonce");
-        // The resource has its own nonce.
-        let (_, claims) = verify(
-            &dpop
-                .proof_for_body(ServerRole::Resource, "POST", &token, Some("t"), b"{}")
-                .unwrap(),
-        );
-        assert!(claims.get("nonce").is_none());
-    }
-
-    #[test]
     fn a_token_endpoint_nonce_demand_is_recognised() {
         let nonce = headers(&[("dpop-nonce", "conformance-as-dpop-nonce")]);
         let body = br#"{"error":"use_dpop_nonce","error_description":"Authorization server requires a DPoP nonce"}"#;
         assert_eq!(
-            token_nonce_demand(StatusCode::BAD_REQUEST, &nonce, body).as_deref(),
+            token_nonce_demand(StatusCode::BAD_REQUEST, &nonce, body),
             Some("conformance-as-dpop-nonce")
         );
         // Another error, even with a nonce header, is not a demand.
@@ -964,7 +751,7 @@ mod tests {
             ("dpop-nonce", "conformance-rs-dpop-nonce"),
         ]);
         assert_eq!(
-            resource_nonce_demand(StatusCode::UNAUTHORIZED, &demand).as_deref(),
+            resource_nonce_demand(StatusCode::UNAUTHORIZED, &demand),
             Some("conformance-rs-dpop-nonce")
         );
         assert_eq!(resource_nonce_demand(StatusCode::FORBIDDEN, &demand), None);
@@ -981,10 +768,9 @@ mod tests {
             resource_nonce_demand(StatusCode::UNAUTHORIZED, &first),
             None
         );
-        assert_eq!(
-            dpop_challenge(&first).unwrap().param("resource_metadata"),
-            Some("http://x/prm")
-        );
+        let challenge = crate::client::auth::BearerChallenge::from_headers(&first).unwrap();
+        assert_eq!(challenge.scheme, "DPoP");
+        assert_eq!(challenge.resource_metadata.as_deref(), Some("http://x/prm"));
 
         // A Bearer challenge with the same error is not a DPoP one.
         let bearer = headers(&[
@@ -998,54 +784,150 @@ mod tests {
     }
 
     #[test]
-    fn challenges_are_split_correctly() {
-        let several = headers(&[(
-            "www-authenticate",
-            r#"Basic abc==, Bearer realm="a, b", scope="x y", DPoP algs="ES256 PS256", error="use_dpop_nonce", error_description="say \"hi\"""#,
-        )]);
-        let challenge = dpop_challenge(&several).unwrap();
-        assert_eq!(challenge.error.as_deref(), Some("use_dpop_nonce"));
-        assert_eq!(challenge.algs, ["ES256", "PS256"]);
-        assert_eq!(challenge.error_description.as_deref(), Some("say \"hi\""));
-        let all = parse_challenges(several["www-authenticate"].to_str().unwrap());
-        let schemes: Vec<&str> = all.iter().map(|(scheme, _)| scheme.as_str()).collect();
-        assert_eq!(schemes, ["Basic", "Bearer", "DPoP"]);
-        assert_eq!(
-            all[1].1,
-            [
-                ("realm".to_owned(), "a, b".to_owned()),
-                ("scope".to_owned(), "x y".to_owned())
-            ]
-        );
-
-        // Separate header lines, token values, odd spacing, case.
-        let split = headers(&[
-            ("www-authenticate", "Bearer"),
+    fn a_demand_among_several_challenges_is_found() {
+        let several = headers(&[
+            ("www-authenticate", "Bearer realm=\"a, b\""),
             (
                 "www-authenticate",
-                "dpop  ERROR = use_dpop_nonce ,algs=ES256",
+                r#"Basic abc==, dpop  ERROR = use_dpop_nonce ,algs="ES256 PS256""#,
             ),
+            ("dpop-nonce", "n-2"),
         ]);
-        let challenge = dpop_challenge(&split).unwrap();
-        assert_eq!(challenge.error.as_deref(), Some("use_dpop_nonce"));
-        assert_eq!(challenge.algs, ["ES256"]);
-
-        // Garbage never panics.
-        for junk in [
-            "",
-            ",,,",
-            "DPoP error=\"unterminated",
-            "= = =",
-            "DPoP ,=,",
-            "\"\"",
-        ] {
-            let _ = parse_challenges(junk);
-        }
         assert_eq!(
-            dpop_challenge(&headers(&[("www-authenticate", "DPoP error=\"x")]))
-                .unwrap()
-                .error,
-            None
+            resource_nonce_demand(StatusCode::UNAUTHORIZED, &several),
+            Some("n-2")
+        );
+        for junk in ["", ",,,", "DPoP error=\"unterminated", "= = =", "DPoP ,=,"] {
+            let junk = headers(&[("www-authenticate", junk), ("dpop-nonce", "n")]);
+            assert_eq!(resource_nonce_demand(StatusCode::UNAUTHORIZED, &junk), None);
+        }
+    }
+
+    fn server(algs: Option<&[&str]>) -> AuthorizationServerMetadata {
+        let mut server = AuthorizationServerMetadata::with_token_endpoint(
+            "https://as.test",
+            "https://as.test/token",
+        );
+        server.dpop_signing_alg_values_supported =
+            algs.map(|algs| algs.iter().map(|alg| (*alg).to_owned()).collect());
+        server
+    }
+
+    /// The proof the hook adds to `request`, if any.
+    fn proof_of(dpop: &Dpop, request: &HookRequest<'_>) -> Option<serde_json::Value> {
+        let mut headers = HeaderMap::new();
+        dpop.headers(request, &mut headers).unwrap();
+        headers
+            .get(DPOP_HEADER)
+            .map(|proof| verify(proof.to_str().unwrap()).1)
+    }
+
+    #[test]
+    fn auto_dpop_proves_only_to_servers_that_list_the_algorithm() {
+        let token_url = Url::parse("https://as.test/token").unwrap();
+        let post = reqwest::Method::POST;
+        let auto = Dpop::new(DpopKey::generate().unwrap(), DpopUse::WhenSupported);
+        let always = Dpop::new(DpopKey::generate().unwrap(), DpopUse::Always);
+        for (algs, expected) in [
+            (Some(&["RS256", "ES256"][..]), true),
+            (Some(&["RS256"][..]), false),
+            (None, false),
+        ] {
+            let server = server(algs);
+            let request = HookRequest {
+                kind: RequestKind::Token,
+                method: &post,
+                url: &token_url,
+                token: None,
+                server: Some(&server),
+            };
+            assert_eq!(proof_of(&auto, &request).is_some(), expected, "{algs:?}");
+            let proof = proof_of(&always, &request).unwrap();
+            assert_eq!(proof["htu"], "https://as.test/token");
+            assert!(proof.get("ath").is_none());
+        }
+        let registration = HookRequest {
+            kind: RequestKind::Registration,
+            method: &post,
+            url: &token_url,
+            token: None,
+            server: None,
+        };
+        assert!(proof_of(&always, &registration).is_none());
+    }
+
+    #[test]
+    fn only_a_dpop_token_gets_a_resource_proof() {
+        let mcp = Url::parse("https://mcp.test/mcp").unwrap();
+        let get = reqwest::Method::GET;
+        let dpop = Dpop::new(DpopKey::generate().unwrap(), DpopUse::Always);
+        let bound = crate::client::auth::Token::new("bound", TokenType::DPoP);
+        let bearer = crate::client::auth::Token::new("plain", TokenType::Bearer);
+        let request = |token| HookRequest {
+            kind: RequestKind::Resource,
+            method: &get,
+            url: &mcp,
+            token: Some(token),
+            server: None,
+        };
+        let proof = proof_of(&dpop, &request(&bound)).unwrap();
+        assert_eq!(proof["htm"], "GET");
+        assert_eq!(proof["ath"], access_token_hash("bound"));
+        assert!(proof_of(&dpop, &request(&bearer)).is_none());
+    }
+
+    #[test]
+    fn a_nonce_demand_is_met_once_with_the_new_nonce() {
+        let mcp = Url::parse("https://mcp.test/mcp").unwrap();
+        let post = reqwest::Method::POST;
+        let dpop = Dpop::new(DpopKey::generate().unwrap(), DpopUse::Always);
+        let bound = crate::client::auth::Token::new("bound", TokenType::DPoP);
+        let request = HookRequest {
+            kind: RequestKind::Resource,
+            method: &post,
+            url: &mcp,
+            token: Some(&bound),
+            server: None,
+        };
+        let demand = headers(&[
+            ("www-authenticate", r#"DPoP error="use_dpop_nonce""#),
+            ("dpop-nonce", "rs-1"),
+        ]);
+        let mut sent = HeaderMap::new();
+        dpop.headers(&request, &mut sent).unwrap();
+        let answer = |sent| HookResponse {
+            status: StatusCode::UNAUTHORIZED,
+            headers: &demand,
+            body: None,
+            sent,
+        };
+        assert_eq!(dpop.response(&request, &answer(&sent)), HookVerdict::Retry);
+        // The next proof carries the nonce; the same demand again is not met again.
+        let mut again = HeaderMap::new();
+        dpop.headers(&request, &mut again).unwrap();
+        let proof = again.get(DPOP_HEADER).unwrap().to_str().unwrap();
+        assert_eq!(verify(proof).1["nonce"], "rs-1");
+        assert_eq!(
+            dpop.response(&request, &answer(&again)),
+            HookVerdict::Proceed
+        );
+        // Without a proof sent, there is nothing to prove again.
+        assert_eq!(
+            dpop.response(&request, &answer(&HeaderMap::new())),
+            HookVerdict::Proceed
+        );
+        // A nonce on a success is kept too.
+        let fresh = headers(&[("dpop-nonce", "rs-2")]);
+        let ok = HookResponse {
+            status: StatusCode::OK,
+            headers: &fresh,
+            body: None,
+            sent: &again,
+        };
+        assert_eq!(dpop.response(&request, &ok), HookVerdict::Proceed);
+        assert_eq!(
+            dpop.nonces.get(ServerRole::Resource, &mcp).as_deref(),
+            Some("rs-2")
         );
     }
 }

@@ -10,6 +10,7 @@ use std::fmt;
 use futures::future::BoxFuture;
 
 use super::client_auth::TokenEndpointAuth;
+use super::dpop::DpopKey;
 use super::http::AuthHttp;
 use super::metadata::{AuthorizationServerMetadata, ProtectedResourceMetadata};
 use super::registration::{ClientMetadata, ClientRegistration};
@@ -64,6 +65,7 @@ pub struct GrantContext<'a> {
     pub(crate) server: &'a AuthorizationServerMetadata,
     pub(crate) client: &'a ClientRegistration,
     pub(crate) scopes: &'a [String],
+    pub(crate) dpop: Option<&'a DpopKey>,
 }
 
 impl fmt::Debug for GrantContext<'_> {
@@ -73,6 +75,7 @@ impl fmt::Debug for GrantContext<'_> {
             .field("issuer", &self.server.issuer)
             .field("client", &self.client)
             .field("scopes", &self.scopes)
+            .field("dpop", &self.dpop.is_some())
             .finish()
     }
 }
@@ -102,6 +105,12 @@ impl<'a> GrantContext<'a> {
     /// The scopes to ask for (possibly none: then no `scope` parameter is sent).
     pub fn scopes(&self) -> &'a [String] {
         self.scopes
+    }
+
+    /// The DPoP key the flow proves possession of to this server, when it uses DPoP with it
+    /// (the authorization-code grant sends its thumbprint as `dpop_jkt`).
+    pub fn dpop_key(&self) -> Option<&'a DpopKey> {
+        self.dpop
     }
 
     /// The token endpoint authentication this client uses with this server.

@@ -68,9 +68,12 @@
 //! * **Every request** to the token and registration endpoints leaves through one function,
 //!   `AuthHttp::send` (`http` module), and every request to the MCP server gets its
 //!   authorization headers from [`AuthProvider::headers`] (`OAuth::resource_headers`); both
-//!   run the [`RequestHook`] ([`OAuthBuilder::request_hook`]), which adds headers (a DPoP
-//!   proof) and reads answers (a `DPoP-Nonce`, answering [`HookVerdict::Retry`] to send again;
-//!   on the MCP server's `401` it is asked first, in `OAuth::on_refusal`).
+//!   run the [`RequestHook`]s, which add headers (a DPoP proof) and read answers (a
+//!   `DPoP-Nonce`, answering [`HookVerdict::Retry`] to send again; on the MCP server's `401`
+//!   they are asked first, in `OAuth::on_refusal`, and they see its other answers through
+//!   [`AuthProvider::answered`]). DPoP (`dpop` module) is such a hook, built in
+//!   ([`OAuthBuilder::dpop`]); an application's own runs after it
+//!   ([`OAuthBuilder::request_hook`]).
 //! * The transport asks for the **whole set of authorization headers** of a request (its
 //!   method and URL: [`RequestTarget`]), not for a bearer string, and the token keeps its
 //!   [`TokenType`] (`Bearer`, `DPoP`), which names the `Authorization` scheme.
@@ -85,18 +88,19 @@
 //! | client credentials | [`OAuth::client_credentials`] with a secret or a [`SigningKey`] (`private_key_jwt`) |
 //! | workload identity federation | [`OAuth::jwt_bearer`] with the workload's identity token |
 //! | enterprise-managed authorization | [`OAuth::enterprise`] with the enterprise [`IdentityProvider`] and the user's ID token |
+//! | DPoP (sender-constrained tokens, RFC 9449) | [`OAuthBuilder::dpop`] with a [`DpopKey`], [`OAuthBuilder::dpop_generate`], or [`OAuthBuilder::dpop_auto`] (where the authorization server supports it), with any grant |
 //!
-//! Their tokens come without a browser; the client never registers dynamically for them.
+//! The first three get tokens without a browser, and the client never registers dynamically
+//! for them.
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization>
-
-pub mod dpop;
 
 mod assertion;
 mod authorizer;
 mod challenge;
 mod client_auth;
 mod code;
+mod dpop;
 mod error;
 mod grant;
 mod grants;
@@ -117,7 +121,7 @@ pub use authorizer::{
 pub use challenge::{BearerChallenge, Challenge};
 pub use client_auth::TokenEndpointAuth;
 pub use code::{AuthorizationCode, validate_callback};
-pub use dpop::{Dpop, DpopKey};
+pub use dpop::DpopKey;
 pub use error::AuthError;
 pub use grant::{Grant, GrantContext};
 pub use grants::{
@@ -125,7 +129,7 @@ pub use grants::{
     GRANT_JWT_BEARER, GRANT_TOKEN_EXCHANGE, IdentityProvider, JwtBearer, TOKEN_TYPE_ID_JAG,
     TOKEN_TYPE_ID_TOKEN, TokenSource, token_with,
 };
-pub use http::{HookRequest, HookVerdict, RequestHook, RequestKind, checked_url};
+pub use http::{HookRequest, HookResponse, HookVerdict, RequestHook, RequestKind, checked_url};
 pub use metadata::{
     AuthorizationServerMetadata, ProtectedResourceMetadata, authorization_server_metadata_urls,
     protected_resource_metadata_urls, resource_matches,

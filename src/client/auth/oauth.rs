@@ -24,11 +24,12 @@ use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use super::authorizer::Authorizer;
 use super::challenge::BearerChallenge;
 use super::code::AuthorizationCode;
+use super::dpop::{Dpop, DpopKey, DpopUse, USE_DPOP_NONCE};
 use super::error::AuthError;
 use super::grant::{Grant, GrantContext};
 use super::http::{
-    AuthHttp, DEFAULT_MAX_BODY, DEFAULT_TIMEOUT, HookRequest, HookVerdict, RequestHook,
-    RequestKind, checked_url, no_redirect_client,
+    AuthHttp, DEFAULT_MAX_BODY, DEFAULT_TIMEOUT, HookRequest, HookResponse, HookVerdict,
+    RequestHook, RequestKind, checked_url, no_redirect_client,
 };
 use super::metadata::{
     AuthorizationServerMetadata, ProtectedResourceMetadata, discover_resource, discover_server,
@@ -84,6 +85,8 @@ struct Inner {
     max_step_up: u32,
     store: Arc<dyn TokenStore>,
     http: AuthHttp,
+    /// DPoP, when on (also among the request hooks of `http`).
+    dpop: Option<Arc<Dpop>>,
     current: Mutex<Option<Current>>,
     /// Held while a flow (or a refresh) runs.
     flow: tokio::sync::Mutex<()>,
@@ -106,6 +109,7 @@ impl fmt::Debug for OAuth {
             .field("client_metadata_url", &self.inner.document)
             .field("pre_registered", &self.inner.pre_registered)
             .field("store", &self.inner.store)
+            .field("dpop", &self.inner.dpop)
             .field("token", &current.as_ref().map(|c| &c.token))
             .field("resource", &current.as_ref().map(|c| &c.key.resource))
             .field("issuer", &current.as_ref().map(|c| &c.key.issuer))
@@ -153,6 +157,12 @@ impl OAuth {
         self.inner.store.clone()
     }
 
+    /// The DPoP key, when DPoP is on (to keep with tokens stored across runs: a bound token
+    /// is usable only with it).
+    pub fn dpop_key(&self) -> Option<&DpopKey> {
+        self.inner.dpop.as_deref().map(Dpop::key)
+    }
+
     fn current(&self) -> Option<Current> {
         lock(&self.inner.current).clone()
     }
@@ -175,13 +185,14 @@ impl OAuth {
             })?;
         value.set_sensitive(true);
         headers.insert(AUTHORIZATION, value);
-        if let Some(hook) = self.inner.http.hook() {
-            let request = HookRequest {
-                kind: RequestKind::Resource,
-                method: &target.method,
-                url: &target.url,
-                token: Some(token),
-            };
+        let request = HookRequest {
+            kind: RequestKind::Resource,
+            method: &target.method,
+            url: &target.url,
+            token: Some(token),
+            server: None,
+        };
+        for hook in self.inner.http.hooks() {
             hook.headers(&request, &mut headers)?;
         }
         Ok(headers)
@@ -214,6 +225,31 @@ impl OAuth {
             Some(current) => self.resource_headers(target, &current.token),
             None => Ok(HeaderMap::new()),
         }
+    }
+
+    /// Runs the request hooks on an answer of the MCP server to `target`.
+    fn hook_verdict(
+        &self,
+        target: &RequestTarget,
+        status: StatusCode,
+        headers: &HeaderMap,
+        sent: &HeaderMap,
+    ) -> HookVerdict {
+        let token = self.current().map(|current| current.token);
+        let request = HookRequest {
+            kind: RequestKind::Resource,
+            method: &target.method,
+            url: &target.url,
+            token: token.as_ref(),
+            server: None,
+        };
+        let response = HookResponse {
+            status,
+            headers,
+            body: None,
+            sent,
+        };
+        self.inner.http.hook_verdict(&request, &response)
     }
 
     /// Refreshes `current`'s token; stores and uses the new one.
@@ -256,21 +292,22 @@ impl OAuth {
             .get(AUTHORIZATION)
             .and_then(|value| value.to_str().ok())
             .map(str::to_owned);
-        // The hook first: a proof-of-possession nonce challenge is met by sending again with
+        // The hooks first: a proof-of-possession nonce challenge is met by sending again with
         // a fresh proof, not by a new token.
-        if let Some(hook) = self.inner.http.hook() {
-            let token = self.current().map(|current| current.token);
-            let request = HookRequest {
-                kind: RequestKind::Resource,
-                method: &refusal.target.method,
-                url: &refusal.target.url,
-                token: token.as_ref(),
-            };
-            if hook.response(&request, status, &refusal.headers) == HookVerdict::Retry {
-                return Ok(RefusalAction::Retry);
-            }
+        if self.hook_verdict(&refusal.target, status, &refusal.headers, &refusal.sent)
+            == HookVerdict::Retry
+        {
+            return Ok(RefusalAction::Retry);
         }
         let challenge = BearerChallenge::from_headers(&refusal.headers).unwrap_or_default();
+        if status == StatusCode::UNAUTHORIZED && challenge.error.as_deref() == Some(USE_DPOP_NONCE)
+        {
+            // A nonce demand the hook did not meet (the nonce was sent already, or no proof
+            // was): a new token would not help.
+            return Err(
+                AuthError::Unauthorized("the server keeps demanding a DPoP nonce".into()).into(),
+            );
+        }
         let step = if status == StatusCode::UNAUTHORIZED {
             Step::Unauthorized
         } else if challenge.is_insufficient_scope() {
@@ -406,12 +443,19 @@ impl OAuth {
         client: &ClientRegistration,
         scopes: &[String],
     ) -> Result<Token, ClientError> {
+        let dpop = self
+            .inner
+            .dpop
+            .as_deref()
+            .filter(|dpop| dpop.applies_to(Some(server)))
+            .map(Dpop::key);
         let cx = GrantContext {
             http: &self.inner.http,
             resource,
             server,
             client,
             scopes,
+            dpop,
         };
         match self.inner.grant.obtain(cx).await {
             Ok(mut token) => {
@@ -504,6 +548,18 @@ impl AuthProvider for OAuth {
     ) -> BoxFuture<'a, Result<RefusalAction, ClientError>> {
         Box::pin(self.on_refusal(refusal))
     }
+
+    fn answered(&self, target: &RequestTarget, status: StatusCode, headers: &HeaderMap) {
+        // What the hooks learn (a DPoP nonce) is kept; nothing is sent again.
+        let _ = self.hook_verdict(target, status, headers, &HeaderMap::new());
+    }
+}
+
+/// The DPoP setting of a builder.
+#[derive(Debug)]
+enum DpopSetting {
+    Key(Box<DpopKey>),
+    Generate(DpopUse),
 }
 
 /// Builds an [`OAuth`]. Defaults are not part of semver.
@@ -521,6 +577,7 @@ pub struct OAuthBuilder {
     max_body: usize,
     client: Option<reqwest::Client>,
     hook: Option<Arc<dyn RequestHook>>,
+    dpop: Option<DpopSetting>,
 }
 
 impl OAuthBuilder {
@@ -537,6 +594,7 @@ impl OAuthBuilder {
             max_body: DEFAULT_MAX_BODY,
             client: None,
             hook: None,
+            dpop: None,
         }
     }
 
@@ -616,9 +674,33 @@ impl OAuthBuilder {
     }
 
     /// A hook that adds headers to every request to the MCP server and the token and
-    /// registration endpoints, and reads their answers (proof of possession: DPoP).
+    /// registration endpoints, and reads their answers (runs after DPoP's, when on).
     pub fn request_hook(mut self, hook: impl RequestHook + 'static) -> Self {
         self.hook = Some(Arc::new(hook));
+        self
+    }
+
+    /// DPoP (RFC 9449) with `key`, with every authorization server: token requests carry
+    /// proofs, and a token the server binds to the key (`token_type` `DPoP`) is presented
+    /// with a proof on every request to the MCP server; server nonces are honoured (see the
+    /// `dpop` module docs). Give the same key again with tokens kept across runs.
+    pub fn dpop(mut self, key: DpopKey) -> Self {
+        self.dpop = Some(DpopSetting::Key(Box::new(key)));
+        self
+    }
+
+    /// DPoP as [`dpop`](Self::dpop), with a fresh ES256 key made by
+    /// [`build`](Self::build).
+    pub fn dpop_generate(mut self) -> Self {
+        self.dpop = Some(DpopSetting::Generate(DpopUse::Always));
+        self
+    }
+
+    /// DPoP with a fresh ES256 key, used only with the authorization servers that list
+    /// `ES256` in `dpop_signing_alg_values_supported`; with the others the client sends no
+    /// proofs and gets bearer tokens.
+    pub fn dpop_auto(mut self) -> Self {
+        self.dpop = Some(DpopSetting::Generate(DpopUse::WhenSupported));
         self
     }
 
@@ -645,6 +727,22 @@ impl OAuthBuilder {
             Some(client) => client,
             None => no_redirect_client(self.timeout)?,
         };
+        let dpop = match self.dpop {
+            None => None,
+            Some(DpopSetting::Key(key)) => Some(Dpop::new(*key, DpopUse::Always)),
+            Some(DpopSetting::Generate(usage)) => {
+                let key = DpopKey::generate().map_err(|err| {
+                    AuthError::Config(format!("could not make a DPoP key: {err}"))
+                })?;
+                Some(Dpop::new(key, usage))
+            }
+        }
+        .map(Arc::new);
+        let mut hooks: Vec<Arc<dyn RequestHook>> = Vec::new();
+        if let Some(dpop) = &dpop {
+            hooks.push(dpop.clone());
+        }
+        hooks.extend(self.hook);
         Ok(OAuth {
             inner: Arc::new(Inner {
                 grant: self.grant,
@@ -656,7 +754,8 @@ impl OAuthBuilder {
                 store: self
                     .store
                     .unwrap_or_else(|| Arc::new(InMemoryTokenStore::new())),
-                http: AuthHttp::new(client, self.timeout, self.max_body, self.hook),
+                http: AuthHttp::new(client, self.timeout, self.max_body, hooks),
+                dpop,
                 current: Mutex::new(None),
                 flow: tokio::sync::Mutex::new(()),
             }),

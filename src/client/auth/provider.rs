@@ -79,4 +79,11 @@ pub trait AuthProvider: Send + Sync + fmt::Debug {
         &'a self,
         refusal: &'a Refusal,
     ) -> BoxFuture<'a, Result<RefusalAction, ClientError>>;
+
+    /// The server answered a request other than with `401` or `403` (those go to
+    /// [`refused`](Self::refused)): a chance to read what the answer carries (a DPoP nonce).
+    /// The default reads nothing.
+    fn answered(&self, target: &RequestTarget, status: StatusCode, headers: &HeaderMap) {
+        let _ = (target, status, headers);
+    }
 }

@@ -8,7 +8,6 @@
 use std::fmt;
 
 use oauth2::ClientSecret;
-use reqwest::Method;
 use reqwest::header::{self, HeaderMap, HeaderValue};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -326,24 +325,27 @@ pub(crate) async fn register(
             method
         }
     };
-    let body = serde_json::to_vec(&metadata).map_err(|err| AuthError::Registration {
-        issuer: issuer.clone(),
-        reason: format!("the client metadata cannot be serialized: {err}"),
-    })?;
-    let mut headers = HeaderMap::new();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
+    let body: bytes::Bytes = serde_json::to_vec(&metadata)
+        .map_err(|err| AuthError::Registration {
+            issuer: issuer.clone(),
+            reason: format!("the client metadata cannot be serialized: {err}"),
+        })?
+        .into();
     let answer = http
         .send(
             RequestKind::Registration,
-            Method::POST,
             &url,
-            headers,
-            body.into(),
+            Some(server),
             "client registration",
+            || {
+                let mut headers = HeaderMap::new();
+                headers.insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                );
+                headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
+                Ok((headers, body.clone()))
+            },
         )
         .await?;
     if !answer.status.is_success() {

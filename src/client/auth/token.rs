@@ -10,7 +10,6 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use oauth2::{AccessToken, RefreshToken};
-use reqwest::Method;
 use reqwest::header::{self, HeaderMap, HeaderValue};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
@@ -344,21 +343,24 @@ pub(crate) async fn request_token(
     if let Some(resource) = resource {
         form.push(("resource".into(), resource.to_owned()));
     }
-    let mut headers = HeaderMap::new();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/x-www-form-urlencoded"),
-    );
-    headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
-    auth.apply(client, server, &mut form, &mut headers)?;
     let answer = http
         .send(
             RequestKind::Token,
-            Method::POST,
             &url,
-            headers,
-            form_body(&form),
+            Some(server),
             "token request",
+            || {
+                let mut headers = HeaderMap::new();
+                headers.insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/x-www-form-urlencoded"),
+                );
+                headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
+                // Applied for each attempt: a client assertion is signed anew.
+                let mut form = form.clone();
+                auth.apply(client, server, &mut form, &mut headers)?;
+                Ok((headers, form_body(&form)))
+            },
         )
         .await?;
     Ok(read_token(&answer)?)
