@@ -173,7 +173,8 @@ impl Grant for AuthorizationCode {
                 issuer: server.issuer.clone(),
                 scopes: cx.scopes().to_vec(),
             };
-            let callback = self.authorizer.authorize(request).await?;
+            // The user's part: outside the client's request timeouts, within the flow's own.
+            let callback = cx.interact(self.authorizer.authorize(request)).await?;
             let code = validate_callback(&callback, state.secret(), server)?;
             cx.token_request(
                 "authorization_code",

@@ -6,6 +6,9 @@
 //! authorization) plug in the same way.
 
 use std::fmt;
+use std::future::Future;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 
@@ -66,6 +69,81 @@ pub struct GrantContext<'a> {
     pub(crate) client: &'a ClientRegistration,
     pub(crate) scopes: &'a [String],
     pub(crate) dpop: Option<&'a DpopKey>,
+    pub(crate) interaction: &'a Interaction,
+}
+
+/// Default time limit of the user's part of an authorization.
+pub(crate) const DEFAULT_AUTHORIZATION_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The user's part of the flow: its time limit, and the time spent in it so far (which the
+/// client does not count against its request timeouts).
+#[derive(Debug)]
+pub(crate) struct Interaction {
+    timeout: Duration,
+    clock: Mutex<Clock>,
+}
+
+/// Time spent in interactions: the finished ones, and since when some are running.
+#[derive(Debug, Default)]
+struct Clock {
+    finished: Duration,
+    running: usize,
+    since: Option<Instant>,
+}
+
+impl Interaction {
+    pub(crate) fn new(timeout: Duration) -> Self {
+        Self {
+            timeout,
+            clock: Mutex::new(Clock::default()),
+        }
+    }
+
+    fn clock(&self) -> std::sync::MutexGuard<'_, Clock> {
+        self.clock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The time spent waiting for the user, in all (overlapping interactions counted once).
+    pub(crate) fn elapsed(&self) -> Duration {
+        let clock = self.clock();
+        clock.finished + clock.since.map_or(Duration::ZERO, |since| since.elapsed())
+    }
+
+    /// Runs `step` as an interaction, within the time limit.
+    async fn run<T>(
+        &self,
+        step: impl Future<Output = Result<T, ClientError>>,
+    ) -> Result<T, ClientError> {
+        /// Ends the interaction however the step ends (dropped included).
+        struct Running<'a>(&'a Interaction);
+        impl Drop for Running<'_> {
+            fn drop(&mut self) {
+                let mut clock = self.0.clock();
+                clock.running = clock.running.saturating_sub(1);
+                if clock.running == 0
+                    && let Some(since) = clock.since.take()
+                {
+                    clock.finished += since.elapsed();
+                }
+            }
+        }
+        {
+            let mut clock = self.clock();
+            clock.running += 1;
+            clock.since.get_or_insert_with(Instant::now);
+        }
+        let _running = Running(self);
+        tokio::time::timeout(self.timeout, step)
+            .await
+            .map_err(|_| {
+                super::AuthError::Authorizer(format!(
+                    "the user did not complete the authorization within {:?}",
+                    self.timeout
+                ))
+            })?
+    }
 }
 
 impl fmt::Debug for GrantContext<'_> {
@@ -113,6 +191,21 @@ impl<'a> GrantContext<'a> {
         self.dpop
     }
 
+    /// Runs `step`, the user's part of the grant (the authorizer's), as an interaction: the
+    /// client does not count the time it takes against its request and discovery timeouts,
+    /// and it is bounded by the flow's own limit
+    /// ([`OAuthBuilder::authorization_timeout`](super::OAuthBuilder::authorization_timeout)).
+    ///
+    /// # Errors
+    /// The step's; [`AuthError::Authorizer`](super::AuthError::Authorizer) when it does not
+    /// end within the limit.
+    pub async fn interact<T>(
+        &self,
+        step: impl Future<Output = Result<T, ClientError>>,
+    ) -> Result<T, ClientError> {
+        self.interaction.run(step).await
+    }
+
     /// The token endpoint authentication this client uses with this server.
     pub fn token_endpoint_auth(&self) -> TokenEndpointAuth {
         self.client.token_endpoint_auth(self.server)
@@ -139,5 +232,43 @@ impl<'a> GrantContext<'a> {
             params,
         )
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[actix_rt::test]
+    async fn interactions_are_timed_and_bounded() {
+        let interaction = Interaction::new(Duration::from_millis(300));
+        assert_eq!(interaction.elapsed(), Duration::ZERO);
+        let done = interaction
+            .run(async {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                Ok(7)
+            })
+            .await;
+        assert!(matches!(done, Ok(7)));
+        let after_one = interaction.elapsed();
+        assert!(after_one >= Duration::from_millis(50), "{after_one:?}");
+        let late = interaction
+            .run(async {
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                Ok(())
+            })
+            .await;
+        assert!(matches!(
+            late,
+            Err(ClientError::Auth(super::super::AuthError::Authorizer(_)))
+        ));
+        let after_two = interaction.elapsed();
+        assert!(
+            after_two >= after_one + Duration::from_millis(300),
+            "{after_two:?}"
+        );
+        // Nothing runs now: the clock stands still.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert_eq!(interaction.elapsed(), after_two);
     }
 }

@@ -29,10 +29,9 @@
 //! let oauth = OAuth::authorization_code("http://127.0.0.1:8765/callback", authorizer)
 //!     .client_name("my-app")
 //!     .build()?;
+//! // The user's part may take up to `authorization_timeout` (5 minutes by default); it
+//! // does not count against the client's request and discovery timeouts.
 //! let client = Client::builder("my-app", "1.0.0")
-//!     // A user may take a while: the first request waits for the whole flow.
-//!     .discover_timeout(std::time::Duration::from_secs(300))
-//!     .request_timeout(Some(std::time::Duration::from_secs(300)))
 //!     .connect(HttpTransport::with_options(
 //!         "https://mcp.example.com/mcp",
 //!         HttpOptions::default().auth(oauth),

@@ -26,7 +26,7 @@ use super::challenge::BearerChallenge;
 use super::code::AuthorizationCode;
 use super::dpop::{Dpop, DpopKey, DpopUse, USE_DPOP_NONCE};
 use super::error::AuthError;
-use super::grant::{Grant, GrantContext};
+use super::grant::{DEFAULT_AUTHORIZATION_TIMEOUT, Grant, GrantContext, Interaction};
 use super::http::{
     AuthHttp, DEFAULT_MAX_BODY, DEFAULT_TIMEOUT, HookRequest, HookResponse, HookVerdict,
     RequestHook, RequestKind, checked_url, no_redirect_client,
@@ -87,6 +87,8 @@ struct Inner {
     http: AuthHttp,
     /// DPoP, when on (also among the request hooks of `http`).
     dpop: Option<Arc<Dpop>>,
+    /// The user's part of the flow: its time limit and the time spent in it.
+    interaction: Interaction,
     current: Mutex<Option<Current>>,
     /// Held while a flow (or a refresh) runs.
     flow: tokio::sync::Mutex<()>,
@@ -456,6 +458,7 @@ impl OAuth {
             client,
             scopes,
             dpop,
+            interaction: &self.inner.interaction,
         };
         match self.inner.grant.obtain(cx).await {
             Ok(mut token) => {
@@ -549,6 +552,10 @@ impl AuthProvider for OAuth {
         Box::pin(self.on_refusal(refusal))
     }
 
+    fn interaction_time(&self) -> Duration {
+        self.inner.interaction.elapsed()
+    }
+
     fn answered(&self, target: &RequestTarget, status: StatusCode, headers: &HeaderMap) {
         // What the hooks learn (a DPoP nonce) is kept; nothing is sent again.
         let _ = self.hook_verdict(target, status, headers, &HeaderMap::new());
@@ -578,6 +585,7 @@ pub struct OAuthBuilder {
     client: Option<reqwest::Client>,
     hook: Option<Arc<dyn RequestHook>>,
     dpop: Option<DpopSetting>,
+    authorization_timeout: Duration,
 }
 
 impl OAuthBuilder {
@@ -595,6 +603,7 @@ impl OAuthBuilder {
             client: None,
             hook: None,
             dpop: None,
+            authorization_timeout: DEFAULT_AUTHORIZATION_TIMEOUT,
         }
     }
 
@@ -657,6 +666,14 @@ impl OAuthBuilder {
     /// (default 30 s).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
+        self
+    }
+
+    /// How long the user's part of an authorization (the [`Authorizer`]'s) may take (default
+    /// 5 minutes). That time does not count against the client's request and discovery
+    /// timeouts: a request waiting for the user keeps its own time limit for the server.
+    pub fn authorization_timeout(mut self, timeout: Duration) -> Self {
+        self.authorization_timeout = timeout;
         self
     }
 
@@ -756,6 +773,7 @@ impl OAuthBuilder {
                     .unwrap_or_else(|| Arc::new(InMemoryTokenStore::new())),
                 http: AuthHttp::new(client, self.timeout, self.max_body, hooks),
                 dpop,
+                interaction: Interaction::new(self.authorization_timeout),
                 current: Mutex::new(None),
                 flow: tokio::sync::Mutex::new(()),
             }),
