@@ -258,7 +258,7 @@ async fn mcp(req: HttpRequest, body: web::Bytes, state: web::Data<State>) -> Htt
     let method = message["method"].as_str().unwrap_or_default().to_owned();
     let scopes = match authorized(&req, &state) {
         Ok(scopes) => scopes,
-        Err(refusal) => return refusal,
+        Err(refusal) => return *refusal,
     };
     let Some(scopes) = scopes else {
         return HttpResponse::Unauthorized()
@@ -347,7 +347,7 @@ fn check_proof(
 
 /// The scopes of the request's token, `Ok(None)` without a usable one; `Err` with the answer
 /// for a DPoP nonce demand or a bad proof.
-fn authorized(req: &HttpRequest, state: &State) -> Result<Option<Vec<String>>, HttpResponse> {
+fn authorized(req: &HttpRequest, state: &State) -> Result<Option<Vec<String>>, Box<HttpResponse>> {
     let header_of = |name: &str| {
         req.headers()
             .get(name)
@@ -367,8 +367,9 @@ fn authorized(req: &HttpRequest, state: &State) -> Result<Option<Vec<String>>, H
             let url = format!("{}/mcp", state.base);
             let proof = header_of("dpop").unwrap_or_default();
             let (claims, thumbprint) =
-                check_proof(&proof, req.method().as_str(), &url, Some(token))
-                    .map_err(|error| HttpResponse::BadRequest().json(json!({"error": error})))?;
+                check_proof(&proof, req.method().as_str(), &url, Some(token)).map_err(|error| {
+                    Box::new(HttpResponse::BadRequest().json(json!({"error": error})))
+                })?;
             seen.proofs.push(("mcp", claims.clone()));
             if thumbprint != jkt {
                 return Ok(None);
@@ -376,10 +377,12 @@ fn authorized(req: &HttpRequest, state: &State) -> Result<Option<Vec<String>>, H
             if let Some(nonce) = state.config.rs_nonce
                 && claims["nonce"] != nonce
             {
-                return Err(HttpResponse::Unauthorized()
-                    .insert_header((header::WWW_AUTHENTICATE, r#"DPoP error="use_dpop_nonce""#))
-                    .insert_header(("DPoP-Nonce", nonce))
-                    .json(json!({"error": "use_dpop_nonce"})));
+                return Err(Box::new(
+                    HttpResponse::Unauthorized()
+                        .insert_header((header::WWW_AUTHENTICATE, r#"DPoP error="use_dpop_nonce""#))
+                        .insert_header(("DPoP-Nonce", nonce))
+                        .json(json!({"error": "use_dpop_nonce"})),
+                ));
             }
             Ok(seen.tokens.get(token).cloned())
         }

@@ -51,7 +51,7 @@ const DPOP_HEADER: HeaderName = HeaderName::from_static("dpop");
 /// The header in which a server sends a nonce.
 const DPOP_NONCE_HEADER: &str = "dpop-nonce";
 /// The OAuth error code of a nonce demand.
-pub(crate) const USE_DPOP_NONCE: &str = "use_dpop_nonce";
+const USE_DPOP_NONCE: &str = "use_dpop_nonce";
 /// The `typ` header of a proof.
 const PROOF_TYPE: &str = "dpop+jwt";
 /// Longest nonce kept; a longer `DPoP-Nonce` is ignored.
@@ -469,20 +469,22 @@ fn token_nonce_demand<'a>(
 /// `error` is `use_dpop_nonce` (RFC 9449 section 9), with a valid `DPoP-Nonce` header. Such a
 /// 401 asks for the request again with the nonce, not for a new token.
 fn resource_nonce_demand(status: StatusCode, headers: &HeaderMap) -> Option<&str> {
-    if status != StatusCode::UNAUTHORIZED {
-        return None;
-    }
-    let demanded = headers
-        .get_all(WWW_AUTHENTICATE)
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(Challenge::parse_all)
-        .any(|challenge| challenge.is("dpop") && challenge.param("error") == Some(USE_DPOP_NONCE));
-    if demanded {
+    if status == StatusCode::UNAUTHORIZED && demands_nonce(headers) {
         nonce_header(headers)
     } else {
         None
     }
+}
+
+/// Whether an answer of the MCP server carries a `WWW-Authenticate: DPoP` challenge with
+/// `error="use_dpop_nonce"`, among any others.
+pub(crate) fn demands_nonce(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(WWW_AUTHENTICATE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(Challenge::parse_all)
+        .any(|challenge| challenge.is("dpop") && challenge.param("error") == Some(USE_DPOP_NONCE))
 }
 
 #[cfg(test)]

@@ -60,7 +60,9 @@
 //!   [`AuthorizationCode`] is one; [`ClientCredentials`], [`JwtBearer`] (RFC 7523) and
 //!   [`EnterpriseAuthorization`] (RFC 8693 token exchange, then RFC 7523) implement the same
 //!   trait, and so can an application's own grant, passed to [`OAuth::builder`].
-//!   [`Grant::client_metadata`] fills in their registration metadata.
+//!   [`Grant::client_metadata`] fills in their registration metadata. The user's part of a
+//!   grant runs through [`GrantContext::interact`]: outside the client's request timeouts,
+//!   within [`OAuthBuilder::authorization_timeout`].
 //! * **Client authentication** at the token endpoint is [`TokenEndpointAuth`]
 //!   (`client_auth` module), applied in one place, `TokenEndpointAuth::apply`, where
 //!   `private_key_jwt` signs its `client_assertion`.

@@ -4,6 +4,7 @@
 //! | --- | --- |
 //! | any request | adds `Authorization: <type> <token>` (and the request hook's headers) once there is a token; refreshes an expired token first when it can |
 //! | `401` | discovers the resource and its authorization server, then: a stored token other than the rejected one, else a refresh, else registration and the grant; the request is sent again |
+//! | `401` with a DPoP `use_dpop_nonce` challenge | sent again once with a proof carrying the new nonce (DPoP on); never a new authorization |
 //! | `403` with `insufficient_scope` | a new grant for the union of the scopes asked before and the challenge's (no refresh: it would give the same scopes), at most `max_step_up` times per request |
 //! | `403` otherwise | nothing: the caller gets the refusal |
 //!
@@ -24,7 +25,7 @@ use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use super::authorizer::Authorizer;
 use super::challenge::BearerChallenge;
 use super::code::AuthorizationCode;
-use super::dpop::{Dpop, DpopKey, DpopUse, USE_DPOP_NONCE};
+use super::dpop::{Dpop, DpopKey, DpopUse, demands_nonce};
 use super::error::AuthError;
 use super::grant::{DEFAULT_AUTHORIZATION_TIMEOUT, Grant, GrantContext, Interaction};
 use super::http::{
@@ -301,15 +302,14 @@ impl OAuth {
         {
             return Ok(RefusalAction::Retry);
         }
-        let challenge = BearerChallenge::from_headers(&refusal.headers).unwrap_or_default();
-        if status == StatusCode::UNAUTHORIZED && challenge.error.as_deref() == Some(USE_DPOP_NONCE)
-        {
+        if status == StatusCode::UNAUTHORIZED && demands_nonce(&refusal.headers) {
             // A nonce demand the hook did not meet (the nonce was sent already, or no proof
             // was): a new token would not help.
             return Err(
                 AuthError::Unauthorized("the server keeps demanding a DPoP nonce".into()).into(),
             );
         }
+        let challenge = BearerChallenge::from_headers(&refusal.headers).unwrap_or_default();
         let step = if status == StatusCode::UNAUTHORIZED {
             Step::Unauthorized
         } else if challenge.is_insufficient_scope() {
