@@ -3,23 +3,11 @@
 //! Turned on with [`OAuthBuilder::dpop`](super::OAuthBuilder::dpop) (a [`DpopKey`]),
 //! [`dpop_generate`](super::OAuthBuilder::dpop_generate) (a fresh ES256 key) or
 //! [`dpop_auto`](super::OAuthBuilder::dpop_auto) (a fresh key, used with the authorization
-//! servers that list its algorithm in `dpop_signing_alg_values_supported`). It is a
-//! [`RequestHook`] of the flow, which:
-//!
-//! * adds a fresh proof (a JWT signed with the key, header `typ: dpop+jwt` and the public
-//!   `jwk`; claims `jti`, `htm`, `htu` without query or fragment, `iat`) in the `DPoP` header
-//!   of every token request (authorization code, refresh, and the other grants), and the
-//!   authorization request carries the key's thumbprint as `dpop_jkt`;
-//! * once the authorization server answers `token_type: "DPoP"` (the token is bound to the
-//!   key), presents the token as `Authorization: DPoP <token>` with a proof carrying `ath`
-//!   (the token's hash) on every request to the MCP server; a bound token is never sent as
-//!   `Bearer`, and a `Bearer` token gets no proof;
-//! * keeps the latest `DPoP-Nonce` each server sent, from every answer (per server role and
-//!   origin), and puts it in the next proof to that server;
-//! * on a nonce demand, sends the request once more with a fresh proof carrying the new
-//!   nonce: the token endpoint's `400 {"error":"use_dpop_nonce"}`, the MCP server's `401` with
-//!   `WWW-Authenticate: DPoP error="use_dpop_nonce"`. Such a `401` never leads to a new
-//!   authorization.
+//! servers that list its algorithm in `dpop_signing_alg_values_supported`). [`Dpop`] is a
+//! [`RequestHook`] of the flow; what it does is in the [auth module docs](super#dpop). Nonces
+//! are kept per server role and origin (the authorization server's and the MCP server's
+//! apart, even on one origin), at most a few dozen; a request is sent again for a nonce only
+//! when the refused proof did not carry that nonce already.
 //!
 //! Spec: <https://www.rfc-editor.org/rfc/rfc9449>,
 //! <https://github.com/modelcontextprotocol/ext-auth/blob/main/specification/draft/dpop-extension.mdx>

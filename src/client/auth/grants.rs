@@ -6,18 +6,8 @@
 //! | [`JwtBearer`] | workload identity federation | the JWT-bearer grant (RFC 7523 section 2.1) with the workload's identity token as `assertion` |
 //! | [`EnterpriseAuthorization`] | enterprise-managed authorization (ID-JAG) | a token exchange (RFC 8693) of the user's ID token for an ID-JAG at the enterprise identity provider, then the JWT-bearer grant with the ID-JAG at the authorization server |
 //!
-//! Each is a [`Grant`]: discovery, scope selection, client authentication
-//! ([`TokenEndpointAuth`](super::TokenEndpointAuth)), `resource` (RFC 8707), DPoP and the
-//! request hook are the flow's, as for the authorization-code grant. None registers
-//! dynamically: the client's credentials are given ([`OAuth::client_credentials`],
-//! [`OAuth::jwt_bearer`], [`OAuth::enterprise`], or
-//! [`OAuthBuilder::client_registration`](super::OAuthBuilder::client_registration)). A refused
-//! token request is not retried (but for a DPoP nonce) and no other grant is tried: the
-//! request that needed the token fails with [`AuthError::TokenRequest`].
-//!
-//! The tokens the application brings (the workload's identity token, the user's ID token)
-//! come from a [`TokenSource`], asked each time a token is needed, so that it can hand out
-//! a fresh one; a `String` is a source that always gives the same token.
+//! Each is a [`Grant`] used through the ordinary flow; see the
+//! [auth module docs](super#the-oauth-extensions) for what they share.
 //!
 //! Spec: <https://github.com/modelcontextprotocol/ext-auth/tree/main/specification/draft>,
 //! <https://www.rfc-editor.org/rfc/rfc7523#section-2.1>,

@@ -91,8 +91,36 @@
 //! | enterprise-managed authorization | [`OAuth::enterprise`] with the enterprise [`IdentityProvider`] and the user's ID token |
 //! | DPoP (sender-constrained tokens, RFC 9449) | [`OAuthBuilder::dpop`] with a [`DpopKey`], [`OAuthBuilder::dpop_generate`], or [`OAuthBuilder::dpop_auto`] (where the authorization server supports it), with any grant |
 //!
-//! The first three get tokens without a browser, and the client never registers dynamically
-//! for them.
+//! The first three get tokens without a browser, through the same flow as the
+//! authorization-code grant (discovery, scope selection, `resource`, client authentication,
+//! DPoP); the client never registers dynamically for them, and a refused token request is
+//! not retried (but for a DPoP nonce) nor another grant tried: the request that needed the
+//! token fails with [`AuthError::TokenRequest`]. The tokens the application brings (a
+//! workload's identity token, a user's ID token) come from a [`TokenSource`], asked each time a
+//! token is needed: a `String`, or a closure through [`token_with`].
+//!
+//! # DPoP
+//!
+//! With DPoP on, the client:
+//!
+//! * adds a fresh proof (a JWT signed with the [`DpopKey`], header `typ: dpop+jwt` and the
+//!   public `jwk`; claims `jti`, `htm`, `htu` without query or fragment, `iat`) in the `DPoP`
+//!   header of every token request (authorization code, refresh, and the other grants), and
+//!   sends the key's thumbprint as `dpop_jkt` in the authorization request;
+//! * once the authorization server answers `token_type: "DPoP"` (the token is bound to the
+//!   key), presents the token as `Authorization: DPoP <token>` with a proof carrying `ath` (the
+//!   token's hash) on every request to the MCP server; a bound token is never sent as
+//!   `Bearer`, and a `Bearer` token gets no proof;
+//! * keeps the latest `DPoP-Nonce` each server sent, from every answer, and puts it in the
+//!   next proof to that server;
+//! * meets a nonce demand by sending the request once more with a fresh proof carrying the
+//!   new nonce: the token endpoint's `400 {"error":"use_dpop_nonce"}`, the MCP server's `401`
+//!   with `WWW-Authenticate: DPoP error="use_dpop_nonce"`. Such a `401` never leads to a new
+//!   authorization. The MCP server's first `401` may use the `DPoP` scheme; its
+//!   `resource_metadata` is read as from a `Bearer` challenge.
+//!
+//! A bound token is usable only with its key: a client that keeps tokens across runs
+//! ([`TokenStore`]) must give the same key again ([`OAuthBuilder::dpop`], [`OAuth::dpop_key`]).
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization>
 
