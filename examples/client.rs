@@ -7,14 +7,20 @@
 //! cargo run --example client -- --url http://127.0.0.1:8080/mcp --progress call sleep '{"ms":500}'
 //! cargo run --example client -- --url https://mcp.example.com/mcp --oauth \
 //!     --oauth-client-metadata-url https://app.example.com/client.json tools
+//! cargo run --example client -- --url https://mcp.example.com/mcp --oauth \
+//!     --oauth-client-credentials --oauth-client-id my-service --oauth-private-key key.pem tools
 //! ```
 //!
 //! `--oauth` authorizes with OAuth 2.1 when the server answers `401`, headless: the
 //! authorization URL is fetched without following its redirect and the code is read from the
 //! `Location` (an authorization server that shows a login page cannot be used this way). The
-//! client is identified by `--oauth-client-id` (pre-registered, with `--oauth-client-secret`
-//! and `--oauth-issuer`), by `--oauth-client-metadata-url` where the server accepts client
-//! metadata documents, or by dynamic registration.
+//! client is identified by `--oauth-client-id` (pre-registered, with `--oauth-client-secret` or
+//! `--oauth-private-key`, and `--oauth-issuer`), by `--oauth-client-metadata-url` where the
+//! server accepts client metadata documents, or by dynamic registration.
+//! `--oauth-client-credentials` uses the client credentials grant instead (machine to machine:
+//! no user, no registration): the pre-registered client authenticates with its secret, or with
+//! its private key (`private_key_jwt`; an ES256, ES384, RS256 or EdDSA key in a PKCS#8 PEM
+//! file, RSA also PKCS#1).
 //!
 //! Exit status: 0 on success, 1 when the server answered with an error or the connection
 //! failed (the error is printed as JSON on stderr), 2 on bad usage.
@@ -22,7 +28,10 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use actix_mcp::client::auth::{ClientRegistration, HeadlessAuthorizer, OAuth};
+use actix_mcp::client::auth::{
+    Algorithm, ClientCredentials, ClientRegistration, HeadlessAuthorizer, OAuth, OAuthBuilder,
+    SigningKey,
+};
 use actix_mcp::client::transport::{ChildProcess, HttpOptions, HttpTransport};
 use actix_mcp::client::{
     CallOptions, Client, ClientBuilder, ClientError, ServerRequest, fill_elicitation_defaults,
@@ -56,9 +65,16 @@ struct Cli {
     /// The secret of the pre-registered client.
     #[arg(long, value_name = "SECRET", requires = "oauth_client_id")]
     oauth_client_secret: Option<String>,
+    /// A PEM file with the pre-registered client's private key, for `private_key_jwt`.
+    #[arg(long, value_name = "PEM_FILE", requires = "oauth_client_id")]
+    oauth_private_key: Option<std::path::PathBuf>,
     /// The issuer the pre-registered client belongs to (its credentials go nowhere else).
     #[arg(long, value_name = "URL", requires = "oauth_client_id")]
     oauth_issuer: Option<String>,
+    /// Use the client credentials grant (needs `--oauth-client-id` with a secret or a private
+    /// key) instead of the authorization-code flow.
+    #[arg(long, requires = "oauth_client_id")]
+    oauth_client_credentials: bool,
     /// The redirect URI (`https://`, or `http://` on a loopback host).
     #[arg(
         long,
@@ -226,10 +242,40 @@ fn builder(cli: &Cli) -> Result<ClientBuilder, Usage> {
     Ok(builder)
 }
 
+/// The private key in the PEM file `path`, for the first of the algorithms it fits.
+fn private_key(path: &std::path::Path) -> Result<SigningKey, Usage> {
+    let pem = std::fs::read(path)
+        .map_err(|err| Usage(format!("--oauth-private-key {}: {err}", path.display())))?;
+    [
+        Algorithm::ES256,
+        Algorithm::ES384,
+        Algorithm::RS256,
+        Algorithm::EdDSA,
+    ]
+    .into_iter()
+    .find_map(|alg| SigningKey::from_pem(&pem, alg).ok())
+    .ok_or_else(|| {
+        Usage(format!(
+            "--oauth-private-key {}: not a P-256, P-384, RSA or Ed25519 private key in PEM",
+            path.display()
+        ))
+    })
+}
+
 /// The OAuth client of `--oauth`.
 fn oauth(cli: &Cli) -> Result<OAuth, Usage> {
-    let mut oauth = OAuth::authorization_code(&cli.oauth_redirect_uri, HeadlessAuthorizer::new())
-        .client_name("actix-mcp-cli");
+    let mut oauth: OAuthBuilder = if cli.oauth_client_credentials {
+        if cli.oauth_client_secret.is_none() && cli.oauth_private_key.is_none() {
+            return Err(Usage(
+                "--oauth-client-credentials needs --oauth-client-secret or --oauth-private-key"
+                    .into(),
+            ));
+        }
+        OAuth::builder(ClientCredentials::new())
+    } else {
+        OAuth::authorization_code(&cli.oauth_redirect_uri, HeadlessAuthorizer::new())
+    }
+    .client_name("actix-mcp-cli");
     if let Some(url) = &cli.oauth_client_metadata_url {
         oauth = oauth.client_metadata_url(url);
     }
@@ -240,6 +286,9 @@ fn oauth(cli: &Cli) -> Result<OAuth, Usage> {
         let mut registration = ClientRegistration::pre_registered(id);
         if let Some(secret) = &cli.oauth_client_secret {
             registration = registration.secret(secret);
+        }
+        if let Some(path) = &cli.oauth_private_key {
+            registration = registration.private_key(private_key(path)?);
         }
         if let Some(issuer) = &cli.oauth_issuer {
             registration = registration.issuer(issuer);

@@ -13,17 +13,24 @@
 //!
 //! The `auth/*` scenarios run the OAuth client ([`OAuth`]) with the headless authorizer (the
 //! suite's authorization server redirects at once), the suite's client metadata document URL
-//! (used where the authorization server accepts one) and, for `auth/pre-registration`, the
-//! credentials of the context.
+//! (used where the authorization server accepts one), DPoP where the authorization server
+//! offers it (`auth/dpop`, `auth/dpop-nonce`) and, for `auth/pre-registration`, the
+//! credentials of the context. The extension scenarios use the extensions' grants with the
+//! context's credentials: `auth/client-credentials-basic` and `-jwt` (client credentials
+//! with a secret or a private key), `auth/enterprise-managed-authorization` (the ID token
+//! exchanged at the identity provider for an ID-JAG), `auth/wif-jwt-bearer` (the workload's
+//! JWT).
 //!
 //! Exit status: 0 when the scenario's steps completed, 1 when one failed (the error on
 //! stderr; for the `auth/*` scenarios that expect a refusal, the refusal), 2 on a missing URL
-//! or an unknown scenario (the `auth/*` extensions: client credentials, enterprise-managed
-//! authorization, DPoP, workload identity).
+//! or an unknown scenario.
 
 use std::process::ExitCode;
 
-use actix_mcp::client::auth::{ClientRegistration, HeadlessAuthorizer, OAuth};
+use actix_mcp::client::auth::{
+    Algorithm, ClientCredential, ClientRegistration, HeadlessAuthorizer, IdentityProvider, OAuth,
+    OAuthBuilder, SigningKey,
+};
 use actix_mcp::client::transport::{HttpOptions, HttpTransport};
 use actix_mcp::client::{
     Client, ClientBuilder, ClientError, Era, Lifecycle, fill_elicitation_defaults,
@@ -74,16 +81,6 @@ const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadat
 /// The redirect URI: the mock authorization server redirects there at once, and the headless
 /// authorizer reads the code from that redirect without following it.
 const REDIRECT_URI: &str = "http://localhost:3000/callback";
-
-/// The `auth/*` extension scenarios, which need grants and proofs this client lacks.
-const AUTH_EXTENSIONS: [&str; 6] = [
-    "auth/client-credentials-basic",
-    "auth/client-credentials-jwt",
-    "auth/enterprise-managed-authorization",
-    "auth/dpop",
-    "auth/dpop-nonce",
-    "auth/wif-jwt-bearer",
-];
 
 /// `MCP_CONFORMANCE_CONTEXT`, or `null`.
 fn context() -> Value {
@@ -278,33 +275,79 @@ async fn ref_no_deref(url: &str) -> Result<(), ClientError> {
     Ok(())
 }
 
-/// The OAuth client of the `auth/*` scenarios: the authorization-code flow, headless, with
-/// the pre-registered credentials of the context when it has some (bound to its issuer).
-fn oauth() -> Result<OAuth, ClientError> {
-    let context = context();
-    let text = |name: &str| context.get(name).and_then(Value::as_str).map(str::to_owned);
-    let mut oauth = OAuth::authorization_code(REDIRECT_URI, HeadlessAuthorizer::new())
-        .client_name("actix-mcp-conformance-client")
-        .client_metadata_url(CLIENT_METADATA_URL);
-    if let Some(client_id) = text("client_id") {
-        let mut registration = ClientRegistration::pre_registered(client_id);
-        if let Some(secret) = text("client_secret") {
-            registration = registration.secret(secret);
-        }
-        if let Some(issuer) = text("issuer") {
-            registration = registration.issuer(issuer);
-        }
-        oauth = oauth.client_registration(registration);
-    }
-    oauth.build()
+/// A string of the context, or an error naming it.
+fn required(context: &Value, name: &str) -> Result<String, ClientError> {
+    context
+        .get(name)
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| ClientError::Protocol(format!("the context has no {name:?}")))
 }
 
-/// The scored `auth/*` scenarios: connect (the first request is refused with `401`, which
-/// runs the authorization flow), list the tools and call `test-tool` (which the step-up
-/// scenarios guard with more scopes), close. A scenario that expects a refusal ends with
-/// the client's authorization error.
-async fn authorized(url: &str) -> Result<(), ClientError> {
-    let options = HttpOptions::default().auth(oauth()?);
+/// The OAuth client of the `auth/*` scenarios. The extension scenarios get their grants,
+/// with the context's credentials. The others get the authorization-code flow, headless, with
+/// the pre-registered credentials of the context when it has some (bound to its issuer), and
+/// DPoP with the authorization servers that offer it.
+fn oauth(scenario: &str) -> Result<OAuth, ClientError> {
+    let context = context();
+    let text = |name: &str| context.get(name).and_then(Value::as_str).map(str::to_owned);
+    let builder: OAuthBuilder = match scenario {
+        "auth/client-credentials-basic" => OAuth::client_credentials(
+            required(&context, "client_id")?,
+            ClientCredential::secret(required(&context, "client_secret")?),
+        ),
+        "auth/client-credentials-jwt" => {
+            let alg = text("signing_algorithm").unwrap_or_else(|| "ES256".into());
+            let alg: Algorithm = alg
+                .parse()
+                .map_err(|_| ClientError::Protocol(format!("unknown algorithm {alg:?}")))?;
+            let key = SigningKey::from_pem(required(&context, "private_key_pem")?, alg)
+                .map_err(|err| ClientError::Protocol(format!("the private key: {err}")))?;
+            OAuth::client_credentials(required(&context, "client_id")?, key)
+        }
+        "auth/enterprise-managed-authorization" => {
+            let idp = IdentityProvider::new(
+                required(&context, "idp_issuer")?,
+                required(&context, "idp_client_id")?,
+            )
+            .token_endpoint(required(&context, "idp_token_endpoint")?);
+            OAuth::enterprise(
+                required(&context, "client_id")?,
+                ClientCredential::secret(required(&context, "client_secret")?),
+                idp,
+                required(&context, "idp_id_token")?,
+            )
+        }
+        "auth/wif-jwt-bearer" => OAuth::jwt_bearer(
+            required(&context, "client_id")?,
+            required(&context, "valid_jwt")?,
+        ),
+        _ => {
+            let mut oauth = OAuth::authorization_code(REDIRECT_URI, HeadlessAuthorizer::new())
+                .client_metadata_url(CLIENT_METADATA_URL)
+                .dpop_auto();
+            if let Some(client_id) = text("client_id") {
+                let mut registration = ClientRegistration::pre_registered(client_id);
+                if let Some(secret) = text("client_secret") {
+                    registration = registration.secret(secret);
+                }
+                if let Some(issuer) = text("issuer") {
+                    registration = registration.issuer(issuer);
+                }
+                oauth = oauth.client_registration(registration);
+            }
+            oauth
+        }
+    };
+    builder.client_name("actix-mcp-conformance-client").build()
+}
+
+/// The `auth/*` scenarios: connect (the first request is refused with `401`, which runs the
+/// authorization flow), list the tools and call `test-tool` (which the step-up scenarios
+/// guard with more scopes), close. A scenario that expects a refusal ends with the client's
+/// authorization error.
+async fn authorized(url: &str, scenario: &str) -> Result<(), ClientError> {
+    let options = HttpOptions::default().auth(oauth(scenario)?);
     let client = connect_with(builder(), url, options).await?;
     client.tools().await?;
     let result = client.call_tool("test-tool", json!({})).await?;
@@ -336,9 +379,7 @@ async fn main() -> ExitCode {
         "http-custom-headers" => custom_headers(&url).await,
         "http-invalid-tool-headers" => invalid_tool_headers(&url).await,
         "json-schema-ref-no-deref" => ref_no_deref(&url).await,
-        auth if auth.starts_with("auth/") && !AUTH_EXTENSIONS.contains(&auth) => {
-            authorized(&url).await
-        }
+        auth if auth.starts_with("auth/") => authorized(&url, auth).await,
         other => {
             eprintln!("unknown scenario {other:?}");
             return ExitCode::from(2);

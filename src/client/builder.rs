@@ -139,7 +139,8 @@ impl ClientBuilder {
     }
 
     /// How long the [`Lifecycle::Auto`] probe waits for `server/discover` before it takes the
-    /// server for a legacy one (default 10 s).
+    /// server for a legacy one (default 10 s). Time spent waiting for the user (an OAuth
+    /// authorization in a browser) does not count.
     pub fn discover_timeout(mut self, timeout: Duration) -> Self {
         self.discover_timeout = timeout;
         self
@@ -175,7 +176,10 @@ impl ClientBuilder {
     }
 
     /// How long a call waits for its answer unless it says otherwise (default 60 s; `None`
-    /// waits forever). A call that times out is cancelled at the server.
+    /// waits forever). A call that times out is cancelled at the server. Time the transport
+    /// spends waiting for the user (an OAuth authorization in a browser, bounded by
+    /// [`OAuthBuilder::authorization_timeout`](crate::client::auth::OAuthBuilder::authorization_timeout))
+    /// does not count.
     pub fn request_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.timeout = timeout;
         self

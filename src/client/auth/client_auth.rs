@@ -4,13 +4,16 @@
 //! registration fixed it.
 //!
 //! [`TokenEndpointAuth::apply`] is the one place a method turns into request parameters and
-//! headers; a new method (such as `private_key_jwt`, RFC 7523 client assertions) is a new
-//! variant and a new arm there.
+//! headers: the secret methods, and `private_key_jwt` (RFC 7523 section 2.2), whose assertion
+//! is signed anew for every request with the client's [`SigningKey`](super::SigningKey),
+//! addressed to the server's issuer.
 
 use base64::Engine as _;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 
+use super::assertion::{CLIENT_ASSERTION_TYPE_JWT_BEARER, client_assertion};
 use super::error::AuthError;
+use super::http::describe;
 use super::metadata::AuthorizationServerMetadata;
 use super::registration::ClientRegistration;
 use crate::client::error::ClientError;
@@ -25,6 +28,9 @@ pub enum TokenEndpointAuth {
     ClientSecretBasic,
     /// `client_secret_post`: `client_id` and `client_secret` in the request body.
     ClientSecretPost,
+    /// `private_key_jwt`: a client assertion signed with the client's private key
+    /// ([`ClientRegistration::private_key`]) in `client_assertion` (RFC 7523 section 2.2).
+    PrivateKeyJwt,
 }
 
 impl TokenEndpointAuth {
@@ -34,6 +40,7 @@ impl TokenEndpointAuth {
             Self::None => "none",
             Self::ClientSecretBasic => "client_secret_basic",
             Self::ClientSecretPost => "client_secret_post",
+            Self::PrivateKeyJwt => "private_key_jwt",
         }
     }
 
@@ -43,23 +50,30 @@ impl TokenEndpointAuth {
             "none" => Some(Self::None),
             "client_secret_basic" => Some(Self::ClientSecretBasic),
             "client_secret_post" => Some(Self::ClientSecretPost),
+            "private_key_jwt" => Some(Self::PrivateKeyJwt),
             _ => None,
         }
     }
 
-    /// The method to use with `server` for a client that has a secret or not: with a secret,
-    /// the first of `client_secret_basic` and `client_secret_post` the server lists (RFC
-    /// 8414's default list is `client_secret_basic` alone); without one, `none`.
-    pub fn choose(server: &AuthorizationServerMetadata, has_secret: bool) -> Self {
-        if !has_secret {
-            return Self::None;
-        }
+    /// The method `client` uses with `server`, from its credentials and what the server lists
+    /// in `token_endpoint_auth_methods_supported` (RFC 8414's default list is
+    /// `client_secret_basic` alone): with a private key, `private_key_jwt` unless the server
+    /// lists only secret methods and the client has a secret; with a secret, the first of
+    /// `client_secret_basic` and `client_secret_post` the server lists; with neither, `none`.
+    pub fn choose(server: &AuthorizationServerMetadata, client: &ClientRegistration) -> Self {
         let supported = server.token_endpoint_auth_methods_supported.as_deref();
         let listed = |method: &Self| {
             supported.map_or(*method == Self::ClientSecretBasic, |list| {
                 list.iter().any(|name| name == method.name())
             })
         };
+        let has_secret = client.client_secret().is_some();
+        if client.signing_key().is_some() && (listed(&Self::PrivateKeyJwt) || !has_secret) {
+            return Self::PrivateKeyJwt;
+        }
+        if !has_secret {
+            return Self::None;
+        }
         [Self::ClientSecretBasic, Self::ClientSecretPost]
             .into_iter()
             .find(listed)
@@ -82,8 +96,9 @@ impl TokenEndpointAuth {
     /// there for methods that need it (a client assertion's audience is the issuer).
     ///
     /// # Errors
-    /// [`AuthError::Config`] when the method needs a secret the client lacks, or the
-    /// credentials cannot go in a header.
+    /// [`AuthError::Config`] when the method needs a secret or key the client lacks, or the
+    /// credentials cannot go in a header; [`AuthError::Signing`] when an assertion cannot be
+    /// signed.
     pub(crate) fn apply(
         &self,
         client: &ClientRegistration,
@@ -91,7 +106,6 @@ impl TokenEndpointAuth {
         form: &mut Vec<(String, String)>,
         headers: &mut HeaderMap,
     ) -> Result<(), ClientError> {
-        let _unused_by_the_secret_methods = server;
         let secret = || {
             client.client_secret().ok_or_else(|| {
                 AuthError::Config(format!(
@@ -125,7 +139,128 @@ impl TokenEndpointAuth {
                 value.set_sensitive(true);
                 headers.insert(AUTHORIZATION, value);
             }
+            Self::PrivateKeyJwt => {
+                let key = client.signing_key().ok_or_else(|| {
+                    AuthError::Config(format!(
+                        "private_key_jwt needs a private key, and client {:?} has none",
+                        client.client_id()
+                    ))
+                })?;
+                let assertion = client_assertion(key, client.client_id(), &server.issuer)
+                    .map_err(|err| AuthError::Signing(describe(&err)))?;
+                form.push((
+                    "client_assertion_type".into(),
+                    CLIENT_ASSERTION_TYPE_JWT_BEARER.into(),
+                ));
+                form.push(("client_assertion".into(), assertion));
+            }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use jsonwebtoken::{DecodingKey, Validation};
+
+    use super::*;
+    use crate::client::auth::SigningKey;
+
+    fn server(methods: Option<&[&str]>) -> AuthorizationServerMetadata {
+        let mut server = AuthorizationServerMetadata::with_token_endpoint(
+            "https://as.example.com",
+            "https://as.example.com/token",
+        );
+        server.token_endpoint_auth_methods_supported =
+            methods.map(|list| list.iter().map(|m| (*m).to_owned()).collect());
+        server
+    }
+
+    #[test]
+    fn the_method_follows_the_credentials_and_the_server_list() {
+        let key = SigningKey::generate_es256().unwrap();
+        let public = ClientRegistration::pre_registered("c");
+        let secret = ClientRegistration::pre_registered("c").secret("s");
+        let keyed = ClientRegistration::pre_registered("c").private_key(key.clone());
+        let both = secret.clone().private_key(key);
+        let choose = TokenEndpointAuth::choose;
+        assert_eq!(choose(&server(None), &public), TokenEndpointAuth::None);
+        assert_eq!(
+            choose(&server(None), &secret),
+            TokenEndpointAuth::ClientSecretBasic
+        );
+        assert_eq!(
+            choose(&server(Some(&["client_secret_post"])), &secret),
+            TokenEndpointAuth::ClientSecretPost
+        );
+        assert_eq!(
+            choose(&server(None), &keyed),
+            TokenEndpointAuth::PrivateKeyJwt
+        );
+        assert_eq!(
+            choose(&server(Some(&["private_key_jwt"])), &both),
+            TokenEndpointAuth::PrivateKeyJwt
+        );
+        assert_eq!(
+            choose(&server(Some(&["client_secret_post"])), &both),
+            TokenEndpointAuth::ClientSecretPost
+        );
+        assert_eq!(
+            TokenEndpointAuth::from_name("private_key_jwt"),
+            Some(TokenEndpointAuth::PrivateKeyJwt)
+        );
+    }
+
+    #[test]
+    fn private_key_jwt_signs_a_fresh_assertion_for_the_issuer() {
+        let key = SigningKey::generate_es256().unwrap();
+        let jwk = key.public_jwk().unwrap();
+        let client = ClientRegistration::pre_registered("svc").private_key(key);
+        let server = server(Some(&["private_key_jwt"]));
+        let assertion = || {
+            let (mut form, mut headers) = (Vec::new(), HeaderMap::new());
+            TokenEndpointAuth::PrivateKeyJwt
+                .apply(&client, &server, &mut form, &mut headers)
+                .unwrap();
+            assert!(headers.is_empty());
+            assert!(!form.iter().any(|(name, _)| name == "client_id"));
+            assert!(form.contains(&(
+                "client_assertion_type".into(),
+                CLIENT_ASSERTION_TYPE_JWT_BEARER.into()
+            )));
+            form.into_iter()
+                .find(|(name, _)| name == "client_assertion")
+                .map(|(_, value)| value)
+                .unwrap()
+        };
+        let mut validation = Validation::new(jsonwebtoken::Algorithm::ES256);
+        validation.set_audience(&["https://as.example.com"]);
+        validation.set_issuer(&["svc"]);
+        let decode = |jwt: &str| {
+            jsonwebtoken::decode::<serde_json::Value>(
+                jwt,
+                &DecodingKey::from_jwk(&jwk).unwrap(),
+                &validation,
+            )
+            .unwrap()
+            .claims
+        };
+        let (first, second) = (decode(&assertion()), decode(&assertion()));
+        assert_eq!(first["sub"], "svc");
+        assert_ne!(first["jti"], second["jti"]);
+
+        let keyless = ClientRegistration::pre_registered("svc");
+        let refused = TokenEndpointAuth::PrivateKeyJwt.apply(
+            &keyless,
+            &server,
+            &mut Vec::new(),
+            &mut HeaderMap::new(),
+        );
+        assert!(matches!(
+            refused,
+            Err(ClientError::Auth(AuthError::Config(_)))
+        ));
     }
 }

@@ -161,6 +161,10 @@ impl Grant for AuthorizationCode {
                 if let Some(scope) = scope::join(cx.scopes()) {
                     query.append_pair("scope", &scope);
                 }
+                if let Some(key) = cx.dpop_key() {
+                    // RFC 9449 section 10: the code is bound to the key that will redeem it.
+                    query.append_pair("dpop_jkt", key.thumbprint());
+                }
             }
             let request = AuthorizationRequest {
                 url,
@@ -169,7 +173,8 @@ impl Grant for AuthorizationCode {
                 issuer: server.issuer.clone(),
                 scopes: cx.scopes().to_vec(),
             };
-            let callback = self.authorizer.authorize(request).await?;
+            // The user's part: outside the client's request timeouts, within the flow's own.
+            let callback = cx.interact(self.authorizer.authorize(request)).await?;
             let code = validate_callback(&callback, state.secret(), server)?;
             cx.token_request(
                 "authorization_code",

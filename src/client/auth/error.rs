@@ -153,6 +153,9 @@ pub enum AuthError {
         /// How many step-up authorizations were made for the request.
         attempts: u32,
     },
+    /// A client assertion or a DPoP proof could not be signed.
+    #[error("could not sign a JWT: {0}")]
+    Signing(String),
     /// The authorization settings are unusable (a bad redirect URI or client metadata URL).
     #[error("invalid authorization settings: {0}")]
     Config(String),

@@ -2,13 +2,18 @@
 //! ([`OAuth`](super::OAuth)) finds the resource, its authorization server and the client's
 //! registration, selects the scopes, then hands a [`GrantContext`] to the grant, which returns
 //! a token. [`AuthorizationCode`](super::AuthorizationCode) is the grant of the MCP spec;
-//! others (client credentials, token exchange, JWT bearer) plug in the same way.
+//! the extensions' grants (`grants` module: client credentials, JWT bearer, enterprise-managed
+//! authorization) plug in the same way.
 
 use std::fmt;
+use std::future::Future;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 
 use super::client_auth::TokenEndpointAuth;
+use super::dpop::DpopKey;
 use super::http::AuthHttp;
 use super::metadata::{AuthorizationServerMetadata, ProtectedResourceMetadata};
 use super::registration::{ClientMetadata, ClientRegistration};
@@ -38,6 +43,15 @@ pub trait Grant: Send + Sync + fmt::Debug {
         Ok(())
     }
 
+    /// Whether the client may register dynamically (RFC 7591) at a server it has no
+    /// registration for. Default `true`; the grants of clients whose credentials are given
+    /// (client credentials, workload identity, enterprise-managed authorization) answer
+    /// `false`, and the flow then fails with
+    /// [`AuthError::NoRegistration`](super::AuthError::NoRegistration) rather than register.
+    fn dynamic_registration(&self) -> bool {
+        true
+    }
+
     /// Whether the grant may yield refresh tokens, so that the client asks for
     /// `offline_access` where the server offers it. Default `false`.
     fn refreshable(&self) -> bool {
@@ -54,6 +68,82 @@ pub struct GrantContext<'a> {
     pub(crate) server: &'a AuthorizationServerMetadata,
     pub(crate) client: &'a ClientRegistration,
     pub(crate) scopes: &'a [String],
+    pub(crate) dpop: Option<&'a DpopKey>,
+    pub(crate) interaction: &'a Interaction,
+}
+
+/// Default time limit of the user's part of an authorization.
+pub(crate) const DEFAULT_AUTHORIZATION_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The user's part of the flow: its time limit, and the time spent in it so far (which the
+/// client does not count against its request timeouts).
+#[derive(Debug)]
+pub(crate) struct Interaction {
+    timeout: Duration,
+    clock: Mutex<Clock>,
+}
+
+/// Time spent in interactions: the finished ones, and since when some are running.
+#[derive(Debug, Default)]
+struct Clock {
+    finished: Duration,
+    running: usize,
+    since: Option<Instant>,
+}
+
+impl Interaction {
+    pub(crate) fn new(timeout: Duration) -> Self {
+        Self {
+            timeout,
+            clock: Mutex::new(Clock::default()),
+        }
+    }
+
+    fn clock(&self) -> std::sync::MutexGuard<'_, Clock> {
+        self.clock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The time spent waiting for the user, in all (overlapping interactions counted once).
+    pub(crate) fn elapsed(&self) -> Duration {
+        let clock = self.clock();
+        clock.finished + clock.since.map_or(Duration::ZERO, |since| since.elapsed())
+    }
+
+    /// Runs `step` as an interaction, within the time limit.
+    async fn run<T>(
+        &self,
+        step: impl Future<Output = Result<T, ClientError>>,
+    ) -> Result<T, ClientError> {
+        /// Ends the interaction however the step ends (dropped included).
+        struct Running<'a>(&'a Interaction);
+        impl Drop for Running<'_> {
+            fn drop(&mut self) {
+                let mut clock = self.0.clock();
+                clock.running = clock.running.saturating_sub(1);
+                if clock.running == 0
+                    && let Some(since) = clock.since.take()
+                {
+                    clock.finished += since.elapsed();
+                }
+            }
+        }
+        {
+            let mut clock = self.clock();
+            clock.running += 1;
+            clock.since.get_or_insert_with(Instant::now);
+        }
+        let _running = Running(self);
+        tokio::time::timeout(self.timeout, step)
+            .await
+            .map_err(|_| {
+                super::AuthError::Authorizer(format!(
+                    "the user did not complete the authorization within {:?}",
+                    self.timeout
+                ))
+            })?
+    }
 }
 
 impl fmt::Debug for GrantContext<'_> {
@@ -63,6 +153,7 @@ impl fmt::Debug for GrantContext<'_> {
             .field("issuer", &self.server.issuer)
             .field("client", &self.client)
             .field("scopes", &self.scopes)
+            .field("dpop", &self.dpop.is_some())
             .finish()
     }
 }
@@ -94,6 +185,27 @@ impl<'a> GrantContext<'a> {
         self.scopes
     }
 
+    /// The DPoP key the flow proves possession of to this server, when it uses DPoP with it
+    /// (the authorization-code grant sends its thumbprint as `dpop_jkt`).
+    pub fn dpop_key(&self) -> Option<&'a DpopKey> {
+        self.dpop
+    }
+
+    /// Runs `step`, the user's part of the grant (the authorizer's), as an interaction: the
+    /// client does not count the time it takes against its request and discovery timeouts,
+    /// and it is bounded by the flow's own limit
+    /// ([`OAuthBuilder::authorization_timeout`](super::OAuthBuilder::authorization_timeout)).
+    ///
+    /// # Errors
+    /// The step's; [`AuthError::Authorizer`](super::AuthError::Authorizer) when it does not
+    /// end within the limit.
+    pub async fn interact<T>(
+        &self,
+        step: impl Future<Output = Result<T, ClientError>>,
+    ) -> Result<T, ClientError> {
+        self.interaction.run(step).await
+    }
+
     /// The token endpoint authentication this client uses with this server.
     pub fn token_endpoint_auth(&self) -> TokenEndpointAuth {
         self.client.token_endpoint_auth(self.server)
@@ -120,5 +232,43 @@ impl<'a> GrantContext<'a> {
             params,
         )
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[actix_rt::test]
+    async fn interactions_are_timed_and_bounded() {
+        let interaction = Interaction::new(Duration::from_millis(300));
+        assert_eq!(interaction.elapsed(), Duration::ZERO);
+        let done = interaction
+            .run(async {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                Ok(7)
+            })
+            .await;
+        assert!(matches!(done, Ok(7)));
+        let after_one = interaction.elapsed();
+        assert!(after_one >= Duration::from_millis(50), "{after_one:?}");
+        let late = interaction
+            .run(async {
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                Ok(())
+            })
+            .await;
+        assert!(matches!(
+            late,
+            Err(ClientError::Auth(super::super::AuthError::Authorizer(_)))
+        ));
+        let after_two = interaction.elapsed();
+        assert!(
+            after_two >= after_one + Duration::from_millis(300),
+            "{after_two:?}"
+        );
+        // Nothing runs now: the clock stands still.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert_eq!(interaction.elapsed(), after_two);
     }
 }

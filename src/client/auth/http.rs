@@ -25,6 +25,7 @@ use reqwest::{Method, StatusCode, Url};
 use serde::de::DeserializeOwned;
 
 use super::error::AuthError;
+use super::metadata::AuthorizationServerMetadata;
 use super::token::Token;
 use crate::client::error::ClientError;
 
@@ -59,6 +60,25 @@ pub struct HookRequest<'a> {
     pub url: &'a Url,
     /// The access token it carries (requests to the MCP server).
     pub token: Option<&'a Token>,
+    /// The metadata of the server it goes to (requests to an authorization server, or to the
+    /// identity provider of an enterprise grant).
+    pub server: Option<&'a AuthorizationServerMetadata>,
+}
+
+/// The answer to a request, as a [`RequestHook`] sees it.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct HookResponse<'a> {
+    /// Its status.
+    pub status: StatusCode,
+    /// Its headers.
+    pub headers: &'a HeaderMap,
+    /// Its body, for answers from an authorization server (read whole before the hook sees
+    /// them); `None` for answers from the MCP server.
+    pub body: Option<&'a [u8]>,
+    /// The headers the request carried, the hook's included (for the MCP server: the
+    /// authorization headers only).
+    pub sent: &'a HeaderMap,
 }
 
 /// What a [`RequestHook`] makes of an answer.
@@ -75,7 +95,9 @@ pub enum HookVerdict {
 /// endpoints, and reads every answer to them: the seam for proof-of-possession schemes
 /// (DPoP, RFC 9449), which sign each request and learn server nonces from the answers.
 ///
-/// Set with [`OAuthBuilder::request_hook`](super::OAuthBuilder::request_hook).
+/// Set with [`OAuthBuilder::request_hook`](super::OAuthBuilder::request_hook). DPoP itself is
+/// built in ([`OAuthBuilder::dpop`](super::OAuthBuilder::dpop)); a hook set beside it runs after
+/// it.
 pub trait RequestHook: Send + Sync + fmt::Debug {
     /// The extra headers of `request` (added to, or replacing, the ones already in
     /// `headers`).
@@ -88,15 +110,12 @@ pub trait RequestHook: Send + Sync + fmt::Debug {
         headers: &mut HeaderMap,
     ) -> Result<(), ClientError>;
 
-    /// Reads the answer to `request`; [`HookVerdict::Retry`] sends it once more. The default
-    /// reads nothing.
-    fn response(
-        &self,
-        request: &HookRequest<'_>,
-        status: StatusCode,
-        headers: &HeaderMap,
-    ) -> HookVerdict {
-        let _ = (request, status, headers);
+    /// Reads the answer to `request`; [`HookVerdict::Retry`] sends it once more (heeded for
+    /// an authorization server's answers, and for the MCP server's `401` and `403`; every
+    /// other answer of the MCP server is shown too, for what it carries). The default reads
+    /// nothing.
+    fn response(&self, request: &HookRequest<'_>, response: &HookResponse<'_>) -> HookVerdict {
+        let _ = (request, response);
         HookVerdict::Proceed
     }
 }
@@ -159,11 +178,17 @@ pub(crate) struct Answer {
 }
 
 impl Answer {
-    /// The body as JSON of type `T`.
+    /// The body as JSON of type `T`. The error says where the body broke, not what it held
+    /// (serde's messages may quote values, and a token response holds secrets).
     pub(crate) fn json<T: DeserializeOwned>(&self, what: &str) -> Result<T, AuthError> {
         serde_json::from_slice(&self.body).map_err(|err| AuthError::Fetch {
             what: what.to_owned(),
-            reason: format!("unreadable JSON: {err}"),
+            reason: format!(
+                "unreadable JSON ({:?} error at line {}, column {})",
+                err.classify(),
+                err.line(),
+                err.column()
+            ),
         })
     }
 }
@@ -174,7 +199,7 @@ pub(crate) struct AuthHttp {
     client: reqwest::Client,
     timeout: Duration,
     max_body: usize,
-    hook: Option<Arc<dyn RequestHook>>,
+    hooks: Vec<Arc<dyn RequestHook>>,
 }
 
 impl fmt::Debug for AuthHttp {
@@ -182,7 +207,7 @@ impl fmt::Debug for AuthHttp {
         f.debug_struct("AuthHttp")
             .field("timeout", &self.timeout)
             .field("max_body", &self.max_body)
-            .field("hook", &self.hook)
+            .field("hooks", &self.hooks)
             .finish()
     }
 }
@@ -202,18 +227,35 @@ impl AuthHttp {
         client: reqwest::Client,
         timeout: Duration,
         max_body: usize,
-        hook: Option<Arc<dyn RequestHook>>,
+        hooks: Vec<Arc<dyn RequestHook>>,
     ) -> Self {
         Self {
             client,
             timeout,
             max_body,
-            hook,
+            hooks,
         }
     }
 
-    pub(crate) fn hook(&self) -> Option<&Arc<dyn RequestHook>> {
-        self.hook.as_ref()
+    /// The request hooks, in the order they run.
+    pub(crate) fn hooks(&self) -> &[Arc<dyn RequestHook>] {
+        &self.hooks
+    }
+
+    /// Runs every hook's [`RequestHook::response`]: [`HookVerdict::Retry`] when one asks for
+    /// it (each sees the answer).
+    pub(crate) fn hook_verdict(
+        &self,
+        request: &HookRequest<'_>,
+        response: &HookResponse<'_>,
+    ) -> HookVerdict {
+        let mut verdict = HookVerdict::Proceed;
+        for hook in &self.hooks {
+            if hook.response(request, response) == HookVerdict::Retry {
+                verdict = HookVerdict::Retry;
+            }
+        }
+        verdict
     }
 
     /// Sends one request and reads its answer whole, within the limits.
@@ -323,40 +365,44 @@ impl AuthHttp {
     }
 
     /// Sends a request to an authorization server's endpoint: the one way such requests
-    /// leave. The [`RequestHook`] adds its headers, reads the answer, and may have the request
-    /// sent once more (with fresh headers). Redirects are not followed.
+    /// leave. `build` makes the request's headers and body, afresh for each attempt (a client
+    /// assertion is never sent twice); the [`RequestHook`]s add their headers, read the answer,
+    /// and may have the request sent once more. Redirects are not followed.
     ///
     /// # Errors
-    /// [`AuthError::Fetch`] when no answer could be read; any error of the hook.
+    /// [`AuthError::Fetch`] when no answer could be read; any error of `build` or a hook.
     pub(crate) async fn send(
         &self,
         kind: RequestKind,
-        method: Method,
         url: &Url,
-        headers: HeaderMap,
-        body: Bytes,
+        server: Option<&AuthorizationServerMetadata>,
         what: &str,
+        build: impl Fn() -> Result<(HeaderMap, Bytes), ClientError>,
     ) -> Result<Answer, ClientError> {
+        let method = Method::POST;
+        let request = HookRequest {
+            kind,
+            method: &method,
+            url,
+            token: None,
+            server,
+        };
         let mut retried = false;
         loop {
-            let mut headers = headers.clone();
-            let request = HookRequest {
-                kind,
-                method: &method,
-                url,
-                token: None,
-            };
-            if let Some(hook) = &self.hook {
+            let (mut headers, body) = build()?;
+            for hook in &self.hooks {
                 hook.headers(&request, &mut headers)?;
             }
             let answer = self
-                .exchange(method.clone(), url, headers, Some(body.clone()), what)
+                .exchange(method.clone(), url, headers.clone(), Some(body), what)
                 .await?;
-            let verdict = match &self.hook {
-                Some(hook) => hook.response(&request, answer.status, &answer.headers),
-                None => HookVerdict::Proceed,
+            let response = HookResponse {
+                status: answer.status,
+                headers: &answer.headers,
+                body: Some(&answer.body),
+                sent: &headers,
             };
-            if verdict == HookVerdict::Retry && !retried {
+            if self.hook_verdict(&request, &response) == HookVerdict::Retry && !retried {
                 retried = true;
                 continue;
             }

@@ -94,6 +94,27 @@ pub struct AuthorizationServerMetadata {
 }
 
 impl AuthorizationServerMetadata {
+    /// The metadata of a server known only by its issuer and token endpoint (given by the
+    /// application rather than discovered).
+    pub(crate) fn with_token_endpoint(issuer: &str, token_endpoint: &str) -> Self {
+        Self {
+            issuer: issuer.to_owned(),
+            authorization_endpoint: None,
+            token_endpoint: Some(token_endpoint.to_owned()),
+            registration_endpoint: None,
+            scopes_supported: None,
+            response_types_supported: Vec::new(),
+            grant_types_supported: None,
+            token_endpoint_auth_methods_supported: None,
+            token_endpoint_auth_signing_alg_values_supported: None,
+            code_challenge_methods_supported: None,
+            authorization_response_iss_parameter_supported: false,
+            client_id_metadata_document_supported: false,
+            dpop_signing_alg_values_supported: None,
+            extra: Map::new(),
+        }
+    }
+
     /// Whether it lists `grant_type` in `grant_types_supported` (or lists none, when the
     /// default `authorization_code` is asked about).
     pub fn supports_grant(&self, grant_type: &str) -> bool {

@@ -29,10 +29,9 @@
 //! let oauth = OAuth::authorization_code("http://127.0.0.1:8765/callback", authorizer)
 //!     .client_name("my-app")
 //!     .build()?;
+//! // The user's part may take up to `authorization_timeout` (5 minutes by default); it
+//! // does not count against the client's request and discovery timeouts.
 //! let client = Client::builder("my-app", "1.0.0")
-//!     // A user may take a while: the first request waits for the whole flow.
-//!     .discover_timeout(std::time::Duration::from_secs(300))
-//!     .request_timeout(Some(std::time::Duration::from_secs(300)))
 //!     .connect(HttpTransport::with_options(
 //!         "https://mcp.example.com/mcp",
 //!         HttpOptions::default().auth(oauth),
@@ -58,30 +57,82 @@
 //! * **How a token is obtained** once metadata is known is a [`Grant`] (`grant` module):
 //!   [`Grant::obtain`] gets a [`GrantContext`] (resource, server metadata, registration,
 //!   scopes) and sends its token request with [`GrantContext::token_request`].
-//!   [`AuthorizationCode`] is one; client credentials, token exchange (RFC 8693) and JWT
-//!   bearer (RFC 7523) grants implement the same trait and are passed to
-//!   [`OAuth::builder`]. [`Grant::client_metadata`] fills in their registration metadata.
+//!   [`AuthorizationCode`] is one; [`ClientCredentials`], [`JwtBearer`] (RFC 7523) and
+//!   [`EnterpriseAuthorization`] (RFC 8693 token exchange, then RFC 7523) implement the same
+//!   trait, and so can an application's own grant, passed to [`OAuth::builder`].
+//!   [`Grant::client_metadata`] fills in their registration metadata. The user's part of a
+//!   grant runs through [`GrantContext::interact`]: outside the client's request timeouts,
+//!   within [`OAuthBuilder::authorization_timeout`].
 //! * **Client authentication** at the token endpoint is [`TokenEndpointAuth`]
-//!   (`client_auth` module), applied in one place, `TokenEndpointAuth::apply`; a
-//!   `private_key_jwt` variant adds its `client_assertion` there.
+//!   (`client_auth` module), applied in one place, `TokenEndpointAuth::apply`, where
+//!   `private_key_jwt` signs its `client_assertion`.
 //! * **Every request** to the token and registration endpoints leaves through one function,
 //!   `AuthHttp::send` (`http` module), and every request to the MCP server gets its
 //!   authorization headers from [`AuthProvider::headers`] (`OAuth::resource_headers`); both
-//!   run the [`RequestHook`] ([`OAuthBuilder::request_hook`]), which adds headers (a DPoP
-//!   proof) and reads answers (a `DPoP-Nonce`, answering [`HookVerdict::Retry`] to send again;
-//!   on the MCP server's `401` it is asked first, in `OAuth::on_refusal`).
+//!   run the [`RequestHook`]s, which add headers (a DPoP proof) and read answers (a
+//!   `DPoP-Nonce`, answering [`HookVerdict::Retry`] to send again; on the MCP server's `401`
+//!   they are asked first, in `OAuth::on_refusal`, and they see its other answers through
+//!   [`AuthProvider::answered`]). DPoP (`dpop` module) is such a hook, built in
+//!   ([`OAuthBuilder::dpop`]); an application's own runs after it
+//!   ([`OAuthBuilder::request_hook`]).
 //! * The transport asks for the **whole set of authorization headers** of a request (its
 //!   method and URL: [`RequestTarget`]), not for a bearer string, and the token keeps its
 //!   [`TokenType`] (`Bearer`, `DPoP`), which names the `Authorization` scheme.
 //!
+//! # The OAuth extensions
+//!
+//! The MCP authorization extensions (<https://github.com/modelcontextprotocol/ext-auth>) are
+//! grants and options of the same flow:
+//!
+//! | extension | use |
+//! | --- | --- |
+//! | client credentials | [`OAuth::client_credentials`] with a secret or a [`SigningKey`] (`private_key_jwt`) |
+//! | workload identity federation | [`OAuth::jwt_bearer`] with the workload's identity token |
+//! | enterprise-managed authorization | [`OAuth::enterprise`] with the enterprise [`IdentityProvider`] and the user's ID token |
+//! | DPoP (sender-constrained tokens, RFC 9449) | [`OAuthBuilder::dpop`] with a [`DpopKey`], [`OAuthBuilder::dpop_generate`], or [`OAuthBuilder::dpop_auto`] (where the authorization server supports it), with any grant |
+//!
+//! The first three get tokens without a browser, through the same flow as the
+//! authorization-code grant (discovery, scope selection, `resource`, client authentication,
+//! DPoP); the client never registers dynamically for them, and a refused token request is
+//! not retried (but for a DPoP nonce) nor another grant tried: the request that needed the
+//! token fails with [`AuthError::TokenRequest`]. The tokens the application brings (a
+//! workload's identity token, a user's ID token) come from a [`TokenSource`], asked each time a
+//! token is needed: a `String`, or a closure through [`token_with`].
+//!
+//! # DPoP
+//!
+//! With DPoP on, the client:
+//!
+//! * adds a fresh proof (a JWT signed with the [`DpopKey`], header `typ: dpop+jwt` and the
+//!   public `jwk`; claims `jti`, `htm`, `htu` without query or fragment, `iat`) in the `DPoP`
+//!   header of every token request (authorization code, refresh, and the other grants), and
+//!   sends the key's thumbprint as `dpop_jkt` in the authorization request;
+//! * once the authorization server answers `token_type: "DPoP"` (the token is bound to the
+//!   key), presents the token as `Authorization: DPoP <token>` with a proof carrying `ath` (the
+//!   token's hash) on every request to the MCP server; a bound token is never sent as
+//!   `Bearer`, and a `Bearer` token gets no proof;
+//! * keeps the latest `DPoP-Nonce` each server sent, from every answer, and puts it in the
+//!   next proof to that server;
+//! * meets a nonce demand by sending the request once more with a fresh proof carrying the
+//!   new nonce: the token endpoint's `400 {"error":"use_dpop_nonce"}`, the MCP server's `401`
+//!   with `WWW-Authenticate: DPoP error="use_dpop_nonce"`. Such a `401` never leads to a new
+//!   authorization. The MCP server's first `401` may use the `DPoP` scheme; its
+//!   `resource_metadata` is read as from a `Bearer` challenge.
+//!
+//! A bound token is usable only with its key: a client that keeps tokens across runs
+//! ([`TokenStore`]) must give the same key again ([`OAuthBuilder::dpop`], [`OAuth::dpop_key`]).
+//!
 //! Spec: <https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization>
 
+mod assertion;
 mod authorizer;
 mod challenge;
 mod client_auth;
 mod code;
+mod dpop;
 mod error;
 mod grant;
+mod grants;
 mod http;
 mod metadata;
 mod oauth;
@@ -91,6 +142,7 @@ mod scope;
 mod store;
 mod token;
 
+pub use assertion::{JwtError, SigningKey};
 pub use authorizer::{
     AuthorizationCallback, AuthorizationRequest, Authorizer, FnAuthorizer, HeadlessAuthorizer,
     authorize_with,
@@ -98,16 +150,28 @@ pub use authorizer::{
 pub use challenge::{BearerChallenge, Challenge};
 pub use client_auth::TokenEndpointAuth;
 pub use code::{AuthorizationCode, validate_callback};
+pub use dpop::DpopKey;
 pub use error::AuthError;
 pub use grant::{Grant, GrantContext};
-pub use http::{HookRequest, HookVerdict, RequestHook, RequestKind, checked_url};
+pub use grants::{
+    ClientCredentials, EnterpriseAuthorization, FnTokenSource, GRANT_CLIENT_CREDENTIALS,
+    GRANT_JWT_BEARER, GRANT_TOKEN_EXCHANGE, IdentityProvider, JwtBearer, TOKEN_TYPE_ID_JAG,
+    TOKEN_TYPE_ID_TOKEN, TokenSource, token_with,
+};
+pub use http::{HookRequest, HookResponse, HookVerdict, RequestHook, RequestKind, checked_url};
 pub use metadata::{
     AuthorizationServerMetadata, ProtectedResourceMetadata, authorization_server_metadata_urls,
     protected_resource_metadata_urls, resource_matches,
 };
 pub use oauth::{DEFAULT_MAX_STEP_UP, OAuth, OAuthBuilder};
 pub use provider::{AuthProvider, Refusal, RefusalAction, RequestTarget};
-pub use registration::{ClientMetadata, ClientRegistration, RegistrationKind};
+pub use registration::{ClientCredential, ClientMetadata, ClientRegistration, RegistrationKind};
 pub use scope::OFFLINE_ACCESS;
 pub use store::{InMemoryTokenStore, TokenKey, TokenStore};
 pub use token::{Token, TokenType};
+
+/// The JOSE signature algorithms (re-exported from `jsonwebtoken`): what a [`SigningKey`]
+/// signs with.
+pub use jsonwebtoken::Algorithm;
+/// A JSON Web Key (re-exported from `jsonwebtoken`): the public half of a [`SigningKey`].
+pub use jsonwebtoken::jwk::Jwk;

@@ -4,6 +4,7 @@
 //! | --- | --- |
 //! | any request | adds `Authorization: <type> <token>` (and the request hook's headers) once there is a token; refreshes an expired token first when it can |
 //! | `401` | discovers the resource and its authorization server, then: a stored token other than the rejected one, else a refresh, else registration and the grant; the request is sent again |
+//! | `401` with a DPoP `use_dpop_nonce` challenge | sent again once with a proof carrying the new nonce (DPoP on); never a new authorization |
 //! | `403` with `insufficient_scope` | a new grant for the union of the scopes asked before and the challenge's (no refresh: it would give the same scopes), at most `max_step_up` times per request |
 //! | `403` otherwise | nothing: the caller gets the refusal |
 //!
@@ -24,11 +25,12 @@ use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use super::authorizer::Authorizer;
 use super::challenge::BearerChallenge;
 use super::code::AuthorizationCode;
+use super::dpop::{Dpop, DpopKey, DpopUse, demands_nonce};
 use super::error::AuthError;
-use super::grant::{Grant, GrantContext};
+use super::grant::{DEFAULT_AUTHORIZATION_TIMEOUT, Grant, GrantContext, Interaction};
 use super::http::{
-    AuthHttp, DEFAULT_MAX_BODY, DEFAULT_TIMEOUT, HookRequest, HookVerdict, RequestHook,
-    RequestKind, checked_url, no_redirect_client,
+    AuthHttp, DEFAULT_MAX_BODY, DEFAULT_TIMEOUT, HookRequest, HookResponse, HookVerdict,
+    RequestHook, RequestKind, checked_url, no_redirect_client,
 };
 use super::metadata::{
     AuthorizationServerMetadata, ProtectedResourceMetadata, discover_resource, discover_server,
@@ -84,6 +86,10 @@ struct Inner {
     max_step_up: u32,
     store: Arc<dyn TokenStore>,
     http: AuthHttp,
+    /// DPoP, when on (also among the request hooks of `http`).
+    dpop: Option<Arc<Dpop>>,
+    /// The user's part of the flow: its time limit and the time spent in it.
+    interaction: Interaction,
     current: Mutex<Option<Current>>,
     /// Held while a flow (or a refresh) runs.
     flow: tokio::sync::Mutex<()>,
@@ -106,6 +112,7 @@ impl fmt::Debug for OAuth {
             .field("client_metadata_url", &self.inner.document)
             .field("pre_registered", &self.inner.pre_registered)
             .field("store", &self.inner.store)
+            .field("dpop", &self.inner.dpop)
             .field("token", &current.as_ref().map(|c| &c.token))
             .field("resource", &current.as_ref().map(|c| &c.key.resource))
             .field("issuer", &current.as_ref().map(|c| &c.key.issuer))
@@ -153,6 +160,12 @@ impl OAuth {
         self.inner.store.clone()
     }
 
+    /// The DPoP key, when DPoP is on (to keep with tokens stored across runs: a bound token
+    /// is usable only with it).
+    pub fn dpop_key(&self) -> Option<&DpopKey> {
+        self.inner.dpop.as_deref().map(Dpop::key)
+    }
+
     fn current(&self) -> Option<Current> {
         lock(&self.inner.current).clone()
     }
@@ -175,13 +188,14 @@ impl OAuth {
             })?;
         value.set_sensitive(true);
         headers.insert(AUTHORIZATION, value);
-        if let Some(hook) = self.inner.http.hook() {
-            let request = HookRequest {
-                kind: RequestKind::Resource,
-                method: &target.method,
-                url: &target.url,
-                token: Some(token),
-            };
+        let request = HookRequest {
+            kind: RequestKind::Resource,
+            method: &target.method,
+            url: &target.url,
+            token: Some(token),
+            server: None,
+        };
+        for hook in self.inner.http.hooks() {
             hook.headers(&request, &mut headers)?;
         }
         Ok(headers)
@@ -214,6 +228,31 @@ impl OAuth {
             Some(current) => self.resource_headers(target, &current.token),
             None => Ok(HeaderMap::new()),
         }
+    }
+
+    /// Runs the request hooks on an answer of the MCP server to `target`.
+    fn hook_verdict(
+        &self,
+        target: &RequestTarget,
+        status: StatusCode,
+        headers: &HeaderMap,
+        sent: &HeaderMap,
+    ) -> HookVerdict {
+        let token = self.current().map(|current| current.token);
+        let request = HookRequest {
+            kind: RequestKind::Resource,
+            method: &target.method,
+            url: &target.url,
+            token: token.as_ref(),
+            server: None,
+        };
+        let response = HookResponse {
+            status,
+            headers,
+            body: None,
+            sent,
+        };
+        self.inner.http.hook_verdict(&request, &response)
     }
 
     /// Refreshes `current`'s token; stores and uses the new one.
@@ -256,19 +295,19 @@ impl OAuth {
             .get(AUTHORIZATION)
             .and_then(|value| value.to_str().ok())
             .map(str::to_owned);
-        // The hook first: a proof-of-possession nonce challenge is met by sending again with
+        // The hooks first: a proof-of-possession nonce challenge is met by sending again with
         // a fresh proof, not by a new token.
-        if let Some(hook) = self.inner.http.hook() {
-            let token = self.current().map(|current| current.token);
-            let request = HookRequest {
-                kind: RequestKind::Resource,
-                method: &refusal.target.method,
-                url: &refusal.target.url,
-                token: token.as_ref(),
-            };
-            if hook.response(&request, status, &refusal.headers) == HookVerdict::Retry {
-                return Ok(RefusalAction::Retry);
-            }
+        if self.hook_verdict(&refusal.target, status, &refusal.headers, &refusal.sent)
+            == HookVerdict::Retry
+        {
+            return Ok(RefusalAction::Retry);
+        }
+        if status == StatusCode::UNAUTHORIZED && demands_nonce(&refusal.headers) {
+            // A nonce demand the hook did not meet (the nonce was sent already, or no proof
+            // was): a new token would not help.
+            return Err(
+                AuthError::Unauthorized("the server keeps demanding a DPoP nonce".into()).into(),
+            );
         }
         let challenge = BearerChallenge::from_headers(&refusal.headers).unwrap_or_default();
         let step = if status == StatusCode::UNAUTHORIZED {
@@ -406,12 +445,20 @@ impl OAuth {
         client: &ClientRegistration,
         scopes: &[String],
     ) -> Result<Token, ClientError> {
+        let dpop = self
+            .inner
+            .dpop
+            .as_deref()
+            .filter(|dpop| dpop.applies_to(Some(server)))
+            .map(Dpop::key);
         let cx = GrantContext {
             http: &self.inner.http,
             resource,
             server,
             client,
             scopes,
+            dpop,
+            interaction: &self.inner.interaction,
         };
         match self.inner.grant.obtain(cx).await {
             Ok(mut token) => {
@@ -473,7 +520,7 @@ impl OAuth {
         if let Some(client) = self.known_registration(server).await {
             return Ok(client);
         }
-        if server.registration_endpoint.is_none() {
+        if server.registration_endpoint.is_none() || !self.inner.grant.dynamic_registration() {
             return Err(AuthError::NoRegistration {
                 issuer: server.issuer.clone(),
             }
@@ -504,6 +551,22 @@ impl AuthProvider for OAuth {
     ) -> BoxFuture<'a, Result<RefusalAction, ClientError>> {
         Box::pin(self.on_refusal(refusal))
     }
+
+    fn interaction_time(&self) -> Duration {
+        self.inner.interaction.elapsed()
+    }
+
+    fn answered(&self, target: &RequestTarget, status: StatusCode, headers: &HeaderMap) {
+        // What the hooks learn (a DPoP nonce) is kept; nothing is sent again.
+        let _ = self.hook_verdict(target, status, headers, &HeaderMap::new());
+    }
+}
+
+/// The DPoP setting of a builder.
+#[derive(Debug)]
+enum DpopSetting {
+    Key(Box<DpopKey>),
+    Generate(DpopUse),
 }
 
 /// Builds an [`OAuth`]. Defaults are not part of semver.
@@ -521,6 +584,8 @@ pub struct OAuthBuilder {
     max_body: usize,
     client: Option<reqwest::Client>,
     hook: Option<Arc<dyn RequestHook>>,
+    dpop: Option<DpopSetting>,
+    authorization_timeout: Duration,
 }
 
 impl OAuthBuilder {
@@ -537,6 +602,8 @@ impl OAuthBuilder {
             max_body: DEFAULT_MAX_BODY,
             client: None,
             hook: None,
+            dpop: None,
+            authorization_timeout: DEFAULT_AUTHORIZATION_TIMEOUT,
         }
     }
 
@@ -602,6 +669,14 @@ impl OAuthBuilder {
         self
     }
 
+    /// How long the user's part of an authorization (the [`Authorizer`]'s) may take (default
+    /// 5 minutes). That time does not count against the client's request and discovery
+    /// timeouts: a request waiting for the user keeps its own time limit for the server.
+    pub fn authorization_timeout(mut self, timeout: Duration) -> Self {
+        self.authorization_timeout = timeout;
+        self
+    }
+
     /// The size limit of each answer from those endpoints (default 1 MiB).
     pub fn max_response_size(mut self, bytes: usize) -> Self {
         self.max_body = bytes.max(1);
@@ -616,9 +691,33 @@ impl OAuthBuilder {
     }
 
     /// A hook that adds headers to every request to the MCP server and the token and
-    /// registration endpoints, and reads their answers (proof of possession: DPoP).
+    /// registration endpoints, and reads their answers (runs after DPoP's, when on).
     pub fn request_hook(mut self, hook: impl RequestHook + 'static) -> Self {
         self.hook = Some(Arc::new(hook));
+        self
+    }
+
+    /// DPoP (RFC 9449) with `key`, with every authorization server: token requests carry
+    /// proofs, and a token the server binds to the key (`token_type` `DPoP`) is presented
+    /// with a proof on every request to the MCP server; server nonces are honoured (see
+    /// [DPoP](super#dpop)). Give the same key again with tokens kept across runs.
+    pub fn dpop(mut self, key: DpopKey) -> Self {
+        self.dpop = Some(DpopSetting::Key(Box::new(key)));
+        self
+    }
+
+    /// DPoP as [`dpop`](Self::dpop), with a fresh ES256 key made by
+    /// [`build`](Self::build).
+    pub fn dpop_generate(mut self) -> Self {
+        self.dpop = Some(DpopSetting::Generate(DpopUse::Always));
+        self
+    }
+
+    /// DPoP with a fresh ES256 key, used only with the authorization servers that list
+    /// `ES256` in `dpop_signing_alg_values_supported`; with the others the client sends no
+    /// proofs and gets bearer tokens.
+    pub fn dpop_auto(mut self) -> Self {
+        self.dpop = Some(DpopSetting::Generate(DpopUse::WhenSupported));
         self
     }
 
@@ -632,10 +731,35 @@ impl OAuthBuilder {
             check_metadata_document_url(url)?;
         }
         self.grant.check()?;
+        if !self.grant.dynamic_registration()
+            && self.pre_registered.is_empty()
+            && self.document.is_none()
+        {
+            return Err(AuthError::Config(
+                "this grant needs the client's registration (client_registration)".into(),
+            )
+            .into());
+        }
         let client = match self.client {
             Some(client) => client,
             None => no_redirect_client(self.timeout)?,
         };
+        let dpop = match self.dpop {
+            None => None,
+            Some(DpopSetting::Key(key)) => Some(Dpop::new(*key, DpopUse::Always)),
+            Some(DpopSetting::Generate(usage)) => {
+                let key = DpopKey::generate().map_err(|err| {
+                    AuthError::Config(format!("could not make a DPoP key: {err}"))
+                })?;
+                Some(Dpop::new(key, usage))
+            }
+        }
+        .map(Arc::new);
+        let mut hooks: Vec<Arc<dyn RequestHook>> = Vec::new();
+        if let Some(dpop) = &dpop {
+            hooks.push(dpop.clone());
+        }
+        hooks.extend(self.hook);
         Ok(OAuth {
             inner: Arc::new(Inner {
                 grant: self.grant,
@@ -647,7 +771,9 @@ impl OAuthBuilder {
                 store: self
                     .store
                     .unwrap_or_else(|| Arc::new(InMemoryTokenStore::new())),
-                http: AuthHttp::new(client, self.timeout, self.max_body, self.hook),
+                http: AuthHttp::new(client, self.timeout, self.max_body, hooks),
+                dpop,
+                interaction: Interaction::new(self.authorization_timeout),
                 current: Mutex::new(None),
                 flow: tokio::sync::Mutex::new(()),
             }),

@@ -4,6 +4,7 @@
 //! implementation this SDK provides.
 
 use std::fmt;
+use std::time::Duration;
 
 use futures::future::BoxFuture;
 use reqwest::header::HeaderMap;
@@ -79,4 +80,19 @@ pub trait AuthProvider: Send + Sync + fmt::Debug {
         &'a self,
         refusal: &'a Refusal,
     ) -> BoxFuture<'a, Result<RefusalAction, ClientError>>;
+
+    /// The server answered a request other than with `401` or `403` (those go to
+    /// [`refused`](Self::refused)): a chance to read what the answer carries (a DPoP nonce).
+    /// The default reads nothing.
+    fn answered(&self, target: &RequestTarget, status: StatusCode, headers: &HeaderMap) {
+        let _ = (target, status, headers);
+    }
+
+    /// The time the provider has spent waiting for the user (an interactive authorization),
+    /// in all, since it was made. The client does not count it against its request
+    /// timeouts: a call's time limit is extended by the time spent waiting for the user while
+    /// the call was pending. The default is zero (a provider that never waits for a user).
+    fn interaction_time(&self) -> Duration {
+        Duration::ZERO
+    }
 }

@@ -8,11 +8,11 @@
 use std::fmt;
 
 use oauth2::ClientSecret;
-use reqwest::Method;
 use reqwest::header::{self, HeaderMap, HeaderValue};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::assertion::SigningKey;
 use super::client_auth::TokenEndpointAuth;
 use super::error::AuthError;
 use super::http::{AuthHttp, RequestKind, checked_url, is_loopback};
@@ -95,15 +95,19 @@ pub enum RegistrationKind {
     Dynamic,
 }
 
-/// What an authorization server knows the client as: its `client_id`, its secret (if it has
-/// one), how it authenticates at the token endpoint, and the issuer it is valid at.
-/// Serializable, for a [`TokenStore`](super::TokenStore) that persists it; `Debug` shows no
+/// What an authorization server knows the client as: its `client_id`, its credentials (a
+/// secret, or a private key for `private_key_jwt`, if it has any), how it authenticates at the
+/// token endpoint, and the issuer it is valid at. Serializable, for a
+/// [`TokenStore`](super::TokenStore) that persists it (a private key is not serialized: it stays
+/// with the application, which gives it again with the pre-registration); `Debug` shows no
 /// secret.
 #[derive(Clone, Serialize, Deserialize)]
 pub struct ClientRegistration {
     client_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     client_secret: Option<ClientSecret>,
+    #[serde(skip)]
+    signing_key: Option<SigningKey>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     auth_method: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -119,6 +123,7 @@ impl fmt::Debug for ClientRegistration {
         f.debug_struct("ClientRegistration")
             .field("client_id", &self.client_id)
             .field("has_secret", &self.client_secret.is_some())
+            .field("signing_key", &self.signing_key)
             .field("auth_method", &self.auth_method)
             .field("issuer", &self.issuer)
             .field("kind", &self.kind)
@@ -134,6 +139,7 @@ impl ClientRegistration {
         Self {
             client_id: client_id.into(),
             client_secret: None,
+            signing_key: None,
             auth_method: None,
             issuer: None,
             secret_expires_at: 0,
@@ -146,6 +152,24 @@ impl ClientRegistration {
     pub fn secret(mut self, secret: impl Into<String>) -> Self {
         self.client_secret = Some(ClientSecret::new(secret.into()));
         self
+    }
+
+    /// The same with a private key: the client authenticates with `private_key_jwt` (RFC 7523
+    /// section 2.2), a fresh assertion signed with `key` in every token request, where the
+    /// server accepts it (or the client has no secret).
+    #[must_use]
+    pub fn private_key(mut self, key: SigningKey) -> Self {
+        self.signing_key = Some(key);
+        self
+    }
+
+    /// The same, with `credential`: a secret or a private key.
+    #[must_use]
+    pub fn credential(self, credential: impl Into<ClientCredential>) -> Self {
+        match credential.into() {
+            ClientCredential::Secret(secret) => self.secret(secret),
+            ClientCredential::PrivateKey(key) => self.private_key(key),
+        }
     }
 
     /// The same, valid only at the authorization server whose issuer identifier is `issuer`
@@ -168,6 +192,7 @@ impl ClientRegistration {
         Self {
             client_id: url.to_owned(),
             client_secret: None,
+            signing_key: None,
             auth_method: Some(TokenEndpointAuth::None.name().to_owned()),
             issuer: Some(issuer.to_owned()),
             secret_expires_at: 0,
@@ -183,6 +208,11 @@ impl ClientRegistration {
     /// The client secret, if any (a secret: keep it out of logs).
     pub fn client_secret(&self) -> Option<&str> {
         self.client_secret.as_ref().map(|s| s.secret().as_str())
+    }
+
+    /// The private key it signs client assertions with, if any.
+    pub fn signing_key(&self) -> Option<&SigningKey> {
+        self.signing_key.as_ref()
     }
 
     /// The issuer it is valid at (`None`: a pre-registration not bound to one).
@@ -213,7 +243,41 @@ impl ClientRegistration {
         self.auth_method
             .as_deref()
             .and_then(TokenEndpointAuth::from_name)
-            .unwrap_or_else(|| TokenEndpointAuth::choose(server, self.client_secret.is_some()))
+            .unwrap_or_else(|| TokenEndpointAuth::choose(server, self))
+    }
+}
+
+/// How a confidential client proves who it is at the token endpoint: a secret
+/// (`client_secret_basic` or `client_secret_post`) or a private key (`private_key_jwt`).
+/// `Debug` shows which, never the secret or key.
+#[derive(Clone)]
+#[non_exhaustive]
+pub enum ClientCredential {
+    /// A client secret.
+    Secret(String),
+    /// A private key that signs client assertions.
+    PrivateKey(SigningKey),
+}
+
+impl ClientCredential {
+    /// A client secret.
+    pub fn secret(secret: impl Into<String>) -> Self {
+        Self::Secret(secret.into())
+    }
+}
+
+impl fmt::Debug for ClientCredential {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Secret(_) => f.write_str("Secret(..)"),
+            Self::PrivateKey(key) => f.debug_tuple("PrivateKey").field(key).finish(),
+        }
+    }
+}
+
+impl From<SigningKey> for ClientCredential {
+    fn from(key: SigningKey) -> Self {
+        Self::PrivateKey(key)
     }
 }
 
@@ -261,24 +325,27 @@ pub(crate) async fn register(
             method
         }
     };
-    let body = serde_json::to_vec(&metadata).map_err(|err| AuthError::Registration {
-        issuer: issuer.clone(),
-        reason: format!("the client metadata cannot be serialized: {err}"),
-    })?;
-    let mut headers = HeaderMap::new();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
+    let body: bytes::Bytes = serde_json::to_vec(&metadata)
+        .map_err(|err| AuthError::Registration {
+            issuer: issuer.clone(),
+            reason: format!("the client metadata cannot be serialized: {err}"),
+        })?
+        .into();
     let answer = http
         .send(
             RequestKind::Registration,
-            Method::POST,
             &url,
-            headers,
-            body.into(),
+            Some(server),
             "client registration",
+            || {
+                let mut headers = HeaderMap::new();
+                headers.insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                );
+                headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
+                Ok((headers, body.clone()))
+            },
         )
         .await?;
     if !answer.status.is_success() {
@@ -315,6 +382,7 @@ pub(crate) async fn register(
     Ok(ClientRegistration {
         client_id: response.client_id,
         client_secret: secret.map(ClientSecret::new),
+        signing_key: None,
         auth_method: Some(method),
         issuer: Some(issuer),
         secret_expires_at: response.client_secret_expires_at.unwrap_or(0),

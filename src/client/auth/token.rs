@@ -10,7 +10,6 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use oauth2::{AccessToken, RefreshToken};
-use reqwest::Method;
 use reqwest::header::{self, HeaderMap, HeaderValue};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
@@ -89,6 +88,9 @@ pub struct Token {
     /// The scopes the client asked for.
     #[serde(default)]
     requested: Vec<String>,
+    /// What the token is, for a token exchange (RFC 8693 section 2.2.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    issued_token_type: Option<String>,
 }
 
 impl fmt::Debug for Token {
@@ -113,6 +115,7 @@ impl Token {
             expires_at: None,
             scope: None,
             requested: Vec::new(),
+            issued_token_type: None,
         }
     }
 
@@ -164,6 +167,12 @@ impl Token {
         self.scope.as_deref()
     }
 
+    /// What a token exchange issued (RFC 8693 `issued_token_type`, a
+    /// `urn:ietf:params:oauth:token-type:*` URN), when the server said.
+    pub fn issued_token_type(&self) -> Option<&str> {
+        self.issued_token_type.as_deref()
+    }
+
     /// The scopes the client asked for when it obtained the token.
     pub fn requested_scope(&self) -> &[String] {
         &self.requested
@@ -212,6 +221,8 @@ struct TokenResponse {
     refresh_token: Option<String>,
     #[serde(default)]
     scope: Option<String>,
+    #[serde(default)]
+    issued_token_type: Option<String>,
 }
 
 /// An error response (RFC 6749 section 5.2).
@@ -282,6 +293,7 @@ pub(crate) fn read_token(answer: &Answer) -> Result<Token, AuthError> {
         expires_at: expires_in.map(|secs| unix_now().saturating_add(secs)),
         scope: response.scope.as_deref().map(scope::parse),
         requested: Vec::new(),
+        issued_token_type: response.issued_token_type,
     })
 }
 
@@ -331,21 +343,24 @@ pub(crate) async fn request_token(
     if let Some(resource) = resource {
         form.push(("resource".into(), resource.to_owned()));
     }
-    let mut headers = HeaderMap::new();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/x-www-form-urlencoded"),
-    );
-    headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
-    auth.apply(client, server, &mut form, &mut headers)?;
     let answer = http
         .send(
             RequestKind::Token,
-            Method::POST,
             &url,
-            headers,
-            form_body(&form),
+            Some(server),
             "token request",
+            || {
+                let mut headers = HeaderMap::new();
+                headers.insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/x-www-form-urlencoded"),
+                );
+                headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
+                // Applied for each attempt: a client assertion is signed anew.
+                let mut form = form.clone();
+                auth.apply(client, server, &mut form, &mut headers)?;
+                Ok((headers, form_body(&form)))
+            },
         )
         .await?;
     Ok(read_token(&answer)?)
@@ -397,6 +412,29 @@ mod tests {
             })
         );
         assert!(read_token(&answer(200, r#"{"token_type":"Bearer"}"#)).is_err());
+    }
+
+    #[test]
+    fn an_unreadable_answer_quotes_no_secret() {
+        for body in [
+            r#"{"access_token":"secret-value","token_type":7}"#,
+            r#"{"access_token":"secret-value"}"#,
+        ] {
+            let err = read_token(&answer(200, body)).err().map(|e| e.to_string());
+            let err = err.unwrap_or_default();
+            assert!(err.contains("token response"), "{err}");
+            assert!(!err.contains("secret-value"), "{err}");
+        }
+        let exchange = read_token(&answer(
+            200,
+            r#"{"access_token":"jag","issued_token_type":"urn:ietf:params:oauth:token-type:id-jag","token_type":"N_A"}"#,
+        ))
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            exchange.issued_token_type(),
+            Some("urn:ietf:params:oauth:token-type:id-jag")
+        );
+        assert_eq!(exchange.token_type(), &TokenType::Other("N_A".into()));
     }
 
     #[test]

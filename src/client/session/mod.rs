@@ -8,7 +8,7 @@
 //!
 //! | message | sent by | does |
 //! | --- | --- | --- |
-//! | [`Call`] | a client call | gives the request an id, records it, sends it; the answer, a timeout, or the connection's end settles it |
+//! | [`Call`] | a client call | gives the request an id, records it, sends it; the answer, a timeout (time the transport spent waiting for the user, [`Transport::interaction_time`], not counted), or the connection's end settles it |
 //! | [`CancelCall`] | a dropped or cancelled call | forgets it and sends `notifications/cancelled` |
 //! | [`Notify`] | `Client::notify` | sends a notification |
 //! | [`Shutdown`] | `Client::close` | fails what is pending, closes the transport, stops |
@@ -77,6 +77,9 @@ struct Pending {
     reply: oneshot::Sender<Result<Value, ClientError>>,
     progress: Option<(Value, ProgressCallback)>,
     timer: Option<SpawnHandle>,
+    /// The transport's interaction time when the call was made, and how much of the time
+    /// spent waiting for the user since has been added to its time limit.
+    waited: (Duration, Duration),
     /// The request as sent, kept (with renewal on) to send it again in a new session if the
     /// server refuses it for an expired one; taken when it is re-sent, so that happens once.
     resend: Option<Outgoing>,
@@ -605,15 +608,9 @@ impl Handler<Call> for ClientSession {
             self.progress.insert(progress_key(&token), id.clone());
             (token, callback)
         });
-        let timer = msg.timeout.map(|limit| {
-            let timed_out = id.clone();
-            ctx.run_later(limit, move |act, ctx| {
-                if act.pending.contains_key(&timed_out) {
-                    act.cancel_at_server(&timed_out, "timed out", ctx);
-                    act.settle(&timed_out, Err(ClientError::Timeout(limit)), ctx);
-                }
-            })
-        });
+        let timer = msg
+            .timeout
+            .map(|limit| Self::arm_timer(id.clone(), limit, limit, ctx));
         let outgoing = Outgoing {
             frame: Frame::request(&id, &msg.method, params.as_ref()),
             headers: self.headers_of(&msg.method, params.as_ref()),
@@ -630,6 +627,7 @@ impl Handler<Call> for ClientSession {
                 reply: msg.reply,
                 progress,
                 timer,
+                waited: (self.transport.interaction_time(), Duration::ZERO),
                 resend,
             },
         );
@@ -639,6 +637,35 @@ impl Handler<Call> for ClientSession {
 }
 
 impl ClientSession {
+    /// Checks call `id`'s time limit `limit` after `delay`.
+    fn arm_timer(
+        id: RequestId,
+        limit: Duration,
+        delay: Duration,
+        ctx: &mut Context<Self>,
+    ) -> SpawnHandle {
+        ctx.run_later(delay, move |act, ctx| act.time_up(id, limit, ctx))
+    }
+
+    /// Call `id`'s time limit `limit` has passed: it times out, unless the transport waited
+    /// for the user meanwhile (an interactive authorization), which does not count: the limit
+    /// is then extended by that time.
+    fn time_up(&mut self, id: RequestId, limit: Duration, ctx: &mut Context<Self>) {
+        let waited = self.transport.interaction_time();
+        let Some(pending) = self.pending.get_mut(&id) else {
+            return;
+        };
+        let (base, added) = pending.waited;
+        let owed = waited.saturating_sub(base);
+        if owed > added {
+            pending.waited.1 = owed;
+            pending.timer = Some(Self::arm_timer(id, limit, owed - added, ctx));
+            return;
+        }
+        self.cancel_at_server(&id, "timed out", ctx);
+        self.settle(&id, Err(ClientError::Timeout(limit)), ctx);
+    }
+
     /// Sends request `id`; a refusal settles it, unless it can wait for a new session.
     fn send_request(&mut self, id: RequestId, outgoing: Outgoing, ctx: &mut Context<Self>) {
         let send = self.transport.send(outgoing);

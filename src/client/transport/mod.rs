@@ -148,6 +148,14 @@ pub trait Transport: Send + Sync + 'static {
         None
     }
 
+    /// The time the transport has spent waiting for the user (an interactive authorization
+    /// of HTTP's [`AuthProvider`](crate::client::auth::AuthProvider)), in all, since it was
+    /// connected. The session does not count it against its calls' time limits. Zero by
+    /// default.
+    fn interaction_time(&self) -> std::time::Duration {
+        std::time::Duration::ZERO
+    }
+
     /// Whether the server can send messages outside a request's answer (HTTP opens its GET
     /// stream here, after initialization). Called once, after `notifications/initialized`.
     fn initialized(&self) {}

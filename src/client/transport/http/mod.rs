@@ -165,6 +165,13 @@ impl Transport for HttpConnection {
         true
     }
 
+    fn interaction_time(&self) -> Duration {
+        self.0
+            .auth
+            .as_ref()
+            .map_or(Duration::ZERO, |auth| auth.interaction_time())
+    }
+
     fn take_refusal_status(&self, id: &actix_mcp_actors::RequestId) -> Option<u16> {
         lock(&self.0.refusals).remove(id)
     }

@@ -264,7 +264,8 @@ impl Shared {
 
     /// After an answer to a `method` request that carried the auth headers `sent`: whether
     /// to send it again (the server refused it with `401` or `403` and the auth provider has
-    /// obtained what it asked for).
+    /// obtained what it asked for). Any other answer is shown to the provider
+    /// ([`AuthProvider::answered`]).
     ///
     /// # Errors
     /// The provider's: why it could not obtain authorization.
@@ -280,6 +281,8 @@ impl Shared {
         };
         let status = response.status();
         if status != StatusCode::UNAUTHORIZED && status != StatusCode::FORBIDDEN {
+            let target = RequestTarget::new(method.clone(), self.url.clone());
+            auth.answered(&target, status, response.headers());
             return Ok(false);
         }
         if retries.unauthorized + retries.forbidden >= MAX_AUTH_RETRIES {
@@ -587,6 +590,10 @@ impl Shared {
         let request = self.client.delete(self.url.clone()).headers(headers);
         let response = self.exchange(request, "DELETE").await?;
         let status = response.status();
+        if let Some(auth) = &self.auth {
+            let target = RequestTarget::new(Method::DELETE, self.url.clone());
+            auth.answered(&target, status, response.headers());
+        }
         if status.is_success()
             || status == StatusCode::NOT_FOUND
             || status == StatusCode::METHOD_NOT_ALLOWED
