@@ -49,12 +49,10 @@ pub(super) fn header_str(req: &HttpRequest, name: impl header::AsHeaderName) -> 
 /// Checks every request shares: Host/Origin.
 fn check_host(req: &HttpRequest, shared: &HttpShared) -> Result<(), HttpResponse> {
     let loopback = req.app_config().local_addr().ip().is_loopback();
-    let host = header_str(req, header::HOST);
-    let origin = header_str(req, header::ORIGIN);
-    if let Err(reason) = shared.config.host_policy.check(loopback, host, origin) {
+    if let Err(reason) = shared.config.host_policy.check(loopback, req.headers()) {
         tracing::warn!(
-            ?host,
-            ?origin,
+            host = ?req.headers().get(header::HOST),
+            origin = ?req.headers().get(header::ORIGIN),
             reason,
             "refused a request (DNS-rebinding protection)"
         );
