@@ -16,7 +16,7 @@ use reqwest::StatusCode;
 use reqwest::header::{HOST, HeaderValue, ORIGIN};
 use serde_json::{Value, json};
 
-use common::http::{VERSION, error_body};
+use common::http::{VERSION, refusal};
 use common::http_tools::start;
 
 fn ping(id: i64) -> Value {
@@ -56,7 +56,7 @@ async fn host_and_origin_checks_fail_closed() {
         }
         let response = common::http::send(builder).await;
         assert_eq!(response.status(), StatusCode::FORBIDDEN, "{headers:?}");
-        assert_eq!(error_body(response).await, -32600, "{headers:?}");
+        assert_eq!(refusal(response).await, (-32600, Value::Null), "{headers:?}");
     }
     let allowed = client
         .post_builder(&ping(1))
@@ -65,5 +65,102 @@ async fn host_and_origin_checks_fail_closed() {
     let response = common::http::send(allowed).await;
     assert_ne!(response.status(), StatusCode::FORBIDDEN);
     assert_eq!(srv.mcp.session_count(), 0);
+    srv.stop().await;
+}
+
+/// Every refusal of the endpoint is a JSON-RPC error with an `id` member: `null` when the body
+/// was not read (406, 415, 413, 403, GET/DELETE, 405), the request's id once it was (400 for a
+/// bad version or a missing session, 404 for an unknown session, 503 past the session cap).
+#[actix_web::test]
+async fn every_refusal_carries_an_id() {
+    let (_fixture, srv) = start(|mcp| mcp.body_limit(1024).max_sessions(1));
+    let client = srv.client();
+    let http = client.http();
+    let url = srv.url.clone();
+    let checks: Vec<(reqwest::RequestBuilder, StatusCode, i64, Value)> = vec![
+        (
+            http.post(&url)
+                .header("accept", "application/json")
+                .header("content-type", "application/json")
+                .body(ping(7).to_string()),
+            StatusCode::NOT_ACCEPTABLE,
+            -32600,
+            Value::Null,
+        ),
+        (
+            http.post(&url)
+                .header("accept", "application/json, text/event-stream")
+                .header("content-type", "text/plain")
+                .body(ping(7).to_string()),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            -32600,
+            Value::Null,
+        ),
+        (
+            client.post_builder(&json!({"jsonrpc": "2.0", "id": 7, "method": "x".repeat(2000)})),
+            StatusCode::PAYLOAD_TOO_LARGE,
+            -32600,
+            Value::Null,
+        ),
+        (
+            client.post_builder(&ping(7)).header(HOST, "evil.example"),
+            StatusCode::FORBIDDEN,
+            -32600,
+            Value::Null,
+        ),
+        (
+            client
+                .post_builder(&ping(7))
+                .header("mcp-protocol-version", "1999-01-01")
+                .header("mcp-session-id", "x"),
+            StatusCode::BAD_REQUEST,
+            -32022,
+            json!(7),
+        ),
+        (
+            client.post_builder(&ping(7)),
+            StatusCode::BAD_REQUEST,
+            -32600,
+            json!(7),
+        ),
+        (
+            client
+                .post_builder(&json!({"jsonrpc": "2.0", "id": "seven", "method": "ping"}))
+                .header("mcp-session-id", "unknown"),
+            StatusCode::NOT_FOUND,
+            -32600,
+            json!("seven"),
+        ),
+        (
+            http.get(&url).header("accept", "application/json"),
+            StatusCode::NOT_ACCEPTABLE,
+            -32600,
+            Value::Null,
+        ),
+        (
+            http.delete(&url),
+            StatusCode::BAD_REQUEST,
+            -32600,
+            Value::Null,
+        ),
+        (
+            http.put(&url),
+            StatusCode::METHOD_NOT_ALLOWED,
+            -32600,
+            Value::Null,
+        ),
+    ];
+    for (builder, status, code, id) in checks {
+        let request = builder.try_clone().unwrap().build().unwrap();
+        let what = format!("{} {:?}", request.method(), request.headers());
+        let response = common::http::send(builder).await;
+        assert_eq!(response.status(), status, "{what}");
+        assert_eq!(refusal(response).await, (code, id), "{what}");
+    }
+    let mut first = srv.client();
+    first.initialize(json!({})).await;
+    let response = srv.client().post(&initialize(json!("second"))).await;
+    assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(refusal(response).await, (-32000, json!("second")));
     srv.stop().await;
 }

@@ -10,11 +10,11 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, web};
 use futures::StreamExt;
-use serde_json::json;
 
 use actix_mcp_actors::{
-    ErrorCode, EventId, EventLog, InFlight, Incoming, ResponseOutlet, Resumed, SessionConfig,
-    SessionHandle, SessionId, SessionParts, Settled, SseEvent, StreamReceiver,
+    ErrorCode, ErrorObject, EventId, EventLog, Frame, InFlight, Incoming, RequestId,
+    ResponseOutlet, Resumed, SessionConfig, SessionHandle, SessionId, SessionParts, Settled,
+    SseEvent, StreamReceiver,
 };
 
 use super::answer::{self, ANSWER_WINDOW};
@@ -28,16 +28,19 @@ use crate::server::auth::Identity;
 use crate::server::context::TransportInfo;
 use crate::server::route::{McpDispatch, RequestDefaults};
 
-/// An HTTP error with a JSON-RPC error body (without id).
+/// An HTTP refusal with a JSON-RPC error body. The body always has an `id` member: the
+/// request's id once the body was read and held a request, `null` before (or for a
+/// notification or a response).
 pub(super) fn http_error(
     status: StatusCode,
+    id: Option<&RequestId>,
     code: ErrorCode,
     message: impl Into<String>,
 ) -> HttpResponse {
-    let body = json!({ "jsonrpc": "2.0", "error": { "code": code, "message": message.into() } });
+    let frame = Frame::error(id, &ErrorObject::new(code, message));
     HttpResponse::build(status)
         .content_type("application/json")
-        .body(body.to_string())
+        .body(frame.json.to_string())
 }
 
 pub(super) fn header_str(req: &HttpRequest, name: impl header::AsHeaderName) -> Option<&str> {
@@ -58,6 +61,7 @@ fn check_host(req: &HttpRequest, shared: &HttpShared) -> Result<(), HttpResponse
         );
         return Err(http_error(
             StatusCode::FORBIDDEN,
+            None,
             ErrorCode::INVALID_REQUEST,
             format!("forbidden: {reason}"),
         ));
@@ -66,12 +70,16 @@ fn check_host(req: &HttpRequest, shared: &HttpShared) -> Result<(), HttpResponse
 }
 
 /// The `MCP-Protocol-Version` header, trimmed (`Err` when it is not ASCII).
-fn raw_version(req: &HttpRequest) -> Result<Option<&str>, HttpResponse> {
+fn raw_version<'a>(
+    req: &'a HttpRequest,
+    id: Option<&RequestId>,
+) -> Result<Option<&'a str>, HttpResponse> {
     match req.headers().get(PROTOCOL_VERSION_HEADER) {
         None => Ok(None),
         Some(value) => value.to_str().map(|v| Some(v.trim())).map_err(|_| {
             http_error(
                 StatusCode::BAD_REQUEST,
+                id,
                 crate::error::code::HEADER_MISMATCH,
                 "the MCP-Protocol-Version header is not ASCII",
             )
@@ -80,7 +88,10 @@ fn raw_version(req: &HttpRequest) -> Result<Option<&str>, HttpResponse> {
 }
 
 /// A session request's `MCP-Protocol-Version`: a supported stateful revision, or absent.
-fn stateful_version(req: &HttpRequest) -> Result<Option<ProtocolVersion>, HttpResponse> {
+fn stateful_version(
+    req: &HttpRequest,
+    id: Option<&RequestId>,
+) -> Result<Option<ProtocolVersion>, HttpResponse> {
     match req.headers().get(PROTOCOL_VERSION_HEADER) {
         None => Ok(None),
         Some(value) => match value
@@ -91,6 +102,7 @@ fn stateful_version(req: &HttpRequest) -> Result<Option<ProtocolVersion>, HttpRe
             Some(version) if !version.is_stateless() => Ok(Some(version)),
             _ => Err(http_error(
                 StatusCode::BAD_REQUEST,
+                id,
                 ErrorCode::INVALID_REQUEST,
                 format!(
                     "unsupported MCP-Protocol-Version {:?}; supported: {}",
@@ -116,13 +128,14 @@ fn accepts(req: &HttpRequest, needle: &str) -> bool {
     })
 }
 
-fn session_id(req: &HttpRequest) -> Result<&str, HttpResponse> {
+fn session_id<'a>(req: &'a HttpRequest, id: Option<&RequestId>) -> Result<&'a str, HttpResponse> {
     header_str(req, SESSION_HEADER)
         .map(str::trim)
         .filter(|id| !id.is_empty())
         .ok_or_else(|| {
             http_error(
                 StatusCode::BAD_REQUEST,
+                id,
                 ErrorCode::INVALID_REQUEST,
                 "missing Mcp-Session-Id header; send initialize first",
             )
@@ -135,15 +148,17 @@ fn lookup(
     req: &HttpRequest,
     shared: &HttpShared,
     caller: Option<&Identity>,
+    id: Option<&RequestId>,
 ) -> Result<SessionHandle, HttpResponse> {
-    let id = session_id(req)?;
+    let session = session_id(req, id)?;
     shared
         .registry()
-        .get(id)
+        .get(session)
         .filter(|session| auth::owns(session, caller))
         .ok_or_else(|| {
             http_error(
                 StatusCode::NOT_FOUND,
+                id,
                 ErrorCode::INVALID_REQUEST,
                 "unknown or expired session; initialize a new one",
             )
@@ -177,6 +192,7 @@ async fn read_body(
     let too_large = || {
         http_error(
             StatusCode::PAYLOAD_TOO_LARGE,
+            None,
             ErrorCode::INVALID_REQUEST,
             format!("body exceeds {limit} bytes"),
         )
@@ -192,6 +208,7 @@ async fn read_body(
         let chunk = chunk.map_err(|err| {
             http_error(
                 StatusCode::BAD_REQUEST,
+                None,
                 ErrorCode::PARSE_ERROR,
                 format!("could not read the body: {err}"),
             )
@@ -266,6 +283,7 @@ pub(super) async fn post(
     if !(accepts(&req, "application/json") && accepts(&req, "text/event-stream")) {
         return http_error(
             StatusCode::NOT_ACCEPTABLE,
+            None,
             ErrorCode::INVALID_REQUEST,
             "the Accept header must list both application/json and text/event-stream",
         );
@@ -276,6 +294,7 @@ pub(super) async fn post(
     if !json_content {
         return http_error(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            None,
             ErrorCode::INVALID_REQUEST,
             "Content-Type must be application/json",
         );
@@ -293,21 +312,22 @@ pub(super) async fn post(
         }
     };
     let message_id = match &message {
-        Incoming::Request(request) => Some(&request.id),
+        Incoming::Request(request) => Some(request.id.clone()),
         _ => None,
     };
-    let caller = match auth::authenticate(&req, &shared, message_id).await {
+    let id = message_id.as_ref();
+    let caller = match auth::authenticate(&req, &shared, id).await {
         Ok(caller) => caller,
         Err(response) => return response,
     };
-    let raw = match raw_version(&req) {
+    let raw = match raw_version(&req, id) {
         Ok(raw) => raw,
         Err(response) => return response,
     };
     if modern::is_stateless(&message, raw) {
         return modern::post(&req, &shared, message, raw, caller).await;
     }
-    let header_version = match stateful_version(&req) {
+    let header_version = match stateful_version(&req, id) {
         Ok(version) => version,
         Err(response) => return response,
     };
@@ -321,7 +341,7 @@ pub(super) async fn post(
     }
     match message {
         Incoming::Request(request) if request.method == method::INITIALIZE => {
-            let session = match open_session(&shared, header_version) {
+            let session = match open_session(&shared, header_version, id) {
                 Ok(session) => session,
                 Err(response) => return response,
             };
@@ -330,7 +350,7 @@ pub(super) async fn post(
             let dispatch = request_dispatch(&shared, header_version, transport);
             answer(&shared, &session, request, true, dispatch).await
         }
-        Incoming::Request(request) => match lookup(&req, &shared, identity) {
+        Incoming::Request(request) => match lookup(&req, &shared, identity, id) {
             Ok(session) => {
                 let transport = auth::transport_info(&req, &shared, caller.clone());
                 let dispatch = request_dispatch(&shared, header_version, transport);
@@ -338,14 +358,14 @@ pub(super) async fn post(
             }
             Err(response) => response,
         },
-        Incoming::Notification(notification) => match lookup(&req, &shared, identity) {
+        Incoming::Notification(notification) => match lookup(&req, &shared, identity, id) {
             Ok(session) => {
                 session.notification(notification);
                 HttpResponse::Accepted().finish()
             }
             Err(response) => response,
         },
-        Incoming::Response(response) => match lookup(&req, &shared, identity) {
+        Incoming::Response(response) => match lookup(&req, &shared, identity, id) {
             Ok(session) => {
                 session.response(response);
                 HttpResponse::Accepted().finish()
@@ -379,6 +399,7 @@ fn authorize(
 fn open_session(
     shared: &HttpShared,
     header_version: Option<ProtocolVersion>,
+    request_id: Option<&RequestId>,
 ) -> Result<SessionHandle, HttpResponse> {
     let dispatch = Arc::new(McpDispatch {
         server: shared.server.clone(),
@@ -391,6 +412,7 @@ fn open_session(
     let id = SessionId::parse(&uuid::Uuid::new_v4().simple().to_string()).ok_or_else(|| {
         http_error(
             StatusCode::INTERNAL_SERVER_ERROR,
+            request_id,
             ErrorCode::INTERNAL_ERROR,
             "could not mint a session id",
         )
@@ -409,6 +431,7 @@ fn open_session(
         .map_err(|err| {
             http_error(
                 StatusCode::SERVICE_UNAVAILABLE,
+                request_id,
                 code::SERVER_BUSY,
                 format!("server busy: {err}"),
             )
@@ -437,6 +460,7 @@ async fn answer(
     dispatch: Option<Arc<dyn actix_mcp_actors::Dispatch>>,
 ) -> HttpResponse {
     let header_id = new.then(|| session.id().clone());
+    let id = request.id.clone();
     if shared.config.json_response {
         let (outlet, rx) = ResponseOutlet::channel();
         admit(session, request, outlet, dispatch.as_ref());
@@ -444,6 +468,7 @@ async fn answer(
             Ok(frame) => json_response(&frame.json, header_id.as_ref()),
             Err(_) if !session.is_alive() => http_error(
                 StatusCode::NOT_FOUND,
+                Some(&id),
                 ErrorCode::INVALID_REQUEST,
                 "the session ended before the request was answered",
             ),
@@ -464,6 +489,7 @@ async fn answer(
             answered: false, ..
         } if !session.is_alive() => http_error(
             StatusCode::NOT_FOUND,
+            Some(&id),
             ErrorCode::INVALID_REQUEST,
             "the session ended before the request was answered",
         ),
@@ -517,12 +543,14 @@ async fn post_stateless(
     });
     let metrics = shared.metrics.clone();
     if shared.config.json_response {
+        let id = request.id.clone();
         let (outlet, rx) = ResponseOutlet::channel();
         let _guard = InFlight::start_detached(request, dispatch, outlet, metrics);
         return match rx.await {
             Ok(frame) => json_response(&frame.json, None),
             Err(_) => http_error(
                 StatusCode::INTERNAL_SERVER_ERROR,
+                Some(&id),
                 ErrorCode::INTERNAL_ERROR,
                 "the request produced no response",
             ),
@@ -556,7 +584,7 @@ pub(super) async fn get(req: HttpRequest, shared: web::Data<HttpShared>) -> Http
     if stateless_header(&req) {
         return not_allowed_in_stateless();
     }
-    if let Err(response) = stateful_version(&req) {
+    if let Err(response) = stateful_version(&req, None) {
         return response;
     }
     if shared.config.stateless {
@@ -565,11 +593,12 @@ pub(super) async fn get(req: HttpRequest, shared: web::Data<HttpShared>) -> Http
     if !accepts(&req, "text/event-stream") {
         return http_error(
             StatusCode::NOT_ACCEPTABLE,
+            None,
             ErrorCode::INVALID_REQUEST,
             "the Accept header must list text/event-stream",
         );
     }
-    let session = match lookup(&req, &shared, caller.as_deref()) {
+    let session = match lookup(&req, &shared, caller.as_deref(), None) {
         Ok(session) => session,
         Err(response) => return response,
     };
@@ -577,6 +606,7 @@ pub(super) async fn get(req: HttpRequest, shared: web::Data<HttpShared>) -> Http
         let Ok(last) = last.parse::<EventId>() else {
             return http_error(
                 StatusCode::BAD_REQUEST,
+                None,
                 ErrorCode::INVALID_REQUEST,
                 "malformed Last-Event-ID",
             );
@@ -586,6 +616,7 @@ pub(super) async fn get(req: HttpRequest, shared: web::Data<HttpShared>) -> Http
             Ok(Resumed::Evicted) => {
                 return http_error(
                     StatusCode::GONE,
+                    None,
                     ErrorCode::INVALID_REQUEST,
                     "the events after Last-Event-ID are no longer kept (the server's event \
                      budget evicted them); they cannot be replayed",
@@ -597,6 +628,7 @@ pub(super) async fn get(req: HttpRequest, shared: web::Data<HttpShared>) -> Http
             Err(_) => {
                 return http_error(
                     StatusCode::NOT_FOUND,
+                    None,
                     ErrorCode::INVALID_REQUEST,
                     "the session ended",
                 );
@@ -607,6 +639,7 @@ pub(super) async fn get(req: HttpRequest, shared: web::Data<HttpShared>) -> Http
         Ok(receiver) => sse_response(&shared, receiver, (), None),
         Err(_) => http_error(
             StatusCode::NOT_FOUND,
+            None,
             ErrorCode::INVALID_REQUEST,
             "the session ended",
         ),
@@ -628,13 +661,13 @@ pub(super) async fn delete(req: HttpRequest, shared: web::Data<HttpShared>) -> H
     if stateless_header(&req) {
         return not_allowed_in_stateless();
     }
-    if let Err(response) = stateful_version(&req) {
+    if let Err(response) = stateful_version(&req, None) {
         return response;
     }
     if shared.config.stateless {
         return not_allowed_in_stateless();
     }
-    let id = match session_id(&req) {
+    let id = match session_id(&req, None) {
         Ok(id) => id,
         Err(response) => return response,
     };
@@ -648,6 +681,7 @@ pub(super) async fn delete(req: HttpRequest, shared: web::Data<HttpShared>) -> H
     } else {
         http_error(
             StatusCode::NOT_FOUND,
+            None,
             ErrorCode::INVALID_REQUEST,
             "unknown or expired session",
         )
@@ -664,6 +698,7 @@ fn stateless_header(req: &HttpRequest) -> bool {
 fn not_allowed_in_stateless() -> HttpResponse {
     let mut response = http_error(
         StatusCode::METHOD_NOT_ALLOWED,
+        None,
         ErrorCode::INVALID_REQUEST,
         "this server is stateless: only POST is served",
     );
@@ -677,6 +712,7 @@ fn not_allowed_in_stateless() -> HttpResponse {
 pub(super) async fn not_allowed(req: HttpRequest) -> HttpResponse<BoxBody> {
     let mut response = http_error(
         StatusCode::METHOD_NOT_ALLOWED,
+        None,
         ErrorCode::INVALID_REQUEST,
         format!("method {} is not allowed on the MCP endpoint", req.method()),
     );

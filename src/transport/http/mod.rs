@@ -16,6 +16,10 @@
 //! | bad `Host` or `Origin` | 403 |
 //! | with [`bearer_auth`](McpHttp::bearer_auth): no or bad token / missing scope / another identity's session | 401 / 403 / 404, see [`auth`](crate::server::auth) |
 //!
+//! Every refusal's body is a JSON-RPC error object with an `id` member: the request's id once
+//! the body has been read and held a request, `null` before (JSON-RPC 2.0 §5), so a client can
+//! always tell which request failed, or that the server could not know.
+//!
 //! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#streamable-http>
 
 mod answer;

@@ -312,12 +312,14 @@ pub(super) async fn post(
     let dispatch = dispatch(req, shared, caller);
     let metrics = shared.metrics.clone();
     if shared.config.json_response {
+        let id = request.id.clone();
         let (outlet, rx) = ResponseOutlet::channel();
         let _guard = InFlight::start_detached(request, dispatch, outlet, metrics);
         return match rx.await {
             Ok(frame) => frame_response(&frame.json),
             Err(_) => super::handlers::http_error(
                 StatusCode::INTERNAL_SERVER_ERROR,
+                Some(&id),
                 ErrorCode::INTERNAL_ERROR,
                 "the request produced no response",
             ),
