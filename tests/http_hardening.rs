@@ -12,11 +12,15 @@
 
 mod common;
 
+use std::time::Duration;
+
+use actix_mcp::server::auth::{AuthError, BearerAuth, Identity, TokenValidator};
+use futures::future::BoxFuture;
 use reqwest::StatusCode;
 use reqwest::header::{HOST, HeaderValue, ORIGIN};
 use serde_json::{Value, json};
 
-use common::http::{VERSION, refusal};
+use common::http::{Client, VERSION, assert_ping, eventually, read_answer, refusal};
 use common::http_tools::start;
 
 fn ping(id: i64) -> Value {
@@ -46,7 +50,10 @@ async fn host_and_origin_checks_fail_closed() {
     let refused: [&[(&str, &[u8])]; 3] = [
         &[("origin", b"http://localhost\xff")],
         &[("host", b"localhost\xe9:1")],
-        &[("origin", b"http://localhost"), ("origin", b"http://evil.example")],
+        &[
+            ("origin", b"http://localhost"),
+            ("origin", b"http://evil.example"),
+        ],
     ];
     for headers in refused {
         let mut builder = client.post_builder(&initialize(json!(0)));
@@ -56,7 +63,11 @@ async fn host_and_origin_checks_fail_closed() {
         }
         let response = common::http::send(builder).await;
         assert_eq!(response.status(), StatusCode::FORBIDDEN, "{headers:?}");
-        assert_eq!(refusal(response).await, (-32600, Value::Null), "{headers:?}");
+        assert_eq!(
+            refusal(response).await,
+            (-32600, Value::Null),
+            "{headers:?}"
+        );
     }
     let allowed = client
         .post_builder(&ping(1))
@@ -162,5 +173,145 @@ async fn every_refusal_carries_an_id() {
     let response = srv.client().post(&initialize(json!("second"))).await;
     assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(refusal(response).await, (-32000, json!("second")));
+    srv.stop().await;
+}
+
+/// POSTs an `initialize` as `client` and keeps the session id, without sending
+/// `notifications/initialized`: a handshake left unfinished.
+async fn half_initialize(client: &mut Client) {
+    let answer = read_answer(client.post(&initialize(json!(0))).await, &json!(0)).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.response);
+    client.session = Some(
+        answer.headers["mcp-session-id"]
+            .to_str()
+            .unwrap()
+            .to_owned(),
+    );
+    client.version = Some(VERSION.to_owned());
+}
+
+/// A session whose client never sends `notifications/initialized` is closed after the
+/// handshake timeout, busy or not; one that finished its handshake stays.
+#[actix_web::test]
+async fn unfinished_handshakes_expire() {
+    let timeout = Duration::from_millis(200);
+    let (_fixture, srv) = start(|mcp| mcp.handshake_timeout(Some(timeout)));
+    let mut done = srv.client();
+    done.initialize(json!({})).await;
+    let mut walked_away = srv.client();
+    half_initialize(&mut walked_away).await;
+    assert_eq!(srv.mcp.session_count(), 2);
+    eventually("the unfinished session expires", || {
+        srv.mcp.session_count() == 1
+    })
+    .await;
+    let response = walked_away.post(&ping(1)).await;
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+    assert_eq!(refusal(response).await, (-32600, json!(1)));
+    tokio::time::sleep(timeout * 2).await;
+    assert_ping(&done, 2).await;
+    srv.stop().await;
+}
+
+/// An `initialize` that fails (`protocolVersion` is not a string: -32602) opens no session and
+/// takes no place, in both answer modes: the next client still gets the only place.
+#[actix_web::test]
+async fn a_failed_initialize_opens_no_session() {
+    for json_response in [false, true] {
+        let (_fixture, srv) = start(|mcp| mcp.max_sessions(1).json_response(json_response));
+        for attempt in 0..3 {
+            let mut bad = initialize(json!(attempt));
+            bad["params"]["protocolVersion"] = json!(5);
+            let answer = read_answer(srv.client().post(&bad).await, &json!(attempt)).await;
+            assert_eq!(
+                answer.response["error"]["code"], -32602,
+                "{}",
+                answer.response
+            );
+            assert!(
+                answer.headers.get("mcp-session-id").is_none(),
+                "a failed initialize handed out a session id"
+            );
+            assert_eq!(srv.mcp.session_count(), 0);
+        }
+        srv.client().initialize(json!({})).await;
+        assert_eq!(srv.mcp.session_count(), 1);
+        srv.stop().await;
+    }
+}
+
+/// At the session cap a newcomer evicts the least recently active session idle for the
+/// minimum; 503 (with `Retry-After`) only while none qualifies.
+#[actix_web::test]
+async fn at_the_cap_the_longest_idle_session_makes_room() {
+    let minimum = Duration::from_millis(300);
+    let (_fixture, srv) = start(|mcp| mcp.max_sessions(2).evict_idle_after(Some(minimum)));
+    let mut oldest = srv.client();
+    oldest.initialize(json!({})).await;
+    let mut active = srv.client();
+    active.initialize(json!({})).await;
+
+    let response = srv.client().post(&initialize(json!("early"))).await;
+    assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert!(response.headers().contains_key("retry-after"));
+    assert_eq!(refusal(response).await, (-32000, json!("early")));
+
+    tokio::time::sleep(minimum + Duration::from_millis(50)).await;
+    assert_ping(&active, 1).await;
+    let mut newcomer = srv.client();
+    newcomer.initialize(json!({})).await;
+    assert_eq!(srv.mcp.session_count(), 2);
+    let response = oldest.post(&ping(2)).await;
+    assert_eq!(
+        response.status(),
+        StatusCode::NOT_FOUND,
+        "the oldest was evicted"
+    );
+    assert_ping(&active, 3).await;
+    assert_ping(&newcomer, 4).await;
+    srv.stop().await;
+}
+
+/// Accepts any token and names the caller after it.
+struct TokenIsSubject;
+
+impl TokenValidator for TokenIsSubject {
+    fn validate<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Identity, AuthError>> {
+        Box::pin(async move { Ok(Identity::new(token).with_issuer("https://as.example")) })
+    }
+}
+
+/// With bearer auth, one identity holds at most `max_sessions_per_principal` sessions (429
+/// past it, with a JSON-RPC error saying so); another identity is not affected.
+#[actix_web::test]
+async fn sessions_per_principal_are_capped() {
+    let auth = BearerAuth::builder("http://127.0.0.1/mcp", TokenIsSubject)
+        .authorization_server("https://as.example")
+        .build()
+        .unwrap();
+    let (_fixture, srv) = start(|mcp| mcp.bearer_auth(auth).max_sessions_per_principal(2));
+    let as_user = |user: &str, body: &Value| {
+        srv.client()
+            .post_builder(body)
+            .header("authorization", format!("Bearer {user}"))
+    };
+    for n in 0..2 {
+        let response = common::http::send(as_user("alice", &initialize(json!(n)))).await;
+        assert_eq!(response.status(), StatusCode::OK);
+    }
+    let response = common::http::send(as_user("alice", &initialize(json!(2)))).await;
+    assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(response.headers().contains_key("retry-after"));
+    let body: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
+    assert_eq!(body["id"], 2);
+    assert_eq!(body["error"]["code"], -32000);
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("too many sessions for this identity"),
+        "{message}"
+    );
+    let response = common::http::send(as_user("bob", &initialize(json!(3)))).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(srv.mcp.session_count(), 3);
     srv.stop().await;
 }

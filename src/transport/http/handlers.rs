@@ -12,7 +12,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use futures::StreamExt;
 
 use actix_mcp_actors::{
-    ErrorCode, ErrorObject, EventId, EventLog, Frame, InFlight, Incoming, RequestId,
+    ErrorCode, ErrorObject, EventId, EventLog, Frame, InFlight, Incoming, OpenError, RequestId,
     ResponseOutlet, Resumed, SessionConfig, SessionHandle, SessionId, SessionParts, Settled,
     SseEvent, StreamReceiver,
 };
@@ -27,6 +27,7 @@ use crate::protocol::{ProtocolVersion, method};
 use crate::server::auth::Identity;
 use crate::server::context::TransportInfo;
 use crate::server::route::{McpDispatch, RequestDefaults};
+use crate::server::session::SessionState;
 
 /// An HTTP refusal with a JSON-RPC error body. The body always has an `id` member: the
 /// request's id once the body was read and held a request, `null` before (or for a
@@ -341,11 +342,11 @@ pub(super) async fn post(
     }
     match message {
         Incoming::Request(request) if request.method == method::INITIALIZE => {
-            let session = match open_session(&shared, header_version, id) {
+            let owner = identity.map(|identity| Arc::from(identity.owner_key()));
+            let session = match open_session(&shared, header_version, id, owner) {
                 Ok(session) => session,
                 Err(response) => return response,
             };
-            auth::bind(&session, identity);
             let transport = auth::transport_info(&req, &shared, caller.clone());
             let dispatch = request_dispatch(&shared, header_version, transport);
             answer(&shared, &session, request, true, dispatch).await
@@ -396,10 +397,13 @@ fn authorize(
     }
 }
 
+/// Opens a session for an `initialize`, bound to `owner` (on a protected endpoint); the 503 or
+/// 429 answer when there is no room.
 fn open_session(
     shared: &HttpShared,
     header_version: Option<ProtocolVersion>,
     request_id: Option<&RequestId>,
+    owner: Option<Arc<str>>,
 ) -> Result<SessionHandle, HttpResponse> {
     let dispatch = Arc::new(McpDispatch {
         server: shared.server.clone(),
@@ -427,15 +431,39 @@ fn open_session(
             },
             standalone: None,
             on_stopped: None,
+            owner,
         })
         .map_err(|err| {
-            http_error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                request_id,
-                code::SERVER_BUSY,
-                format!("server busy: {err}"),
-            )
+            let (status, message) = match err {
+                OpenError::OwnerFull(limit) => (
+                    StatusCode::TOO_MANY_REQUESTS,
+                    format!(
+                        "too many sessions for this identity (limit {limit}); end one with \
+                         DELETE or let one expire"
+                    ),
+                ),
+                err => (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    format!("server busy: {err}; retry later"),
+                ),
+            };
+            let mut response = http_error(status, request_id, code::SERVER_BUSY, message);
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+            response
         })
+}
+
+/// The id of a session opened for an `initialize`, sent back once the initialize succeeded.
+/// A failed `initialize` leaves nothing behind: its session is closed at once (its place freed)
+/// and its id never handed out.
+fn keep_if_initialized(shared: &HttpShared, session: &SessionHandle) -> Option<SessionId> {
+    if session.data::<SessionState>().is_some() {
+        return Some(session.id().clone());
+    }
+    shared.registry().close(session.id().as_str());
+    None
 }
 
 /// Hands a request to its session, answered by `dispatch` when the transport gave it one.
@@ -459,13 +487,13 @@ async fn answer(
     new: bool,
     dispatch: Option<Arc<dyn actix_mcp_actors::Dispatch>>,
 ) -> HttpResponse {
-    let header_id = new.then(|| session.id().clone());
+    let header_id = |session| new.then(|| keep_if_initialized(shared, session)).flatten();
     let id = request.id.clone();
     if shared.config.json_response {
         let (outlet, rx) = ResponseOutlet::channel();
         admit(session, request, outlet, dispatch.as_ref());
         return match rx.await {
-            Ok(frame) => json_response(&frame.json, header_id.as_ref()),
+            Ok(frame) => json_response(&frame.json, header_id(session).as_ref()),
             Err(_) if !session.is_alive() => http_error(
                 StatusCode::NOT_FOUND,
                 Some(&id),
@@ -494,9 +522,11 @@ async fn answer(
             "the session ended before the request was answered",
         ),
         Settled::Complete { events, .. } => {
-            complete_sse_response(shared, events, header_id.as_ref())
+            complete_sse_response(shared, events, header_id(session).as_ref())
         }
-        Settled::Stream(receiver) => sse_response(shared, receiver, (), header_id.as_ref()),
+        Settled::Stream(receiver) => {
+            sse_response(shared, receiver, (), header_id(session).as_ref())
+        }
     }
 }
 

@@ -13,6 +13,7 @@
 //! | DELETE | ends the session (200) |
 //! | bad `Accept` / `Content-Type` / size / JSON | 406 / 415 / 413 / 400, with a JSON-RPC error body |
 //! | missing / unknown session | 400 / 404 |
+//! | `initialize` past the session cap, none idle enough to evict / past the cap per identity | 503 / 429, with `Retry-After` |
 //! | bad `Host` or `Origin` | 403 |
 //! | with [`bearer_auth`](McpHttp::bearer_auth): no or bad token / missing scope / another identity's session | 401 / 403 / 404, see [`auth`](crate::server::auth) |
 //!
@@ -57,6 +58,9 @@ pub(crate) struct HttpConfig {
     pub(crate) body_limit: usize,
     pub(crate) idle_timeout: Option<Duration>,
     pub(crate) max_sessions: usize,
+    pub(crate) handshake_timeout: Option<Duration>,
+    pub(crate) evict_idle_after: Option<Duration>,
+    pub(crate) max_sessions_per_principal: usize,
     pub(crate) keep_alive: Duration,
     pub(crate) retry: Duration,
     pub(crate) host_policy: HostPolicy,
@@ -75,6 +79,12 @@ impl fmt::Debug for HttpConfig {
             .field("body_limit", &self.body_limit)
             .field("idle_timeout", &self.idle_timeout)
             .field("max_sessions", &self.max_sessions)
+            .field("handshake_timeout", &self.handshake_timeout)
+            .field("evict_idle_after", &self.evict_idle_after)
+            .field(
+                "max_sessions_per_principal",
+                &self.max_sessions_per_principal,
+            )
             .field("host_policy", &self.host_policy)
             .field("auth", &self.auth)
             .field("capture_headers", &self.capture_headers)
@@ -96,6 +106,10 @@ impl HttpShared {
             let config = RegistryConfig {
                 max_sessions: self.config.max_sessions,
                 idle_timeout: self.config.idle_timeout,
+                handshake_timeout: self.config.handshake_timeout,
+                evict_idle_after: self.config.evict_idle_after,
+                // Sessions have owners only on a protected endpoint.
+                max_sessions_per_owner: Some(self.config.max_sessions_per_principal),
             };
             let registry = actix_mcp_actors::Registry::start(
                 config,
@@ -178,10 +192,37 @@ impl McpHttp {
         self.with_config(|c| c.idle_timeout = timeout)
     }
 
-    /// Most live sessions (default 10,000); `initialize` past it is answered 503.
+    /// Most live sessions (default 10,000). An `initialize` past it evicts the least recently
+    /// active session idle for at least [`evict_idle_after`](Self::evict_idle_after), or is
+    /// answered 503 (with `Retry-After`) when none is.
     #[must_use]
     pub fn max_sessions(self, limit: usize) -> Self {
         self.with_config(|c| c.max_sessions = limit.max(1))
+    }
+
+    /// Sessions whose client has not completed the handshake (`initialize`, then
+    /// `notifications/initialized`) this long after opening are closed (default 10 s; `None`
+    /// waits for the idle timeout), so clients that open sessions and walk away cannot fill
+    /// the table. An `initialize` that fails opens no session at all.
+    #[must_use]
+    pub fn handshake_timeout(self, timeout: Option<Duration>) -> Self {
+        self.with_config(|c| c.handshake_timeout = timeout)
+    }
+
+    /// At [`max_sessions`](Self::max_sessions), a new session evicts the least recently active
+    /// session idle for at least this long (default 60 s; `None` never evicts: past the cap,
+    /// `initialize` is 503).
+    #[must_use]
+    pub fn evict_idle_after(self, idle: Option<Duration>) -> Self {
+        self.with_config(|c| c.evict_idle_after = idle)
+    }
+
+    /// With [`bearer_auth`](Self::bearer_auth), most live sessions one identity may hold
+    /// (default 100); one more `initialize` is answered 429 (with `Retry-After`). Without bearer
+    /// auth there is no identity to count by.
+    #[must_use]
+    pub fn max_sessions_per_principal(self, limit: usize) -> Self {
+        self.with_config(|c| c.max_sessions_per_principal = limit.max(1))
     }
 
     /// How often idle SSE streams get a keep-alive comment (default 15 s).
@@ -317,6 +358,9 @@ impl Server {
             body_limit: 4 * 1024 * 1024,
             idle_timeout: Some(Duration::from_secs(30 * 60)),
             max_sessions: 10_000,
+            handshake_timeout: Some(Duration::from_secs(10)),
+            evict_idle_after: Some(Duration::from_secs(60)),
+            max_sessions_per_principal: 100,
             keep_alive: Duration::from_secs(15),
             retry: Duration::from_secs(1),
             host_policy: HostPolicy::LoopbackOnly,

@@ -140,7 +140,10 @@ mod tests {
         assert!(!check(
             &policy,
             true,
-            &[("host", b"127.0.0.1:1"), ("origin", b"http://evil.example.com")]
+            &[
+                ("host", b"127.0.0.1:1"),
+                ("origin", b"http://evil.example.com")
+            ]
         ));
         assert!(check(&policy, false, &[("host", b"evil.example.com")]));
         let custom = HostPolicy::AllowList {
