@@ -315,3 +315,86 @@ async fn sessions_per_principal_are_capped() {
     assert_eq!(srv.mcp.session_count(), 3);
     srv.stop().await;
 }
+
+/// Writes `head` and `body` on a new loopback connection to the test server, then reads what
+/// comes back until the server closes the connection (bounded by [`common::WAIT`]). Returns
+/// the bytes read and whether the server closed the connection in time.
+async fn raw_exchange(port: u16, head: &str, body: &[u8]) -> (String, bool) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap();
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(body).await.unwrap();
+    let mut seen = Vec::new();
+    let closed = tokio::time::timeout(common::WAIT, async {
+        let mut buf = [0u8; 4096];
+        loop {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => seen.extend_from_slice(&buf[..n]),
+            }
+        }
+    })
+    .await
+    .is_ok();
+    (String::from_utf8_lossy(&seen).into_owned(), closed)
+}
+
+/// A POST whose body never finishes (a `Content-Length` longer than what is sent, or a chunked
+/// body without its last chunk) is answered 408 with a JSON-RPC error (`"id": null`) once the
+/// body deadline passes, and its connection is closed; a chunked body that goes on past the
+/// size limit is answered 413 at once, and its connection closed too (never drained).
+#[actix_web::test]
+async fn unfinished_bodies_are_answered_408_and_their_socket_closed() {
+    let (_fixture, srv) = start(|mcp| mcp.body_timeout(Duration::from_millis(300)).body_limit(64));
+    let common_head = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n\
+                       Accept: application/json, text/event-stream\r\n\
+                       Content-Type: application/json\r\n";
+    let short = format!("{common_head}Content-Length: 60\r\n\r\n");
+    let chunked = format!("{common_head}Transfer-Encoding: chunked\r\n\r\n");
+    let large_chunk = format!("64\r\n{}\r\n", " ".repeat(100));
+    let late = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"the request body did not arrive within 300 ms"}}"#;
+    let large =
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"body exceeds 64 bytes"}}"#;
+    let cases: [(&str, &str, &[u8], &str, &str); 3] = [
+        (
+            "short Content-Length",
+            &short,
+            br#"{"jsonrpc":"2.0","#,
+            "408",
+            late,
+        ),
+        (
+            "unfinished chunked",
+            &chunked,
+            b"5\r\n{\"jso\r\n",
+            "408",
+            late,
+        ),
+        (
+            "endless chunked",
+            &chunked,
+            large_chunk.as_bytes(),
+            "413",
+            large,
+        ),
+    ];
+    for (what, head, body, status, error) in cases {
+        let started = tokio::time::Instant::now();
+        let (answer, closed) = raw_exchange(srv.port, head, body).await;
+        assert!(
+            answer.starts_with(&format!("HTTP/1.1 {status}")),
+            "{what}: expected {status}, got {answer:?}"
+        );
+        assert!(answer.ends_with(error), "{what}: {answer:?}");
+        assert!(closed, "{what}: the server kept the connection open");
+        if status == "408" {
+            assert!(
+                started.elapsed() >= Duration::from_millis(300),
+                "{what}: too early"
+            );
+        }
+    }
+    srv.stop().await;
+}

@@ -5,9 +5,9 @@
 
 use std::sync::Arc;
 
-use actix_web::body::BoxBody;
-use actix_web::http::StatusCode;
+use actix_web::body::{BodySize, BoxBody, MessageBody};
 use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::{ConnectionType, StatusCode};
 use actix_web::{HttpRequest, HttpResponse, web};
 use futures::StreamExt;
 
@@ -187,7 +187,7 @@ fn request_dispatch(
 /// Reads the body, refusing more than `limit` bytes.
 async fn read_body(
     req: &HttpRequest,
-    mut payload: web::Payload,
+    payload: &mut web::Payload,
     limit: usize,
 ) -> Result<web::BytesMut, HttpResponse> {
     let too_large = || {
@@ -220,6 +220,60 @@ async fn read_body(
         body.extend_from_slice(&chunk);
     }
     Ok(body)
+}
+
+/// A refusal sent before the whole body was read, after which the connection closes: what is
+/// left of the body is never read. (actix-web would otherwise drain a chunked body whose
+/// reader went away, for as long as the client keeps sending it; it closes the connection
+/// instead when the body's reader is still alive as the answer goes out, so the answer keeps
+/// it until it is written.)
+fn close_unread(response: HttpResponse, payload: web::Payload) -> HttpResponse {
+    let mut response = response.map_body(|head, body| {
+        head.set_connection_type(ConnectionType::Close);
+        UnreadBody {
+            body,
+            _payload: payload,
+        }
+    });
+    response
+        .head_mut()
+        .set_connection_type(ConnectionType::Close);
+    response.map_into_boxed_body()
+}
+
+/// A refusal's body, holding the reader of the request body it did not read (see
+/// [`close_unread`]).
+struct UnreadBody {
+    body: BoxBody,
+    _payload: web::Payload,
+}
+
+impl MessageBody for UnreadBody {
+    type Error = <BoxBody as MessageBody>::Error;
+
+    fn size(&self) -> BodySize {
+        self.body.size()
+    }
+
+    fn poll_next(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<bytes::Bytes, Self::Error>>> {
+        std::pin::Pin::new(&mut self.get_mut().body).poll_next(cx)
+    }
+}
+
+/// The 408 answer to a body that did not arrive in time.
+fn body_timed_out(limit: std::time::Duration) -> HttpResponse {
+    http_error(
+        StatusCode::REQUEST_TIMEOUT,
+        None,
+        ErrorCode::INVALID_REQUEST,
+        format!(
+            "the request body did not arrive within {} ms",
+            limit.as_millis()
+        ),
+    )
 }
 
 /// The headers of every SSE answer.
@@ -275,7 +329,7 @@ fn json_response(json: &str, session: Option<&SessionId>) -> HttpResponse {
 /// `POST /mcp`: one JSON-RPC message.
 pub(super) async fn post(
     req: HttpRequest,
-    payload: web::Payload,
+    mut payload: web::Payload,
     shared: web::Data<HttpShared>,
 ) -> HttpResponse {
     if let Err(response) = check_host(&req, &shared) {
@@ -300,9 +354,11 @@ pub(super) async fn post(
             "Content-Type must be application/json",
         );
     }
-    let body = match read_body(&req, payload, shared.config.body_limit).await {
-        Ok(body) => body,
-        Err(response) => return response,
+    let read = read_body(&req, &mut payload, shared.config.body_limit);
+    let body = match tokio::time::timeout(shared.config.body_timeout, read).await {
+        Ok(Ok(body)) => body,
+        Ok(Err(response)) => return close_unread(response, payload),
+        Err(_) => return close_unread(body_timed_out(shared.config.body_timeout), payload),
     };
     let message = match actix_mcp_actors::parse_message(&body) {
         Ok(message) => message,

@@ -12,6 +12,7 @@
 //! | GET | the session's standalone SSE stream; with `Last-Event-ID`, the resumed stream |
 //! | DELETE | ends the session (200) |
 //! | bad `Accept` / `Content-Type` / size / JSON | 406 / 415 / 413 / 400, with a JSON-RPC error body |
+//! | a body that does not arrive within [`body_timeout`](McpHttp::body_timeout) | 408, and the connection is closed |
 //! | missing / unknown session | 400 / 404 |
 //! | `initialize` past the session cap, none idle enough to evict / past the cap per identity | 503 / 429, with `Retry-After` |
 //! | bad `Host` or `Origin` | 403 |
@@ -56,6 +57,7 @@ pub(crate) struct HttpConfig {
     pub(crate) stateless: bool,
     pub(crate) json_response: bool,
     pub(crate) body_limit: usize,
+    pub(crate) body_timeout: Duration,
     pub(crate) idle_timeout: Option<Duration>,
     pub(crate) max_sessions: usize,
     pub(crate) handshake_timeout: Option<Duration>,
@@ -77,6 +79,7 @@ impl fmt::Debug for HttpConfig {
             .field("stateless", &self.stateless)
             .field("json_response", &self.json_response)
             .field("body_limit", &self.body_limit)
+            .field("body_timeout", &self.body_timeout)
             .field("idle_timeout", &self.idle_timeout)
             .field("max_sessions", &self.max_sessions)
             .field("handshake_timeout", &self.handshake_timeout)
@@ -183,6 +186,17 @@ impl McpHttp {
     #[must_use]
     pub fn body_limit(self, bytes: usize) -> Self {
         self.with_config(|c| c.body_limit = bytes)
+    }
+
+    /// How long a POST body may take to arrive, counted from when the endpoint starts reading it
+    /// (default 10 s). A body that has not ended by then (a short `Content-Length`, an
+    /// unfinished chunked body, a client that trickles bytes) is answered 408 with a JSON-RPC
+    /// error and `Connection: close`, so the worker and the socket are not held. The request
+    /// line and headers have actix-web's own deadline, `HttpServer::client_request_timeout`
+    /// (default 5 s; [`Server::serve`] keeps it).
+    #[must_use]
+    pub fn body_timeout(self, timeout: Duration) -> Self {
+        self.with_config(|c| c.body_timeout = timeout)
     }
 
     /// Sessions without requests or open streams for this long are closed (default 30 min;
@@ -356,6 +370,7 @@ impl Server {
             stateless: false,
             json_response: false,
             body_limit: 4 * 1024 * 1024,
+            body_timeout: Duration::from_secs(10),
             idle_timeout: Some(Duration::from_secs(30 * 60)),
             max_sessions: 10_000,
             handshake_timeout: Some(Duration::from_secs(10)),
