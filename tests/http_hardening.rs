@@ -398,3 +398,53 @@ async fn unfinished_bodies_are_answered_408_and_their_socket_closed() {
     }
     srv.stop().await;
 }
+
+/// `tools/call` of `slow` padded to about `bytes` bytes.
+fn padded_slow_call(id: i64, bytes: usize) -> Value {
+    let mut call = common::http::tools_call(json!(id), "slow", json!({}));
+    let len = call.to_string().len();
+    call["params"]["_meta"] = json!({"pad": "x".repeat(bytes.saturating_sub(len + 20))});
+    call
+}
+
+/// The request bytes in flight are bounded server-wide: while a large request is being
+/// answered (its answer streams), another that does not fit is refused 503 with `Retry-After`
+/// and a JSON-RPC error; small ones still fit; the bytes come back when the answer ends.
+#[actix_web::test]
+async fn request_bytes_in_flight_have_a_server_wide_budget() {
+    let (fixture, srv) = start(|mcp| mcp.max_request_bytes_in_flight(1000));
+    let mut client = srv.client();
+    client.initialize(json!({})).await;
+    let big = padded_slow_call(1, 700);
+    let mut held = common::sse::SseReader::new(client.post(&big).await);
+    fixture.probes.started.wait_for(1).await;
+
+    let response = client.post(&padded_slow_call(2, 700)).await;
+    assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(response.headers()["retry-after"], "1");
+    let body: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
+    assert_eq!(body["id"], Value::Null);
+    assert_eq!(body["error"]["code"], -32000);
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("budget"), "{message}");
+    assert_ping(&client, 3).await;
+
+    client.cancel(json!(1)).await;
+    held.expect_end().await;
+    fixture.probes.stopped.wait_for(1).await;
+    // Released once the held answer has ended; its connection may still be closing.
+    let deadline = tokio::time::Instant::now() + common::WAIT;
+    loop {
+        let response = client.post(&padded_slow_call(4, 700)).await;
+        if response.status() == StatusCode::OK {
+            break;
+        }
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the budget was never released"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    srv.stop().await;
+}

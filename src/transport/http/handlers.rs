@@ -19,6 +19,7 @@ use actix_mcp_actors::{
 
 use super::answer::{self, ANSWER_WINDOW};
 use super::auth;
+use super::budget::{ByteBudget, Reservation};
 use super::modern;
 use super::sse::{self, SseBody};
 use super::{HttpShared, PROTOCOL_VERSION_HEADER, SESSION_HEADER};
@@ -184,12 +185,14 @@ fn request_dispatch(
     }))
 }
 
-/// Reads the body, refusing more than `limit` bytes.
+/// Reads the body, refusing more than `limit` bytes, and reserves its size in the server's
+/// budget of request bytes in flight (503 when it does not fit).
 async fn read_body(
     req: &HttpRequest,
     payload: &mut web::Payload,
     limit: usize,
-) -> Result<web::BytesMut, HttpResponse> {
+    budget: &Arc<ByteBudget>,
+) -> Result<(web::BytesMut, Reservation), HttpResponse> {
     let too_large = || {
         http_error(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -198,13 +201,30 @@ async fn read_body(
             format!("body exceeds {limit} bytes"),
         )
     };
-    if let Some(length) =
-        header_str(req, header::CONTENT_LENGTH).and_then(|l| l.parse::<usize>().ok())
-        && length > limit
-    {
+    let over_budget = || {
+        let mut response = http_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            None,
+            code::SERVER_BUSY,
+            format!(
+                "server busy: the request bytes in flight would exceed the server's budget \
+                 ({} bytes); retry later",
+                budget.limit()
+            ),
+        );
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        response
+    };
+    let length = header_str(req, header::CONTENT_LENGTH).and_then(|l| l.parse::<usize>().ok());
+    if length.is_some_and(|length| length > limit) {
         return Err(too_large());
     }
-    let mut body = web::BytesMut::new();
+    let mut reservation = budget
+        .reserve(length.unwrap_or(0))
+        .ok_or_else(over_budget)?;
+    let mut body = web::BytesMut::with_capacity(length.unwrap_or(0));
     while let Some(chunk) = payload.next().await {
         let chunk = chunk.map_err(|err| {
             http_error(
@@ -214,12 +234,16 @@ async fn read_body(
                 format!("could not read the body: {err}"),
             )
         })?;
-        if body.len() + chunk.len() > limit {
+        let total = body.len() + chunk.len();
+        if total > limit {
             return Err(too_large());
+        }
+        if !reservation.grow_to(total) {
+            return Err(over_budget());
         }
         body.extend_from_slice(&chunk);
     }
-    Ok(body)
+    Ok((body, reservation))
 }
 
 /// A refusal sent before the whole body was read, after which the connection closes: what is
@@ -354,13 +378,20 @@ pub(super) async fn post(
             "Content-Type must be application/json",
         );
     }
-    let read = read_body(&req, &mut payload, shared.config.body_limit);
-    let body = match tokio::time::timeout(shared.config.body_timeout, read).await {
-        Ok(Ok(body)) => body,
+    let read = read_body(&req, &mut payload, shared.config.body_limit, &shared.budget);
+    let (body, reservation) = match tokio::time::timeout(shared.config.body_timeout, read).await {
+        Ok(Ok(read)) => read,
         Ok(Err(response)) => return close_unread(response, payload),
         Err(_) => return close_unread(body_timed_out(shared.config.body_timeout), payload),
     };
-    let message = match actix_mcp_actors::parse_message(&body) {
+    drop(payload);
+    let response = post_message(&req, &shared, &body).await;
+    reservation.release_after(response)
+}
+
+/// Answers a POSTed message whose body has been read.
+async fn post_message(req: &HttpRequest, shared: &HttpShared, body: &[u8]) -> HttpResponse {
+    let message = match actix_mcp_actors::parse_message(body) {
         Ok(message) => message,
         Err(rejection) => {
             return HttpResponse::BadRequest()
@@ -373,56 +404,56 @@ pub(super) async fn post(
         _ => None,
     };
     let id = message_id.as_ref();
-    let caller = match auth::authenticate(&req, &shared, id).await {
+    let caller = match auth::authenticate(req, shared, id).await {
         Ok(caller) => caller,
         Err(response) => return response,
     };
-    let raw = match raw_version(&req, id) {
+    let raw = match raw_version(req, id) {
         Ok(raw) => raw,
         Err(response) => return response,
     };
     if modern::is_stateless(&message, raw) {
-        return modern::post(&req, &shared, message, raw, caller).await;
+        return modern::post(req, shared, message, raw, caller).await;
     }
-    let header_version = match stateful_version(&req, id) {
+    let header_version = match stateful_version(req, id) {
         Ok(version) => version,
         Err(response) => return response,
     };
-    if let Err(response) = authorize(&shared, caller.as_deref(), &message) {
+    if let Err(response) = authorize(shared, caller.as_deref(), &message) {
         return response;
     }
     let identity = caller.as_deref();
     if shared.config.stateless {
-        let transport = auth::transport_info(&req, &shared, caller.clone());
-        return post_stateless(&shared, message, header_version, transport).await;
+        let transport = auth::transport_info(req, shared, caller.clone());
+        return post_stateless(shared, message, header_version, transport).await;
     }
     match message {
         Incoming::Request(request) if request.method == method::INITIALIZE => {
             let owner = identity.map(|identity| Arc::from(identity.owner_key()));
-            let session = match open_session(&shared, header_version, id, owner) {
+            let session = match open_session(shared, header_version, id, owner) {
                 Ok(session) => session,
                 Err(response) => return response,
             };
-            let transport = auth::transport_info(&req, &shared, caller.clone());
-            let dispatch = request_dispatch(&shared, header_version, transport);
-            answer(&shared, &session, request, true, dispatch).await
+            let transport = auth::transport_info(req, shared, caller.clone());
+            let dispatch = request_dispatch(shared, header_version, transport);
+            answer(shared, &session, request, true, dispatch).await
         }
-        Incoming::Request(request) => match lookup(&req, &shared, identity, id) {
+        Incoming::Request(request) => match lookup(req, shared, identity, id) {
             Ok(session) => {
-                let transport = auth::transport_info(&req, &shared, caller.clone());
-                let dispatch = request_dispatch(&shared, header_version, transport);
-                answer(&shared, &session, request, false, dispatch).await
+                let transport = auth::transport_info(req, shared, caller.clone());
+                let dispatch = request_dispatch(shared, header_version, transport);
+                answer(shared, &session, request, false, dispatch).await
             }
             Err(response) => response,
         },
-        Incoming::Notification(notification) => match lookup(&req, &shared, identity, id) {
+        Incoming::Notification(notification) => match lookup(req, shared, identity, id) {
             Ok(session) => {
                 session.notification(notification);
                 HttpResponse::Accepted().finish()
             }
             Err(response) => response,
         },
-        Incoming::Response(response) => match lookup(&req, &shared, identity, id) {
+        Incoming::Response(response) => match lookup(req, shared, identity, id) {
             Ok(session) => {
                 session.response(response);
                 HttpResponse::Accepted().finish()

@@ -13,6 +13,7 @@
 //! | DELETE | ends the session (200) |
 //! | bad `Accept` / `Content-Type` / size / JSON | 406 / 415 / 413 / 400, with a JSON-RPC error body |
 //! | a body that does not arrive within [`body_timeout`](McpHttp::body_timeout) | 408, and the connection is closed |
+//! | a body past [`max_request_bytes_in_flight`](McpHttp::max_request_bytes_in_flight) | 503 with `Retry-After` |
 //! | missing / unknown session | 400 / 404 |
 //! | `initialize` past the session cap, none idle enough to evict / past the cap per identity | 503 / 429, with `Retry-After` |
 //! | bad `Host` or `Origin` | 403 |
@@ -26,6 +27,7 @@
 
 mod answer;
 mod auth;
+mod budget;
 mod handlers;
 mod modern;
 mod security;
@@ -58,6 +60,7 @@ pub(crate) struct HttpConfig {
     pub(crate) json_response: bool,
     pub(crate) body_limit: usize,
     pub(crate) body_timeout: Duration,
+    pub(crate) max_request_bytes_in_flight: usize,
     pub(crate) idle_timeout: Option<Duration>,
     pub(crate) max_sessions: usize,
     pub(crate) handshake_timeout: Option<Duration>,
@@ -80,6 +83,10 @@ impl fmt::Debug for HttpConfig {
             .field("json_response", &self.json_response)
             .field("body_limit", &self.body_limit)
             .field("body_timeout", &self.body_timeout)
+            .field(
+                "max_request_bytes_in_flight",
+                &self.max_request_bytes_in_flight,
+            )
             .field("idle_timeout", &self.idle_timeout)
             .field("max_sessions", &self.max_sessions)
             .field("handshake_timeout", &self.handshake_timeout)
@@ -100,6 +107,8 @@ pub(crate) struct HttpShared {
     pub(crate) config: HttpConfig,
     registry: OnceLock<RegistryHandle>,
     pub(crate) metrics: Arc<Metrics>,
+    /// The request bytes in flight, shared by every worker.
+    budget: Arc<budget::ByteBudget>,
 }
 
 impl HttpShared {
@@ -160,6 +169,7 @@ impl McpHttp {
         change(&mut config);
         self.shared = Arc::new(HttpShared {
             server: self.shared.server.clone(),
+            budget: budget::ByteBudget::new(config.max_request_bytes_in_flight),
             config,
             registry: OnceLock::new(),
             metrics: self.shared.metrics.clone(),
@@ -186,6 +196,15 @@ impl McpHttp {
     #[must_use]
     pub fn body_limit(self, bytes: usize) -> Self {
         self.with_config(|c| c.body_limit = bytes)
+    }
+
+    /// The most request bytes the endpoint holds at once, over all clients: the sum of the body
+    /// sizes of the POSTs being read or answered (default 64 MiB). A POST that does not fit is
+    /// answered 503 with `Retry-After` and a JSON-RPC error saying so. A request's bytes are
+    /// released when its answer is done (a streamed answer, when its stream ends).
+    #[must_use]
+    pub fn max_request_bytes_in_flight(self, bytes: usize) -> Self {
+        self.with_config(|c| c.max_request_bytes_in_flight = bytes)
     }
 
     /// How long a POST body may take to arrive, counted from when the endpoint starts reading it
@@ -371,6 +390,7 @@ impl Server {
             json_response: false,
             body_limit: 4 * 1024 * 1024,
             body_timeout: Duration::from_secs(10),
+            max_request_bytes_in_flight: 64 * 1024 * 1024,
             idle_timeout: Some(Duration::from_secs(30 * 60)),
             max_sessions: 10_000,
             handshake_timeout: Some(Duration::from_secs(10)),
@@ -387,6 +407,7 @@ impl Server {
             path: path.into(),
             shared: Arc::new(HttpShared {
                 server: self.inner.clone(),
+                budget: budget::ByteBudget::new(config.max_request_bytes_in_flight),
                 config,
                 registry: OnceLock::new(),
                 metrics: Arc::new(Metrics::default()),
