@@ -290,7 +290,9 @@ async fn main() -> std::io::Result<()> {
     }
     let mut http =
         actix_web::HttpServer::new(move || actix_web::App::new().configure(mcp.configure()))
-            .tcp_nodelay(true);
+            .tcp_nodelay(true)
+            // Without a session, a client that closes its connection cancels its request.
+            .h1_allow_half_closed(false);
     if let Some(workers) = cli.workers {
         http = http.workers(workers);
     }

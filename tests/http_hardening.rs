@@ -448,3 +448,102 @@ async fn request_bytes_in_flight_have_a_server_wide_budget() {
     }
     srv.stop().await;
 }
+
+/// A `tools/call` of `slow` as a 2026-07-28 request: its `_meta` envelope and its headers.
+fn modern_slow_call(client: &Client, id: i64) -> reqwest::RequestBuilder {
+    let mut call = common::http::tools_call(json!(id), "slow", json!({}));
+    call["params"]["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    client
+        .post_builder(&call)
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "slow")
+}
+
+/// Sends `builder` and reads its whole answer in a task the caller aborts to close the
+/// connection while the answer is awaited.
+fn in_flight(builder: reqwest::RequestBuilder) -> actix_rt::task::JoinHandle<()> {
+    actix_rt::spawn(async move {
+        if let Ok(response) = builder.send().await {
+            let _ = response.bytes().await;
+        }
+    })
+}
+
+/// Without a session (stateless mode, and 2026-07-28 requests on a session server), closing
+/// the connection that awaits a request's answer (an SSE stream or a JSON body) cancels the
+/// request: its tool stops and the request leaves the server.
+#[actix_web::test]
+async fn without_a_session_closing_the_answer_cancels_the_request() {
+    for (stateless, json_response, modern) in [
+        (true, false, false),
+        (true, true, false),
+        (false, false, true),
+        (false, true, true),
+    ] {
+        let what = format!("stateless {stateless}, json {json_response}, 2026 {modern}");
+        let (fixture, srv) = start(|mcp| mcp.stateless(stateless).json_response(json_response));
+        let client = srv.client();
+        let builder = if modern {
+            modern_slow_call(&client, 1)
+        } else {
+            client.post_builder(&common::http::tools_call(json!(1), "slow", json!({})))
+        };
+        let call = in_flight(builder);
+        fixture.probes.started.wait_for(1).await;
+        eventually(&format!("{what}: the request is in flight"), || {
+            srv.mcp.metrics().in_flight == 1
+        })
+        .await;
+        call.abort();
+        fixture.probes.stopped.wait_for(1).await;
+        eventually(&format!("{what}: the request ends"), || {
+            srv.mcp.metrics().in_flight == 0 && srv.mcp.metrics().tool_calls == 0
+        })
+        .await;
+        srv.stop().await;
+    }
+}
+
+/// Without a session a `notifications/cancelled` cannot be tied to the client that sent the
+/// request it names (ids are unique only per client), so it is refused 400 and cancels
+/// nothing, in stateless mode and in 2026-07-28; the request is cancelled only by its own
+/// connection.
+#[actix_web::test]
+async fn without_a_session_cancel_notifications_are_refused() {
+    let (fixture, srv) = start(|mcp| mcp.stateless(true));
+    let owner = srv.client();
+    let call =
+        in_flight(owner.post_builder(&common::http::tools_call(json!(1), "slow", json!({}))));
+    fixture.probes.started.wait_for(1).await;
+
+    let other = srv.client();
+    let cancel = json!({
+        "jsonrpc": "2.0",
+        "method": "notifications/cancelled",
+        "params": {"requestId": 1, "reason": "not yours"},
+    });
+    let response = other.post(&cancel).await;
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(refusal(response).await, (-32600, Value::Null));
+    let modern = other
+        .post_builder(&cancel)
+        .header("mcp-protocol-version", "2026-07-28");
+    let response = common::http::send(modern).await;
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(refusal(response).await, (-32600, Value::Null));
+
+    assert_ping(&other, 2).await;
+    assert_eq!(
+        fixture.probes.stopped.hits(),
+        0,
+        "a refused cancel stopped the tool"
+    );
+    assert_eq!(srv.mcp.metrics().in_flight, 1);
+    call.abort();
+    fixture.probes.stopped.wait_for(1).await;
+    srv.stop().await;
+}

@@ -65,6 +65,7 @@ pub fn spawn(mcp: McpHttp, workers: usize) -> TestServer {
     .disable_signals()
     .shutdown_timeout(1)
     .tcp_nodelay(true)
+    .h1_allow_half_closed(false)
     .listen(listener)
     .unwrap()
     .run();

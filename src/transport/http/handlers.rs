@@ -625,6 +625,11 @@ async fn post_stateless(
 ) -> HttpResponse {
     let request = match message {
         Incoming::Request(request) => request,
+        Incoming::Notification(notification)
+            if notification.method == method::NOTIFICATION_CANCELLED =>
+        {
+            return sessionless_cancel();
+        }
         Incoming::Notification(notification) => {
             use actix_mcp_actors::Dispatch as _;
             let dispatch = McpDispatch {
@@ -684,6 +689,21 @@ async fn post_stateless(
         }
         Settled::Stream(receiver) => sse_response(shared, receiver, guard, None),
     }
+}
+
+/// The refusal of a `notifications/cancelled` POSTed without a session (stateless mode, or a
+/// 2026-07-28 request). Request ids are unique only per client, and nothing ties this POST to
+/// the client whose request it names, so honouring it would let one client cancel another's
+/// request. Without a session a request is cancelled only through its own connection: closing
+/// its answer (the 2026-07-28 rule, applied to stateless mode too).
+pub(super) fn sessionless_cancel() -> HttpResponse {
+    http_error(
+        StatusCode::BAD_REQUEST,
+        None,
+        ErrorCode::INVALID_REQUEST,
+        "notifications/cancelled cannot be matched to a request without a session (request \
+         ids are unique only per client); to cancel a request, close its response stream",
+    )
 }
 
 /// `GET /mcp`: the session's standalone SSE stream, or a resumed stream after `Last-Event-ID`.

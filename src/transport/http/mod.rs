@@ -23,7 +23,22 @@
 //! the body has been read and held a request, `null` before (JSON-RPC 2.0 §5), so a client can
 //! always tell which request failed, or that the server could not know.
 //!
-//! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#streamable-http>
+//! # Cancellation without a session
+//!
+//! In a session (2025-11-25), a client cancels with `notifications/cancelled`, and a dropped
+//! connection is not a cancellation: the answer stays resumable with `Last-Event-ID`. Without
+//! a session ([`stateless`](McpHttp::stateless) mode, and every 2026-07-28 request) request ids
+//! are unique only per client and nothing ties a second POST to the client that sent the
+//! first, so the only safe match is the connection itself: **closing a request's answer (its
+//! SSE stream, or the connection awaiting its JSON body) cancels that request**, its handler
+//! stops and nothing more is sent for it; a `notifications/cancelled` POSTed without a session
+//! is refused 400, so no client can cancel another's request. The server notices a closed
+//! connection at once only if actix-web does not keep half-closed connections alive: serve
+//! the endpoint with `HttpServer::h1_allow_half_closed(false)` ([`Server::serve`] does);
+//! otherwise an SSE answer notices at its next keep-alive and a JSON answer not at all.
+//!
+//! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#streamable-http>,
+//! <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http#cancellation>
 
 mod answer;
 mod auth;
@@ -143,6 +158,7 @@ impl HttpShared {
 /// let mcp = server.http("/mcp").json_response(false);
 /// HttpServer::new(move || App::new().configure(mcp.configure()))
 ///     .tcp_nodelay(true)
+///     .h1_allow_half_closed(false) // a closed connection cancels at once (no session)
 ///     .bind(("127.0.0.1", 8080))?
 ///     .run()
 ///     .await
@@ -178,7 +194,8 @@ impl McpHttp {
     }
 
     /// Stateless mode (default off): no sessions, no GET stream; every POST stands alone, and
-    /// server-to-client requests fail with a clear error.
+    /// server-to-client requests fail with a clear error. A request is cancelled by closing
+    /// its answer; `notifications/cancelled` is refused (see the [module docs](self)).
     #[must_use]
     pub fn stateless(self, on: bool) -> Self {
         self.with_config(|c| c.stateless = on)
@@ -416,8 +433,9 @@ impl Server {
     }
 
     /// Serves this server over Streamable HTTP at `/mcp` on `addr`, with actix-web's default
-    /// number of workers and TCP_NODELAY on, until the process is stopped. Must run inside an
-    /// actix system (`#[actix_web::main]`).
+    /// number of workers, TCP_NODELAY on and half-closed connections off (a client that closes
+    /// its connection cancels what it was waiting for without a session), until the process is
+    /// stopped. Must run inside an actix system (`#[actix_web::main]`).
     ///
     /// # Errors
     /// When binding fails.
@@ -425,6 +443,7 @@ impl Server {
         let mcp = self.http("/mcp");
         actix_web::HttpServer::new(move || actix_web::App::new().configure(mcp.configure()))
             .tcp_nodelay(true)
+            .h1_allow_half_closed(false)
             .bind(addr)?
             .run()
             .await

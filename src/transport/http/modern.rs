@@ -285,6 +285,9 @@ pub(super) async fn post(
             {
                 return response;
             }
+            if notification.method == method::NOTIFICATION_CANCELLED {
+                return super::handlers::sessionless_cancel();
+            }
             let dispatch = dispatch(req, shared, caller);
             dispatch.notification(notification, None);
             return HttpResponse::Accepted().finish();
