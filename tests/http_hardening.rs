@@ -547,3 +547,58 @@ async fn without_a_session_cancel_notifications_are_refused() {
     fixture.probes.stopped.wait_for(1).await;
     srv.stop().await;
 }
+
+/// `examples/http_server.rs`: any client may call `add_tool`, so the catalog it grows is
+/// bounded: 100 tools at most, names of 64 bytes at most; past that the call is a tool error.
+#[actix_web::test]
+async fn the_example_server_caps_the_tools_added_at_run_time() {
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let _child = tokio::process::Command::new(common::pipe::example_binary("http_server"))
+        .args(["--port", &port.to_string(), "--workers", "1"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let ready = async {
+        while tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_err()
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    tokio::time::timeout(common::WAIT, ready)
+        .await
+        .expect("http_server did not listen in time");
+    let mut client = Client::new(&format!("http://127.0.0.1:{port}/mcp"));
+    client.initialize(json!({})).await;
+    for n in 0..100 {
+        let result = client
+            .call_ok(json!(n), "add_tool", json!({"name": format!("added_{n}")}))
+            .await;
+        common::http::assert_tool_result(&result, false);
+    }
+    let result = client
+        .call_ok(json!(100), "add_tool", json!({"name": "one_too_many"}))
+        .await;
+    common::http::assert_tool_result(&result, true);
+    let text = common::http::text_of(&result);
+    assert!(text.contains("at most 100"), "{text}");
+    let result = client
+        .call_ok(json!(101), "add_tool", json!({"name": "n".repeat(65)}))
+        .await;
+    common::http::assert_tool_result(&result, true);
+    let tools = client.request(json!(102), "tools/list", json!({})).await;
+    let names: Vec<&str> = tools.response["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|tool| tool["name"].as_str())
+        .filter(|name| name.starts_with("added_"))
+        .collect();
+    assert_eq!(names.len(), 100);
+}
