@@ -602,3 +602,34 @@ async fn the_example_server_caps_the_tools_added_at_run_time() {
         .collect();
     assert_eq!(names.len(), 100);
 }
+
+/// In JSON response mode, the POST of a request the client cancelled is answered with the
+/// request's JSON-RPC error `-32800` (200, `application/json`), not with the 202 that is for
+/// notifications and responses only.
+#[actix_web::test]
+async fn a_cancelled_request_in_json_mode_is_answered_with_its_error() {
+    let (fixture, srv) = start(|mcp| mcp.json_response(true));
+    let mut client = srv.client();
+    client.initialize(json!({})).await;
+    let builder = client.post_builder(&common::http::tools_call(json!(1), "slow", json!({})));
+    let call = actix_rt::spawn(async move {
+        let response = builder.send().await.unwrap();
+        let status = response.status();
+        let content_type = response.headers()["content-type"].clone();
+        (status, content_type, response.text().await.unwrap())
+    });
+    fixture.probes.started.wait_for(1).await;
+    client.cancel(json!(1)).await;
+    let (status, content_type, body) = tokio::time::timeout(common::WAIT, call)
+        .await
+        .expect("no answer in time")
+        .unwrap();
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(content_type, "application/json");
+    let body: Value = serde_json::from_str(&body).unwrap();
+    common::assert_valid_message(&body);
+    assert_eq!(body["id"], 1);
+    assert_eq!(body["error"]["code"], -32800);
+    fixture.probes.stopped.wait_for(1).await;
+    srv.stop().await;
+}

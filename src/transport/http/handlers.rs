@@ -587,8 +587,13 @@ async fn answer(
                 ErrorCode::INVALID_REQUEST,
                 "the session ended before the request was answered",
             ),
-            // Cancelled by the client: the request gets no JSON-RPC response.
-            Err(_) => HttpResponse::Accepted().finish(),
+            // Cancelled by the client. 202 is for notifications and responses only, and the
+            // POST of a request must be answered with its JSON-RPC response: the client that
+            // cancelled ignores it (as the cancellation spec asks), others learn why.
+            Err(_) => {
+                let error = ErrorObject::new(code::REQUEST_CANCELLED, "request cancelled");
+                json_response(&Frame::error(Some(&id), &error).json, None)
+            }
         };
     }
     let log = EventLog::buffered(
