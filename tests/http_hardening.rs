@@ -633,3 +633,38 @@ async fn a_cancelled_request_in_json_mode_is_answered_with_its_error() {
     fixture.probes.stopped.wait_for(1).await;
     srv.stop().await;
 }
+
+/// One `initialize` per session on both transports: over HTTP an `initialize` carrying the
+/// `Mcp-Session-Id` of a live session is a request of that session and is refused there with
+/// `-32600`, exactly as a second `initialize` over stdio; it opens no session. With the id of
+/// a session that is gone it is 404, like any request of that session.
+#[actix_web::test]
+async fn one_initialize_per_session_on_both_transports() {
+    for json_response in [false, true] {
+        let (_fixture, srv) = start(|mcp| mcp.json_response(json_response));
+        let mut client = srv.client();
+        client.initialize(json!({})).await;
+        let answer = read_answer(client.post(&initialize(json!(1))).await, &json!(1)).await;
+        assert_eq!(answer.status, StatusCode::OK);
+        assert_eq!(
+            answer.response["error"]["code"], -32600,
+            "{}",
+            answer.response
+        );
+        assert!(answer.headers.get("mcp-session-id").is_none());
+        assert_eq!(srv.mcp.session_count(), 1);
+        assert_ping(&client, 2).await;
+        let mut gone = client.clone();
+        gone.session = Some("no-such-session".into());
+        let response = gone.post(&initialize(json!(3))).await;
+        assert_eq!(response.status(), StatusCode::NOT_FOUND);
+        assert_eq!(refusal(response).await, (-32600, json!(3)));
+        srv.stop().await;
+    }
+    let fixture = common::http_tools::fixture();
+    let mut stdio = common::pipe::PipeClient::connect(&fixture.server, json!({})).await;
+    stdio.send(initialize(json!(1))).await;
+    let answer = stdio.read().await;
+    assert_eq!(answer["id"], 1);
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+}

@@ -427,8 +427,12 @@ async fn post_message(req: &HttpRequest, shared: &HttpShared, body: &[u8]) -> Ht
         let transport = auth::transport_info(req, shared, caller.clone());
         return post_stateless(shared, message, header_version, transport).await;
     }
+    // One initialize per session, as over stdio: an initialize that names a session is a
+    // request of that session (refused there as a second initialize; 404 when it is gone),
+    // and only one without `Mcp-Session-Id` opens a session.
+    let opens_session = !req.headers().contains_key(SESSION_HEADER);
     match message {
-        Incoming::Request(request) if request.method == method::INITIALIZE => {
+        Incoming::Request(request) if request.method == method::INITIALIZE && opens_session => {
             let owner = identity.map(|identity| Arc::from(identity.owner_key()));
             let session = match open_session(shared, header_version, id, owner) {
                 Ok(session) => session,

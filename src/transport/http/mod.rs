@@ -8,6 +8,7 @@
 //! | request | answer |
 //! | --- | --- |
 //! | POST request | an SSE stream (default) or one JSON body (`json_response(true)`) |
+//! | POST `initialize` | opens a session when it carries no `Mcp-Session-Id`; with one it is a request of that session, refused `-32600` there (one `initialize` per session, as over stdio) |
 //! | POST notification or response | 202 |
 //! | GET | the session's standalone SSE stream; with `Last-Event-ID`, the resumed stream |
 //! | DELETE | ends the session (200) |
