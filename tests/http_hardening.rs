@@ -668,3 +668,45 @@ async fn one_initialize_per_session_on_both_transports() {
     assert_eq!(answer["id"], 1);
     assert_eq!(answer["error"]["code"], -32600, "{answer}");
 }
+
+/// A tool call nobody waits for must not run, and keep its session busy, forever: every
+/// invocation has a time limit of 5 minutes unless the server turns it off
+/// (`without_tool_timeout`) or sets another. Under paused time, over stdio framing.
+#[actix_web::test]
+async fn tools_have_a_default_time_limit() {
+    tokio::time::pause();
+    let slow = |_cx: actix_mcp::RequestContext| std::future::pending::<&'static str>();
+    let limited = actix_mcp::Server::builder("t", "1")
+        .tool(actix_mcp::tool("slow", "Never ends", slow))
+        .build()
+        .unwrap();
+    let mut client = common::pipe::PipeClient::connect(&limited, json!({})).await;
+    let started = tokio::time::Instant::now();
+    client
+        .send(common::http::tools_call(json!(1), "slow", json!({})))
+        .await;
+    let answer = client
+        .read_within(Duration::from_secs(3600))
+        .await
+        .expect("the call never ended");
+    assert_eq!(started.elapsed().as_secs(), 300, "{answer}");
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let text = common::http::text_of(&answer["result"]);
+    assert!(text.contains("timed out after 300000 ms"), "{text}");
+
+    let unlimited = actix_mcp::Server::builder("t", "1")
+        .without_tool_timeout()
+        .tool(actix_mcp::tool("slow", "Never ends", slow))
+        .build()
+        .unwrap();
+    let mut client = common::pipe::PipeClient::connect(&unlimited, json!({})).await;
+    client
+        .send(common::http::tools_call(json!(1), "slow", json!({})))
+        .await;
+    assert!(
+        client
+            .read_within(Duration::from_secs(3600))
+            .await
+            .is_none()
+    );
+}

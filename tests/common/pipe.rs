@@ -58,10 +58,15 @@ impl PipeClient {
 
     /// Reads the next message, within [`WAIT`].
     pub async fn read(&mut self) -> Value {
-        let line = tokio::time::timeout(WAIT, self.from_server.next_line())
+        self.read_within(WAIT).await.expect("a line in time")
+    }
+
+    /// Reads the next message, or `None` when none comes within `wait`.
+    pub async fn read_within(&mut self, wait: std::time::Duration) -> Option<Value> {
+        let line = tokio::time::timeout(wait, self.from_server.next_line())
             .await
-            .expect("a line in time");
-        serde_json::from_str(&line.unwrap().expect("server open")).unwrap()
+            .ok()?;
+        Some(serde_json::from_str(&line.unwrap().expect("server open")).unwrap())
     }
 
     /// Sends `ping` and returns every message that arrived before its answer.
