@@ -710,3 +710,22 @@ async fn tools_have_a_default_time_limit() {
             .is_none()
     );
 }
+
+/// A `progressToken` over 256 bytes is refused with `-32602` without a session too (it is
+/// copied into every progress notification), as it is in one.
+#[actix_web::test]
+async fn oversized_progress_tokens_are_refused_without_a_session() {
+    let (_fixture, srv) = start(|mcp| mcp.stateless(true));
+    let token = "t".repeat(300);
+    let answer = srv
+        .client()
+        .request(json!(1), "ping", json!({"_meta": {"progressToken": token}}))
+        .await;
+    assert_eq!(
+        answer.response["error"]["code"], -32602,
+        "{}",
+        answer.response
+    );
+    assert_eq!(answer.response["id"], 1);
+    srv.stop().await;
+}

@@ -489,7 +489,7 @@ fn cancel_request(shared: &SessionShared, params: Option<&Value>) {
 pub const MAX_PROGRESS_TOKEN_LEN: usize = 256;
 
 /// The `-32602` refusal of a string `progressToken` over [`MAX_PROGRESS_TOKEN_LEN`] bytes.
-fn oversized_progress_token(params: Option<&Value>) -> Option<ErrorObject> {
+pub(crate) fn oversized_progress_token(params: Option<&Value>) -> Option<ErrorObject> {
     let token = params?.get("_meta")?.get("progressToken")?.as_str()?;
     (token.len() > MAX_PROGRESS_TOKEN_LEN).then(|| {
         ErrorObject::invalid_params(format!(
