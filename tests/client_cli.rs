@@ -454,7 +454,10 @@ async fn http_lists_calls_reads_and_completes() {
     assert_eq!(info["serverInfo"]["name"], "actix-mcp-example");
     assert_eq!(info["serverInfo"]["title"], "actix-mcp example server");
     let tools = server.run(&["tools"]).await.ok().out();
-    assert_eq!(names(&tools), ["echo", "sleep", "summarize", "add_tool"]);
+    assert_eq!(
+        names(&tools),
+        ["echo", "sleep", "summarize", "add_tool", "whoami"]
+    );
     let prompts = server.run(&["prompts"]).await.ok().out();
     assert_eq!(names(&prompts), ["greet"]);
     let resources = server.run(&["resources"]).await.ok().out();
