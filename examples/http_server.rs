@@ -12,10 +12,12 @@
 //!
 //! Tools: `echo` (returns `message`, logging it at debug level), `sleep` (waits `ms`, reporting
 //! progress every 100 ms when asked, stopping when cancelled), `summarize` (asks the client to
-//! sample an LLM), `add_tool` (registers a tool at run time; every session gets
-//! `tools/list_changed`), and `whoami` (the caller's identity, with bearer auth). Prompt `greet`, resource `file:///example/readme.txt`, template
+//! sample an LLM), `add_tool` (registers a tool at run time, at most 100 of them with names
+//! of at most 64 bytes; every session gets `tools/list_changed`), and `whoami` (the caller's identity, with bearer auth). Prompt `greet`, resource `file:///example/readme.txt`, template
 //! `greeting://{name}`; completion offers names for `greet`'s `message` and the template's `name`.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use actix_mcp::prelude::*;
@@ -108,6 +110,49 @@ struct SummarizeArgs {
     text: String,
 }
 
+/// The most tools `add_tool` registers: every client may call it, so the catalog it grows (sent
+/// whole in every `tools/list`) must stay bounded.
+const MAX_ADDED_TOOLS: usize = 100;
+
+/// The longest name `add_tool` accepts, in bytes.
+const MAX_ADDED_NAME: usize = 64;
+
+/// Registers a tool named `name` at run time, unless [`MAX_ADDED_TOOLS`] are registered
+/// already (`added` counts them) or the name is too long.
+fn add_tool(
+    added: &AtomicUsize,
+    name: String,
+    cx: &RequestContext,
+) -> Result<&'static str, McpError> {
+    if name.len() > MAX_ADDED_NAME {
+        return Err(McpError::tool(format!(
+            "tool names added at run time are limited to {MAX_ADDED_NAME} bytes"
+        )));
+    }
+    let reserved = added.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+        (n < MAX_ADDED_TOOLS).then_some(n + 1)
+    });
+    if reserved.is_err() {
+        return Err(McpError::tool(format!(
+            "this server holds at most {MAX_ADDED_TOOLS} tools added at run time"
+        )));
+    }
+    let greeting = format!("hello from {name}");
+    let new_tool = tool(
+        name,
+        "A tool added at run time",
+        move |_cx: RequestContext| {
+            let greeting = greeting.clone();
+            async move { greeting }
+        },
+    );
+    cx.server().define_tool(new_tool).map_err(|err| {
+        added.fetch_sub(1, Ordering::AcqRel);
+        McpError::tool(err.to_string())
+    })?;
+    Ok("added")
+}
+
 /// Arguments of `add_tool`.
 #[derive(Deserialize, JsonSchema)]
 struct AddToolArgs {
@@ -185,6 +230,7 @@ async fn complete_name(
 }
 
 fn server(required_scopes: &[String]) -> Result<Server, actix_mcp::BuildError> {
+    let added = Arc::new(AtomicUsize::new(0));
     Server::builder("actix-mcp-example", env!("CARGO_PKG_VERSION"))
         .required_scopes(required_scopes.iter().cloned())
         .title("actix-mcp example server")
@@ -216,20 +262,9 @@ fn server(required_scopes: &[String]) -> Result<Server, actix_mcp::BuildError> {
         .tool(tool(
             "add_tool",
             "Registers a new echo-like tool at run time",
-            |Params(args): Params<AddToolArgs>, cx: RequestContext| async move {
-                let name = args.name.clone();
-                let new_tool = tool(
-                    args.name,
-                    "A tool added at run time",
-                    move |_cx: RequestContext| {
-                        let name = name.clone();
-                        async move { format!("hello from {name}") }
-                    },
-                );
-                cx.server()
-                    .define_tool(new_tool)
-                    .map_err(|err| McpError::tool(err.to_string()))?;
-                Ok::<_, McpError>("added")
+            move |Params(args): Params<AddToolArgs>, cx: RequestContext| {
+                let added = added.clone();
+                async move { add_tool(&added, args.name, &cx) }
             },
         ))
         .tool(tool(
@@ -290,7 +325,9 @@ async fn main() -> std::io::Result<()> {
     }
     let mut http =
         actix_web::HttpServer::new(move || actix_web::App::new().configure(mcp.configure()))
-            .tcp_nodelay(true);
+            .tcp_nodelay(true)
+            // Without a session, a client that closes its connection cancels its request.
+            .h1_allow_half_closed(false);
     if let Some(workers) = cli.workers {
         http = http.workers(workers);
     }

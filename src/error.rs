@@ -32,6 +32,10 @@ pub mod code {
     /// The server is at a limit: too many requests in flight in one session, or too many
     /// sessions (implementation-defined, in JSON-RPC's server-error range).
     pub const SERVER_BUSY: ErrorCode = actix_mcp_actors::SERVER_BUSY;
+    /// The client cancelled the request: the answer of a cancelled request's POST in JSON
+    /// response mode, where an HTTP answer is due and the spec allows only a JSON-RPC response
+    /// (the code LSP gives `RequestCancelled`, outside JSON-RPC's and MCP's reserved ranges).
+    pub const REQUEST_CANCELLED: ErrorCode = ErrorCode(-32800);
 }
 
 use crate::protocol::ElicitRequestURLParams;

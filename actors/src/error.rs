@@ -50,7 +50,11 @@ impl PeerError {
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum OpenError {
-    /// The server already holds its maximum number of live sessions.
+    /// The server already holds its maximum number of live sessions, none of which has been
+    /// idle long enough to be evicted.
     #[error("too many live sessions (limit {0})")]
     Full(usize),
+    /// The session's owner already holds its maximum number of live sessions.
+    #[error("too many live sessions for this owner (limit {0})")]
+    OwnerFull(usize),
 }

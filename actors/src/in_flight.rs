@@ -37,7 +37,7 @@ use crate::jsonrpc::{ErrorObject, Frame, Request};
 use crate::metrics::{Gauge, Metrics};
 use crate::outlet::Outlet;
 use crate::scope::RequestScope;
-use crate::session::{RequestFinished, progress_token};
+use crate::session::{RequestFinished, oversized_progress_token, progress_token};
 use crate::tool_call::panic_message;
 
 /// A request's handler future, with panics caught.
@@ -101,6 +101,12 @@ impl InFlight {
         outlet: Outlet,
         metrics: Arc<Metrics>,
     ) -> CancelOnDrop {
+        // Refused as in a session: the token would be copied into every progress notification.
+        if let Some(error) = oversized_progress_token(request.params.as_ref()) {
+            outlet.deliver_or_log(Frame::error(Some(&request.id), &error), "refusal");
+            outlet.finish();
+            return CancelOnDrop(None);
+        }
         let progress = progress_token(request.params.as_ref());
         let scope = RequestScope::new(request.id.clone(), outlet, None, progress, metrics);
         CancelOnDrop(Self::begin(request, scope, &dispatch))

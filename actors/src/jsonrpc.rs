@@ -218,7 +218,7 @@ struct RawMessage<'a> {
     #[serde(default, borrow, deserialize_with = "present")]
     id: Option<&'a RawValue>,
     #[serde(default)]
-    method: Option<String>,
+    method: Option<MethodName>,
     #[serde(default)]
     params: Option<Value>,
     #[serde(default)]
@@ -229,6 +229,67 @@ struct RawMessage<'a> {
 
 fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
     <&RawValue>::deserialize(d).map(Some)
+}
+
+/// A `method` member: its name when it is a string, `Err` for any other JSON value (consumed
+/// whole), so that a message whose method has the wrong type is still refused with its id.
+struct MethodName(Result<String, ()>);
+
+impl<'de> Deserialize<'de> for MethodName {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(MethodVisitor)
+    }
+}
+
+struct MethodVisitor;
+
+impl<'de> serde::de::Visitor<'de> for MethodVisitor {
+    type Value = MethodName;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<MethodName, E> {
+        Ok(MethodName(Ok(v.to_owned())))
+    }
+
+    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<MethodName, E> {
+        Ok(MethodName(Ok(v)))
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<MethodName, E> {
+        Ok(MethodName(Err(())))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<MethodName, E> {
+        Ok(MethodName(Err(())))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<MethodName, E> {
+        Ok(MethodName(Err(())))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<MethodName, E> {
+        Ok(MethodName(Err(())))
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<MethodName, E> {
+        Ok(MethodName(Err(())))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<MethodName, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(MethodName(Err(())))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<MethodName, A::Error> {
+        while map
+            .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+            .is_some()
+        {}
+        Ok(MethodName(Err(())))
+    }
 }
 
 /// Parses one JSON-RPC message from bytes.
@@ -315,7 +376,12 @@ fn classify(raw: RawMessage<'_>) -> Result<Incoming, Rejection> {
             )));
         }
     }
-    if let Some(method) = raw.method {
+    if let Some(MethodName(method)) = raw.method {
+        let Ok(method) = method else {
+            return Err(reject(ErrorObject::invalid_request(
+                "method must be a string",
+            )));
+        };
         if method.len() > MAX_METHOD_LEN {
             return Err(reject(ErrorObject::invalid_request(format!(
                 "method name longer than {MAX_METHOD_LEN} bytes"
@@ -592,6 +658,11 @@ mod tests {
         let rejection = reject(&long_id);
         assert_eq!(rejection.error.code, ErrorCode::INVALID_REQUEST);
         assert_eq!(rejection.id, None);
+        for method in ["5", "null", "true", "[1,[2]]", r#"{"a":{"b":1}}"#] {
+            let wrong = reject(&format!(r#"{{"jsonrpc":"2.0","id":4,"method":{method}}}"#));
+            assert_eq!(wrong.id, Some(RequestId::Number(4)), "{method}");
+            assert_eq!(wrong.error.code, ErrorCode::INVALID_REQUEST, "{method}");
+        }
         let positional = reject(r#"{"jsonrpc":"2.0","id":7,"method":"ping","params":[1,2]}"#);
         assert_eq!(positional.error.code, ErrorCode::INVALID_PARAMS);
         assert_eq!(positional.id, Some(RequestId::from(7)));

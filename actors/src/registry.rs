@@ -12,11 +12,19 @@
 //!   session actor is dropped, so also when a panic killed it); the registry tears down what
 //!   the session left (its in-flight requests are cancelled, its streams closed, its stored
 //!   events dropped), removes it from the table and runs the transport's hook;
-//! - [`Sweep`] closes sessions idle past the timeout (on a timer, or on demand);
+//! - [`Sweep`] closes sessions idle past the timeout, and sessions whose client never finished
+//!   the handshake within [`RegistryConfig::handshake_timeout`] (on a timer, or on demand);
 //! - [`Broadcast`] delivers a frame to every session's standalone stream. Broadcasts are sent
 //!   with `try_send`: when the registry's mailbox is full, the caller delivers the frame itself
 //!   rather than queue it without bound. Each delivery goes straight into a stream's event
 //!   log, which drops a connection that does not keep up (see [`EventLog`](crate::EventLog)).
+//!
+//! A closed session leaves the table (and frees its place) at once, though its actor stops a
+//! little later; the registry still cleans up after it then. At the session cap, opening a
+//! session evicts the least recently active one idle for at least
+//! [`RegistryConfig::evict_idle_after`], if any, rather than refusing every newcomer; and a cap
+//! per owner ([`RegistryConfig::max_sessions_per_owner`]) keeps one principal from taking every
+//! place.
 //!
 //! Lifecycle: Started (schedules the idle sweep) → Running → Stopped with its system. A restart
 //! after a panic keeps the table, which lives outside the actor.
@@ -39,10 +47,24 @@ use crate::stream::EventStore;
 /// Limits of a registry. Defaults are not part of semver.
 #[derive(Debug, Clone)]
 pub struct RegistryConfig {
-    /// Most live sessions (default 10,000); opening one more fails with [`OpenError::Full`].
+    /// Most live sessions (default 10,000). Opening one more evicts a session idle for at least
+    /// [`evict_idle_after`](Self::evict_idle_after), or fails with [`OpenError::Full`] when none
+    /// is.
     pub max_sessions: usize,
     /// Sessions idle this long are closed (default 30 minutes; `None` keeps them forever).
     pub idle_timeout: Option<Duration>,
+    /// Sessions not [established](crate::SessionHandle::establish) this long after opening are
+    /// closed, busy or not (default `None`: never). A transport whose protocol has a handshake
+    /// sets it, so that clients that open sessions and never finish the handshake cannot pile
+    /// them up.
+    pub handshake_timeout: Option<Duration>,
+    /// At the session cap, the least recently active session idle for at least this long is
+    /// closed to make room for a new one (default `None`: never; a new session is refused).
+    pub evict_idle_after: Option<Duration>,
+    /// Most live sessions one owner (see [`SessionParts::owner`]) may hold (default `None`: no
+    /// limit); one more fails with [`OpenError::OwnerFull`]. Sessions without an owner are not
+    /// counted.
+    pub max_sessions_per_owner: Option<usize>,
 }
 
 impl Default for RegistryConfig {
@@ -50,32 +72,143 @@ impl Default for RegistryConfig {
         Self {
             max_sessions: 10_000,
             idle_timeout: Some(Duration::from_secs(30 * 60)),
+            handshake_timeout: None,
+            evict_idle_after: None,
+            max_sessions_per_owner: None,
         }
+    }
+}
+
+impl RegistryConfig {
+    /// How often the sweep runs: a quarter of the shortest timeout, within 10 ms and 30 s;
+    /// `None` when there is nothing to sweep for.
+    fn sweep_every(&self) -> Option<Duration> {
+        let shortest = match (self.idle_timeout, self.handshake_timeout) {
+            (Some(a), Some(b)) => a.min(b),
+            (Some(a), None) | (None, Some(a)) => a,
+            (None, None) => return None,
+        };
+        Some((shortest / 4).clamp(Duration::from_millis(10), Duration::from_secs(30)))
     }
 }
 
 /// Broadcasts the registry's mailbox holds before callers deliver them themselves.
 const BROADCAST_MAILBOX: usize = 256;
 
-/// A live session and the hook its transport runs when it is gone.
+/// A session, its owner and the hook its transport runs when it is gone.
 struct Entry {
     handle: SessionHandle,
+    owner: Option<Arc<str>>,
     on_stopped: Option<OnStopped>,
 }
 
-type Table = Arc<RwLock<HashMap<SessionId, Entry, foldhash::fast::RandomState>>>;
+type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
-fn read(
-    table: &Table,
-) -> RwLockReadGuard<'_, HashMap<SessionId, Entry, foldhash::fast::RandomState>> {
+/// The registry's sessions: the live ones (found by id, counted against the caps), the closed
+/// ones whose actors have not stopped yet (not found, not counted, but cleaned up after), and
+/// the live sessions of each owner.
+#[derive(Default)]
+struct Sessions {
+    live: Map<SessionId, Entry>,
+    closing: Map<SessionId, Entry>,
+    per_owner: Map<Arc<str>, usize>,
+}
+
+impl Sessions {
+    fn len(&self) -> usize {
+        self.live.len()
+    }
+
+    fn owned_by(&self, owner: Option<&str>) -> usize {
+        owner.map_or(0, |owner| self.per_owner.get(owner).copied().unwrap_or(0))
+    }
+
+    fn insert(&mut self, id: SessionId, entry: Entry) {
+        if let Some(owner) = &entry.owner {
+            *self.per_owner.entry(owner.clone()).or_default() += 1;
+        }
+        self.live.insert(id, entry);
+    }
+
+    fn uncount(&mut self, entry: &Entry) {
+        if let Some(owner) = &entry.owner
+            && let Some(count) = self.per_owner.get_mut(owner)
+        {
+            *count -= 1;
+            if *count == 0 {
+                self.per_owner.remove(owner);
+            }
+        }
+    }
+
+    /// Moves a live session to the closing ones (its place is free at once); its handle, to
+    /// close it.
+    fn retire(&mut self, id: &str) -> Option<SessionHandle> {
+        let (id, entry) = self.live.remove_entry(id)?;
+        self.uncount(&entry);
+        let handle = entry.handle.clone();
+        self.closing.insert(id, entry);
+        Some(handle)
+    }
+
+    /// Forgets a session whose actor is gone, live or closing; its entry.
+    fn forget(&mut self, shared: &Arc<SessionShared>) -> Option<Entry> {
+        let id = shared.id();
+        let same = |entry: &Entry| Arc::ptr_eq(entry.handle.shared_arc(), shared);
+        if self.live.get(id).is_some_and(same) {
+            let entry = self.live.remove(id)?;
+            self.uncount(&entry);
+            return Some(entry);
+        }
+        if self.closing.get(id).is_some_and(same) {
+            return self.closing.remove(id);
+        }
+        None
+    }
+
+    /// Makes room for a new session of `owner`, or says why there is none. At the cap, the
+    /// least recently active session idle for at least `config.evict_idle_after` is retired and
+    /// returned, to be closed.
+    fn make_room(
+        &mut self,
+        config: &RegistryConfig,
+        owner: Option<&str>,
+    ) -> Result<Option<SessionHandle>, OpenError> {
+        if let Some(limit) = config.max_sessions_per_owner
+            && self.owned_by(owner) >= limit
+        {
+            return Err(OpenError::OwnerFull(limit));
+        }
+        if self.len() < config.max_sessions {
+            return Ok(None);
+        }
+        let full = OpenError::Full(config.max_sessions);
+        let Some(minimum) = config.evict_idle_after else {
+            return Err(full);
+        };
+        let victim = self
+            .live
+            .iter()
+            .map(|(id, entry)| (entry.handle.idle_for(), id))
+            .filter(|(idle, _)| *idle >= minimum)
+            .max_by_key(|(idle, _)| *idle)
+            .map(|(_, id)| id.clone());
+        match victim {
+            Some(id) => Ok(self.retire(id.as_str())),
+            None => Err(full),
+        }
+    }
+}
+
+type Table = Arc<RwLock<Sessions>>;
+
+fn read(table: &Table) -> RwLockReadGuard<'_, Sessions> {
     table
         .read()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-fn write(
-    table: &Table,
-) -> RwLockWriteGuard<'_, HashMap<SessionId, Entry, foldhash::fast::RandomState>> {
+fn write(table: &Table) -> RwLockWriteGuard<'_, Sessions> {
     table
         .write()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -143,18 +276,36 @@ impl Registry {
     }
 
     fn sweep(&self) {
-        let Some(limit) = self.config.idle_timeout else {
+        let idle = self.config.idle_timeout;
+        let handshake = self.config.handshake_timeout;
+        if idle.is_none() && handshake.is_none() {
             return;
-        };
-        let expired: Vec<SessionHandle> = read(&self.table)
-            .values()
-            .map(|entry| &entry.handle)
-            .filter(|handle| !handle.is_alive() || handle.idle_for() >= limit)
-            .cloned()
+        }
+        let expired: Vec<(SessionId, &'static str)> = read(&self.table)
+            .live
+            .iter()
+            .filter_map(|(id, entry)| {
+                let handle = &entry.handle;
+                let why = if !handle.is_alive() {
+                    "closing a session that has ended"
+                } else if handshake
+                    .is_some_and(|limit| !handle.is_established() && handle.age() >= limit)
+                {
+                    "closing a session whose client never finished the handshake"
+                } else if idle.is_some_and(|limit| handle.idle_for() >= limit) {
+                    "closing an idle session"
+                } else {
+                    return None;
+                };
+                Some((id.clone(), why))
+            })
             .collect();
-        for handle in expired {
-            tracing::info!(session = %handle.id(), "closing an idle session");
-            handle.close();
+        for (id, why) in expired {
+            let retired = write(&self.table).retire(id.as_str());
+            if let Some(handle) = retired {
+                tracing::info!(session = %id, why);
+                handle.close();
+            }
         }
     }
 }
@@ -163,8 +314,7 @@ impl Actor for Registry {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
-        if let Some(limit) = self.config.idle_timeout {
-            let every = (limit / 4).clamp(Duration::from_millis(10), Duration::from_secs(30));
+        if let Some(every) = self.config.sweep_every() {
             ctx.run_interval(every, |registry, _| registry.sweep());
         }
     }
@@ -177,13 +327,27 @@ impl Supervised for Registry {
 }
 
 impl RegistryHandle {
-    /// Starts a session actor on the current arbiter, under this registry.
+    /// Starts a session actor on the current arbiter, under this registry, bound to
+    /// [`SessionParts::owner`] when it has one. At the session cap, the least recently active
+    /// session idle for at least [`RegistryConfig::evict_idle_after`] is closed to make room.
     ///
     /// # Errors
-    /// [`OpenError::Full`] when the registry holds `max_sessions` live sessions.
+    /// [`OpenError::Full`] when the registry holds `max_sessions` live sessions and none may be
+    /// evicted; [`OpenError::OwnerFull`] when the owner holds
+    /// [`RegistryConfig::max_sessions_per_owner`] live sessions.
     pub fn open(&self, mut parts: SessionParts) -> Result<SessionHandle, OpenError> {
-        if read(&self.table).len() >= self.config.max_sessions {
-            return Err(OpenError::Full(self.config.max_sessions));
+        let owner = parts.owner.take();
+        {
+            // The cheap refusals, before any actor starts.
+            let table = read(&self.table);
+            if let Some(limit) = self.config.max_sessions_per_owner
+                && table.owned_by(owner.as_deref()) >= limit
+            {
+                return Err(OpenError::OwnerFull(limit));
+            }
+            if table.len() >= self.config.max_sessions && self.config.evict_idle_after.is_none() {
+                return Err(OpenError::Full(self.config.max_sessions));
+            }
         }
         let on_stopped = parts.on_stopped.take();
         let id = parts.id.clone();
@@ -194,25 +358,42 @@ impl RegistryHandle {
             events,
             self.metrics.clone(),
         );
-        let mut table = write(&self.table);
-        if table.len() >= self.config.max_sessions || table.contains_key(&id) {
-            drop(table);
-            handle.close();
-            return Err(OpenError::Full(self.config.max_sessions));
+        if let Some(owner) = &owner {
+            handle.bind_owner(owner.clone());
         }
+        let mut table = write(&self.table);
+        let room = if table.live.contains_key(&id) || table.closing.contains_key(&id) {
+            Err(OpenError::Full(self.config.max_sessions))
+        } else {
+            table.make_room(&self.config, owner.as_deref())
+        };
+        let evicted = match room {
+            Ok(evicted) => evicted,
+            Err(err) => {
+                drop(table);
+                handle.close();
+                return Err(err);
+            }
+        };
         table.insert(
             id,
             Entry {
                 handle: handle.clone(),
+                owner,
                 on_stopped,
             },
         );
+        drop(table);
+        if let Some(evicted) = evicted {
+            tracing::info!(session = %evicted.id(), "evicting the least recently active idle session to make room");
+            evicted.close();
+        }
         Ok(handle)
     }
 
     /// Looks a live session up (without a mailbox round trip) and marks it used.
     pub fn get(&self, id: &str) -> Option<SessionHandle> {
-        let handle = read(&self.table).get(id)?.handle.clone();
+        let handle = read(&self.table).live.get(id)?.handle.clone();
         if !handle.is_alive() {
             return None;
         }
@@ -221,19 +402,18 @@ impl RegistryHandle {
     }
 
     /// Closes a session; `false` when it was not live. From this call on, the session is no
-    /// longer found; the registry cleans up after it once its actor has stopped.
+    /// longer found and its place is free; the registry cleans up after it once its actor has
+    /// stopped.
     pub fn close(&self, id: &str) -> bool {
-        match self.get_any(id) {
-            Some(handle) if handle.is_alive() => {
+        let retired = write(&self.table).retire(id);
+        match retired {
+            Some(handle) => {
+                let alive = handle.is_alive();
                 handle.close();
-                true
+                alive
             }
-            _ => false,
+            None => false,
         }
-    }
-
-    fn get_any(&self, id: &str) -> Option<SessionHandle> {
-        read(&self.table).get(id).map(|entry| entry.handle.clone())
     }
 
     /// Sends a frame to every live session's standalone stream. Never queues without bound:
@@ -260,6 +440,7 @@ impl RegistryHandle {
     /// Every live session (a snapshot).
     pub fn sessions(&self) -> Vec<SessionHandle> {
         read(&self.table)
+            .live
             .values()
             .map(|entry| entry.handle.clone())
             .filter(SessionHandle::is_alive)
@@ -284,8 +465,13 @@ impl RegistryHandle {
     /// Closes every session.
     pub fn shutdown(&self) {
         for handle in self.sessions() {
-            handle.close();
+            self.close(handle.id().as_str());
         }
+    }
+
+    /// Live sessions of `owner` (see [`SessionParts::owner`]).
+    pub fn owned_by(&self, owner: &str) -> usize {
+        read(&self.table).owned_by(Some(owner))
     }
 
     /// The registry actor's address.
@@ -296,6 +482,7 @@ impl RegistryHandle {
 
 fn deliver_to_all(table: &Table, frame: &Frame) {
     let sessions: Vec<SessionHandle> = read(table)
+        .live
         .values()
         .map(|entry| entry.handle.clone())
         .collect();
@@ -324,15 +511,7 @@ impl Handler<SessionStopped> for Registry {
     fn handle(&mut self, msg: SessionStopped, _: &mut Self::Context) {
         msg.shared.tear_down();
         let id = msg.shared.id().clone();
-        let entry = {
-            let mut table = write(&self.table);
-            match table.get(&id) {
-                Some(entry) if Arc::ptr_eq(entry.handle.shared_arc(), &msg.shared) => {
-                    table.remove(&id)
-                }
-                _ => None,
-            }
-        };
+        let entry = write(&self.table).forget(&msg.shared);
         tracing::debug!(session = %id, "session gone");
         if let Some(on_stopped) = entry.and_then(|entry| entry.on_stopped) {
             on_stopped(&id);

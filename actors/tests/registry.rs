@@ -1,6 +1,7 @@
-//! Mailbox-level tests of the registry: the session cap, closing, broadcast fan-out, idle
-//! expiry (under paused time), and supervision (a session killed by a panic is cleaned up
-//! after), with bounded waits and no sleeps.
+//! Mailbox-level tests of the registry: the session cap, eviction at the cap, the cap per
+//! owner, closing, broadcast fan-out, idle and handshake expiry (under paused time), and
+//! supervision (a session killed by a panic is cleaned up after), with bounded waits and no
+//! sleeps.
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod support;
@@ -9,8 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_mcp_actors::{
-    ChannelOutlet, Dispatch, EventStore, Frame, InMemoryEventStore, Notification, OpenError, Reply,
-    Request, RequestScope, SessionHandle, SessionId,
+    ChannelOutlet, Dispatch, EventStore, Frame, InMemoryEventStore, Metrics, Notification,
+    OpenError, Registry, RegistryConfig, RegistryHandle, Reply, Request, RequestScope,
+    SessionHandle, SessionId, SessionParts,
 };
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
@@ -42,6 +44,7 @@ async fn the_session_cap_is_enforced_and_closing_frees_a_place() {
         config: Default::default(),
         standalone: None,
         on_stopped: None,
+        owner: None,
     });
     assert!(matches!(third, Err(OpenError::Full(2))));
     assert!(registry.get("a").is_some());
@@ -154,4 +157,101 @@ async fn a_session_killed_by_a_panic_is_cleaned_up_by_its_registry() {
     assert_eq!(session.in_flight(), 0);
     // Its request was cancelled: no answer ever comes.
     assert!(rx.try_recv().is_err());
+}
+
+fn registry_with(config: RegistryConfig) -> RegistryHandle {
+    Registry::start(config, Arc::new(Metrics::default()), None)
+}
+
+fn open_owned(
+    registry: &RegistryHandle,
+    id: &str,
+    owner: Option<&str>,
+) -> Result<SessionHandle, OpenError> {
+    registry.open(SessionParts {
+        id: SessionId::parse(id).unwrap(),
+        dispatch: Arc::new(Forever),
+        config: Default::default(),
+        standalone: None,
+        on_stopped: None,
+        owner: owner.map(Arc::from),
+    })
+}
+
+#[actix_rt::test]
+async fn at_the_cap_the_least_recently_active_idle_session_is_evicted() {
+    tokio::time::pause();
+    let registry = registry_with(RegistryConfig {
+        max_sessions: 2,
+        evict_idle_after: Some(Duration::from_secs(60)),
+        ..RegistryConfig::default()
+    });
+    let old = open_owned(&registry, "old", None).unwrap();
+    let busy = open_owned(&registry, "busy", None).unwrap();
+    let (outlet, _rx) = ChannelOutlet::channel();
+    busy.request(request(1, "wait", json!({})), outlet);
+    // Nothing has been idle for a minute yet: the newcomer is refused.
+    assert!(matches!(
+        open_owned(&registry, "early", None),
+        Err(OpenError::Full(2))
+    ));
+    tokio::time::advance(Duration::from_secs(61)).await;
+    // `old` is idle; `busy` has a request in flight, so it is never idle.
+    let new = open_owned(&registry, "new", None).unwrap();
+    assert_eq!(registry.len(), 2);
+    assert!(registry.get("old").is_none());
+    until("the evicted session to stop", || !old.is_alive()).await;
+    assert!(registry.get("busy").is_some());
+    // Both remaining sessions are busy or fresh: the next newcomer is refused again.
+    assert!(matches!(
+        open_owned(&registry, "later", None),
+        Err(OpenError::Full(2))
+    ));
+    assert!(new.is_alive());
+}
+
+#[actix_rt::test]
+async fn one_owner_holds_at_most_its_share() {
+    let registry = registry_with(RegistryConfig {
+        max_sessions_per_owner: Some(2),
+        ..RegistryConfig::default()
+    });
+    let first = open_owned(&registry, "a1", Some("alice")).unwrap();
+    assert_eq!(first.owner(), Some("alice"));
+    open_owned(&registry, "a2", Some("alice")).unwrap();
+    assert!(matches!(
+        open_owned(&registry, "a3", Some("alice")),
+        Err(OpenError::OwnerFull(2))
+    ));
+    open_owned(&registry, "b1", Some("bob")).unwrap();
+    open_owned(&registry, "anonymous", None).unwrap();
+    assert_eq!(registry.owned_by("alice"), 2);
+    // Closing frees the owner's place at once.
+    assert!(registry.close("a1"));
+    assert_eq!(registry.owned_by("alice"), 1);
+    open_owned(&registry, "a3", Some("alice")).unwrap();
+    until("the closed session to stop", || !first.is_alive()).await;
+    assert_eq!(registry.owned_by("alice"), 2);
+}
+
+#[actix_rt::test]
+async fn sessions_that_never_finish_the_handshake_expire() {
+    tokio::time::pause();
+    let registry = registry_with(RegistryConfig {
+        handshake_timeout: Some(Duration::from_secs(10)),
+        idle_timeout: None,
+        ..RegistryConfig::default()
+    });
+    let established = open_owned(&registry, "established", None).unwrap();
+    established.establish();
+    let pending = open_owned(&registry, "pending", None).unwrap();
+    // Busy does not help: the handshake has a deadline of its own.
+    let (outlet, _rx) = ChannelOutlet::channel();
+    pending.request(request(1, "wait", json!({})), outlet);
+    tokio::time::advance(Duration::from_secs(11)).await;
+    registry.sweep();
+    until("the unfinished session to stop", || !pending.is_alive()).await;
+    assert!(registry.get("pending").is_none());
+    assert!(registry.get("established").is_some());
+    assert_eq!(registry.len(), 1);
 }

@@ -341,9 +341,21 @@ impl ServerBuilder {
         self
     }
 
-    /// Time limit of every tool invocation (default none); a tool's own timeout wins.
+    /// Time limit of every tool invocation (default 5 minutes; not part of semver); a tool's
+    /// own [`timeout`](crate::ToolDef::timeout) wins. A call past it is stopped (its future
+    /// dropped) and answered with an `isError` result saying so. The default exists so that a
+    /// call nobody waits for any more cannot run, and keep its session from expiring, forever;
+    /// turn it off with [`without_tool_timeout`](Self::without_tool_timeout).
     pub fn tool_timeout(mut self, timeout: Duration) -> Self {
         self.config.tool_timeout = Some(timeout);
+        self
+    }
+
+    /// No time limit for tool invocations, except a tool's own
+    /// [`timeout`](crate::ToolDef::timeout): a call runs until it ends or is cancelled (see
+    /// [`tool_timeout`](Self::tool_timeout) for the default).
+    pub fn without_tool_timeout(mut self) -> Self {
+        self.config.tool_timeout = None;
         self
     }
 

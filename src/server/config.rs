@@ -6,6 +6,9 @@ use std::time::Duration;
 
 use crate::protocol::{CacheHints, CacheScope, ProtocolVersion, method};
 
+/// The time limit of a tool invocation unless the tool or the builder sets another.
+pub(crate) const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(5 * 60);
+
 /// Settings of a server. Defaults are not part of semver.
 #[derive(Debug, Clone)]
 pub(crate) struct ServerConfig {
@@ -84,7 +87,8 @@ impl Default for ServerConfig {
         Self {
             page_size: None,
             protocol_version: None,
-            tool_timeout: None,
+            // An abandoned call must not run (and keep its session busy) forever.
+            tool_timeout: Some(DEFAULT_TOOL_TIMEOUT),
             peer_request_timeout: Some(Duration::from_secs(300)),
             max_concurrent_requests: 256,
             cache: CacheConfig::default(),

@@ -177,6 +177,7 @@ impl Server {
             RegistryConfig {
                 max_sessions: 1,
                 idle_timeout: None,
+                ..RegistryConfig::default()
             },
             Arc::new(Metrics::default()),
             None,
@@ -194,6 +195,7 @@ impl Server {
             on_stopped: Some(Box::new(move |_| {
                 let _ = stopped_tx.send(());
             })),
+            owner: None,
         });
         let session = match opened {
             Ok(session) => session,

@@ -65,6 +65,7 @@ pub fn spawn(mcp: McpHttp, workers: usize) -> TestServer {
     .disable_signals()
     .shutdown_timeout(1)
     .tcp_nodelay(true)
+    .h1_allow_half_closed(false)
     .listen(listener)
     .unwrap()
     .run();
@@ -395,9 +396,9 @@ pub async fn read_answer(response: reqwest::Response, id: &Value) -> Answer {
     }
 }
 
-/// The body of an HTTP error: a JSON-RPC error without `id`, valid per the schema. Returns
-/// its error code.
-pub async fn error_body(response: reqwest::Response) -> i64 {
+/// The body of an HTTP refusal: a JSON-RPC error, valid per the schema, with an `id` member
+/// (`null` when the server had not read the request's id). Returns its error code and id.
+pub async fn refusal(response: reqwest::Response) -> (i64, Value) {
     let content_type = response
         .headers()
         .get(CONTENT_TYPE)
@@ -409,14 +410,20 @@ pub async fn error_body(response: reqwest::Response) -> i64 {
         "error body with content type {content_type:?}"
     );
     let body: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
-    assert!(
-        body.get("id").is_none(),
-        "an HTTP error body must not carry an id: {body}"
-    );
+    let id = body
+        .get("id")
+        .unwrap_or_else(|| panic!("an HTTP refusal must carry an id member: {body}"))
+        .clone();
     super::assert_valid_message(&body);
-    body["error"]["code"]
+    let code = body["error"]["code"]
         .as_i64()
-        .unwrap_or_else(|| panic!("no error code: {body}"))
+        .unwrap_or_else(|| panic!("no error code: {body}"));
+    (code, id)
+}
+
+/// The error code of an HTTP refusal (see [`refusal`]).
+pub async fn error_body(response: reqwest::Response) -> i64 {
+    refusal(response).await.0
 }
 
 /// The text of a tool result's first content block.

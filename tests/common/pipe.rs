@@ -17,20 +17,26 @@ pub struct PipeClient {
 }
 
 impl PipeClient {
-    /// Serves `server` on a new pipe and completes the handshake with these capabilities.
-    pub async fn connect(server: &Server, capabilities: Value) -> Self {
+    /// Serves `server` on a new pipe with `config`; nothing is sent yet (no handshake).
+    pub fn serve(server: &Server, config: StdioConfig) -> Self {
         let (client_out, server_in) = tokio::io::duplex(1 << 16);
         let (server_out, client_in) = tokio::io::duplex(1 << 16);
         let server = server.clone();
-        actix_rt::spawn(async move {
-            server
-                .serve_io(server_in, server_out, StdioConfig::default())
-                .await
-        });
-        let mut client = Self {
+        actix_rt::spawn(async move { server.serve_io(server_in, server_out, config).await });
+        Self {
             to_server: client_out,
             from_server: BufReader::new(client_in).lines(),
-        };
+        }
+    }
+
+    /// Serves `server` on a new pipe and completes the handshake with these capabilities.
+    pub async fn connect(server: &Server, capabilities: Value) -> Self {
+        Self::connect_with(server, capabilities, StdioConfig::default()).await
+    }
+
+    /// [`connect`](Self::connect) with a transport configuration.
+    pub async fn connect_with(server: &Server, capabilities: Value, config: StdioConfig) -> Self {
+        let mut client = Self::serve(server, config);
         client
             .send(
                 json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
@@ -50,18 +56,26 @@ impl PipeClient {
 
     /// Sends one message as a line.
     pub async fn send(&mut self, message: Value) {
-        self.to_server
-            .write_all(format!("{message}\n").as_bytes())
-            .await
-            .unwrap();
+        self.send_line(message.to_string().as_bytes()).await;
+    }
+
+    /// Sends `bytes` followed by a newline, as they are.
+    pub async fn send_line(&mut self, bytes: &[u8]) {
+        self.to_server.write_all(bytes).await.unwrap();
+        self.to_server.write_all(b"\n").await.unwrap();
     }
 
     /// Reads the next message, within [`WAIT`].
     pub async fn read(&mut self) -> Value {
-        let line = tokio::time::timeout(WAIT, self.from_server.next_line())
+        self.read_within(WAIT).await.expect("a line in time")
+    }
+
+    /// Reads the next message, or `None` when none comes within `wait`.
+    pub async fn read_within(&mut self, wait: std::time::Duration) -> Option<Value> {
+        let line = tokio::time::timeout(wait, self.from_server.next_line())
             .await
-            .expect("a line in time");
-        serde_json::from_str(&line.unwrap().expect("server open")).unwrap()
+            .ok()?;
+        Some(serde_json::from_str(&line.unwrap().expect("server open")).unwrap())
     }
 
     /// Sends `ping` and returns every message that arrived before its answer.

@@ -79,6 +79,8 @@ impl Session {
             next_peer_id: AtomicI64::new(1),
             next_stream: AtomicU64::new(0),
             last_seen: Mutex::new(Instant::now()),
+            opened: Instant::now(),
+            established: AtomicBool::new(false),
             connections: AtomicUsize::new(0),
             standalone: Mutex::new(parts.standalone.map(|outlet| (0, outlet))),
             streams: Mutex::default(),

@@ -78,6 +78,11 @@ pub struct SessionParts {
     pub standalone: Option<Outlet>,
     /// Called once when the session has stopped and its registry has cleaned up after it.
     pub on_stopped: Option<OnStopped>,
+    /// Who the session belongs to: an opaque key the transport derives from the credentials
+    /// that open it (see [`SessionHandle::bind_owner`]), bound before the session is found, and
+    /// counted against [`RegistryConfig::max_sessions_per_owner`](crate::RegistryConfig).
+    /// `None` for sessions opened without credentials.
+    pub owner: Option<Arc<str>>,
 }
 
 impl fmt::Debug for SessionParts {
@@ -85,6 +90,7 @@ impl fmt::Debug for SessionParts {
         f.debug_struct("SessionParts")
             .field("id", &self.id)
             .field("config", &self.config)
+            .field("owner", &self.owner)
             .finish()
     }
 }
@@ -100,6 +106,10 @@ pub(crate) struct SessionShared {
     next_peer_id: AtomicI64,
     next_stream: AtomicU64,
     last_seen: Mutex<Instant>,
+    /// When the session was opened.
+    opened: Instant,
+    /// Whether the client finished the protocol's handshake (see [`SessionHandle::establish`]).
+    established: AtomicBool,
     /// Open stream connections: a session with a connection is never idle.
     connections: AtomicUsize,
     standalone: Mutex<Option<(u64, Outlet)>>,
@@ -233,6 +243,24 @@ impl SessionHandle {
     /// The owner bound with [`bind_owner`](Self::bind_owner), if any.
     pub fn owner(&self) -> Option<&str> {
         self.shared.owner.get().map(|owner| &**owner)
+    }
+
+    /// Marks the session as established: its client finished the protocol's handshake (MCP:
+    /// `notifications/initialized` after a successful `initialize`). A session that is not
+    /// established within [`RegistryConfig::handshake_timeout`](crate::RegistryConfig) is
+    /// closed.
+    pub fn establish(&self) {
+        self.shared.established.store(true, Ordering::Release);
+    }
+
+    /// Whether [`establish`](Self::establish) was called.
+    pub fn is_established(&self) -> bool {
+        self.shared.established.load(Ordering::Acquire)
+    }
+
+    /// How long ago the session was opened.
+    pub fn age(&self) -> Duration {
+        self.shared.opened.elapsed()
     }
 
     /// Marks the session as used now (idle expiry counts from the last use).
@@ -461,7 +489,7 @@ fn cancel_request(shared: &SessionShared, params: Option<&Value>) {
 pub const MAX_PROGRESS_TOKEN_LEN: usize = 256;
 
 /// The `-32602` refusal of a string `progressToken` over [`MAX_PROGRESS_TOKEN_LEN`] bytes.
-fn oversized_progress_token(params: Option<&Value>) -> Option<ErrorObject> {
+pub(crate) fn oversized_progress_token(params: Option<&Value>) -> Option<ErrorObject> {
     let token = params?.get("_meta")?.get("progressToken")?.as_str()?;
     (token.len() > MAX_PROGRESS_TOKEN_LEN).then(|| {
         ErrorObject::invalid_params(format!(

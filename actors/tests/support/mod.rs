@@ -119,6 +119,7 @@ pub fn registry(
         RegistryConfig {
             max_sessions,
             idle_timeout,
+            ..RegistryConfig::default()
         },
         Arc::new(Metrics::default()),
         store,
@@ -139,6 +140,7 @@ pub fn open(
             config: SessionConfig::default(),
             standalone,
             on_stopped: None,
+            owner: None,
         })
         .unwrap()
 }

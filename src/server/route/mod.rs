@@ -83,8 +83,12 @@ impl Dispatch for McpDispatch {
     fn notification(&self, notification: Notification, session: Option<&SessionHandle>) {
         match notification.method.as_str() {
             method::NOTIFICATION_INITIALIZED => {
-                if let Some(state) = session.and_then(SessionHandle::data::<SessionState>) {
+                if let Some(session) = session
+                    && let Some(state) = session.data::<SessionState>()
+                {
                     state.mark_initialized();
+                    // The handshake is complete: the session no longer expires unestablished.
+                    session.establish();
                 }
             }
             method::NOTIFICATION_ROOTS_LIST_CHANGED => {

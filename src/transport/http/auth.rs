@@ -192,13 +192,6 @@ pub(super) fn owns(session: &SessionHandle, identity: Option<&Identity>) -> bool
     }
 }
 
-/// Binds a new session to the identity that opened it.
-pub(super) fn bind(session: &SessionHandle, identity: Option<&Identity>) {
-    if let Some(identity) = identity {
-        session.bind_owner(Arc::from(identity.owner_key()));
-    }
-}
-
 /// What the transport hands this request's handlers; `None` (nothing built) without bearer
 /// auth unless headers are captured.
 pub(super) fn transport_info(

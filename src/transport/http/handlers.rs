@@ -5,20 +5,21 @@
 
 use std::sync::Arc;
 
-use actix_web::body::BoxBody;
-use actix_web::http::StatusCode;
+use actix_web::body::{BodySize, BoxBody, MessageBody};
 use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::{ConnectionType, StatusCode};
 use actix_web::{HttpRequest, HttpResponse, web};
 use futures::StreamExt;
-use serde_json::json;
 
 use actix_mcp_actors::{
-    ErrorCode, EventId, EventLog, InFlight, Incoming, ResponseOutlet, Resumed, SessionConfig,
-    SessionHandle, SessionId, SessionParts, Settled, SseEvent, StreamReceiver,
+    ErrorCode, ErrorObject, EventId, EventLog, Frame, InFlight, Incoming, OpenError, RequestId,
+    ResponseOutlet, Resumed, SessionConfig, SessionHandle, SessionId, SessionParts, Settled,
+    SseEvent, StreamReceiver,
 };
 
 use super::answer::{self, ANSWER_WINDOW};
 use super::auth;
+use super::budget::{ByteBudget, Reservation};
 use super::modern;
 use super::sse::{self, SseBody};
 use super::{HttpShared, PROTOCOL_VERSION_HEADER, SESSION_HEADER};
@@ -27,17 +28,21 @@ use crate::protocol::{ProtocolVersion, method};
 use crate::server::auth::Identity;
 use crate::server::context::TransportInfo;
 use crate::server::route::{McpDispatch, RequestDefaults};
+use crate::server::session::SessionState;
 
-/// An HTTP error with a JSON-RPC error body (without id).
+/// An HTTP refusal with a JSON-RPC error body. The body always has an `id` member: the
+/// request's id once the body was read and held a request, `null` before (or for a
+/// notification or a response).
 pub(super) fn http_error(
     status: StatusCode,
+    id: Option<&RequestId>,
     code: ErrorCode,
     message: impl Into<String>,
 ) -> HttpResponse {
-    let body = json!({ "jsonrpc": "2.0", "error": { "code": code, "message": message.into() } });
+    let frame = Frame::error(id, &ErrorObject::new(code, message));
     HttpResponse::build(status)
         .content_type("application/json")
-        .body(body.to_string())
+        .body(frame.json.to_string())
 }
 
 pub(super) fn header_str(req: &HttpRequest, name: impl header::AsHeaderName) -> Option<&str> {
@@ -49,17 +54,16 @@ pub(super) fn header_str(req: &HttpRequest, name: impl header::AsHeaderName) -> 
 /// Checks every request shares: Host/Origin.
 fn check_host(req: &HttpRequest, shared: &HttpShared) -> Result<(), HttpResponse> {
     let loopback = req.app_config().local_addr().ip().is_loopback();
-    let host = header_str(req, header::HOST);
-    let origin = header_str(req, header::ORIGIN);
-    if let Err(reason) = shared.config.host_policy.check(loopback, host, origin) {
+    if let Err(reason) = shared.config.host_policy.check(loopback, req.headers()) {
         tracing::warn!(
-            ?host,
-            ?origin,
+            host = ?req.headers().get(header::HOST),
+            origin = ?req.headers().get(header::ORIGIN),
             reason,
             "refused a request (DNS-rebinding protection)"
         );
         return Err(http_error(
             StatusCode::FORBIDDEN,
+            None,
             ErrorCode::INVALID_REQUEST,
             format!("forbidden: {reason}"),
         ));
@@ -68,12 +72,16 @@ fn check_host(req: &HttpRequest, shared: &HttpShared) -> Result<(), HttpResponse
 }
 
 /// The `MCP-Protocol-Version` header, trimmed (`Err` when it is not ASCII).
-fn raw_version(req: &HttpRequest) -> Result<Option<&str>, HttpResponse> {
+fn raw_version<'a>(
+    req: &'a HttpRequest,
+    id: Option<&RequestId>,
+) -> Result<Option<&'a str>, HttpResponse> {
     match req.headers().get(PROTOCOL_VERSION_HEADER) {
         None => Ok(None),
         Some(value) => value.to_str().map(|v| Some(v.trim())).map_err(|_| {
             http_error(
                 StatusCode::BAD_REQUEST,
+                id,
                 crate::error::code::HEADER_MISMATCH,
                 "the MCP-Protocol-Version header is not ASCII",
             )
@@ -82,7 +90,10 @@ fn raw_version(req: &HttpRequest) -> Result<Option<&str>, HttpResponse> {
 }
 
 /// A session request's `MCP-Protocol-Version`: a supported stateful revision, or absent.
-fn stateful_version(req: &HttpRequest) -> Result<Option<ProtocolVersion>, HttpResponse> {
+fn stateful_version(
+    req: &HttpRequest,
+    id: Option<&RequestId>,
+) -> Result<Option<ProtocolVersion>, HttpResponse> {
     match req.headers().get(PROTOCOL_VERSION_HEADER) {
         None => Ok(None),
         Some(value) => match value
@@ -93,6 +104,7 @@ fn stateful_version(req: &HttpRequest) -> Result<Option<ProtocolVersion>, HttpRe
             Some(version) if !version.is_stateless() => Ok(Some(version)),
             _ => Err(http_error(
                 StatusCode::BAD_REQUEST,
+                id,
                 ErrorCode::INVALID_REQUEST,
                 format!(
                     "unsupported MCP-Protocol-Version {:?}; supported: {}",
@@ -118,13 +130,14 @@ fn accepts(req: &HttpRequest, needle: &str) -> bool {
     })
 }
 
-fn session_id(req: &HttpRequest) -> Result<&str, HttpResponse> {
+fn session_id<'a>(req: &'a HttpRequest, id: Option<&RequestId>) -> Result<&'a str, HttpResponse> {
     header_str(req, SESSION_HEADER)
         .map(str::trim)
         .filter(|id| !id.is_empty())
         .ok_or_else(|| {
             http_error(
                 StatusCode::BAD_REQUEST,
+                id,
                 ErrorCode::INVALID_REQUEST,
                 "missing Mcp-Session-Id header; send initialize first",
             )
@@ -137,15 +150,17 @@ fn lookup(
     req: &HttpRequest,
     shared: &HttpShared,
     caller: Option<&Identity>,
+    id: Option<&RequestId>,
 ) -> Result<SessionHandle, HttpResponse> {
-    let id = session_id(req)?;
+    let session = session_id(req, id)?;
     shared
         .registry()
-        .get(id)
+        .get(session)
         .filter(|session| auth::owns(session, caller))
         .ok_or_else(|| {
             http_error(
                 StatusCode::NOT_FOUND,
+                id,
                 ErrorCode::INVALID_REQUEST,
                 "unknown or expired session; initialize a new one",
             )
@@ -170,40 +185,119 @@ fn request_dispatch(
     }))
 }
 
-/// Reads the body, refusing more than `limit` bytes.
+/// Reads the body, refusing more than `limit` bytes, and reserves its size in the server's
+/// budget of request bytes in flight (503 when it does not fit).
 async fn read_body(
     req: &HttpRequest,
-    mut payload: web::Payload,
+    payload: &mut web::Payload,
     limit: usize,
-) -> Result<web::BytesMut, HttpResponse> {
+    budget: &Arc<ByteBudget>,
+) -> Result<(web::BytesMut, Reservation), HttpResponse> {
     let too_large = || {
         http_error(
             StatusCode::PAYLOAD_TOO_LARGE,
+            None,
             ErrorCode::INVALID_REQUEST,
             format!("body exceeds {limit} bytes"),
         )
     };
-    if let Some(length) =
-        header_str(req, header::CONTENT_LENGTH).and_then(|l| l.parse::<usize>().ok())
-        && length > limit
-    {
+    let over_budget = || {
+        let mut response = http_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            None,
+            code::SERVER_BUSY,
+            format!(
+                "server busy: the request bytes in flight would exceed the server's budget \
+                 ({} bytes); retry later",
+                budget.limit()
+            ),
+        );
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        response
+    };
+    let length = header_str(req, header::CONTENT_LENGTH).and_then(|l| l.parse::<usize>().ok());
+    if length.is_some_and(|length| length > limit) {
         return Err(too_large());
     }
-    let mut body = web::BytesMut::new();
+    let mut reservation = budget
+        .reserve(length.unwrap_or(0))
+        .ok_or_else(over_budget)?;
+    let mut body = web::BytesMut::with_capacity(length.unwrap_or(0));
     while let Some(chunk) = payload.next().await {
         let chunk = chunk.map_err(|err| {
             http_error(
                 StatusCode::BAD_REQUEST,
+                None,
                 ErrorCode::PARSE_ERROR,
                 format!("could not read the body: {err}"),
             )
         })?;
-        if body.len() + chunk.len() > limit {
+        let total = body.len() + chunk.len();
+        if total > limit {
             return Err(too_large());
+        }
+        if !reservation.grow_to(total) {
+            return Err(over_budget());
         }
         body.extend_from_slice(&chunk);
     }
-    Ok(body)
+    Ok((body, reservation))
+}
+
+/// A refusal sent before the whole body was read, after which the connection closes: what is
+/// left of the body is never read. (actix-web would otherwise drain a chunked body whose
+/// reader went away, for as long as the client keeps sending it; it closes the connection
+/// instead when the body's reader is still alive as the answer goes out, so the answer keeps
+/// it until it is written.)
+fn close_unread(response: HttpResponse, payload: web::Payload) -> HttpResponse {
+    let mut response = response.map_body(|head, body| {
+        head.set_connection_type(ConnectionType::Close);
+        UnreadBody {
+            body,
+            _payload: payload,
+        }
+    });
+    response
+        .head_mut()
+        .set_connection_type(ConnectionType::Close);
+    response.map_into_boxed_body()
+}
+
+/// A refusal's body, holding the reader of the request body it did not read (see
+/// [`close_unread`]).
+struct UnreadBody {
+    body: BoxBody,
+    _payload: web::Payload,
+}
+
+impl MessageBody for UnreadBody {
+    type Error = <BoxBody as MessageBody>::Error;
+
+    fn size(&self) -> BodySize {
+        self.body.size()
+    }
+
+    fn poll_next(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<bytes::Bytes, Self::Error>>> {
+        std::pin::Pin::new(&mut self.get_mut().body).poll_next(cx)
+    }
+}
+
+/// The 408 answer to a body that did not arrive in time.
+fn body_timed_out(limit: std::time::Duration) -> HttpResponse {
+    http_error(
+        StatusCode::REQUEST_TIMEOUT,
+        None,
+        ErrorCode::INVALID_REQUEST,
+        format!(
+            "the request body did not arrive within {} ms",
+            limit.as_millis()
+        ),
+    )
 }
 
 /// The headers of every SSE answer.
@@ -259,7 +353,7 @@ fn json_response(json: &str, session: Option<&SessionId>) -> HttpResponse {
 /// `POST /mcp`: one JSON-RPC message.
 pub(super) async fn post(
     req: HttpRequest,
-    payload: web::Payload,
+    mut payload: web::Payload,
     shared: web::Data<HttpShared>,
 ) -> HttpResponse {
     if let Err(response) = check_host(&req, &shared) {
@@ -268,6 +362,7 @@ pub(super) async fn post(
     if !(accepts(&req, "application/json") && accepts(&req, "text/event-stream")) {
         return http_error(
             StatusCode::NOT_ACCEPTABLE,
+            None,
             ErrorCode::INVALID_REQUEST,
             "the Accept header must list both application/json and text/event-stream",
         );
@@ -278,15 +373,25 @@ pub(super) async fn post(
     if !json_content {
         return http_error(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            None,
             ErrorCode::INVALID_REQUEST,
             "Content-Type must be application/json",
         );
     }
-    let body = match read_body(&req, payload, shared.config.body_limit).await {
-        Ok(body) => body,
-        Err(response) => return response,
+    let read = read_body(&req, &mut payload, shared.config.body_limit, &shared.budget);
+    let (body, reservation) = match tokio::time::timeout(shared.config.body_timeout, read).await {
+        Ok(Ok(read)) => read,
+        Ok(Err(response)) => return close_unread(response, payload),
+        Err(_) => return close_unread(body_timed_out(shared.config.body_timeout), payload),
     };
-    let message = match actix_mcp_actors::parse_message(&body) {
+    drop(payload);
+    let response = post_message(&req, &shared, &body).await;
+    reservation.release_after(response)
+}
+
+/// Answers a POSTed message whose body has been read.
+async fn post_message(req: &HttpRequest, shared: &HttpShared, body: &[u8]) -> HttpResponse {
+    let message = match actix_mcp_actors::parse_message(body) {
         Ok(message) => message,
         Err(rejection) => {
             return HttpResponse::BadRequest()
@@ -295,59 +400,64 @@ pub(super) async fn post(
         }
     };
     let message_id = match &message {
-        Incoming::Request(request) => Some(&request.id),
+        Incoming::Request(request) => Some(request.id.clone()),
         _ => None,
     };
-    let caller = match auth::authenticate(&req, &shared, message_id).await {
+    let id = message_id.as_ref();
+    let caller = match auth::authenticate(req, shared, id).await {
         Ok(caller) => caller,
         Err(response) => return response,
     };
-    let raw = match raw_version(&req) {
+    let raw = match raw_version(req, id) {
         Ok(raw) => raw,
         Err(response) => return response,
     };
     if modern::is_stateless(&message, raw) {
-        return modern::post(&req, &shared, message, raw, caller).await;
+        return modern::post(req, shared, message, raw, caller).await;
     }
-    let header_version = match stateful_version(&req) {
+    let header_version = match stateful_version(req, id) {
         Ok(version) => version,
         Err(response) => return response,
     };
-    if let Err(response) = authorize(&shared, caller.as_deref(), &message) {
+    if let Err(response) = authorize(shared, caller.as_deref(), &message) {
         return response;
     }
     let identity = caller.as_deref();
     if shared.config.stateless {
-        let transport = auth::transport_info(&req, &shared, caller.clone());
-        return post_stateless(&shared, message, header_version, transport).await;
+        let transport = auth::transport_info(req, shared, caller.clone());
+        return post_stateless(shared, message, header_version, transport).await;
     }
+    // One initialize per session, as over stdio: an initialize that names a session is a
+    // request of that session (refused there as a second initialize; 404 when it is gone),
+    // and only one without `Mcp-Session-Id` opens a session.
+    let opens_session = !req.headers().contains_key(SESSION_HEADER);
     match message {
-        Incoming::Request(request) if request.method == method::INITIALIZE => {
-            let session = match open_session(&shared, header_version) {
+        Incoming::Request(request) if request.method == method::INITIALIZE && opens_session => {
+            let owner = identity.map(|identity| Arc::from(identity.owner_key()));
+            let session = match open_session(shared, header_version, id, owner) {
                 Ok(session) => session,
                 Err(response) => return response,
             };
-            auth::bind(&session, identity);
-            let transport = auth::transport_info(&req, &shared, caller.clone());
-            let dispatch = request_dispatch(&shared, header_version, transport);
-            answer(&shared, &session, request, true, dispatch).await
+            let transport = auth::transport_info(req, shared, caller.clone());
+            let dispatch = request_dispatch(shared, header_version, transport);
+            answer(shared, &session, request, true, dispatch).await
         }
-        Incoming::Request(request) => match lookup(&req, &shared, identity) {
+        Incoming::Request(request) => match lookup(req, shared, identity, id) {
             Ok(session) => {
-                let transport = auth::transport_info(&req, &shared, caller.clone());
-                let dispatch = request_dispatch(&shared, header_version, transport);
-                answer(&shared, &session, request, false, dispatch).await
+                let transport = auth::transport_info(req, shared, caller.clone());
+                let dispatch = request_dispatch(shared, header_version, transport);
+                answer(shared, &session, request, false, dispatch).await
             }
             Err(response) => response,
         },
-        Incoming::Notification(notification) => match lookup(&req, &shared, identity) {
+        Incoming::Notification(notification) => match lookup(req, shared, identity, id) {
             Ok(session) => {
                 session.notification(notification);
                 HttpResponse::Accepted().finish()
             }
             Err(response) => response,
         },
-        Incoming::Response(response) => match lookup(&req, &shared, identity) {
+        Incoming::Response(response) => match lookup(req, shared, identity, id) {
             Ok(session) => {
                 session.response(response);
                 HttpResponse::Accepted().finish()
@@ -378,9 +488,13 @@ fn authorize(
     }
 }
 
+/// Opens a session for an `initialize`, bound to `owner` (on a protected endpoint); the 503 or
+/// 429 answer when there is no room.
 fn open_session(
     shared: &HttpShared,
     header_version: Option<ProtocolVersion>,
+    request_id: Option<&RequestId>,
+    owner: Option<Arc<str>>,
 ) -> Result<SessionHandle, HttpResponse> {
     let dispatch = Arc::new(McpDispatch {
         server: shared.server.clone(),
@@ -393,6 +507,7 @@ fn open_session(
     let id = SessionId::parse(&uuid::Uuid::new_v4().simple().to_string()).ok_or_else(|| {
         http_error(
             StatusCode::INTERNAL_SERVER_ERROR,
+            request_id,
             ErrorCode::INTERNAL_ERROR,
             "could not mint a session id",
         )
@@ -407,14 +522,39 @@ fn open_session(
             },
             standalone: None,
             on_stopped: None,
+            owner,
         })
         .map_err(|err| {
-            http_error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                code::SERVER_BUSY,
-                format!("server busy: {err}"),
-            )
+            let (status, message) = match err {
+                OpenError::OwnerFull(limit) => (
+                    StatusCode::TOO_MANY_REQUESTS,
+                    format!(
+                        "too many sessions for this identity (limit {limit}); end one with \
+                         DELETE or let one expire"
+                    ),
+                ),
+                err => (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    format!("server busy: {err}; retry later"),
+                ),
+            };
+            let mut response = http_error(status, request_id, code::SERVER_BUSY, message);
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+            response
         })
+}
+
+/// The id of a session opened for an `initialize`, sent back once the initialize succeeded.
+/// A failed `initialize` leaves nothing behind: its session is closed at once (its place freed)
+/// and its id never handed out.
+fn keep_if_initialized(shared: &HttpShared, session: &SessionHandle) -> Option<SessionId> {
+    if session.data::<SessionState>().is_some() {
+        return Some(session.id().clone());
+    }
+    shared.registry().close(session.id().as_str());
+    None
 }
 
 /// Hands a request to its session, answered by `dispatch` when the transport gave it one.
@@ -438,19 +578,26 @@ async fn answer(
     new: bool,
     dispatch: Option<Arc<dyn actix_mcp_actors::Dispatch>>,
 ) -> HttpResponse {
-    let header_id = new.then(|| session.id().clone());
+    let header_id = |session| new.then(|| keep_if_initialized(shared, session)).flatten();
+    let id = request.id.clone();
     if shared.config.json_response {
         let (outlet, rx) = ResponseOutlet::channel();
         admit(session, request, outlet, dispatch.as_ref());
         return match rx.await {
-            Ok(frame) => json_response(&frame.json, header_id.as_ref()),
+            Ok(frame) => json_response(&frame.json, header_id(session).as_ref()),
             Err(_) if !session.is_alive() => http_error(
                 StatusCode::NOT_FOUND,
+                Some(&id),
                 ErrorCode::INVALID_REQUEST,
                 "the session ended before the request was answered",
             ),
-            // Cancelled by the client: the request gets no JSON-RPC response.
-            Err(_) => HttpResponse::Accepted().finish(),
+            // Cancelled by the client. 202 is for notifications and responses only, and the
+            // POST of a request must be answered with its JSON-RPC response: the client that
+            // cancelled ignores it (as the cancellation spec asks), others learn why.
+            Err(_) => {
+                let error = ErrorObject::new(code::REQUEST_CANCELLED, "request cancelled");
+                json_response(&Frame::error(Some(&id), &error).json, None)
+            }
         };
     }
     let log = EventLog::buffered(
@@ -466,13 +613,16 @@ async fn answer(
             answered: false, ..
         } if !session.is_alive() => http_error(
             StatusCode::NOT_FOUND,
+            Some(&id),
             ErrorCode::INVALID_REQUEST,
             "the session ended before the request was answered",
         ),
         Settled::Complete { events, .. } => {
-            complete_sse_response(shared, events, header_id.as_ref())
+            complete_sse_response(shared, events, header_id(session).as_ref())
         }
-        Settled::Stream(receiver) => sse_response(shared, receiver, (), header_id.as_ref()),
+        Settled::Stream(receiver) => {
+            sse_response(shared, receiver, (), header_id(session).as_ref())
+        }
     }
 }
 
@@ -484,6 +634,11 @@ async fn post_stateless(
 ) -> HttpResponse {
     let request = match message {
         Incoming::Request(request) => request,
+        Incoming::Notification(notification)
+            if notification.method == method::NOTIFICATION_CANCELLED =>
+        {
+            return sessionless_cancel();
+        }
         Incoming::Notification(notification) => {
             use actix_mcp_actors::Dispatch as _;
             let dispatch = McpDispatch {
@@ -519,12 +674,14 @@ async fn post_stateless(
     });
     let metrics = shared.metrics.clone();
     if shared.config.json_response {
+        let id = request.id.clone();
         let (outlet, rx) = ResponseOutlet::channel();
         let _guard = InFlight::start_detached(request, dispatch, outlet, metrics);
         return match rx.await {
             Ok(frame) => json_response(&frame.json, None),
             Err(_) => http_error(
                 StatusCode::INTERNAL_SERVER_ERROR,
+                Some(&id),
                 ErrorCode::INTERNAL_ERROR,
                 "the request produced no response",
             ),
@@ -543,6 +700,21 @@ async fn post_stateless(
     }
 }
 
+/// The refusal of a `notifications/cancelled` POSTed without a session (stateless mode, or a
+/// 2026-07-28 request). Request ids are unique only per client, and nothing ties this POST to
+/// the client whose request it names, so honouring it would let one client cancel another's
+/// request. Without a session a request is cancelled only through its own connection: closing
+/// its answer (the 2026-07-28 rule, applied to stateless mode too).
+pub(super) fn sessionless_cancel() -> HttpResponse {
+    http_error(
+        StatusCode::BAD_REQUEST,
+        None,
+        ErrorCode::INVALID_REQUEST,
+        "notifications/cancelled cannot be matched to a request without a session (request \
+         ids are unique only per client); to cancel a request, close its response stream",
+    )
+}
+
 /// `GET /mcp`: the session's standalone SSE stream, or a resumed stream after `Last-Event-ID`.
 pub(super) async fn get(req: HttpRequest, shared: web::Data<HttpShared>) -> HttpResponse {
     if let Err(response) = check_host(&req, &shared) {
@@ -558,7 +730,7 @@ pub(super) async fn get(req: HttpRequest, shared: web::Data<HttpShared>) -> Http
     if stateless_header(&req) {
         return not_allowed_in_stateless();
     }
-    if let Err(response) = stateful_version(&req) {
+    if let Err(response) = stateful_version(&req, None) {
         return response;
     }
     if shared.config.stateless {
@@ -567,11 +739,12 @@ pub(super) async fn get(req: HttpRequest, shared: web::Data<HttpShared>) -> Http
     if !accepts(&req, "text/event-stream") {
         return http_error(
             StatusCode::NOT_ACCEPTABLE,
+            None,
             ErrorCode::INVALID_REQUEST,
             "the Accept header must list text/event-stream",
         );
     }
-    let session = match lookup(&req, &shared, caller.as_deref()) {
+    let session = match lookup(&req, &shared, caller.as_deref(), None) {
         Ok(session) => session,
         Err(response) => return response,
     };
@@ -579,6 +752,7 @@ pub(super) async fn get(req: HttpRequest, shared: web::Data<HttpShared>) -> Http
         let Ok(last) = last.parse::<EventId>() else {
             return http_error(
                 StatusCode::BAD_REQUEST,
+                None,
                 ErrorCode::INVALID_REQUEST,
                 "malformed Last-Event-ID",
             );
@@ -588,6 +762,7 @@ pub(super) async fn get(req: HttpRequest, shared: web::Data<HttpShared>) -> Http
             Ok(Resumed::Evicted) => {
                 return http_error(
                     StatusCode::GONE,
+                    None,
                     ErrorCode::INVALID_REQUEST,
                     "the events after Last-Event-ID are no longer kept (the server's event \
                      budget evicted them); they cannot be replayed",
@@ -599,6 +774,7 @@ pub(super) async fn get(req: HttpRequest, shared: web::Data<HttpShared>) -> Http
             Err(_) => {
                 return http_error(
                     StatusCode::NOT_FOUND,
+                    None,
                     ErrorCode::INVALID_REQUEST,
                     "the session ended",
                 );
@@ -609,6 +785,7 @@ pub(super) async fn get(req: HttpRequest, shared: web::Data<HttpShared>) -> Http
         Ok(receiver) => sse_response(&shared, receiver, (), None),
         Err(_) => http_error(
             StatusCode::NOT_FOUND,
+            None,
             ErrorCode::INVALID_REQUEST,
             "the session ended",
         ),
@@ -630,13 +807,13 @@ pub(super) async fn delete(req: HttpRequest, shared: web::Data<HttpShared>) -> H
     if stateless_header(&req) {
         return not_allowed_in_stateless();
     }
-    if let Err(response) = stateful_version(&req) {
+    if let Err(response) = stateful_version(&req, None) {
         return response;
     }
     if shared.config.stateless {
         return not_allowed_in_stateless();
     }
-    let id = match session_id(&req) {
+    let id = match session_id(&req, None) {
         Ok(id) => id,
         Err(response) => return response,
     };
@@ -650,6 +827,7 @@ pub(super) async fn delete(req: HttpRequest, shared: web::Data<HttpShared>) -> H
     } else {
         http_error(
             StatusCode::NOT_FOUND,
+            None,
             ErrorCode::INVALID_REQUEST,
             "unknown or expired session",
         )
@@ -666,6 +844,7 @@ fn stateless_header(req: &HttpRequest) -> bool {
 fn not_allowed_in_stateless() -> HttpResponse {
     let mut response = http_error(
         StatusCode::METHOD_NOT_ALLOWED,
+        None,
         ErrorCode::INVALID_REQUEST,
         "this server is stateless: only POST is served",
     );
@@ -679,6 +858,7 @@ fn not_allowed_in_stateless() -> HttpResponse {
 pub(super) async fn not_allowed(req: HttpRequest) -> HttpResponse<BoxBody> {
     let mut response = http_error(
         StatusCode::METHOD_NOT_ALLOWED,
+        None,
         ErrorCode::INVALID_REQUEST,
         format!("method {} is not allowed on the MCP endpoint", req.method()),
     );

@@ -8,18 +8,42 @@
 //! | request | answer |
 //! | --- | --- |
 //! | POST request | an SSE stream (default) or one JSON body (`json_response(true)`) |
+//! | POST `initialize` | opens a session when it carries no `Mcp-Session-Id`; with one it is a request of that session, refused `-32600` there (one `initialize` per session, as over stdio) |
 //! | POST notification or response | 202 |
 //! | GET | the session's standalone SSE stream; with `Last-Event-ID`, the resumed stream |
 //! | DELETE | ends the session (200) |
 //! | bad `Accept` / `Content-Type` / size / JSON | 406 / 415 / 413 / 400, with a JSON-RPC error body |
+//! | a body that does not arrive within [`body_timeout`](McpHttp::body_timeout) | 408, and the connection is closed |
+//! | a body past [`max_request_bytes_in_flight`](McpHttp::max_request_bytes_in_flight) | 503 with `Retry-After` |
 //! | missing / unknown session | 400 / 404 |
+//! | `initialize` past the session cap, none idle enough to evict / past the cap per identity | 503 / 429, with `Retry-After` |
 //! | bad `Host` or `Origin` | 403 |
 //! | with [`bearer_auth`](McpHttp::bearer_auth): no or bad token / missing scope / another identity's session | 401 / 403 / 404, see [`auth`](crate::server::auth) |
 //!
-//! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#streamable-http>
+//! Every refusal's body is a JSON-RPC error object with an `id` member: the request's id once
+//! the body has been read and held a request, `null` before (JSON-RPC 2.0 §5), so a client can
+//! always tell which request failed, or that the server could not know.
+//!
+//! # Cancellation without a session
+//!
+//! In a session (2025-11-25), a client cancels with `notifications/cancelled`, and a dropped
+//! connection is not a cancellation: the answer stays resumable with `Last-Event-ID`. Without
+//! a session ([`stateless`](McpHttp::stateless) mode, and every 2026-07-28 request) request ids
+//! are unique only per client and nothing ties a second POST to the client that sent the
+//! first, so the only safe match is the connection itself: **closing a request's answer (its
+//! SSE stream, or the connection awaiting its JSON body) cancels that request**, its handler
+//! stops and nothing more is sent for it; a `notifications/cancelled` POSTed without a session
+//! is refused 400, so no client can cancel another's request. The server notices a closed
+//! connection at once only if actix-web does not keep half-closed connections alive: serve
+//! the endpoint with `HttpServer::h1_allow_half_closed(false)` ([`Server::serve`] does);
+//! otherwise an SSE answer notices at its next keep-alive and a JSON answer not at all.
+//!
+//! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#streamable-http>,
+//! <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http#cancellation>
 
 mod answer;
 mod auth;
+mod budget;
 mod handlers;
 mod modern;
 mod security;
@@ -51,8 +75,13 @@ pub(crate) struct HttpConfig {
     pub(crate) stateless: bool,
     pub(crate) json_response: bool,
     pub(crate) body_limit: usize,
+    pub(crate) body_timeout: Duration,
+    pub(crate) max_request_bytes_in_flight: usize,
     pub(crate) idle_timeout: Option<Duration>,
     pub(crate) max_sessions: usize,
+    pub(crate) handshake_timeout: Option<Duration>,
+    pub(crate) evict_idle_after: Option<Duration>,
+    pub(crate) max_sessions_per_principal: usize,
     pub(crate) keep_alive: Duration,
     pub(crate) retry: Duration,
     pub(crate) host_policy: HostPolicy,
@@ -69,8 +98,19 @@ impl fmt::Debug for HttpConfig {
             .field("stateless", &self.stateless)
             .field("json_response", &self.json_response)
             .field("body_limit", &self.body_limit)
+            .field("body_timeout", &self.body_timeout)
+            .field(
+                "max_request_bytes_in_flight",
+                &self.max_request_bytes_in_flight,
+            )
             .field("idle_timeout", &self.idle_timeout)
             .field("max_sessions", &self.max_sessions)
+            .field("handshake_timeout", &self.handshake_timeout)
+            .field("evict_idle_after", &self.evict_idle_after)
+            .field(
+                "max_sessions_per_principal",
+                &self.max_sessions_per_principal,
+            )
             .field("host_policy", &self.host_policy)
             .field("auth", &self.auth)
             .field("capture_headers", &self.capture_headers)
@@ -83,6 +123,8 @@ pub(crate) struct HttpShared {
     pub(crate) config: HttpConfig,
     registry: OnceLock<RegistryHandle>,
     pub(crate) metrics: Arc<Metrics>,
+    /// The request bytes in flight, shared by every worker.
+    budget: Arc<budget::ByteBudget>,
 }
 
 impl HttpShared {
@@ -92,6 +134,10 @@ impl HttpShared {
             let config = RegistryConfig {
                 max_sessions: self.config.max_sessions,
                 idle_timeout: self.config.idle_timeout,
+                handshake_timeout: self.config.handshake_timeout,
+                evict_idle_after: self.config.evict_idle_after,
+                // Sessions have owners only on a protected endpoint.
+                max_sessions_per_owner: Some(self.config.max_sessions_per_principal),
             };
             let registry = actix_mcp_actors::Registry::start(
                 config,
@@ -113,6 +159,7 @@ impl HttpShared {
 /// let mcp = server.http("/mcp").json_response(false);
 /// HttpServer::new(move || App::new().configure(mcp.configure()))
 ///     .tcp_nodelay(true)
+///     .h1_allow_half_closed(false) // a closed connection cancels at once (no session)
 ///     .bind(("127.0.0.1", 8080))?
 ///     .run()
 ///     .await
@@ -139,6 +186,7 @@ impl McpHttp {
         change(&mut config);
         self.shared = Arc::new(HttpShared {
             server: self.shared.server.clone(),
+            budget: budget::ByteBudget::new(config.max_request_bytes_in_flight),
             config,
             registry: OnceLock::new(),
             metrics: self.shared.metrics.clone(),
@@ -147,7 +195,8 @@ impl McpHttp {
     }
 
     /// Stateless mode (default off): no sessions, no GET stream; every POST stands alone, and
-    /// server-to-client requests fail with a clear error.
+    /// server-to-client requests fail with a clear error. A request is cancelled by closing
+    /// its answer; `notifications/cancelled` is refused (see the [module docs](self)).
     #[must_use]
     pub fn stateless(self, on: bool) -> Self {
         self.with_config(|c| c.stateless = on)
@@ -167,6 +216,26 @@ impl McpHttp {
         self.with_config(|c| c.body_limit = bytes)
     }
 
+    /// The most request bytes the endpoint holds at once, over all clients: the sum of the body
+    /// sizes of the POSTs being read or answered (default 64 MiB). A POST that does not fit is
+    /// answered 503 with `Retry-After` and a JSON-RPC error saying so. A request's bytes are
+    /// released when its answer is done (a streamed answer, when its stream ends).
+    #[must_use]
+    pub fn max_request_bytes_in_flight(self, bytes: usize) -> Self {
+        self.with_config(|c| c.max_request_bytes_in_flight = bytes)
+    }
+
+    /// How long a POST body may take to arrive, counted from when the endpoint starts reading it
+    /// (default 10 s). A body that has not ended by then (a short `Content-Length`, an
+    /// unfinished chunked body, a client that trickles bytes) is answered 408 with a JSON-RPC
+    /// error and `Connection: close`, so the worker and the socket are not held. The request
+    /// line and headers have actix-web's own deadline, `HttpServer::client_request_timeout`
+    /// (default 5 s; [`Server::serve`] keeps it).
+    #[must_use]
+    pub fn body_timeout(self, timeout: Duration) -> Self {
+        self.with_config(|c| c.body_timeout = timeout)
+    }
+
     /// Sessions without requests or open streams for this long are closed (default 30 min;
     /// `None` keeps them).
     #[must_use]
@@ -174,10 +243,37 @@ impl McpHttp {
         self.with_config(|c| c.idle_timeout = timeout)
     }
 
-    /// Most live sessions (default 10,000); `initialize` past it is answered 503.
+    /// Most live sessions (default 10,000). An `initialize` past it evicts the least recently
+    /// active session idle for at least [`evict_idle_after`](Self::evict_idle_after), or is
+    /// answered 503 (with `Retry-After`) when none is.
     #[must_use]
     pub fn max_sessions(self, limit: usize) -> Self {
         self.with_config(|c| c.max_sessions = limit.max(1))
+    }
+
+    /// Sessions whose client has not completed the handshake (`initialize`, then
+    /// `notifications/initialized`) this long after opening are closed (default 10 s; `None`
+    /// waits for the idle timeout), so clients that open sessions and walk away cannot fill
+    /// the table. An `initialize` that fails opens no session at all.
+    #[must_use]
+    pub fn handshake_timeout(self, timeout: Option<Duration>) -> Self {
+        self.with_config(|c| c.handshake_timeout = timeout)
+    }
+
+    /// At [`max_sessions`](Self::max_sessions), a new session evicts the least recently active
+    /// session idle for at least this long (default 60 s; `None` never evicts: past the cap,
+    /// `initialize` is 503).
+    #[must_use]
+    pub fn evict_idle_after(self, idle: Option<Duration>) -> Self {
+        self.with_config(|c| c.evict_idle_after = idle)
+    }
+
+    /// With [`bearer_auth`](Self::bearer_auth), most live sessions one identity may hold
+    /// (default 100); one more `initialize` is answered 429 (with `Retry-After`). Without bearer
+    /// auth there is no identity to count by.
+    #[must_use]
+    pub fn max_sessions_per_principal(self, limit: usize) -> Self {
+        self.with_config(|c| c.max_sessions_per_principal = limit.max(1))
     }
 
     /// How often idle SSE streams get a keep-alive comment (default 15 s).
@@ -311,8 +407,13 @@ impl Server {
             stateless: false,
             json_response: false,
             body_limit: 4 * 1024 * 1024,
+            body_timeout: Duration::from_secs(10),
+            max_request_bytes_in_flight: 64 * 1024 * 1024,
             idle_timeout: Some(Duration::from_secs(30 * 60)),
             max_sessions: 10_000,
+            handshake_timeout: Some(Duration::from_secs(10)),
+            evict_idle_after: Some(Duration::from_secs(60)),
+            max_sessions_per_principal: 100,
             keep_alive: Duration::from_secs(15),
             retry: Duration::from_secs(1),
             host_policy: HostPolicy::LoopbackOnly,
@@ -324,6 +425,7 @@ impl Server {
             path: path.into(),
             shared: Arc::new(HttpShared {
                 server: self.inner.clone(),
+                budget: budget::ByteBudget::new(config.max_request_bytes_in_flight),
                 config,
                 registry: OnceLock::new(),
                 metrics: Arc::new(Metrics::default()),
@@ -332,8 +434,9 @@ impl Server {
     }
 
     /// Serves this server over Streamable HTTP at `/mcp` on `addr`, with actix-web's default
-    /// number of workers and TCP_NODELAY on, until the process is stopped. Must run inside an
-    /// actix system (`#[actix_web::main]`).
+    /// number of workers, TCP_NODELAY on and half-closed connections off (a client that closes
+    /// its connection cancels what it was waiting for without a session), until the process is
+    /// stopped. Must run inside an actix system (`#[actix_web::main]`).
     ///
     /// # Errors
     /// When binding fails.
@@ -341,6 +444,7 @@ impl Server {
         let mcp = self.http("/mcp");
         actix_web::HttpServer::new(move || actix_web::App::new().configure(mcp.configure()))
             .tcp_nodelay(true)
+            .h1_allow_half_closed(false)
             .bind(addr)?
             .run()
             .await

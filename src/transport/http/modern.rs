@@ -285,6 +285,9 @@ pub(super) async fn post(
             {
                 return response;
             }
+            if notification.method == method::NOTIFICATION_CANCELLED {
+                return super::handlers::sessionless_cancel();
+            }
             let dispatch = dispatch(req, shared, caller);
             dispatch.notification(notification, None);
             return HttpResponse::Accepted().finish();
@@ -312,12 +315,14 @@ pub(super) async fn post(
     let dispatch = dispatch(req, shared, caller);
     let metrics = shared.metrics.clone();
     if shared.config.json_response {
+        let id = request.id.clone();
         let (outlet, rx) = ResponseOutlet::channel();
         let _guard = InFlight::start_detached(request, dispatch, outlet, metrics);
         return match rx.await {
             Ok(frame) => frame_response(&frame.json),
             Err(_) => super::handlers::http_error(
                 StatusCode::INTERNAL_SERVER_ERROR,
+                Some(&id),
                 ErrorCode::INTERNAL_ERROR,
                 "the request produced no response",
             ),

@@ -2,9 +2,13 @@
 //!
 //! On by default when the server listens on a loopback address; the allow-list then holds
 //! `localhost`, `127.0.0.1` and `[::1]` with any port. A mismatch is answered 403 with a
-//! JSON-RPC error body without id.
+//! JSON-RPC error body (`"id": null`: the body is not read). The check fails closed: a value
+//! that is not visible ASCII is refused, and so is a request with several `Host` or `Origin`
+//! headers unless every one of them is allowed.
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#security-warning>
+
+use actix_web::http::header::{self, HeaderMap};
 
 /// Which hosts and origins may reach the endpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,11 +58,14 @@ fn origin_host(origin: &str) -> Option<&str> {
 impl HostPolicy {
     /// Whether a request with these headers, to a server listening on a loopback address (or
     /// not), may pass. `Err` says why not.
+    ///
+    /// Fails closed: every `Host` and every `Origin` value must be allowed (a request with two
+    /// `Origin` headers passes only when both are allowed), and a value that is not visible
+    /// ASCII is refused, never skipped as if absent.
     pub(crate) fn check(
         &self,
         listens_on_loopback: bool,
-        host: Option<&str>,
-        origin: Option<&str>,
+        headers: &HeaderMap,
     ) -> Result<(), &'static str> {
         let (hosts, origins): (&[String], &[String]) = match self {
             Self::Disabled => return Ok(()),
@@ -66,7 +73,10 @@ impl HostPolicy {
             Self::LoopbackOnly => (&[], &[]),
             Self::AllowList { hosts, origins } => (hosts, origins),
         };
-        if let Some(host) = host {
+        for value in headers.get_all(header::HOST) {
+            let host = value
+                .to_str()
+                .map_err(|_| "the Host header is not visible ASCII")?;
             let allowed = is_loopback_name(host)
                 || hosts.iter().any(|h| {
                     h.eq_ignore_ascii_case(host) || h.eq_ignore_ascii_case(host_name(host))
@@ -75,9 +85,13 @@ impl HostPolicy {
                 return Err("the Host header is not allowed");
             }
         }
-        if let Some(origin) = origin
-            && origin != "null"
-        {
+        for value in headers.get_all(header::ORIGIN) {
+            let origin = value
+                .to_str()
+                .map_err(|_| "the Origin header is not visible ASCII")?;
+            if origin == "null" {
+                continue;
+            }
             let allowed = origins.iter().any(|o| o.eq_ignore_ascii_case(origin))
                 || origin_host(origin).is_some_and(is_loopback_name);
             if !allowed {
@@ -91,45 +105,98 @@ impl HostPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use actix_web::http::header::HeaderValue;
+
+    /// Headers from `(name, value)` pairs, repeated names appended.
+    fn headers(pairs: &[(&str, &[u8])]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            let name = header::HeaderName::from_bytes(name.as_bytes()).unwrap_or(header::HOST);
+            let value = HeaderValue::from_bytes(value).unwrap_or(HeaderValue::from_static("?"));
+            map.append(name, value);
+        }
+        map
+    }
+
+    fn check(policy: &HostPolicy, loopback: bool, pairs: &[(&str, &[u8])]) -> bool {
+        policy.check(loopback, &headers(pairs)).is_ok()
+    }
 
     #[test]
     fn loopback_names_pass_and_others_are_refused() {
         let policy = HostPolicy::LoopbackOnly;
-        assert!(policy.check(true, Some("127.0.0.1:8080"), None).is_ok());
-        assert!(
-            policy
-                .check(true, Some("localhost"), Some("http://localhost:3000"))
-                .is_ok()
-        );
-        assert!(
-            policy
-                .check(true, Some("[::1]:9"), Some("https://[::1]"))
-                .is_ok()
-        );
-        assert!(policy.check(true, Some("evil.example.com"), None).is_err());
-        assert!(
-            policy
-                .check(true, Some("127.0.0.1:1"), Some("http://evil.example.com"))
-                .is_err()
-        );
-        assert!(policy.check(false, Some("evil.example.com"), None).is_ok());
+        assert!(check(&policy, true, &[("host", b"127.0.0.1:8080")]));
+        assert!(check(
+            &policy,
+            true,
+            &[("host", b"localhost"), ("origin", b"http://localhost:3000")]
+        ));
+        assert!(check(
+            &policy,
+            true,
+            &[("host", b"[::1]:9"), ("origin", b"https://[::1]")]
+        ));
+        assert!(!check(&policy, true, &[("host", b"evil.example.com")]));
+        assert!(!check(
+            &policy,
+            true,
+            &[
+                ("host", b"127.0.0.1:1"),
+                ("origin", b"http://evil.example.com")
+            ]
+        ));
+        assert!(check(&policy, false, &[("host", b"evil.example.com")]));
         let custom = HostPolicy::AllowList {
             hosts: vec!["mcp.example.com".into()],
             origins: vec!["https://app.example.com".into()],
         };
-        assert!(
-            custom
-                .check(
-                    false,
-                    Some("mcp.example.com:443"),
-                    Some("https://app.example.com")
-                )
-                .is_ok()
-        );
-        assert!(
-            custom
-                .check(false, Some("other.example.com"), None)
-                .is_err()
-        );
+        assert!(check(
+            &custom,
+            false,
+            &[
+                ("host", b"mcp.example.com:443"),
+                ("origin", b"https://app.example.com")
+            ]
+        ));
+        assert!(!check(&custom, false, &[("host", b"other.example.com")]));
+    }
+
+    #[test]
+    fn non_ascii_values_are_refused_not_skipped() {
+        let policy = HostPolicy::LoopbackOnly;
+        assert!(!check(&policy, true, &[("host", b"localhost\xff")]));
+        assert!(!check(
+            &policy,
+            true,
+            &[("host", b"localhost"), ("origin", b"http://localhost\xe9")]
+        ));
+    }
+
+    #[test]
+    fn every_repeated_value_must_be_allowed() {
+        let policy = HostPolicy::LoopbackOnly;
+        assert!(!check(
+            &policy,
+            true,
+            &[
+                ("host", b"localhost"),
+                ("origin", b"http://localhost"),
+                ("origin", b"http://evil.example.com")
+            ]
+        ));
+        assert!(!check(
+            &policy,
+            true,
+            &[("host", b"localhost"), ("host", b"evil.example.com")]
+        ));
+        assert!(check(
+            &policy,
+            true,
+            &[
+                ("host", b"localhost"),
+                ("origin", b"http://localhost"),
+                ("origin", b"http://127.0.0.1:9")
+            ]
+        ));
     }
 }

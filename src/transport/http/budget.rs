@@ -1,0 +1,145 @@
+//! The server-wide budget of request bytes in flight: the sum of the body sizes of the POSTs
+//! being read or answered. Every POST reserves its body's size (its `Content-Length` at once,
+//! or chunk by chunk as a chunked body arrives) and releases it when its answer is done: when
+//! the handler returns a whole answer, or when a streamed answer ends. A POST that does not fit
+//! is refused 503 with `Retry-After`, before more of its body is read.
+//!
+//! Bounding each body ([`McpHttp::body_limit`](super::McpHttp::body_limit)) does not bound
+//! them all: many clients sending large bodies at once, or holding large requests in flight
+//! behind slow tools, would otherwise hold as much memory as they like.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll};
+
+use actix_web::HttpResponse;
+use actix_web::body::{BodySize, BoxBody, MessageBody};
+use bytes::Bytes;
+
+/// The budget shared by an endpoint's workers.
+#[derive(Debug)]
+pub(super) struct ByteBudget {
+    limit: usize,
+    used: AtomicUsize,
+}
+
+impl ByteBudget {
+    pub(super) fn new(limit: usize) -> Arc<Self> {
+        Arc::new(Self {
+            limit,
+            used: AtomicUsize::new(0),
+        })
+    }
+
+    /// The bytes reserved now.
+    #[cfg(test)]
+    pub(super) fn used(&self) -> usize {
+        self.used.load(Ordering::Acquire)
+    }
+
+    /// The most bytes that may be reserved at once.
+    pub(super) fn limit(&self) -> usize {
+        self.limit
+    }
+
+    fn take(&self, bytes: usize) -> bool {
+        self.used
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
+                used.checked_add(bytes).filter(|&total| total <= self.limit)
+            })
+            .is_ok()
+    }
+
+    /// Reserves `bytes`, or `None` when they do not fit.
+    pub(super) fn reserve(self: &Arc<Self>, bytes: usize) -> Option<Reservation> {
+        self.take(bytes).then(|| Reservation {
+            budget: self.clone(),
+            bytes,
+        })
+    }
+}
+
+/// Bytes of the budget held by one request; released when dropped.
+#[derive(Debug)]
+pub(super) struct Reservation {
+    budget: Arc<ByteBudget>,
+    bytes: usize,
+}
+
+impl Reservation {
+    /// Grows the reservation to `total` bytes; `false` (and unchanged) when they do not fit.
+    pub(super) fn grow_to(&mut self, total: usize) -> bool {
+        if total <= self.bytes {
+            return true;
+        }
+        if self.budget.take(total - self.bytes) {
+            self.bytes = total;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Holds this reservation until `response` is done: released at once for a whole answer
+    /// (the request is answered), kept by the body of a streamed one until the stream ends.
+    pub(super) fn release_after(self, response: HttpResponse) -> HttpResponse {
+        if !matches!(response.body().size(), BodySize::Stream) {
+            return response;
+        }
+        response
+            .map_body(|_, body| Reserved {
+                body,
+                _reservation: self,
+            })
+            .map_into_boxed_body()
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        self.budget.used.fetch_sub(self.bytes, Ordering::AcqRel);
+    }
+}
+
+/// A streamed answer's body, holding its request's reservation.
+struct Reserved {
+    body: BoxBody,
+    _reservation: Reservation,
+}
+
+impl MessageBody for Reserved {
+    type Error = <BoxBody as MessageBody>::Error;
+
+    fn size(&self) -> BodySize {
+        self.body.size()
+    }
+
+    fn poll_next(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Bytes, Self::Error>>> {
+        Pin::new(&mut self.get_mut().body).poll_next(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reservations_fit_the_limit_and_are_released_when_dropped() {
+        let budget = ByteBudget::new(100);
+        let first = budget.reserve(60);
+        assert!(first.is_some());
+        assert!(budget.reserve(50).is_none());
+        let mut second = budget.reserve(0).unwrap_or_else(|| unreachable!());
+        assert!(second.grow_to(40));
+        assert!(!second.grow_to(41));
+        assert_eq!(budget.used(), 100);
+        drop(first);
+        assert!(second.grow_to(90));
+        drop(second);
+        assert_eq!(budget.used(), 0);
+    }
+}
