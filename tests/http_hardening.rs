@@ -412,14 +412,16 @@ fn padded_slow_call(id: i64, bytes: usize) -> Value {
 /// and a JSON-RPC error; small ones still fit; the bytes come back when the answer ends.
 #[actix_web::test]
 async fn request_bytes_in_flight_have_a_server_wide_budget() {
-    let (fixture, srv) = start(|mcp| mcp.max_request_bytes_in_flight(1000));
+    // A request costs its text and what its parse holds (about twice a string's bytes, plus
+    // some 128 bytes per structural token): a 14 kB call holds about 30 kB of the 40 kB.
+    let (fixture, srv) = start(|mcp| mcp.max_request_bytes_in_flight(40_000));
     let mut client = srv.client();
     client.initialize(json!({})).await;
-    let big = padded_slow_call(1, 700);
+    let big = padded_slow_call(1, 14_000);
     let mut held = common::sse::SseReader::new(client.post(&big).await);
     fixture.probes.started.wait_for(1).await;
 
-    let response = client.post(&padded_slow_call(2, 700)).await;
+    let response = client.post(&padded_slow_call(2, 14_000)).await;
     assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(response.headers()["retry-after"], "1");
     let body: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
@@ -435,7 +437,7 @@ async fn request_bytes_in_flight_have_a_server_wide_budget() {
     // Released once the held answer has ended; its connection may still be closing.
     let deadline = tokio::time::Instant::now() + common::WAIT;
     loop {
-        let response = client.post(&padded_slow_call(4, 700)).await;
+        let response = client.post(&padded_slow_call(4, 14_000)).await;
         if response.status() == StatusCode::OK {
             break;
         }
@@ -446,6 +448,31 @@ async fn request_bytes_in_flight_have_a_server_wide_budget() {
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+    srv.stop().await;
+}
+
+/// A message is budgeted by what its parse holds, not only by its length: 30 kB of numbers
+/// (about 2 MB once parsed) is refused 413 by a 1 MB budget, while 300 kB of text passes.
+#[actix_web::test]
+async fn structure_heavy_bodies_are_budgeted_by_what_their_parse_holds() {
+    let (_fixture, srv) = start(|mcp| mcp.max_request_bytes_in_flight(1 << 20));
+    let mut client = srv.client();
+    client.initialize(json!({})).await;
+    let numbers = vec![1; 15_000];
+    let heavy = json!({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"n": numbers}});
+    assert!(heavy.to_string().len() < 40_000);
+    let response = client.post(&heavy).await;
+    assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    let body: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
+    assert_eq!(body["id"], Value::Null);
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("too complex"), "{message}");
+
+    let text = "x".repeat(300_000);
+    let result = client
+        .call_ok(json!(2), "echo", json!({"message": text}))
+        .await;
+    assert_eq!(common::http::text_of(&result), text);
     srv.stop().await;
 }
 
