@@ -13,6 +13,9 @@ cd "$(dirname "$0")/.."
 echo "== cargo test --workspace"
 cargo test --workspace
 
+echo "== fuzzing smoke run: each libFuzzer target of tests/fuzz for 25 s (see tests/fuzz/README.md)"
+bash tests/fuzz/run.sh --smoke
+
 echo "== MCP conformance suite (server, requirements 2025-11-25 and 2026-07-28, one server process)"
 bash tests/conformance/run.sh
 

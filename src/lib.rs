@@ -72,6 +72,12 @@ pub mod protocol;
 pub mod server;
 pub mod transport;
 
+/// Entry points for `tests/fuzz` (feature `fuzzing`). Not part of the API.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+#[path = "fuzz_hooks.rs"]
+pub mod __fuzz;
+
 /// The id of an SSE event, which [`SessionEvents`] records and replays.
 pub use actix_mcp_actors::EventId;
 /// Where Streamable HTTP keeps SSE events: pass one to

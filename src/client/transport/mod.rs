@@ -28,6 +28,9 @@ pub use child::{ChildProcess, StderrMode};
 pub use http::{HttpOptions, HttpTransport};
 pub use io::IoTransport;
 
+#[cfg(feature = "fuzzing")]
+pub(crate) use http::fuzz_sse_decode;
+
 use super::error::ClientError;
 
 /// One message for the server.

@@ -28,6 +28,28 @@ use shared::{Shared, lock};
 use super::{Connect, Inbound, Inbox, Outgoing, Transport};
 use crate::client::error::ClientError;
 
+/// Fuzzing entry point (feature `fuzzing`, for `tests/fuzz`): decodes `chunks`, arriving one
+/// after the other, with the decoder the SSE reader uses (data limit `max`). Returns what it
+/// found, one line per item, and the most bytes it ever held buffered.
+#[cfg(feature = "fuzzing")]
+pub(crate) fn fuzz_sse_decode(max: usize, chunks: &[&[u8]]) -> (Vec<String>, usize) {
+    let mut decoder = sse::SseDecoder::new(max);
+    let mut buf = bytes::BytesMut::new();
+    let (mut found, mut most) = (Vec::new(), 0);
+    for chunk in chunks {
+        buf.extend_from_slice(chunk);
+        most = most.max(buf.len());
+        while let Some(decoded) = decoder.decode(&mut buf) {
+            found.push(match decoded {
+                sse::Decoded::Event(event) => format!("{event:?}"),
+                sse::Decoded::Oversized { id } => format!("oversized {id:?}"),
+                sse::Decoded::Unreadable(_) => "unreadable".to_owned(),
+            });
+        }
+    }
+    (found, most)
+}
+
 /// How long `close` waits to hand the session its final [`Inbound::Closed`].
 const CLOSED_DELIVERY_WAIT: Duration = Duration::from_secs(1);
 
