@@ -37,7 +37,7 @@ const CLIENTS: usize = 24;
 /// The most the whole test process may hold resident at any time.
 const RSS_BOUND: u64 = 768 * 1024 * 1024;
 /// Sessions left idle expire after this.
-const IDLE: Duration = Duration::from_secs(2);
+const IDLE: Duration = Duration::from_secs(5);
 /// The longest any single step may take.
 const STEP: Duration = Duration::from_secs(15);
 
@@ -91,6 +91,10 @@ struct Tally {
     errors: AtomicUsize,
     cancelled: AtomicUsize,
     resumed: AtomicUsize,
+    /// Resumed connections that ended before the response and were resumed again.
+    re_resumed: AtomicUsize,
+    /// Resumes answered 410: the events were evicted.
+    gone: AtomicUsize,
     abandoned_streams: AtomicUsize,
     sessions: AtomicUsize,
 }
@@ -201,19 +205,46 @@ async fn client_loop(url: String, seed: u64, until: tokio::time::Instant, tally:
                         }
                     }
                     drop(reader);
-                    let last = last.expect("the priming event has an id");
-                    let response = bounded("resume", client.get(Some(&last))).await;
-                    assert_eq!(response.status(), StatusCode::OK);
-                    let mut resumed = SseReader::new(response);
-                    let response = loop {
-                        let message = bounded("resumed message", resumed.next_message()).await;
-                        if message.get("method").is_none() {
-                            break message;
+                    let mut last = last.expect("the priming event has an id");
+                    // As a real client does: resume again from the last event seen when a
+                    // resumed connection ends before the response (bounded); the server may
+                    // also answer 410 when the events were evicted (a clear error).
+                    let mut attempts = 0;
+                    let outcome = 'resume: loop {
+                        attempts += 1;
+                        assert!(attempts <= 5, "no response after {attempts} resumes");
+                        if attempts > 1 {
+                            tally.re_resumed.fetch_add(1, Ordering::Relaxed);
+                        }
+                        let response = bounded("resume", client.get(Some(&last))).await;
+                        if response.status() == StatusCode::GONE {
+                            break None;
+                        }
+                        assert_eq!(response.status(), StatusCode::OK);
+                        let mut resumed = SseReader::new(response);
+                        while let Some(frame) = bounded("resumed frame", resumed.next_frame()).await
+                        {
+                            if let Some(event_id) = &frame.id {
+                                last = event_id.clone();
+                            }
+                            if frame.is_message() {
+                                let message = frame.json();
+                                if message.get("method").is_none() {
+                                    break 'resume Some(message);
+                                }
+                            }
                         }
                     };
-                    assert_eq!(response["id"], id);
-                    assert_eq!(response["result"]["content"][0]["text"], "done");
-                    tally.resumed.fetch_add(1, Ordering::Relaxed);
+                    match outcome {
+                        Some(response) => {
+                            assert_eq!(response["id"], id);
+                            assert_eq!(response["result"]["content"][0]["text"], "done");
+                            tally.resumed.fetch_add(1, Ordering::Relaxed);
+                        }
+                        None => {
+                            tally.gone.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
                 }
                 4 => {
                     // A stream never read: the response is dropped unread, then the request is
@@ -361,12 +392,15 @@ async fn many_misbehaving_clients_leave_nothing_behind() {
     let t = &tally;
     eprintln!(
         "soak: 2 x {secs} s, {CLIENTS} clients, {} sessions; answered {}, errors {}, cancelled {}, \
-         resumed {}, abandoned streams {}; RSS before {} MiB, peak {} MiB, after {} MiB",
+         resumed {} (again {}, gone {}), abandoned streams {}; RSS before {} MiB, peak {} MiB, \
+         after {} MiB",
         t.sessions.load(Ordering::Relaxed),
         t.answered.load(Ordering::Relaxed),
         t.errors.load(Ordering::Relaxed),
         t.cancelled.load(Ordering::Relaxed),
         t.resumed.load(Ordering::Relaxed),
+        t.re_resumed.load(Ordering::Relaxed),
+        t.gone.load(Ordering::Relaxed),
         t.abandoned_streams.load(Ordering::Relaxed),
         before >> 20,
         peak >> 20,
