@@ -194,7 +194,8 @@ async fn half_initialize(client: &mut Client) {
 /// handshake timeout, busy or not; one that finished its handshake stays.
 #[actix_web::test]
 async fn unfinished_handshakes_expire() {
-    let timeout = Duration::from_millis(200);
+    // Long enough for a whole handshake on a loaded machine; `eventually` waits up to 5 s.
+    let timeout = Duration::from_millis(1500);
     let (_fixture, srv) = start(|mcp| mcp.handshake_timeout(Some(timeout)));
     let mut done = srv.client();
     done.initialize(json!({})).await;
