@@ -111,8 +111,7 @@ impl UriTemplate {
     /// contain the literal that follows it, so a match is not found left to right alone: which
     /// states can finish the match is computed first, backward, in time linear in the parts
     /// times the uri's length; then each variable takes the longest value from which the rest
-    /// can finish (the first match a greedy backtracking search finds, without its cost). A
-    /// variable used twice must get the same value both times.
+    /// can finish (the first match a greedy backtracking search finds, without its cost).
     pub fn matches(&self, uri: &str) -> Option<BTreeMap<String, String>> {
         if uri.len() > MAX_MATCHED_URI {
             return None;
@@ -298,23 +297,12 @@ fn match_uri<'t, 'u>(parts: &'t [Part], uri: &'u str) -> Option<Vec<(&'t str, &'
                     Some('.') => '.',
                     _ => ',',
                 };
-                let split: Vec<&'u str> = if names.len() > 1 {
-                    value.splitn(names.len(), separator).collect()
-                } else {
-                    vec![value]
-                };
-                for (name, part) in names.iter().zip(split) {
-                    // A variable used more than once has one value (expansion writes the same
-                    // value everywhere); when the split found gives it another, the uri is not
-                    // an expansion of the template. (Searching other splits for equal values is
-                    // a backreference problem, exponential at worst: only this split is tried.)
-                    if values
-                        .iter()
-                        .any(|(earlier, other): &(&str, &str)| *earlier == name && *other != part)
-                    {
-                        return None;
+                if names.len() > 1 {
+                    for (name, part) in names.iter().zip(value.splitn(names.len(), separator)) {
+                        values.push((name.as_str(), part));
                     }
-                    values.push((name.as_str(), part));
+                } else if let Some(name) = names.first() {
+                    values.push((name.as_str(), value));
                 }
                 pos = end;
                 i += 1;
