@@ -62,7 +62,11 @@ fn matching_against_many_adjacent_expressions_takes_little_time() {
     let matched = within(Duration::from_secs(2), move || {
         UriTemplate::parse(template).unwrap().matches(uri)
     });
-    assert_eq!(matched, None);
+    // The split the matcher finds (a repeated variable keeps its last value).
+    let matched = matched.expect("the uri splits between the expressions");
+    assert_eq!(matched["c"], "wwwwwwww");
+    assert_eq!(matched["ction"], "p");
+    assert_eq!(matched["rt"], "q");
 }
 
 /// The same through a server: one `resources/read` of a long uri must not pin a worker
