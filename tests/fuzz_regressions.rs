@@ -52,6 +52,19 @@ fn matching_a_short_uri_of_separators_takes_little_time() {
     assert_eq!(matched, None);
 }
 
+/// A template of many expressions with no literal between them: backtracking tries every way
+/// to share the uri between them, exponential in their number (the `uri_template` target
+/// timed out on this template matched against its own 60-byte expansion).
+#[test]
+fn matching_against_many_adjacent_expressions_takes_little_time() {
+    let template = "{a}.{b}{cb}{c}{d}{b}{cb}{c}{d}:3J{c}eikgtest::3J{c}eikgtest://doc:{/ction,rt}{+efxt}{#frag}";
+    let uri = "x.yyyyyyyyzzzzzzzzwwwwwwwwvvvvvvvvyyyyyyyy:3Jwwwwwwwweikgtest::3Jwwwwwwwweikgtest://doc:/p/q!";
+    let matched = within(Duration::from_secs(2), move || {
+        UriTemplate::parse(template).unwrap().matches(uri)
+    });
+    assert_eq!(matched, None);
+}
+
 /// The same through a server: one `resources/read` of a long uri must not pin a worker
 /// (found by `uri_template`; the request is well under the 4 MiB body limit of Streamable HTTP).
 #[actix_rt::test]
