@@ -3,7 +3,8 @@
 #
 #   bash tests/fuzz/run.sh --smoke               # CI: every target for 25 s
 #   bash tests/fuzz/run.sh --minutes 10 [T...]   # long runs, one target after the other
-#   bash tests/fuzz/run.sh --merge [T...]        # minimise what the runs found into corpus/<T>
+#   bash tests/fuzz/run.sh --merge [T...]        # minimise what runs found into corpus/<T>
+#                                                # (at most MAX_FILES inputs, default 300)
 #   bash tests/fuzz/run.sh --build               # build only
 #
 # libFuzzer comes from the `libfuzzer-sys` crate, compiled from its C++ sources with the
@@ -81,12 +82,15 @@ for t in "${targets[@]}"; do
   dict=()
   [ -f "dict/$t.dict" ] && dict=("-dict=dict/$t.dict")
   if [ "$mode" = merge ]; then
+    # libFuzzer's merge records every input's features (edges only, no hit counts) in a
+    # control file; minimise.py keeps the few hundred inputs that cover the most of them.
     echo "== $t: minimising corpus/$t and .work/corpus/$t into corpus/$t"
-    rm -rf ".work/merged-$t" && mkdir -p ".work/merged-$t"
-    ${TASKSET:-} nice -n "${NICE:-0}" "$bin/$t" -merge=1 -rss_limit_mb=4096 "-max_len=$(max_len "$t")" \
-      "${dict[@]}" ".work/merged-$t" "corpus/$t" ".work/corpus/$t" 2>&1 | grep -E "MERGE-OUTER: [0-9]+ new files" || true
-    rm -rf "corpus/$t" && mv ".work/merged-$t" "corpus/$t"
-    echo "   $(ls "corpus/$t" | wc -l) files"
+    rm -rf ".work/merged-$t" ".work/picked-$t" ".work/merge-$t.ctl" && mkdir -p ".work/merged-$t"
+    ${TASKSET:-} nice -n "${NICE:-0}" "$bin/$t" -merge=1 -use_counters=0 -rss_limit_mb=4096 \
+      "-max_len=$(max_len "$t")" -merge_control_file=".work/merge-$t.ctl" "${dict[@]}" \
+      ".work/merged-$t" "corpus/$t" ".work/corpus/$t" >".work/merge-$t.log" 2>&1
+    python3 minimise.py ".work/merge-$t.ctl" "${MAX_FILES:-300}" ".work/picked-$t"
+    rm -rf "corpus/$t" && mv ".work/picked-$t" "corpus/$t"
     continue
   fi
   echo "== $t: ${seconds} s"

@@ -61,9 +61,9 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     let edited = String::from_utf8_lossy(&text);
-    if edited != sealed {
-        if let Ok(opened) = fixture.open(&edited) {
-            panic!("an edited state opened: {sealed:?} edited to {edited:?} -> {opened:?}");
-        }
+    if edited != sealed
+        && let Ok(opened) = fixture.open(&edited)
+    {
+        panic!("an edited state opened: {sealed:?} edited to {edited:?} -> {opened:?}");
     }
 });
