@@ -121,7 +121,7 @@ pub use server::resource::{
 };
 pub use server::tasks::{InMemoryTaskStore, StoredTask, TaskConfig, TaskStore, TaskStoreError};
 pub use server::tool::{IntoCallToolResult, Json, Tool, ToolDef, blocking_tool, tool};
-pub use server::uri_template::UriTemplate;
+pub use server::uri_template::{MAX_MATCHED_URI, UriTemplate};
 pub use server::{
     ErrorSite, ExceptionReport, IntoJsonResult, RequestContext, RequestEvent, Server, ServerBuilder,
 };

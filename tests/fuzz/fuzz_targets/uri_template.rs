@@ -35,7 +35,10 @@ fuzz_target!(|data: &[u8]| {
                 .collect::<String>()
         });
     }
-    if let Some(expanded) = expand(source, &values) {
+    // Uris over MAX_MATCHED_URI bytes match no template, by design.
+    if let Some(expanded) = expand(source, &values)
+        && expanded.len() <= actix_mcp::MAX_MATCHED_URI
+    {
         assert!(
             template.matches(&expanded).is_some(),
             "{source:?} does not match its own expansion {expanded:?}"
