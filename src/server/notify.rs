@@ -57,6 +57,31 @@ impl ServerInner {
     }
 }
 
+/// Sends `frame` (a `notifications/resources/updated` for `uri`) to the standalone streams open
+/// here of `registry`'s sessions subscribed to `uri`.
+fn deliver_resource_updated(registry: &RegistryHandle, uri: &str, frame: &Frame) {
+    for session in registry.sessions() {
+        if session
+            .data::<SessionState>()
+            .is_some_and(|state| state.is_subscribed(uri))
+        {
+            session.notify_here(frame.clone());
+        }
+    }
+}
+
+impl ServerInner {
+    /// Notifies the sessions of `registry` subscribed to `uri` whose standalone stream is open
+    /// here (another node of a cluster said `uri` changed).
+    pub(crate) fn resource_updated_here(&self, registry: &RegistryHandle, uri: &str) {
+        let frame = Frame::notification(
+            method::NOTIFICATION_RESOURCES_UPDATED,
+            Some(&serde_json::json!({ "uri": uri })),
+        );
+        deliver_resource_updated(registry, uri, &frame);
+    }
+}
+
 /// A `notifications/message` frame, or `None` when its params do not serialise.
 fn log_frame(level: LoggingLevel, data: Value, logger: Option<&str>) -> Option<Frame> {
     let params = LoggingMessageNotificationParams {
@@ -118,13 +143,11 @@ impl Server {
             method::NOTIFICATION_RESOURCES_UPDATED,
             Some(&serde_json::json!({ "uri": uri })),
         );
-        for session in self.inner.sessions() {
-            if session
-                .data::<SessionState>()
-                .is_some_and(|state| state.is_subscribed(uri))
-            {
-                session.notify(frame.clone());
-            }
+        let registries = self.inner.registries().clone();
+        for registry in &registries {
+            deliver_resource_updated(registry, uri, &frame);
+            // The other nodes of a cluster notify their own sessions.
+            crate::cluster::relay_resource_updated(registry, uri);
         }
     }
 

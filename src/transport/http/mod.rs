@@ -61,6 +61,7 @@ use actix_mcp_actors::{
 
 pub use security::HostPolicy;
 
+use crate::cluster::{Cluster, ClusterNode};
 use crate::server::auth::{BearerAuth, WELL_KNOWN};
 use crate::server::{Server, ServerInner};
 
@@ -90,6 +91,8 @@ pub(crate) struct HttpConfig {
     pub(crate) auth: Option<BearerAuth>,
     /// Handlers get a snapshot of the request headers (always with bearer auth).
     pub(crate) capture_headers: bool,
+    /// The other nodes serving the same sessions, when there are any.
+    pub(crate) cluster: Option<Cluster>,
 }
 
 impl fmt::Debug for HttpConfig {
@@ -114,6 +117,7 @@ impl fmt::Debug for HttpConfig {
             .field("host_policy", &self.host_policy)
             .field("auth", &self.auth)
             .field("capture_headers", &self.capture_headers)
+            .field("cluster", &self.cluster)
             .finish()
     }
 }
@@ -122,6 +126,8 @@ pub(crate) struct HttpShared {
     pub(crate) server: Arc<ServerInner>,
     pub(crate) config: HttpConfig,
     registry: OnceLock<RegistryHandle>,
+    /// This endpoint's side of its cluster (set with the registry).
+    node: OnceLock<Option<Arc<ClusterNode>>>,
     pub(crate) metrics: Arc<Metrics>,
     /// The request bytes in flight, shared by every worker.
     budget: Arc<budget::ByteBudget>,
@@ -131,24 +137,54 @@ impl HttpShared {
     /// The registry, started on first use (on the arbiter of the worker that first needs it).
     pub(crate) fn registry(&self) -> &RegistryHandle {
         self.registry.get_or_init(|| {
+            let node = self.config.cluster.clone().map(|cluster| {
+                // A record lives as long as a session may stay idle; without an idle timeout,
+                // a day (a shared store keeps nothing forever).
+                let ttl = self
+                    .config
+                    .idle_timeout
+                    .unwrap_or(Duration::from_secs(24 * 60 * 60));
+                ClusterNode::new(cluster, ttl)
+            });
+            let mut store = self.config.store.clone();
+            let mut idle_timeout = self.config.idle_timeout;
+            if let Some(node) = &node {
+                store = node.events().unwrap_or(store);
+                // The record keeps the session; the local actor only its work here.
+                idle_timeout = Some(
+                    idle_timeout.map_or(LOCAL_IDLE, |idle| idle.min(LOCAL_IDLE)),
+                );
+            }
             let config = RegistryConfig {
                 max_sessions: self.config.max_sessions,
-                idle_timeout: self.config.idle_timeout,
+                idle_timeout,
                 handshake_timeout: self.config.handshake_timeout,
                 evict_idle_after: self.config.evict_idle_after,
                 // Sessions have owners only on a protected endpoint.
                 max_sessions_per_owner: Some(self.config.max_sessions_per_principal),
+                relay: node.as_ref().map(|node| node.relay()),
             };
-            let registry = actix_mcp_actors::Registry::start(
-                config,
-                self.metrics.clone(),
-                Some(self.config.store.clone()),
-            );
+            let registry =
+                actix_mcp_actors::Registry::start(config, self.metrics.clone(), Some(store));
             self.server.add_registry(registry.clone());
+            if let Some(node) = &node {
+                node.start(registry.clone(), Arc::downgrade(&self.server));
+            }
+            let _ = self.node.set(node);
             registry
         })
     }
+
+    /// This endpoint's side of its cluster, if it has one.
+    pub(crate) fn node(&self) -> Option<&Arc<ClusterNode>> {
+        self.registry();
+        self.node.get().and_then(Option::as_ref)
+    }
 }
+
+/// How long a node of a cluster keeps the actor of a session with no work on it (the session
+/// itself lives on in the store for its idle timeout).
+const LOCAL_IDLE: Duration = Duration::from_secs(120);
 
 /// A Streamable HTTP endpoint for a [`Server`], to mount in an actix-web `App`. Cheap to clone:
 /// clones (one per worker) share sessions.
@@ -189,6 +225,7 @@ impl McpHttp {
             budget: budget::ByteBudget::new(config.max_request_bytes_in_flight),
             config,
             registry: OnceLock::new(),
+            node: OnceLock::new(),
             metrics: self.shared.metrics.clone(),
         });
         self
@@ -326,6 +363,16 @@ impl McpHttp {
         self.with_config(|c| c.capture_headers = on)
     }
 
+    /// Serves the sessions of a cluster: any node behind any load balancer serves any session,
+    /// with no sticky routing (default: none, every session lives in this process). Each node
+    /// mounts an endpoint with the same cluster settings (see [`cluster`](crate::cluster)).
+    /// The session cap ([`max_sessions`](Self::max_sessions)) then counts the cluster's
+    /// sessions when its store can count them.
+    #[must_use]
+    pub fn cluster(self, cluster: Cluster) -> Self {
+        self.with_config(|c| c.cluster = Some(cluster))
+    }
+
     /// The bearer-token protection of this endpoint, if any.
     pub fn auth(&self) -> Option<&BearerAuth> {
         self.shared.config.auth.as_ref()
@@ -420,6 +467,7 @@ impl Server {
             store: Arc::new(InMemoryEventStore::default()),
             auth: None,
             capture_headers: false,
+            cluster: None,
         };
         McpHttp {
             path: path.into(),
@@ -428,6 +476,7 @@ impl Server {
                 budget: budget::ByteBudget::new(config.max_request_bytes_in_flight),
                 config,
                 registry: OnceLock::new(),
+                node: OnceLock::new(),
                 metrics: Arc::new(Metrics::default()),
             }),
         }
