@@ -42,8 +42,7 @@ use std::time::Duration;
 
 use actix_mcp_actors::{
     Bus, BusMessage, Envelope, EventStore, Frame, FrameKind, Incoming, NodeId, Recipients,
-    RegistryHandle, Relay, SessionHandle, SessionId, SessionRecord,
-    SessionStore, StoreError,
+    RegistryHandle, Relay, SessionHandle, SessionId, SessionRecord, SessionStore, StoreError,
 };
 use futures::StreamExt as _;
 use serde_json::{Value, json};
@@ -130,7 +129,12 @@ pub(crate) struct ClusterNode {
     cluster: Cluster,
     /// The records' time to live: the session idle timeout.
     ttl: Duration,
+    /// Whether this node listens to the bus yet.
+    listening: tokio::sync::watch::Sender<bool>,
 }
+
+/// How long a node's first requests wait for it to listen to the bus.
+const LISTEN_WAIT: Duration = Duration::from_secs(5);
 
 /// Why a session could not be served from the cluster's store.
 #[derive(Debug)]
@@ -145,7 +149,11 @@ pub(crate) enum Lookup {
 
 impl ClusterNode {
     pub(crate) fn new(cluster: Cluster, ttl: Duration) -> Arc<Self> {
-        Arc::new(Self { cluster, ttl })
+        Arc::new(Self {
+            cluster,
+            ttl,
+            listening: tokio::sync::watch::channel(false).0,
+        })
     }
 
     /// The relay a registry of this endpoint hands what has no recipient here.
@@ -172,11 +180,13 @@ impl ClusterNode {
         registry: RegistryHandle,
         server: std::sync::Weak<ServerInner>,
     ) {
-        let mut messages = self.cluster.bus.subscribe(&self.cluster.node);
+        let subscribing = self.cluster.bus.subscribe(&self.cluster.node);
         let node = self.clone();
         let inbox_registry = registry.clone();
         let inbox_server = server.clone();
         actix_rt::spawn(async move {
+            let mut messages = subscribing.await;
+            node.listening.send_replace(true);
             while let Some(envelope) = messages.next().await {
                 let Some(server) = inbox_server.upgrade() else {
                     return;
@@ -208,7 +218,12 @@ impl ClusterNode {
     }
 
     /// Acts on a message from another node.
-    fn receive(self: &Arc<Self>, registry: &RegistryHandle, server: &Arc<ServerInner>, message: BusMessage) {
+    fn receive(
+        self: &Arc<Self>,
+        registry: &RegistryHandle,
+        server: &Arc<ServerInner>,
+        message: BusMessage,
+    ) {
         match message {
             BusMessage::Notify { session, frame } => {
                 if let Some(session) = registry.find(session.as_str()) {
@@ -267,6 +282,7 @@ impl ClusterNode {
         server: &Arc<ServerInner>,
         id: &SessionId,
     ) -> Result<SessionHandle, Lookup> {
+        self.listening().await;
         let record = match self.store().load(id, self.ttl).await {
             Ok(Some(record)) => record,
             Ok(None) => {
@@ -314,8 +330,22 @@ impl ClusterNode {
         Ok(session)
     }
 
+    /// Waits (on a node's first requests only, and boundedly) until this node listens to the
+    /// bus, so that nothing sent to a session served here is missed.
+    pub(crate) async fn listening(&self) {
+        if *self.listening.borrow() {
+            return;
+        }
+        let mut listening = self.listening.subscribe();
+        let _ = tokio::time::timeout(LISTEN_WAIT, listening.wait_for(|on| *on)).await;
+    }
+
     /// Stores the record of a session whose `initialize` succeeded here.
-    pub(crate) async fn created(self: &Arc<Self>, session: &SessionHandle) -> Result<(), StoreError> {
+    pub(crate) async fn created(
+        self: &Arc<Self>,
+        session: &SessionHandle,
+    ) -> Result<(), StoreError> {
+        self.listening().await;
         let Some(state) = session.data::<SessionState>() else {
             return Ok(());
         };
@@ -331,7 +361,11 @@ impl ClusterNode {
     }
 
     /// Ends a session on every node; `false` when the store did not know it.
-    pub(crate) async fn delete(&self, registry: &RegistryHandle, id: &SessionId) -> Result<bool, StoreError> {
+    pub(crate) async fn delete(
+        &self,
+        registry: &RegistryHandle,
+        id: &SessionId,
+    ) -> Result<bool, StoreError> {
         let known = self.store().delete(id).await?;
         registry.close(id.as_str());
         self.publish(
@@ -349,12 +383,17 @@ impl ClusterNode {
             session.establish();
         }
         let current = session.data::<SessionState>();
-        if current.as_ref().is_some_and(|state| state.to_stored() == record.state) {
+        if current
+            .as_ref()
+            .is_some_and(|state| state.to_stored() == record.state)
+        {
             return;
         }
         match SessionState::from_stored(&record.state) {
             Ok(state) => self.install(session, state),
-            Err(err) => tracing::warn!(session = %record.id, %err, "ignored an unreadable session record"),
+            Err(err) => {
+                tracing::warn!(session = %record.id, %err, "ignored an unreadable session record")
+            }
         }
     }
 

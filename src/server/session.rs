@@ -127,7 +127,9 @@ impl SessionState {
         if let Some(level) = stored.log_level {
             state.store_log_level(level);
         }
-        state.initialized.store(stored.initialized, Ordering::Relaxed);
+        state
+            .initialized
+            .store(stored.initialized, Ordering::Relaxed);
         state.subscriptions().extend(stored.subscriptions);
         Ok(state)
     }

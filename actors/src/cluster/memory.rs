@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use futures::StreamExt as _;
+use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use tokio::sync::broadcast;
 use tokio::time::Instant;
@@ -160,10 +161,10 @@ impl Bus for LocalBus {
         ready(())
     }
 
-    fn subscribe(&self, node: &NodeId) -> BoxStream<'static, Envelope> {
+    fn subscribe(&self, node: &NodeId) -> BoxFuture<'static, BoxStream<'static, Envelope>> {
         let node = node.clone();
         let receiver = self.sender.subscribe();
-        futures::stream::unfold(receiver, |mut receiver| async move {
+        let stream = futures::stream::unfold(receiver, |mut receiver| async move {
             loop {
                 match receiver.recv().await {
                     Ok(envelope) => return Some((envelope, receiver)),
@@ -182,7 +183,8 @@ impl Bus for LocalBus {
                 };
             std::future::ready(mine)
         })
-        .boxed()
+        .boxed();
+        Box::pin(std::future::ready(stream))
     }
 }
 
@@ -235,9 +237,9 @@ mod tests {
     async fn the_bus_delivers_to_the_others_only() {
         let bus = LocalBus::new();
         let (a, b, c) = (NodeId::new("a"), NodeId::new("b"), NodeId::new("c"));
-        let mut at_a = bus.subscribe(&a);
-        let mut at_b = bus.subscribe(&b);
-        let mut at_c = bus.subscribe(&c);
+        let mut at_a = bus.subscribe(&a).await;
+        let mut at_b = bus.subscribe(&b).await;
+        let mut at_c = bus.subscribe(&c).await;
         let closed = |to| Envelope {
             from: a.clone(),
             to,

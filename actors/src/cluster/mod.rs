@@ -29,6 +29,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -222,9 +223,11 @@ pub trait Bus: Send + Sync + fmt::Debug + 'static {
     fn publish(&self, envelope: Envelope) -> StoreFuture<'_, ()>;
 
     /// The messages for `node` (sent to it, or to all, by another node), for as long as the
-    /// stream is held. Implementations reconnect by themselves after a failure; the stream
-    /// ends only when the bus is shut down.
-    fn subscribe(&self, node: &NodeId) -> BoxStream<'static, Envelope>;
+    /// stream is held; the future resolves once the subscription is in place (or, when the
+    /// bus is unreachable, after a bounded wait, the subscription then being retried in the
+    /// background). Implementations reconnect by themselves after a failure; the stream ends
+    /// only when the bus is shut down.
+    fn subscribe(&self, node: &NodeId) -> BoxFuture<'static, BoxStream<'static, Envelope>>;
 }
 
 /// How a session's local actor reaches the other nodes when a message has no recipient on this

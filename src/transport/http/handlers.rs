@@ -23,9 +23,9 @@ use super::budget::{ByteBudget, Reservation};
 use super::modern;
 use super::sse::{self, SseBody};
 use super::{HttpShared, PROTOCOL_VERSION_HEADER, SESSION_HEADER};
+use crate::cluster::Lookup;
 use crate::error::code;
 use crate::protocol::{ProtocolVersion, method};
-use crate::cluster::Lookup;
 use crate::server::auth::Identity;
 use crate::server::context::TransportInfo;
 use crate::server::route::{McpDispatch, RequestDefaults};
@@ -610,10 +610,9 @@ async fn cluster_room(shared: &HttpShared, id: Option<&RequestId>) -> Result<(),
         return Ok(());
     };
     match node.store().count().await {
-        Ok(Some(count)) if count >= shared.config.max_sessions => Err(busy(
-            id,
-            &OpenError::Full(shared.config.max_sessions),
-        )),
+        Ok(Some(count)) if count >= shared.config.max_sessions => {
+            Err(busy(id, &OpenError::Full(shared.config.max_sessions)))
+        }
         Ok(_) => Ok(()),
         Err(err) => Err(store_unavailable(id, &err)),
     }

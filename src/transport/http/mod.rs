@@ -151,9 +151,7 @@ impl HttpShared {
             if let Some(node) = &node {
                 store = node.events().unwrap_or(store);
                 // The record keeps the session; the local actor only its work here.
-                idle_timeout = Some(
-                    idle_timeout.map_or(LOCAL_IDLE, |idle| idle.min(LOCAL_IDLE)),
-                );
+                idle_timeout = Some(idle_timeout.map_or(LOCAL_IDLE, |idle| idle.min(LOCAL_IDLE)));
             }
             let config = RegistryConfig {
                 max_sessions: self.config.max_sessions,
@@ -404,6 +402,10 @@ impl McpHttp {
         let this = self.clone();
         let metadata_paths = self.metadata_paths();
         move |cfg: &mut web::ServiceConfig| {
+            if this.shared.config.cluster.is_some() {
+                // A node listens to its cluster from the start, not from its first request.
+                this.shared.registry();
+            }
             for path in metadata_paths {
                 cfg.service(
                     web::resource(path)
