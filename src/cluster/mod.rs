@@ -260,12 +260,7 @@ impl ClusterNode {
                 }
             }
             BusMessage::Protocol { topic, payload } => {
-                if topic == RESOURCE_UPDATED
-                    && let Some(uri) = payload.get("uri").and_then(Value::as_str)
-                {
-                    server.resource_updated_here(registry, uri);
-                    server.listeners.publish(&Change::Updated(uri.to_owned()));
-                }
+                receive_protocol(registry, server, &topic, payload);
             }
         }
     }
@@ -443,6 +438,56 @@ fn record_of(session: &SessionHandle, state: &SessionState) -> SessionRecord {
 
 /// The topic of a [`BusMessage::Protocol`] telling the other nodes that a resource changed.
 pub(crate) const RESOURCE_UPDATED: &str = "resourceUpdated";
+
+/// The topic of a [`BusMessage::Protocol`] carrying a client's `tasks/update` answers to the
+/// node running the task.
+pub(crate) const TASK_INPUT: &str = "taskInput";
+/// The topic of a [`BusMessage::Protocol`] asking the node running a task to cancel it.
+pub(crate) const TASK_CANCEL: &str = "taskCancel";
+/// The topic of a [`BusMessage::Protocol`] carrying a task's change to the `subscriptions/listen`
+/// streams of the other nodes.
+pub(crate) const TASK_CHANGE: &str = "taskChange";
+
+/// Acts on a message of the protocol layer from another node.
+fn receive_protocol(
+    registry: &RegistryHandle,
+    server: &Arc<ServerInner>,
+    topic: &str,
+    payload: Value,
+) {
+    let task_id = payload.get("taskId").and_then(Value::as_str);
+    match (topic, task_id) {
+        (RESOURCE_UPDATED, _) => {
+            if let Some(uri) = payload.get("uri").and_then(Value::as_str) {
+                server.resource_updated_here(registry, uri);
+                server.listeners.publish(&Change::Updated(uri.to_owned()));
+            }
+        }
+        (TASK_INPUT, Some(id)) => {
+            let run = server.tasks.as_ref().and_then(|tasks| tasks.runner(id));
+            let responses = payload.get("inputResponses").and_then(Value::as_object);
+            if let (Some(run), Some(responses)) = (run, responses) {
+                run.do_send(crate::server::tasks::run::ProvideInput {
+                    responses: responses.clone(),
+                });
+            }
+        }
+        (TASK_CANCEL, Some(id)) => {
+            if let Some(run) = server.tasks.as_ref().and_then(|tasks| tasks.runner(id)) {
+                run.do_send(crate::server::tasks::run::CancelTask);
+            }
+        }
+        (TASK_CHANGE, Some(id)) => {
+            if let Some(task) = payload.get("task") {
+                server.listeners.publish(&Change::Task {
+                    id: id.to_owned(),
+                    task: task.clone(),
+                });
+            }
+        }
+        _ => tracing::debug!(topic, "ignored a protocol message of an unknown topic"),
+    }
+}
 
 /// Tells the other nodes of `registry`'s cluster, if it has any, that `uri` changed (they
 /// notify their subscribed sessions and listen streams).

@@ -46,6 +46,33 @@ impl ServerInner {
             .collect()
     }
 
+    /// Hands a message of the protocol layer to the other nodes of the cluster the server's
+    /// transports belong to, if any.
+    pub(crate) fn relay_protocol(&self, topic: &str, payload: Value) {
+        let relay = self
+            .registries()
+            .iter()
+            .find_map(|registry| registry.relay().cloned());
+        if let Some(relay) = relay {
+            relay.publish(actix_mcp_actors::BusMessage::Protocol {
+                topic: topic.to_owned(),
+                payload,
+            });
+        }
+    }
+
+    /// Sends a task's change to the open `subscriptions/listen` streams, here and on the
+    /// other nodes of the cluster.
+    pub(crate) fn publish_change(&self, change: &Change) {
+        self.listeners.publish(change);
+        if let Change::Task { id, task } = change {
+            self.relay_protocol(
+                crate::cluster::TASK_CHANGE,
+                serde_json::json!({ "taskId": id, "task": task }),
+            );
+        }
+    }
+
     /// Sends `frame` to every session of every transport, and `change` to every open
     /// `subscriptions/listen` stream.
     fn broadcast(&self, frame: &Frame, change: &Change) {

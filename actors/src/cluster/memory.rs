@@ -38,7 +38,7 @@ impl Records {
 
     fn wrote(&mut self) {
         self.writes += 1;
-        if self.writes % 1024 == 0 {
+        if self.writes.is_multiple_of(1024) {
             let now = Instant::now();
             self.records.retain(|_, (_, until)| *until > now);
         }
