@@ -130,6 +130,16 @@ async fn notifications_reach_the_stream_on_another_node() {
     let message = stream.next_message().await;
     assert_eq!(message["method"], "notifications/resources/updated");
     assert_eq!(message["params"]["uri"], "test://watched");
+
+    // A log message to every session, from A.
+    fa.server.notify_log_message(
+        actix_mcp::protocol::LoggingLevel::Warning,
+        json!("from A"),
+        None,
+    );
+    let message = stream.next_message().await;
+    assert_eq!(message["method"], "notifications/message");
+    assert_eq!(message["params"]["data"], "from A");
     a.stop().await;
     b.stop().await;
 }

@@ -45,6 +45,7 @@ use actix_mcp_actors::{
     RegistryHandle, Relay, SessionHandle, SessionId, SessionRecord, SessionStore, StoreError,
 };
 use futures::StreamExt as _;
+use serde::Deserialize as _;
 use serde_json::{Value, json};
 
 use crate::protocol::method;
@@ -439,6 +440,8 @@ fn record_of(session: &SessionHandle, state: &SessionState) -> SessionRecord {
 /// The topic of a [`BusMessage::Protocol`] telling the other nodes that a resource changed.
 pub(crate) const RESOURCE_UPDATED: &str = "resourceUpdated";
 
+/// The topic of a [`BusMessage::Protocol`] carrying a log message for every session.
+pub(crate) const LOG: &str = "log";
 /// The topic of a [`BusMessage::Protocol`] carrying a client's `tasks/update` answers to the
 /// node running the task.
 pub(crate) const TASK_INPUT: &str = "taskInput";
@@ -461,6 +464,15 @@ fn receive_protocol(
             if let Some(uri) = payload.get("uri").and_then(Value::as_str) {
                 server.resource_updated_here(registry, uri);
                 server.listeners.publish(&Change::Updated(uri.to_owned()));
+            }
+        }
+        (LOG, _) => {
+            let level = payload
+                .get("level")
+                .and_then(|level| crate::protocol::LoggingLevel::deserialize(level).ok());
+            let frame = payload.get("frame").and_then(Value::as_str);
+            if let (Some(level), Some(frame)) = (level, frame) {
+                server.log_here(registry, level, &notification_frame(frame.to_owned()));
             }
         }
         (TASK_INPUT, Some(id)) => {

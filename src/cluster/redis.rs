@@ -438,6 +438,9 @@ struct Write {
     session: SessionId,
     id: EventId,
     data: Arc<str>,
+    /// The session's local log has closed (it ended, here or everywhere): events still queued
+    /// are not written, so nothing is written back after a DELETE.
+    closed: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl RedisEventStore {
@@ -472,6 +475,9 @@ async fn write_behind(
     while queue.recv_many(&mut batch, 256).await > 0 {
         let mut pipe = redis::pipe();
         for write in batch.drain(..) {
+            if write.closed.load(std::sync::atomic::Ordering::Acquire) {
+                continue;
+            }
             let key = redis.events_key(&write.session, write.id.stream);
             let streams = redis.streams_key(&write.session);
             pipe.cmd("RPUSH")
@@ -509,6 +515,7 @@ impl EventStore for RedisEventStore {
             session: session.clone(),
             local: self.local.open(session),
             store: self.clone(),
+            closed: Arc::default(),
         })
     }
 }
@@ -517,6 +524,7 @@ struct RedisSessionEvents {
     session: SessionId,
     local: Arc<dyn SessionEvents>,
     store: RedisEventStore,
+    closed: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl fmt::Debug for RedisSessionEvents {
@@ -534,6 +542,7 @@ impl SessionEvents for RedisSessionEvents {
             session: self.session.clone(),
             id,
             data: data.clone(),
+            closed: self.closed.clone(),
         };
         if self.store.writes.try_send(write).is_err() {
             tracing::warn!(session = %self.session, %id, "the event writer is behind; an event will not be resumable on another node");
@@ -577,7 +586,9 @@ impl SessionEvents for RedisSessionEvents {
 
     fn close(&self) {
         // This node's copy only: the session may live on elsewhere; its stored events expire
-        // with it, or go with its DELETE.
+        // with it, or go with its DELETE. What is still queued of it is not written.
+        self.closed
+            .store(true, std::sync::atomic::Ordering::Release);
         self.local.close();
     }
 }

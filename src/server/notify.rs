@@ -126,12 +126,30 @@ fn log_frame(level: LoggingLevel, data: Value, logger: Option<&str>) -> Option<F
 
 /// Sends a log frame to a session when its level (`info` until it sets one) lets it through.
 fn send_log(session: &SessionHandle, level: LoggingLevel, frame: &Frame) {
+    if passes(session, level) {
+        session.notify(frame.clone());
+    }
+}
+
+/// Whether the session's log level lets `level` through.
+fn passes(session: &SessionHandle, level: LoggingLevel) -> bool {
     let threshold = session
         .data::<SessionState>()
         .and_then(|s| s.log_level())
         .unwrap_or(LoggingLevel::Info);
-    if level >= threshold {
-        session.notify(frame.clone());
+    level >= threshold
+}
+
+impl ServerInner {
+    /// Sends a log message to the sessions of `registry` whose standalone stream is open here
+    /// and whose level lets it through (a log to every session, from another node of a
+    /// cluster, or from this one).
+    pub(crate) fn log_here(&self, registry: &RegistryHandle, level: LoggingLevel, frame: &Frame) {
+        for session in registry.sessions() {
+            if passes(&session, level) {
+                session.notify_here(frame.clone());
+            }
+        }
     }
 }
 
@@ -194,8 +212,16 @@ impl Server {
         let Some(frame) = log_frame(level, data.into(), logger) else {
             return;
         };
-        for session in self.inner.sessions() {
-            send_log(&session, level, &frame);
+        let registries = self.inner.registries().clone();
+        for registry in &registries {
+            self.inner.log_here(registry, level, &frame);
+            // The other nodes of a cluster log to their own sessions.
+            if let Some(relay) = registry.relay() {
+                relay.publish(actix_mcp_actors::BusMessage::Protocol {
+                    topic: crate::cluster::LOG.to_owned(),
+                    payload: serde_json::json!({ "level": level, "frame": &*frame.json }),
+                });
+            }
         }
     }
 
