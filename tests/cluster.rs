@@ -160,3 +160,54 @@ async fn unknown_sessions_are_404_on_every_node() {
     a.stop().await;
     b.stop().await;
 }
+
+/// A `subscriptions/listen` stream (protocol 2026-07-28, no session) open on B hears the list
+/// changes A raises.
+#[actix_web::test]
+async fn listen_streams_hear_every_node() {
+    let store = Arc::new(InMemorySessionStore::new());
+    let bus = Arc::new(LocalBus::new());
+    let [(fa, a), (_fb, b)] = nodes(&store, &bus);
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
+        "params": {
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "cluster-test", "version": "1"},
+            },
+            "notifications": {"toolsListChanged": true, "resourceSubscriptions": ["test://x"]},
+        },
+    });
+    let response = common::http::send(
+        common::http::http_client()
+            .post(&b.url)
+            .header("Accept", "application/json, text/event-stream")
+            .header("Content-Type", "application/json")
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .header("Mcp-Method", "subscriptions/listen")
+            .body(body.to_string()),
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut stream = SseReader::new(response);
+    let ack = stream.next_message().await;
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+    // The fixture offers tools (their list changes) but no resources to subscribe to.
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({"toolsListChanged": true})
+    );
+    fa.server.notify_tools_list_changed();
+    let change = stream.next_message().await;
+    assert_eq!(change["method"], "notifications/tools/list_changed");
+    assert_eq!(
+        change["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        1
+    );
+    a.stop().await;
+    b.stop().await;
+}
