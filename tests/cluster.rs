@@ -16,7 +16,7 @@ use actix_mcp_actors::{Bus, SessionStore};
 use reqwest::StatusCode;
 use serde_json::json;
 
-use common::http::{Client, SAMPLING, TestServer, caps, eventually, spawn, text_of};
+use common::http::{SAMPLING, TestServer, caps, eventually, spawn, text_of};
 use common::http_tools::{Fixture, fixture};
 use common::sse::SseReader;
 
@@ -33,14 +33,6 @@ fn nodes(store: &Arc<InMemorySessionStore>, bus: &Arc<LocalBus>) -> [(Fixture, T
     })
 }
 
-/// The same session and version, sent to `server`.
-fn at(client: &Client, server: &TestServer) -> Client {
-    let mut moved = Client::new(&server.url);
-    moved.session = client.session.clone();
-    moved.version = client.version.clone();
-    moved
-}
-
 #[actix_web::test]
 async fn any_node_serves_any_session() {
     let store = Arc::new(InMemorySessionStore::new());
@@ -49,7 +41,7 @@ async fn any_node_serves_any_session() {
     let mut on_a = a.client();
     on_a.initialize(caps(SAMPLING)).await;
     assert_eq!(store.len(), 1);
-    let on_b = at(&on_a, &b);
+    let on_b = on_a.at(&b.url);
 
     // B has never seen the session: it serves it from the store.
     let listed = on_b.request(json!(1), "tools/list", json!({})).await;
@@ -103,7 +95,7 @@ async fn notifications_reach_the_stream_on_another_node() {
     let [(fa, a), (_fb, b)] = nodes(&store, &bus);
     let mut on_a = a.client();
     on_a.initialize(json!({})).await;
-    let on_b = at(&on_a, &b);
+    let on_b = on_a.at(&b.url);
     let response = on_b.get(None).await;
     assert_eq!(response.status(), StatusCode::OK);
     let mut stream = SseReader::new(response);
