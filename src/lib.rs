@@ -70,6 +70,8 @@ pub mod client;
 pub mod error;
 pub mod protocol;
 pub mod server;
+#[cfg(feature = "otel")]
+pub mod telemetry;
 pub mod transport;
 
 /// Entry points for `tests/fuzz` (feature `fuzzing`). Not part of the API.

@@ -32,6 +32,9 @@ pub struct SessionState {
     log_level: AtomicU8,
     initialized: AtomicBool,
     subscriptions: Mutex<HashSet<String>>,
+    /// Reports the session's duration when it ends.
+    #[cfg(feature = "otel")]
+    pub(crate) telemetry: crate::telemetry::ServerSessionTimer,
 }
 
 const LEVELS: [LoggingLevel; 8] = [
@@ -58,6 +61,8 @@ impl SessionState {
             log_level: AtomicU8::new(LEVEL_UNSET),
             initialized: AtomicBool::new(false),
             subscriptions: Mutex::default(),
+            #[cfg(feature = "otel")]
+            telemetry: crate::telemetry::ServerSessionTimer::new(version),
         }
     }
 

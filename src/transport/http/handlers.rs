@@ -180,6 +180,8 @@ fn request_dispatch(
         defaults: RequestDefaults {
             version: header_version,
             stateless: false,
+            #[cfg(feature = "otel")]
+            network: crate::telemetry::Network::Tcp,
         },
         transport: Some(transport),
     }))
@@ -520,6 +522,8 @@ fn open_session(
         defaults: RequestDefaults {
             version: header_version,
             stateless: false,
+            #[cfg(feature = "otel")]
+            network: crate::telemetry::Network::Tcp,
         },
         transport: None,
     });
@@ -665,6 +669,8 @@ async fn post_stateless(
                 defaults: RequestDefaults {
                     version: header_version,
                     stateless: false,
+                    #[cfg(feature = "otel")]
+                    network: crate::telemetry::Network::Tcp,
                 },
                 transport,
             };
@@ -688,6 +694,8 @@ async fn post_stateless(
         defaults: RequestDefaults {
             version,
             stateless: false,
+            #[cfg(feature = "otel")]
+            network: crate::telemetry::Network::Tcp,
         },
         transport,
     });

@@ -421,6 +421,9 @@ impl Server {
             auth: None,
             capture_headers: false,
         };
+        let metrics = Arc::new(Metrics::default());
+        #[cfg(feature = "otel")]
+        crate::telemetry::track(&metrics);
         McpHttp {
             path: path.into(),
             shared: Arc::new(HttpShared {
@@ -428,7 +431,7 @@ impl Server {
                 budget: budget::ByteBudget::new(config.max_request_bytes_in_flight),
                 config,
                 registry: OnceLock::new(),
-                metrics: Arc::new(Metrics::default()),
+                metrics,
             }),
         }
     }
