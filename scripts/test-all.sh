@@ -13,6 +13,9 @@ cd "$(dirname "$0")/.."
 echo "== cargo test --workspace"
 cargo test --workspace
 
+echo "== cargo test --features otel --test telemetry (OpenTelemetry spans and metrics)"
+cargo test --features otel --test telemetry
+
 echo "== fuzzing smoke run: each libFuzzer target of tests/fuzz for 25 s (see tests/fuzz/README.md)"
 bash tests/fuzz/run.sh --smoke
 
