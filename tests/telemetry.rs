@@ -16,7 +16,11 @@ mod common;
 use std::sync::OnceLock;
 
 use actix_mcp::client::transport::HttpTransport;
-use actix_mcp::client::{Client, Lifecycle};
+use actix_mcp::client::{Client, Lifecycle, ServerRequest};
+use actix_mcp::prelude::*;
+use actix_mcp::protocol::{
+    CreateMessageRequestParams, CreateMessageResult, OneOrMany, SamplingMessageContentBlock,
+};
 use actix_mcp::telemetry::{self, TelemetryGuard};
 use opentelemetry::KeyValue;
 use opentelemetry::trace::{SpanKind, Status};
@@ -560,6 +564,112 @@ async fn a_client_request_carries_its_span_in_meta() {
             ("error.type", None),
         ],
     );
+    client.close().await;
+    drop(client);
+    srv.stop().await;
+}
+
+/// One trace across both sides: our client's `tools/call sample` (`CLIENT`) → the server's
+/// (`SERVER`) → the server's `sampling/createMessage` (`CLIENT`) → our client's handler
+/// (`SERVER`), each the parent of the next, the context travelling in `_meta` both ways.
+#[actix_web::test]
+async fn one_trace_spans_client_server_and_the_nested_request() {
+    let _serial = SERIAL.lock().await;
+    otel();
+    let (_fixture, srv) = start(|mcp| mcp);
+    let client = tokio::time::timeout(
+        WAIT,
+        Client::builder("otel-chain", "1.0.0")
+            .lifecycle(Lifecycle::Legacy)
+            .sampling(
+                |_: CreateMessageRequestParams, request: ServerRequest| async move {
+                    // The handler sees the trace context the server sent.
+                    let traced = request
+                        .meta
+                        .as_ref()
+                        .is_some_and(|meta| meta.contains_key("traceparent"));
+                    Ok(CreateMessageResult {
+                        role: Role::Assistant,
+                        content: OneOrMany::One(SamplingMessageContentBlock::text(if traced {
+                            "traced"
+                        } else {
+                            "untraced"
+                        })),
+                        model: "test-model".into(),
+                        stop_reason: None,
+                        meta: None,
+                    })
+                },
+            )
+            .connect(HttpTransport::new(&srv.url)),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let result = client.call_tool("sample", json!({})).await.unwrap();
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    assert_eq!(
+        serde_json::to_value(&result.content).unwrap()[0]["text"],
+        "sampled: traced"
+    );
+
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let root = loop {
+        let found = otel()
+            .spans
+            .get_finished_spans()
+            .unwrap()
+            .into_iter()
+            .find(|span| {
+                span.name == "tools/call sample"
+                    && span.span_kind == SpanKind::Client
+                    && span.parent_span_id == opentelemetry::trace::SpanId::INVALID
+                    && attr(&span.attributes, "network.transport").as_deref() == Some("tcp")
+            });
+        if let Some(found) = found {
+            break found;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no client span");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    };
+    let trace = root.span_context.trace_id().to_string();
+    let in_trace = |name: &str, kind: SpanKind| {
+        otel()
+            .spans
+            .get_finished_spans()
+            .unwrap()
+            .into_iter()
+            .find(|span| {
+                span.name == name
+                    && span.span_kind == kind
+                    && span.span_context.trace_id().to_string() == trace
+            })
+            .unwrap_or_else(|| panic!("no {kind:?} span `{name}` in trace {trace}"))
+    };
+    // The client's handler span ends before the server's request does: wait for the last one.
+    span("tools/call sample", &trace).await;
+    let server_call = in_trace("tools/call sample", SpanKind::Server);
+    let server_ask = in_trace("sampling/createMessage", SpanKind::Client);
+    let client_answer = in_trace("sampling/createMessage", SpanKind::Server);
+    assert_eq!(server_call.parent_span_id, root.span_context.span_id());
+    assert_eq!(
+        server_ask.parent_span_id,
+        server_call.span_context.span_id()
+    );
+    assert_eq!(
+        client_answer.parent_span_id,
+        server_ask.span_context.span_id()
+    );
+    assert!(client_answer.parent_span_is_remote);
+    assert_attrs(
+        &client_answer.attributes,
+        &[
+            ("mcp.method.name", Some("sampling/createMessage")),
+            ("network.transport", Some("tcp")),
+            ("error.type", None),
+        ],
+    );
+    assert!(attr(&client_answer.attributes, "jsonrpc.request.id").is_some());
     client.close().await;
     drop(client);
     srv.stop().await;

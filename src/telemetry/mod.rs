@@ -8,6 +8,7 @@
 //! | each request a server receives (a tool call is one: `tools/call {tool}`) | `{mcp.method.name} {target}` (`SERVER`) | `mcp.server.operation.duration` |
 //! | each request a server sends its client (sampling, elicitation, roots) | `{mcp.method.name}` (`CLIENT`) | `mcp.client.operation.duration` |
 //! | each request a [`Client`](crate::client::Client) sends | `{mcp.method.name} {target}` (`CLIENT`) | `mcp.client.operation.duration` |
+//! | each server request a client's handlers answer | `{mcp.method.name}` (`SERVER`) | `mcp.server.operation.duration` |
 //! | each session, when it ends | | `mcp.server.session.duration`, `mcp.client.session.duration` |
 //!
 //! `{target}` is the tool's name (`gen_ai.tool.name`) or the prompt's (`gen_ai.prompt.name`);

@@ -10,7 +10,7 @@ use opentelemetry::trace::{Link, SpanKind, Status, TraceContextExt as _, Tracer 
 use opentelemetry::{Context, KeyValue};
 use serde_json::Value;
 
-use actix_mcp_actors::{PeerError, Reply, Request, RequestScope, SessionId};
+use actix_mcp_actors::{ErrorObject, PeerError, Reply, Request, RequestScope, SessionId};
 
 use super::propagation::{self, TraceHeaders};
 use super::{Operation, State, attr, request_id_value, state};
@@ -42,9 +42,9 @@ impl Network {
     }
 }
 
-/// The `SERVER` span of one request the server answers, and its duration metric. Ended when
-/// the reply is ready; a request dropped before (cancelled, its session gone) ends with
-/// `error.type` `cancelled`.
+/// The `SERVER` span of one request we answer (the server a client's, the client a server's),
+/// and its duration metric. Ended when the reply is ready; a request dropped before
+/// (cancelled, its session gone) ends with `error.type` `cancelled`.
 pub(crate) struct ServerSpan {
     state: Arc<State>,
     cx: Context,
@@ -52,10 +52,20 @@ pub(crate) struct ServerSpan {
     shared: Vec<KeyValue>,
     method: String,
     network: Network,
-    scope: RequestScope,
+    /// The server's request scope (the client's handlers have none).
+    scope: Option<RequestScope>,
     done: bool,
 }
 
+/// How a request we answered ended.
+enum Ended<'a> {
+    /// Dropped unanswered.
+    Cancelled,
+    /// Answered with a JSON-RPC error.
+    Failed(&'a ErrorObject),
+    /// Answered with a result; `true` when it is a tool result with `isError`.
+    Answered(bool),
+}
 impl ServerSpan {
     /// Starts the span of `request`, or `None` when no instrumentation is installed.
     /// `version` is the protocol version the request is served under, when known before it
@@ -63,6 +73,25 @@ impl ServerSpan {
     pub(crate) fn start(
         request: &Request,
         scope: &RequestScope,
+        network: Network,
+        headers: Option<&TraceHeaders>,
+        version: Option<ProtocolVersion>,
+    ) -> Option<Self> {
+        let session = scope.session().map(|session| session.id().to_string());
+        let mut span = Self::begin(request, session, network, headers, version)?;
+        span.scope = Some(scope.clone());
+        Some(span)
+    }
+
+    /// Starts the span of a request the server sent the client, which the client's handlers
+    /// answer; `None` when no instrumentation is installed.
+    pub(crate) fn start_handler(request: &Request, network: Network) -> Option<Self> {
+        Self::begin(request, None, network, None, None)
+    }
+
+    fn begin(
+        request: &Request,
+        session: Option<String>,
         network: Network,
         headers: Option<&TraceHeaders>,
         version: Option<ProtocolVersion>,
@@ -80,8 +109,8 @@ impl ServerSpan {
             attr::REQUEST_ID,
             request_id_value(&request.id),
         ));
-        if let Some(session) = scope.session() {
-            span_attrs.push(KeyValue::new(attr::SESSION_ID, session.id().to_string()));
+        if let Some(session) = session {
+            span_attrs.push(KeyValue::new(attr::SESSION_ID, session));
         }
         // `_meta` first (the MCP request's own context), then the HTTP request's, linked when
         // both are there; else the ambient context.
@@ -110,7 +139,7 @@ impl ServerSpan {
             shared,
             method: request.method.clone(),
             network,
-            scope: scope.clone(),
+            scope: None,
             done: false,
         })
     }
@@ -119,18 +148,37 @@ impl ServerSpan {
     /// reply.
     pub(crate) async fn run(mut self, handling: impl Future<Output = Reply>) -> Reply {
         let reply = handling.with_context(self.cx.clone()).await;
-        self.finish(Some(&reply));
+        self.finish(match &reply {
+            Err(error) => Ended::Failed(error),
+            Ok(result) => Ended::Answered(
+                self.method == method::TOOLS_CALL && super::is_tool_error(result.get()),
+            ),
+        });
         reply
     }
 
-    /// Ends the span with `reply`; `None` when the request was dropped unanswered.
-    fn finish(&mut self, reply: Option<&Reply>) {
+    /// [`run`](Self::run) for the client's handlers, which answer with JSON values.
+    pub(crate) async fn run_handler(
+        mut self,
+        handling: impl Future<Output = Result<Value, ErrorObject>>,
+    ) -> Result<Value, ErrorObject> {
+        let answer = handling.with_context(self.cx.clone()).await;
+        self.finish(match &answer {
+            Err(error) => Ended::Failed(error),
+            Ok(_) => Ended::Answered(false),
+        });
+        answer
+    }
+
+    /// Ends the span and records its duration.
+    fn finish(&mut self, ended: Ended<'_>) {
         self.done = true;
         let mut attrs = std::mem::take(&mut self.shared);
         if self.method == method::INITIALIZE
             && let Some(session) = self
                 .scope
-                .session()
+                .as_ref()
+                .and_then(RequestScope::session)
                 .and_then(actix_mcp_actors::SessionHandle::data::<SessionState>)
         {
             // The version the handshake settled on; the session's duration is reported with it.
@@ -141,24 +189,22 @@ impl ServerSpan {
             session.telemetry.set_network(self.network);
         }
         let span = self.cx.span();
-        match reply {
-            None => {
+        match ended {
+            Ended::Cancelled => {
                 attrs.push(KeyValue::new(attr::ERROR_TYPE, "cancelled"));
                 span.set_status(Status::error("the request was cancelled"));
             }
-            Some(Err(error)) => {
+            Ended::Failed(error) => {
                 let code = error.code.to_string();
                 attrs.push(KeyValue::new(attr::ERROR_TYPE, code.clone()));
                 attrs.push(KeyValue::new(attr::STATUS_CODE, code));
                 span.set_status(Status::error(error.message.clone()));
             }
-            Some(Ok(result))
-                if self.method == method::TOOLS_CALL && super::is_tool_error(result.get()) =>
-            {
+            Ended::Answered(true) => {
                 attrs.push(KeyValue::new(attr::ERROR_TYPE, "tool_error"));
                 span.set_status(Status::error("the tool reported an error"));
             }
-            Some(Ok(_)) => {}
+            Ended::Answered(false) => {}
         }
         span.set_attributes(attrs.iter().cloned());
         span.end();
@@ -171,7 +217,7 @@ impl ServerSpan {
 impl Drop for ServerSpan {
     fn drop(&mut self) {
         if !self.done {
-            self.finish(None);
+            self.finish(Ended::Cancelled);
         }
     }
 }
