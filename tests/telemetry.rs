@@ -32,6 +32,7 @@ use serde_json::{Value, json};
 use common::WAIT;
 use common::http::{SAMPLING, caps, read_answer, send};
 use common::http_tools::start;
+use common::pipe::PipeClient;
 
 /// The conventions' bucket boundaries of every MCP duration histogram.
 const BUCKETS: [f64; 14] = [
@@ -408,6 +409,94 @@ async fn a_server_to_client_request_carries_its_span_in_meta() {
             ("mcp.protocol.version", Some("2025-11-25")),
             ("network.transport", Some("tcp")),
             ("error.type", None),
+        ],
+    );
+    srv.stop().await;
+}
+
+/// Over stdio: `network.transport` `pipe`, the stdio session's id.
+#[actix_web::test]
+async fn a_stdio_request_is_traced_as_pipe() {
+    let _serial = SERIAL.lock().await;
+    otel();
+    let fixture = common::http_tools::fixture();
+    let mut client = PipeClient::connect(&fixture.server, json!({})).await;
+    let trace = "0af7651916cd43dd8448eb211c800008";
+    client
+        .send(json!({
+            "jsonrpc": "2.0", "id": 11, "method": "tools/call",
+            "params": {
+                "name": "echo",
+                "arguments": {"message": "over stdio"},
+                "_meta": {"traceparent": traceparent(trace, "00f067aa0ba90208")},
+            },
+        }))
+        .await;
+    let response = client.read().await;
+    assert_eq!(response["id"], 11, "{response}");
+    let call = span("tools/call echo", trace).await;
+    assert_eq!(call.parent_span_id.to_string(), "00f067aa0ba90208");
+    assert_attrs(
+        &call.attributes,
+        &[
+            ("network.transport", Some("pipe")),
+            ("network.protocol.name", None),
+            ("mcp.protocol.version", Some("2025-11-25")),
+            ("jsonrpc.request.id", Some("11")),
+        ],
+    );
+    assert!(
+        attr(&call.attributes, "mcp.session.id").is_some_and(|id| id.starts_with("stdio-")),
+        "{:?}",
+        call.attributes
+    );
+}
+
+/// A 2026-07-28 request: the version of its `_meta` envelope, no session.
+#[actix_web::test]
+async fn a_stateless_request_has_the_version_of_its_envelope_and_no_session() {
+    let _serial = SERIAL.lock().await;
+    otel();
+    let (_fixture, srv) = start(|mcp| mcp);
+    let trace = "0af7651916cd43dd8448eb211c800009";
+    let body = json!({
+        "jsonrpc": "2.0", "id": 12, "method": "tools/call",
+        "params": {
+            "name": "echo",
+            "arguments": {"message": "stateless"},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "otel-test", "version": "1.0.0"},
+                "traceparent": traceparent(trace, "00f067aa0ba90209"),
+            },
+        },
+    });
+    let response = send(
+        common::http::http_client()
+            .post(&srv.url)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .header("Mcp-Method", "tools/call")
+            .header("Mcp-Name", "echo")
+            .body(body.to_string()),
+    )
+    .await;
+    let answer = read_answer(response, &json!(12)).await;
+    assert!(
+        answer.response.get("result").is_some(),
+        "{}",
+        answer.response
+    );
+    let call = span("tools/call echo", trace).await;
+    assert_attrs(
+        &call.attributes,
+        &[
+            ("mcp.protocol.version", Some("2026-07-28")),
+            ("mcp.session.id", None),
+            ("network.transport", Some("tcp")),
+            ("gen_ai.tool.name", Some("echo")),
         ],
     );
     srv.stop().await;
