@@ -405,6 +405,7 @@ async fn a_server_to_client_request_carries_its_span_in_meta() {
         &peer.attributes,
         &[
             ("mcp.method.name", Some("sampling/createMessage")),
+            ("jsonrpc.request.id", Some(&request["id"].to_string())),
             ("mcp.session.id", Some(&session)),
             ("mcp.protocol.version", Some("2025-11-25")),
             ("network.transport", Some("tcp")),

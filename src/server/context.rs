@@ -624,7 +624,11 @@ impl RequestContext {
                 params,
                 self.session_id(),
                 self.protocol_version(),
-                |params| async move { scope.peer_request(method, params, timeout).await },
+                |params, sent_as| async move {
+                    scope
+                        .peer_request_with(method, params, timeout, |id| sent_as.record(id))
+                        .await
+                },
             )
             .await
         }

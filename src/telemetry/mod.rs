@@ -85,6 +85,14 @@ static STATE: RwLock<Option<Arc<State>>> = RwLock::new(None);
 /// The gauges of every endpoint of the process (weak: an endpoint that is gone drops out).
 static TRACKED: Mutex<Vec<Weak<Metrics>>> = Mutex::new(Vec::new());
 
+/// Whether instrumentation is installed.
+pub(crate) fn enabled() -> bool {
+    STATE
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .is_some()
+}
+
 /// The installed instrumentation, if any: the one check every hook makes first.
 fn state() -> Option<Arc<State>> {
     STATE.read().unwrap_or_else(PoisonError::into_inner).clone()
@@ -181,7 +189,8 @@ impl Drop for TelemetryGuard {
 }
 
 /// Installs the instrumentation, recording into the caller's providers (in tests, providers
-/// with the SDK's in-memory exporters). Replaces any earlier installation.
+/// with the SDK's in-memory exporters). Replaces any earlier installation; install into a
+/// given meter provider once (each installation registers the runtime's counts on it).
 pub fn install(
     tracer_provider: SdkTracerProvider,
     meter_provider: SdkMeterProvider,

@@ -10,7 +10,9 @@ use opentelemetry::trace::{Link, SpanKind, Status, TraceContextExt as _, Tracer 
 use opentelemetry::{Context, KeyValue};
 use serde_json::Value;
 
-use actix_mcp_actors::{ErrorObject, PeerError, Reply, Request, RequestScope, SessionId};
+use actix_mcp_actors::{
+    ErrorObject, PeerError, Reply, Request, RequestId, RequestScope, SessionId,
+};
 
 use super::propagation::{self, TraceHeaders};
 use super::{Operation, State, attr, request_id_value, state};
@@ -233,11 +235,11 @@ pub(crate) async fn peer_request<F, Fut>(
     send: F,
 ) -> Result<Value, PeerError>
 where
-    F: FnOnce(Option<Value>) -> Fut,
+    F: FnOnce(Option<Value>, SentAs) -> Fut,
     Fut: Future<Output = Result<Value, PeerError>>,
 {
     let Some(state) = state() else {
-        return send(params).await;
+        return send(params, SentAs(None)).await;
     };
     let parent = Context::current();
     let network = parent.get::<Network>().copied().unwrap_or_default();
@@ -259,7 +261,9 @@ where
     let cx = parent.with_span(span);
     propagation::into_meta(&cx, &mut params);
     let started = Instant::now();
-    let outcome = send(params).with_context(cx.clone()).await;
+    let outcome = send(params, SentAs(Some(cx.clone())))
+        .with_context(cx.clone())
+        .await;
     let span = cx.span();
     if let Err(error) = &outcome {
         let (kind, code) = match error {
@@ -285,6 +289,20 @@ where
         .client_operation
         .record(started.elapsed().as_secs_f64(), &shared);
     outcome
+}
+
+/// Records the id a server-to-client request is sent with on its span.
+#[derive(Debug)]
+pub(crate) struct SentAs(Option<Context>);
+
+impl SentAs {
+    /// Sets `jsonrpc.request.id`.
+    pub(crate) fn record(self, id: &RequestId) {
+        if let Some(cx) = self.0 {
+            cx.span()
+                .set_attribute(KeyValue::new(attr::REQUEST_ID, request_id_value(id)));
+        }
+    }
 }
 
 /// Measures a server session from its `initialize` to the end of its state, reported as

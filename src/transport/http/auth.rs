@@ -202,7 +202,9 @@ pub(super) fn transport_info(
 ) -> Option<Arc<TransportInfo>> {
     let capture = shared.config.capture_headers || shared.config.auth.is_some();
     #[cfg(feature = "otel")]
-    let trace = crate::telemetry::TraceHeaders::capture(req.headers());
+    let trace = crate::telemetry::enabled()
+        .then(|| crate::telemetry::TraceHeaders::capture(req.headers()))
+        .flatten();
     #[cfg(feature = "otel")]
     let traced = trace.is_some();
     #[cfg(not(feature = "otel"))]
