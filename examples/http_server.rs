@@ -74,8 +74,9 @@ struct Cli {
 /// What keeps the OTLP export running; flushed when dropped.
 #[cfg(feature = "otel")]
 type Telemetry = Option<actix_mcp::telemetry::TelemetryGuard>;
+/// Nothing to keep: this build has no OpenTelemetry.
 #[cfg(not(feature = "otel"))]
-type Telemetry = ();
+struct Telemetry;
 
 /// Starts the OTLP export `--otlp` asks for, and the log output (joined to the traces when
 /// exporting).
@@ -109,7 +110,7 @@ fn telemetry(cli: &Cli) -> std::io::Result<Telemetry> {
         .with_env_filter(filter())
         .with_writer(std::io::stderr)
         .init();
-    Ok(())
+    Ok(Telemetry)
 }
 
 /// `RUST_LOG`, else `info`.

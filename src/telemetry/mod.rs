@@ -21,8 +21,8 @@
 //! histograms carry the low-cardinality subset (no ids, no URIs), in seconds, with the
 //! conventions' bucket boundaries.
 //!
-//! The runtime's own counts ([`MetricsSnapshot`](crate::MetricsSnapshot)) are reported as
-//! asynchronous up-down counters, summed over every endpoint of the process:
+//! The runtime's own counts (each endpoint's [`MetricsSnapshot`]) are reported as asynchronous
+//! up-down counters, summed over every endpoint of the process:
 //! `actix_mcp.server.sessions`, `actix_mcp.server.active_requests`,
 //! `actix_mcp.server.active_tool_calls`, `actix_mcp.server.open_streams`,
 //! `actix_mcp.server.pending_client_requests` and `actix_mcp.server.parked_rounds`.
