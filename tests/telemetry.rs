@@ -28,6 +28,8 @@ use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData, ResourceMe
 use opentelemetry_sdk::metrics::{InMemoryMetricExporter, SdkMeterProvider};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use serde_json::{Value, json};
+use tracing::Instrument as _;
+use tracing_subscriber::layer::SubscriberExt as _;
 
 use common::WAIT;
 use common::http::{SAMPLING, caps, read_answer, send};
@@ -59,6 +61,11 @@ fn otel() -> &'static Otel {
             .with_periodic_exporter(metrics.clone())
             .build();
         let guard = telemetry::install(tracer_provider, meter_provider.clone());
+        // The application's `tracing` spans join the traces (see the handler test below).
+        tracing::subscriber::set_global_default(
+            tracing_subscriber::registry().with(guard.tracing_layer()),
+        )
+        .unwrap();
         Otel {
             spans,
             metrics,
@@ -501,6 +508,51 @@ async fn a_stateless_request_has_the_version_of_its_envelope_and_no_session() {
         ],
     );
     srv.stop().await;
+}
+
+/// A handler's own `tracing` spans (through [`TelemetryGuard::tracing_layer`]) are children of
+/// its request's span, also once the tool has moved into an actor of its own; in process, no
+/// `network.transport`.
+#[actix_web::test]
+async fn a_handlers_tracing_spans_are_children_of_its_request() {
+    let _serial = SERIAL.lock().await;
+    otel();
+    let server = Server::builder("traced", "1.0.0")
+        .tool(tool(
+            "lookup",
+            "Looks something up in a traced span",
+            |_cx: RequestContext| async {
+                // Pending once: the call moves into its tool-call actor, and goes on there.
+                tokio::task::yield_now().await;
+                let span = tracing::info_span!("lookup_database");
+                async { "found" }.instrument(span).await
+            },
+        ))
+        .build()
+        .unwrap();
+    let trace = "0af7651916cd43dd8448eb211c80000a";
+    let request = json!({
+        "jsonrpc": "2.0", "id": 13, "method": "tools/call",
+        "params": {
+            "name": "lookup",
+            "arguments": {},
+            "_meta": {"traceparent": traceparent(trace, "00f067aa0ba9020a")},
+        },
+    });
+    let answer: Value =
+        serde_json::from_str(&server.handle_json(&request.to_string()).await.unwrap()).unwrap();
+    assert_eq!(answer["result"]["content"][0]["text"], "found", "{answer}");
+    let call = span("tools/call lookup", trace).await;
+    let inner = span("lookup_database", trace).await;
+    assert_eq!(inner.parent_span_id, call.span_context.span_id());
+    assert_eq!(call.parent_span_id.to_string(), "00f067aa0ba9020a");
+    assert_attrs(
+        &call.attributes,
+        &[
+            ("network.transport", None),
+            ("jsonrpc.request.id", Some("13")),
+        ],
+    );
 }
 
 /// A JSON-RPC error sets `error.type` and `rpc.response.status_code` to its code and the
