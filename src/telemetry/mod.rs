@@ -307,9 +307,9 @@ fn register_gauges(meter: &Meter) {
 /// (`OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`). The providers become the global ones too,
 /// as does the W3C propagator, so the application's own instrumentation shares them.
 ///
-/// Dropping the guard flushes and shuts the exporters down. Call it outside an async context
-/// or from a multi-threaded runtime: the exporters use a blocking HTTP client on their own
-/// threads.
+/// The exporters send from threads of their own (a blocking HTTP client, built on its own
+/// thread), so this may be called from anywhere. Dropping the guard flushes and shuts them
+/// down, blocking until what is buffered is sent (at most the exporters' 10 s timeout).
 ///
 /// # Errors
 /// [`TelemetryError::Exporter`] when an exporter cannot be built.
