@@ -355,6 +355,43 @@ async fn the_http_traceparent_is_the_parent_without_meta_and_a_link_with_it() {
         links[0].span_context.span_id().to_string(),
         "00f067aa0ba90204"
     );
+
+    // A malformed `traceparent` in `_meta` (or one of the wrong type) is ignored: the header's
+    // context is the parent, and the request is served as usual.
+    let header_trace = "0af7651916cd43dd8448eb211c80000b";
+    for (id, bad) in [(3, json!("00-not-a-trace-context")), (4, json!(17))] {
+        let body = json!({
+            "jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {
+                "name": "echo",
+                "arguments": {"message": "malformed"},
+                "_meta": {"traceparent": bad},
+            },
+        });
+        let response = send(
+            client
+                .post_builder(&body)
+                .header("traceparent", traceparent(header_trace, "00f067aa0ba9020b")),
+        )
+        .await;
+        let answer = read_answer(response, &json!(id)).await;
+        assert!(
+            answer.response.get("result").is_some(),
+            "{}",
+            answer.response
+        );
+    }
+    let spans: Vec<_> = otel()
+        .spans
+        .get_finished_spans()
+        .unwrap()
+        .into_iter()
+        .filter(|span| span.span_context.trace_id().to_string() == header_trace)
+        .collect();
+    assert_eq!(spans.len(), 2, "{spans:?}");
+    for span in spans {
+        assert_eq!(span.parent_span_id.to_string(), "00f067aa0ba9020b");
+    }
     srv.stop().await;
 }
 

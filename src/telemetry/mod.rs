@@ -130,12 +130,15 @@ pub enum TelemetryError {
     Exporter(#[from] opentelemetry_otlp::ExporterBuildError),
 }
 
-/// Keeps the instrumentation installed; dropping it uninstalls it and flushes what is
-/// buffered (and, for [`init_otlp`]'s providers, shuts them down).
+/// Keeps the instrumentation installed; dropping it uninstalls it (unless a later
+/// installation replaced it) and flushes what is buffered (and, for [`init_otlp`]'s providers,
+/// shuts them down).
 #[must_use = "the instrumentation is uninstalled when the guard is dropped"]
 pub struct TelemetryGuard {
     tracer_provider: SdkTracerProvider,
     meter_provider: SdkMeterProvider,
+    /// What this guard installed (a later installation is not undone by this guard's drop).
+    state: Arc<State>,
     owned: bool,
 }
 
@@ -172,7 +175,15 @@ impl TelemetryGuard {
 
 impl Drop for TelemetryGuard {
     fn drop(&mut self) {
-        *STATE.write().unwrap_or_else(PoisonError::into_inner) = None;
+        {
+            let mut installed = STATE.write().unwrap_or_else(PoisonError::into_inner);
+            if installed
+                .as_ref()
+                .is_some_and(|state| Arc::ptr_eq(state, &self.state))
+            {
+                *installed = None;
+            }
+        }
         let flushed = if self.owned {
             self.tracer_provider
                 .shutdown()
@@ -238,10 +249,12 @@ fn install_with(
         ),
     };
     register_gauges(&meter);
-    *STATE.write().unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(state));
+    let state = Arc::new(state);
+    *STATE.write().unwrap_or_else(PoisonError::into_inner) = Some(state.clone());
     TelemetryGuard {
         tracer_provider,
         meter_provider,
+        state,
         owned,
     }
 }
