@@ -14,6 +14,10 @@
 //! `--redis redis://127.0.0.1:6379 [--state-key HEX]`; any node then serves any session behind
 //! any load balancer (see the README's "Running several nodes").
 //!
+//! Traced and measured with OpenTelemetry (build with `--features otel`): `--otlp URL` exports
+//! the spans and metrics of every MCP request over OTLP/HTTP to the collector at `URL`
+//! (`http://localhost:4318`), along with the example's own `tracing` spans.
+//!
 //! Tools: `echo` (returns `message`, logging it at debug level), `sleep` (waits `ms`, reporting
 //! progress every 100 ms when asked, stopping when cancelled), `summarize` (asks the client to
 //! sample an LLM), `add_tool` (registers a tool at run time, at most 100 of them with names
@@ -74,6 +78,9 @@ struct Cli {
     /// (default: a random key per process).
     #[arg(long, value_name = "HEX")]
     state_key: Option<String>,
+    /// Export traces and metrics over OTLP/HTTP to this collector (needs `--features otel`).
+    #[arg(long, value_name = "URL")]
+    otlp: Option<String>,
 }
 
 /// The cluster of `--redis`.
@@ -89,6 +96,53 @@ async fn cluster(_: &str) -> std::io::Result<actix_mcp::cluster::Cluster> {
     Err(std::io::Error::other(
         "--redis needs the `redis` feature: cargo run --features redis --example http_server",
     ))
+}
+
+/// What keeps the OTLP export running; flushed when dropped.
+#[cfg(feature = "otel")]
+type Telemetry = Option<actix_mcp::telemetry::TelemetryGuard>;
+/// Nothing to keep: this build has no OpenTelemetry.
+#[cfg(not(feature = "otel"))]
+struct Telemetry;
+
+/// Starts the OTLP export `--otlp` asks for, and the log output (joined to the traces when
+/// exporting).
+#[cfg(feature = "otel")]
+fn telemetry(cli: &Cli) -> std::io::Result<Telemetry> {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let guard = match &cli.otlp {
+        Some(url) => Some(actix_mcp::telemetry::init_otlp(url).map_err(std::io::Error::other)?),
+        None => None,
+    };
+    tracing_subscriber::registry()
+        .with(filter())
+        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
+        .with(guard.as_ref().map(|guard| guard.tracing_layer()))
+        .init();
+    Ok(guard)
+}
+
+/// The log output; `--otlp` is refused: this build has no OpenTelemetry.
+#[cfg(not(feature = "otel"))]
+fn telemetry(cli: &Cli) -> std::io::Result<Telemetry> {
+    if cli.otlp.is_some() {
+        eprintln!(
+            "error: --otlp needs OpenTelemetry support: build with `--features otel` \
+             (cargo run --example http_server --features otel -- --otlp URL)"
+        );
+        std::process::exit(2);
+    }
+    tracing_subscriber::fmt()
+        .with_env_filter(filter())
+        .with_writer(std::io::stderr)
+        .init();
+    Ok(Telemetry)
+}
+
+/// `RUST_LOG`, else `info`.
+fn filter() -> tracing_subscriber::EnvFilter {
+    tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into())
 }
 
 /// The bearer protection the `--auth-*` flags ask for, if any.
@@ -340,15 +394,15 @@ fn server(
         .build()
 }
 
-#[actix_web::main]
-async fn main() -> std::io::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+fn main() -> std::io::Result<()> {
     let cli = Cli::parse();
+    // Set up outside the server's runtime: the OTLP exporters run on threads of their own, and
+    // the guard, dropped last, flushes them after the server has stopped.
+    let _telemetry = telemetry(&cli)?;
+    actix_web::rt::System::new().block_on(serve(cli))
+}
+
+async fn serve(cli: Cli) -> std::io::Result<()> {
     let server =
         server(&cli.auth_scopes, cli.state_key.as_deref()).map_err(std::io::Error::other)?;
     let mut mcp = server

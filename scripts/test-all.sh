@@ -18,8 +18,8 @@ die() { echo "test-all: error: $*" >&2; exit 1; }
 . tests/cluster/env.sh
 cluster_install
 
-echo "== cargo test --workspace --features redis"
-cargo test --workspace --features redis
+echo "== cargo test --workspace --features redis,otel"
+cargo test --workspace --features redis,otel
 
 echo "== fuzzing smoke run: each libFuzzer target of tests/fuzz for 25 s (see tests/fuzz/README.md)"
 bash tests/fuzz/run.sh --smoke

@@ -18,6 +18,8 @@
 //! - [`TaskConfig`], [`ToolDef::task_support`], [`TaskStore`]: the Tasks extension
 //!   (`io.modelcontextprotocol/tasks`): long-running tool calls answered with a task handle.
 //! - [`schemars`]: the version input and output schemas are generated with.
+//! - `telemetry` (feature `otel`): OpenTelemetry spans and metrics by the semantic conventions
+//!   for MCP, exported over OTLP.
 //!
 //! # One handler code for both eras
 //!
@@ -71,6 +73,8 @@ pub mod cluster;
 pub mod error;
 pub mod protocol;
 pub mod server;
+#[cfg(feature = "otel")]
+pub mod telemetry;
 pub mod transport;
 
 /// Entry points for `tests/fuzz` (feature `fuzzing`). Not part of the API.

@@ -244,6 +244,25 @@ impl RequestScope {
         params: Option<Value>,
         timeout: Option<Duration>,
     ) -> Result<Value, PeerError> {
+        self.peer_request_with(method, params, timeout, |_| {})
+            .await
+    }
+
+    /// [`peer_request`](Self::peer_request), telling `sent_as` the id the request is sent with
+    /// (before it is sent; not called when it is refused before that), for tracing.
+    ///
+    /// # Errors
+    /// As [`peer_request`](Self::peer_request).
+    ///
+    /// # Cancel safety
+    /// As [`peer_request`](Self::peer_request).
+    pub async fn peer_request_with(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        timeout: Option<Duration>,
+        sent_as: impl FnOnce(&RequestId),
+    ) -> Result<Value, PeerError> {
         let Some(session) = self.session() else {
             return Err(PeerError::Stateless);
         };
@@ -254,6 +273,7 @@ impl RequestScope {
             return Err(PeerError::Cancelled);
         }
         let id = RequestId::Number(session.next_peer_id());
+        sent_as(&id);
         self.inner.made_peer_requests.store(true, Ordering::Relaxed);
         let (tx, rx) = tokio::sync::oneshot::channel();
         let mut guard = ForgetOnDrop {

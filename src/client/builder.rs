@@ -348,6 +348,14 @@ impl ClientBuilder {
                 auto_input: self.auto_input,
                 max_input_rounds: self.max_input_rounds,
                 cache,
+                #[cfg(feature = "otel")]
+                telemetry: crate::telemetry::ClientSessionTimer::new(
+                    if transport.mirrors_headers() {
+                        crate::telemetry::Network::Tcp
+                    } else {
+                        crate::telemetry::Network::Pipe
+                    },
+                ),
             }),
         };
         if self.lifecycle != Lifecycle::Legacy {

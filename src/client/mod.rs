@@ -115,6 +115,9 @@ struct ClientInner {
     auto_input: bool,
     max_input_rounds: usize,
     cache: Option<Arc<ResultCache>>,
+    /// Reports the connection's duration when it ends.
+    #[cfg(feature = "otel")]
+    telemetry: crate::telemetry::ClientSessionTimer,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -127,6 +130,8 @@ impl Drop for ClientInner {
     fn drop(&mut self) {
         // The last handle is gone: nobody can use the connection any more.
         self.session.do_send(Shutdown);
+        #[cfg(feature = "otel")]
+        self.telemetry.record(*lock(&self.version));
     }
 }
 
@@ -235,6 +240,15 @@ impl Client {
         progress: Option<ProgressCallback>,
         listener: Option<mpsc::Sender<Notification>>,
     ) -> Result<PendingRequest<R>, ClientError> {
+        #[cfg(feature = "otel")]
+        let mut params = params;
+        #[cfg(feature = "otel")]
+        let span = crate::telemetry::ClientSpan::start(
+            method,
+            &mut params,
+            self.protocol_version(),
+            self.inner.telemetry.network,
+        );
         let (reply, answer) = oneshot::channel();
         let call = session::Call {
             method: Arc::from(method),
@@ -244,15 +258,34 @@ impl Client {
             reply,
             listener,
         };
-        let id =
-            self.inner.session.send(call).await.map_err(|_| {
-                ClientError::TransportClosed("the client session has stopped".into())
-            })??;
+        let sent = self
+            .inner
+            .session
+            .send(call)
+            .await
+            .map_err(|_| ClientError::TransportClosed("the client session has stopped".into()))
+            .and_then(|sent| sent);
+        let id = match sent {
+            Ok(id) => id,
+            Err(error) => {
+                #[cfg(feature = "otel")]
+                if let Some(span) = span {
+                    span.finish(Err(&error));
+                }
+                return Err(error);
+            }
+        };
+        #[cfg(feature = "otel")]
+        if let Some(span) = &span {
+            span.set_id(&id);
+        }
         Ok(PendingRequest {
             id: Some(id),
             session: self.inner.session.clone(),
             answer,
             _result: PhantomData,
+            #[cfg(feature = "otel")]
+            span,
         })
     }
 
@@ -524,6 +557,9 @@ pub struct PendingRequest<R> {
     session: Addr<ClientSession>,
     answer: oneshot::Receiver<Result<Value, ClientError>>,
     _result: PhantomData<fn() -> R>,
+    /// The request's span, ended with its answer.
+    #[cfg(feature = "otel")]
+    span: Option<crate::telemetry::ClientSpan>,
 }
 
 impl<R> fmt::Debug for PendingRequest<R> {
@@ -575,6 +611,10 @@ impl<R: DeserializeOwned> Future for PendingRequest<R> {
         };
         // Answered: nothing to cancel any more.
         self.id = None;
+        #[cfg(feature = "otel")]
+        if let Some(span) = self.span.take() {
+            span.finish(outcome.as_ref());
+        }
         Poll::Ready(outcome.and_then(|value| {
             serde_json::from_value(value).map_err(|err| {
                 ClientError::Protocol(format!("the server's answer has the wrong shape: {err}"))

@@ -303,6 +303,8 @@ impl ClusterNode {
                     defaults: RequestDefaults {
                         version: None,
                         stateless: false,
+                        #[cfg(feature = "otel")]
+                        network: crate::telemetry::Network::Tcp,
                     },
                     transport: None,
                 }),

@@ -70,6 +70,9 @@ pub(crate) struct ContextInner {
 pub(crate) struct TransportInfo {
     pub(crate) identity: Option<Arc<Identity>>,
     pub(crate) headers: Option<HeaderMap>,
+    /// The HTTP request's W3C trace context headers.
+    #[cfg(feature = "otel")]
+    pub(crate) trace: Option<crate::telemetry::TraceHeaders>,
 }
 
 /// The client's answers to an earlier `input_required` round: `inputResponses` by key, and
@@ -435,10 +438,7 @@ impl RequestContext {
     ) -> Result<R, PeerError> {
         let params =
             serde_json::to_value(params).map_err(|err| PeerError::Malformed(err.to_string()))?;
-        let value = self
-            .scope()
-            .peer_request(method, Some(params), self.peer_timeout())
-            .await?;
+        let value = self.send_peer(method, Some(params)).await?;
         serde_json::from_value(value).map_err(|err| PeerError::Malformed(err.to_string()))
     }
 
@@ -608,9 +608,32 @@ impl RequestContext {
             }
             return link.ask(kind, request).await;
         }
-        self.scope()
-            .peer_request(method, params, self.peer_timeout())
+        self.send_peer(method, params).await
+    }
+
+    /// Sends a request to the client on this request's stream (see
+    /// [`RequestScope::peer_request`]); with the feature `otel`, under a span whose context
+    /// travels in the request's `_meta`.
+    async fn send_peer(&self, method: &str, params: Option<Value>) -> Result<Value, PeerError> {
+        let scope = self.scope();
+        let timeout = self.peer_timeout();
+        #[cfg(feature = "otel")]
+        {
+            crate::telemetry::peer_request(
+                method,
+                params,
+                self.session_id(),
+                self.protocol_version(),
+                |params, sent_as| async move {
+                    scope
+                        .peer_request_with(method, params, timeout, |id| sent_as.record(id))
+                        .await
+                },
+            )
             .await
+        }
+        #[cfg(not(feature = "otel"))]
+        scope.peer_request(method, params, timeout).await
     }
 
     /// Sends any notification related to this request (it travels on the request's stream).

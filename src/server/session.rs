@@ -39,6 +39,9 @@ pub struct SessionState {
     initialized: AtomicBool,
     subscriptions: Mutex<HashSet<String>>,
     on_change: OnceLock<OnChange>,
+    /// Reports the session's duration when it ends.
+    #[cfg(feature = "otel")]
+    pub(crate) telemetry: crate::telemetry::ServerSessionTimer,
 }
 
 impl std::fmt::Debug for SessionState {
@@ -95,6 +98,8 @@ impl SessionState {
             initialized: AtomicBool::new(false),
             subscriptions: Mutex::default(),
             on_change: OnceLock::new(),
+            #[cfg(feature = "otel")]
+            telemetry: crate::telemetry::ServerSessionTimer::new(version),
         }
     }
 

@@ -169,9 +169,16 @@ impl Server {
         let outlet = Outlet::new(WriterOutlet(writer.clone()));
         let dispatch = Arc::new(McpDispatch {
             server: self.inner.clone(),
-            defaults: RequestDefaults::default(),
+            defaults: RequestDefaults {
+                #[cfg(feature = "otel")]
+                network: crate::telemetry::Network::Pipe,
+                ..RequestDefaults::default()
+            },
             transport: None,
         });
+        let metrics = Arc::new(Metrics::default());
+        #[cfg(feature = "otel")]
+        crate::telemetry::track(&metrics);
         // One registry per connection supervises its one session.
         let registry = Registry::start(
             RegistryConfig {
@@ -179,7 +186,7 @@ impl Server {
                 idle_timeout: None,
                 ..RegistryConfig::default()
             },
-            Arc::new(Metrics::default()),
+            metrics,
             None,
         );
         let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();

@@ -413,6 +413,15 @@ impl ClientSession {
     }
 
     fn on_request(&mut self, request: Request, ctx: &mut Context<Self>) {
+        #[cfg(feature = "otel")]
+        let span = crate::telemetry::ServerSpan::start_handler(
+            &request,
+            if self.transport.mirrors_headers() {
+                crate::telemetry::Network::Tcp
+            } else {
+                crate::telemetry::Network::Pipe
+            },
+        );
         let Request { id, method, params } = request;
         let token = CancellationToken::new();
         let meta = params
@@ -427,7 +436,14 @@ impl ClientSession {
         };
         let handlers = self.handlers.clone();
         let params = params.unwrap_or_else(|| Value::Object(Map::new()));
-        let answer = async move { answer(&handlers, &method, params, info).await };
+        let answer = async move {
+            let answering = answer(&handlers, &method, params, info);
+            #[cfg(feature = "otel")]
+            if let Some(span) = span {
+                return span.run_handler(answering).await;
+            }
+            answering.await
+        };
         let answered_id = id.clone();
         let handle = ctx.spawn(answer.into_actor(self).map(move |outcome, act, ctx| {
             act.serving.remove(&answered_id);

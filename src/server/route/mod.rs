@@ -58,6 +58,9 @@ pub(crate) struct RequestDefaults {
     /// The transport says this request is of a stateless revision (2026-07-28+): it must carry
     /// its envelope in `_meta` even when it does not name a version there.
     pub(crate) stateless: bool,
+    /// The transport requests arrive over, for the telemetry's `network.transport`.
+    #[cfg(feature = "otel")]
+    pub(crate) network: crate::telemetry::Network,
 }
 
 /// The [`Dispatch`] implementation: MCP semantics for the actor runtime.
@@ -71,6 +74,16 @@ pub(crate) struct McpDispatch {
 
 impl Dispatch for McpDispatch {
     fn request(&self, request: Request, scope: RequestScope) -> BoxFuture<'static, Reply> {
+        #[cfg(feature = "otel")]
+        if let Some(span) = self.telemetry_span(&request, &scope) {
+            return Box::pin(span.run(handle_request(
+                self.server.clone(),
+                self.defaults,
+                self.transport.clone(),
+                request,
+                scope,
+            )));
+        }
         Box::pin(handle_request(
             self.server.clone(),
             self.defaults,
@@ -109,6 +122,51 @@ impl Dispatch for McpDispatch {
 
     fn is_cancellable(&self, method: &str) -> bool {
         method != method::INITIALIZE
+    }
+}
+
+#[cfg(feature = "otel")]
+impl McpDispatch {
+    /// The span of `request`, when telemetry is installed: its protocol version is the one of
+    /// its `_meta` envelope (2026), else of its session, else the one it asks for
+    /// (`initialize`), else the transport's.
+    fn telemetry_span(
+        &self,
+        request: &Request,
+        scope: &RequestScope,
+    ) -> Option<crate::telemetry::ServerSpan> {
+        let params = request.params.as_ref();
+        let named = |value: Option<&Value>| {
+            value
+                .and_then(Value::as_str)
+                .and_then(|v| v.parse::<ProtocolVersion>().ok())
+        };
+        let version = named(
+            params
+                .and_then(|p| p.get("_meta"))
+                .and_then(|meta| meta.get(crate::protocol::modern::META_PROTOCOL_VERSION)),
+        )
+        .or_else(|| {
+            scope
+                .session()
+                .and_then(SessionHandle::data::<SessionState>)
+                .map(|state| state.version)
+        })
+        .or_else(|| {
+            (request.method == method::INITIALIZE)
+                .then(|| params.and_then(|p| p.get("protocolVersion")))
+                .flatten()
+                .and_then(Value::as_str)
+                .map(|v| self.server.effective_version(v))
+        })
+        .or(self.defaults.version);
+        crate::telemetry::ServerSpan::start(
+            request,
+            scope,
+            self.defaults.network,
+            self.transport.as_ref().and_then(|t| t.trace.as_ref()),
+            version,
+        )
     }
 }
 

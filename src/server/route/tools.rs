@@ -134,6 +134,12 @@ pub(super) async fn call_tool(
         }
         None => {
             let fut = def.invoke(HandlerParts::shared(arguments.clone(), cx.clone()));
+            // The tool may move into an actor of its own: it takes its request's span along.
+            #[cfg(feature = "otel")]
+            let fut = opentelemetry::context::FutureExt::with_context(
+                fut,
+                opentelemetry::Context::current(),
+            );
             cx.scope().supervise(fut, timeout).await
         }
     };

@@ -193,14 +193,23 @@ pub(super) fn owns(session: &SessionHandle, identity: Option<&Identity>) -> bool
 }
 
 /// What the transport hands this request's handlers; `None` (nothing built) without bearer
-/// auth unless headers are captured.
+/// auth unless headers are captured (or, with the feature `otel`, the request carries a
+/// `traceparent` header).
 pub(super) fn transport_info(
     req: &HttpRequest,
     shared: &HttpShared,
     identity: Option<Arc<Identity>>,
 ) -> Option<Arc<TransportInfo>> {
     let capture = shared.config.capture_headers || shared.config.auth.is_some();
-    if identity.is_none() && !capture {
+    #[cfg(feature = "otel")]
+    let trace = crate::telemetry::enabled()
+        .then(|| crate::telemetry::TraceHeaders::capture(req.headers()))
+        .flatten();
+    #[cfg(feature = "otel")]
+    let traced = trace.is_some();
+    #[cfg(not(feature = "otel"))]
+    let traced = false;
+    if identity.is_none() && !capture && !traced {
         return None;
     }
     let headers = capture.then(|| {
@@ -212,7 +221,12 @@ pub(super) fn transport_info(
         }
         headers
     });
-    Some(Arc::new(TransportInfo { identity, headers }))
+    Some(Arc::new(TransportInfo {
+        identity,
+        headers,
+        #[cfg(feature = "otel")]
+        trace,
+    }))
 }
 
 /// `GET` of the protected resource metadata: the document, CORS-open, never authenticated.

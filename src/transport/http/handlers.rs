@@ -234,6 +234,8 @@ fn request_dispatch(
         defaults: RequestDefaults {
             version: header_version,
             stateless: false,
+            #[cfg(feature = "otel")]
+            network: crate::telemetry::Network::Tcp,
         },
         transport: Some(transport),
     }))
@@ -577,6 +579,8 @@ fn open_session(
         defaults: RequestDefaults {
             version: header_version,
             stateless: false,
+            #[cfg(feature = "otel")]
+            network: crate::telemetry::Network::Tcp,
         },
         transport: None,
     });
@@ -750,6 +754,8 @@ async fn post_stateless(
                 defaults: RequestDefaults {
                     version: header_version,
                     stateless: false,
+                    #[cfg(feature = "otel")]
+                    network: crate::telemetry::Network::Tcp,
                 },
                 transport,
             };
@@ -773,6 +779,8 @@ async fn post_stateless(
         defaults: RequestDefaults {
             version,
             stateless: false,
+            #[cfg(feature = "otel")]
+            network: crate::telemetry::Network::Tcp,
         },
         transport,
     });

@@ -471,6 +471,9 @@ impl Server {
             capture_headers: false,
             cluster: None,
         };
+        let metrics = Arc::new(Metrics::default());
+        #[cfg(feature = "otel")]
+        crate::telemetry::track(&metrics);
         McpHttp {
             path: path.into(),
             shared: Arc::new(HttpShared {
@@ -479,7 +482,7 @@ impl Server {
                 config,
                 registry: OnceLock::new(),
                 node: OnceLock::new(),
-                metrics: Arc::new(Metrics::default()),
+                metrics,
             }),
         }
     }

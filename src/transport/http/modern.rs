@@ -357,6 +357,8 @@ fn dispatch(
         defaults: RequestDefaults {
             version: None,
             stateless: true,
+            #[cfg(feature = "otel")]
+            network: crate::telemetry::Network::Tcp,
         },
         transport: auth::transport_info(req, shared, caller),
     })
