@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test of actix-mcp: the Rust unit, integration and doc tests of the workspace
-# (with the `redis` feature, against redis-server, which it installs from Debian's packages
+# (with the `redis` and `otel` features, against redis-server, which it installs from Debian's packages
 # with haproxy when missing), then the official MCP conformance suite against
 # examples/conformance_server (server scenarios; once more through HAProxy against two nodes
 # sharing their sessions on Redis) and examples/conformance_client (client scenarios, 2025-11-25 and 2026-07-28), then the official TypeScript
