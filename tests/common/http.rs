@@ -45,7 +45,7 @@ impl std::fmt::Debug for TestServer {
     }
 }
 
-/// Starts `mcp` on `127.0.0.1:0` with `workers` worker threads.
+/// Starts `mcp` (with its health endpoints) on `127.0.0.1:0` with `workers` worker threads.
 pub fn spawn(mcp: McpHttp, workers: usize) -> TestServer {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -56,6 +56,7 @@ pub fn spawn(mcp: McpHttp, workers: usize) -> TestServer {
         let threads = app_threads.clone();
         actix_web::App::new()
             .configure(app_mcp.configure())
+            .configure(app_mcp.health())
             .wrap_fn(move |req, srv| {
                 threads.lock().unwrap().insert(std::thread::current().id());
                 srv.call(req)
@@ -89,6 +90,11 @@ impl TestServer {
     /// How many distinct worker threads have served requests.
     pub fn worker_threads_used(&self) -> usize {
         self.threads.lock().unwrap().len()
+    }
+
+    /// `http://127.0.0.1:<port><path>`: a route beside the endpoint (`/healthz`, ...).
+    pub fn url_of(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
     }
 
     /// Stops the server gracefully; fails if that takes longer than [`WAIT`].

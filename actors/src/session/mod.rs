@@ -31,7 +31,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::dispatch::Dispatch;
 use crate::ids::{EventId, SessionId};
-use crate::in_flight::{Cancel, InFlight};
+use crate::in_flight::{Abort, Cancel, InFlight};
 use crate::jsonrpc::{ErrorObject, Frame, Notification, Request, RequestId, Response};
 use crate::metrics::Metrics;
 use crate::outlet::Outlet;
@@ -424,6 +424,20 @@ impl SessionHandle {
                 tracing::debug!(session = %self.shared.id, ?frame, "dropped a session notification: no standalone stream")
             }
         }
+    }
+
+    /// Aborts every request of the session that is still running (a server draining past its
+    /// deadline), leaving the session open: each gets `notifications/cancelled` with `reason`
+    /// on its outlet, its handler stops, and its outlet is finished. Returns how many there
+    /// were.
+    pub fn abort_all(&self, reason: &str) -> usize {
+        let running = self.shared.lock_requests().take_running();
+        for actor in &running {
+            actor.do_send(Abort {
+                reason: reason.to_owned(),
+            });
+        }
+        running.len()
     }
 
     /// Ends the session.
