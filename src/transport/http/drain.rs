@@ -48,9 +48,10 @@ const FLUSH_TIMEOUT: Duration = Duration::from_secs(5);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct DrainReport {
-    /// Requests in flight when the drain began.
+    /// Requests in flight when the drain began (a lower bound: request actors, or POST
+    /// handlers still answering when there are more of those).
     pub in_flight_at_start: usize,
-    /// Requests still running at the deadline, which were cancelled.
+    /// Requests still running at the deadline, which were cancelled (counted as above).
     pub cancelled: usize,
     /// How long the drain took.
     pub elapsed: Duration,
@@ -124,10 +125,13 @@ pub(super) fn cancelled_response(id: &RequestId) -> HttpResponse {
     response
 }
 
-/// Requests the endpoint is answering: in-flight request actors, plus POST handlers still
-/// running (one answered in its first poll never becomes an actor).
+/// Requests the endpoint is answering. Two counts overlap: request actors (a request still
+/// pending after its first poll, answered over a stream or not) and POST handlers still
+/// running (one awaiting a JSON answer also has an actor; one being read or admitted has
+/// none). Zero when both are; otherwise the larger, a lower bound of the requests in flight.
 fn in_flight(shared: &HttpShared) -> usize {
-    shared.metrics.snapshot().in_flight + shared.drain.handlers.load(Ordering::Acquire)
+    let actors = shared.metrics.snapshot().in_flight;
+    actors.max(shared.drain.handlers.load(Ordering::Acquire))
 }
 
 /// Waits until `done` holds or `until`, polling every 10 ms; whether it held.
