@@ -176,6 +176,8 @@ pub struct Client {
     pub session: Option<String>,
     /// The version sent as `MCP-Protocol-Version`.
     pub version: Option<String>,
+    /// The token sent as `Authorization: Bearer`.
+    pub bearer: Option<String>,
 }
 
 /// A reqwest client that ignores proxy settings of the environment.
@@ -195,6 +197,15 @@ impl Client {
             url: url.to_owned(),
             session: None,
             version: None,
+            bearer: None,
+        }
+    }
+
+    /// A client without a session that sends `token` as its bearer token.
+    pub fn with_bearer(url: &str, token: &str) -> Self {
+        Self {
+            bearer: Some(token.to_owned()),
+            ..Self::new(url)
         }
     }
 
@@ -223,6 +234,9 @@ impl Client {
         }
         if let Some(version) = &self.version {
             builder = builder.header("MCP-Protocol-Version", version);
+        }
+        if let Some(token) = &self.bearer {
+            builder = builder.bearer_auth(token);
         }
         builder
     }

@@ -509,11 +509,18 @@ impl Admission {
         let wait = self.retry_after(refusal);
         let (limit, message) = match refusal {
             Refusal::Rate(limit, _) => (limit, "rate limit exceeded".to_owned()),
+            Refusal::QueueFull(limit) if self.config.max_waiting == 0 => (
+                limit,
+                format!(
+                    "server overloaded: the {} concurrency limit is full (no wait queue)",
+                    limit.as_str()
+                ),
+            ),
             Refusal::QueueFull(limit) => (
                 limit,
                 format!(
-                    "server overloaded: the {} concurrency limit is full and {} requests are \
-                     waiting already",
+                    "server overloaded: the {} concurrency limit is full and so is its wait \
+                     queue ({} requests)",
                     limit.as_str(),
                     self.config.max_waiting
                 ),
