@@ -6,7 +6,8 @@
 //! new requests get 503, requests in flight get `--drain-ms` (default 30000) to finish, then the
 //! process exits 0. Admission limits: `--max-concurrent N`, `--max-concurrent-per-principal N`,
 //! `--tool-limit NAME=N` (repeatable), `--session-rate N` and `--principal-rate N` (requests per
-//! second), `--queue N` and `--queue-ms MS` (the wait queue of the concurrency limits).
+//! second), `--queue N` and `--queue-ms MS` (the wait queue of the concurrency limits);
+//! `--event-store-mib N` bounds the events kept for resumption (default 256).
 //!
 //! Protected by bearer tokens (JWTs checked against the authorization server's JWKS):
 //! `--auth-jwks URL --auth-issuer ISS --auth-audience AUD [--auth-scope S]... [--auth-server URL]
@@ -26,6 +27,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use actix_mcp::InMemoryEventStore;
 use actix_mcp::prelude::*;
 use actix_mcp::protocol::{
     CompleteRequestParams, CompleteResult, Completion, CreateMessageRequestParams, SamplingMessage,
@@ -94,6 +96,9 @@ struct Cli {
     /// Longest wait for a concurrency slot, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 2000)]
     queue_ms: u64,
+    /// Most memory the SSE events kept for resumption may take, over all sessions, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 256)]
+    event_store_mib: usize,
 }
 
 /// Parses `NAME=N` for `--tool-limit`.
@@ -384,7 +389,10 @@ async fn main() -> std::io::Result<()> {
         .http("/mcp")
         .stateless(cli.stateless)
         .json_response(cli.json_response)
-        .admission(admission(&cli));
+        .admission(admission(&cli))
+        .event_store(Arc::new(
+            InMemoryEventStore::default().max_server_bytes(cli.event_store_mib * 1024 * 1024),
+        ));
     if let Some(auth) = bearer_auth(&cli).map_err(std::io::Error::other)? {
         tracing::info!(metadata = auth.metadata_url(), "bearer auth on");
         mcp = mcp.bearer_auth(auth);
