@@ -507,6 +507,11 @@ impl Admission {
             return super::drain::draining_response(id);
         }
         let wait = self.retry_after(refusal);
+        tracing::debug!(
+            ?refusal,
+            retry_after_ms = wait.as_millis() as u64,
+            "refused a request (admission control)"
+        );
         let (limit, message) = match refusal {
             Refusal::Rate(limit, _) => (limit, "rate limit exceeded".to_owned()),
             Refusal::QueueFull(limit) if self.config.max_waiting == 0 => (
