@@ -93,7 +93,7 @@ async fn a_failing_readiness_check_makes_the_endpoint_unready() {
 #[actix_web::test]
 async fn a_hanging_readiness_check_fails_after_the_timeout() {
     let (_fixture, srv) =
-        start(|mcp| mcp.readiness_check("stuck", || std::future::pending::<Result<(), String>>()));
+        start(|mcp| mcp.readiness_check("stuck", std::future::pending::<Result<(), String>>));
     let (status, body) = probe(&srv, "/readyz").await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(body["status"], "unready");

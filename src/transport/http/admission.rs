@@ -570,6 +570,10 @@ impl Permit {
     /// Holds these slots until `response` is done: released at once for a whole answer, kept
     /// by the body of a streamed one until the stream ends.
     pub(super) fn release_after(self, response: HttpResponse) -> HttpResponse {
+        if self.permits.is_empty() && self.principal.is_none() {
+            // No limit is on: nothing to hold.
+            return response;
+        }
         hold_until_done(response, self)
     }
 }

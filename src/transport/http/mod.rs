@@ -17,6 +17,8 @@
 //! | a body past [`max_request_bytes_in_flight`](McpHttp::max_request_bytes_in_flight) | 503 with `Retry-After` |
 //! | missing / unknown session | 400 / 404 |
 //! | `initialize` past the session cap, none idle enough to evict / past the cap per identity | 503 / 429, with `Retry-After` |
+//! | past a rate or concurrency limit of [`admission`](McpHttp::admission) | 429 with `Retry-After`, `-32003` with `data.retryAfterMs` |
+//! | any POST or GET once [`shutdown`](McpHttp::shutdown) began | 503 with `Retry-After` |
 //! | bad `Host` or `Origin` | 403 |
 //! | with [`bearer_auth`](McpHttp::bearer_auth): no or bad token / missing scope / another identity's session | 401 / 403 / 404, see [`auth`](crate::server::auth) |
 //!
