@@ -76,9 +76,18 @@ impl Rate {
     }
 }
 
-/// The admission limits of an HTTP endpoint (see the [module docs](self)). Every limit is off
-/// by default; the queue settings apply to whichever concurrency limits are on. Defaults are
-/// not part of semver.
+/// The admission limits of an HTTP endpoint. Every limit is off by default; the queue
+/// settings apply to whichever concurrency limits are on. Defaults are not part of semver.
+///
+/// | limit | checked | refusal |
+/// | --- | --- | --- |
+/// | rate per session | before the body is read (the `Mcp-Session-Id` of a live session) | 429, `Retry-After`, JSON-RPC error with `id: null` |
+/// | rate per identity (bearer auth) | once the token is validated | 429, `Retry-After`, JSON-RPC error with the request's id |
+/// | concurrency per tool, per identity, global | once the body is read and authorized | waits in the queue; 429, `Retry-After`, JSON-RPC error with the request's id when the queue is full or the wait reaches its deadline |
+///
+/// Every refusal's error has code [`OVERLOADED`](crate::error::code::OVERLOADED) (`-32003`)
+/// and `data: {"retryAfterMs": .., "limit": ..}`. Only requests are counted: notifications,
+/// responses and `ping` never wait. A rate limiter keeps at most [`MAX_BUCKETS`] buckets.
 ///
 /// ```
 /// use std::time::Duration;
