@@ -4,6 +4,7 @@
 //!
 //! Run: `cargo run --example conformance_server -- --port 3001`
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix_mcp::prelude::*;
@@ -25,6 +26,49 @@ struct Cli {
     /// Port to listen on (127.0.0.1).
     #[arg(long, default_value_t = 3001)]
     port: u16,
+    /// Serve as one node of a cluster sharing its sessions, events and tasks on the Redis
+    /// server at URL (needs `--features redis`).
+    #[arg(long, value_name = "URL")]
+    redis: Option<String>,
+    /// Seal `requestState` with this key (64 hex digits), the same on every node of a cluster
+    /// (default: a random key per process).
+    #[arg(long, value_name = "HEX")]
+    state_key: Option<String>,
+}
+
+/// The `--state-key` as 32 bytes.
+fn state_key(hex: &str) -> std::io::Result<[u8; 32]> {
+    let bytes: Vec<u8> = (0..hex.len())
+        .step_by(2)
+        .filter_map(|i| hex.get(i..i + 2))
+        .map(|pair| u8::from_str_radix(pair, 16))
+        .collect::<Result<_, _>>()
+        .map_err(std::io::Error::other)?;
+    bytes
+        .try_into()
+        .map_err(|_| std::io::Error::other("--state-key must be 64 hex digits"))
+}
+
+/// The cluster and task store of `--redis`.
+#[cfg(feature = "redis")]
+async fn on_redis(
+    url: &str,
+) -> std::io::Result<(actix_mcp::cluster::Cluster, Arc<dyn actix_mcp::TaskStore>)> {
+    use actix_mcp::cluster::redis::{Redis, RedisTaskStore};
+    let redis = Redis::connect(url, "mcp")
+        .await
+        .map_err(std::io::Error::other)?;
+    let tasks: Arc<dyn actix_mcp::TaskStore> = Arc::new(RedisTaskStore::new(redis.clone()));
+    Ok((actix_mcp::cluster::Cluster::on_redis(redis), tasks))
+}
+
+#[cfg(not(feature = "redis"))]
+async fn on_redis(
+    _: &str,
+) -> std::io::Result<(actix_mcp::cluster::Cluster, Arc<dyn actix_mcp::TaskStore>)> {
+    Err(std::io::Error::other(
+        "--redis needs the `redis` feature: cargo run --features redis --example conformance_server",
+    ))
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -178,7 +222,10 @@ fn stateless_fixtures(builder: ServerBuilder) -> ServerBuilder {
         )
 }
 
-fn server() -> Result<Server, actix_mcp::BuildError> {
+fn server(
+    state_key: Option<[u8; 32]>,
+    task_store: Option<Arc<dyn actix_mcp::TaskStore>>,
+) -> Result<Server, actix_mcp::BuildError> {
     let server = Server::builder("actix-mcp-conformance", env!("CARGO_PKG_VERSION"))
         .tool(
             tool("test_simple_text", "Returns a simple text response", |_cx: RequestContext| async {
@@ -430,8 +477,11 @@ fn server() -> Result<Server, actix_mcp::BuildError> {
             Ok(CompleteResult { completion: Completion { values, total: Some(total), has_more: Some(false) }, meta: None })
         });
     let server = stateless_fixtures(server);
-    let server = mrtr_fixtures(server);
-    let server = tasks_fixtures(server);
+    let mut server = mrtr_fixtures(server);
+    if let Some(key) = state_key {
+        server = server.request_state_key("cluster", key);
+    }
+    let server = tasks_fixtures(server, task_store);
     server.build()
 }
 
@@ -444,8 +494,18 @@ async fn main() -> std::io::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
-    let server = server().map_err(std::io::Error::other)?;
-    let mcp = server.http("/mcp").retry(Duration::from_millis(500));
+    let cluster = match &cli.redis {
+        Some(url) => Some(on_redis(url).await?),
+        None => None,
+    };
+    let key = cli.state_key.as_deref().map(state_key).transpose()?;
+    let server = server(key, cluster.as_ref().map(|(_, tasks)| tasks.clone()))
+        .map_err(std::io::Error::other)?;
+    let mut mcp = server.http("/mcp").retry(Duration::from_millis(500));
+    if let Some((cluster, _)) = cluster {
+        tracing::info!(node = %cluster.node_id(), "serving as a node of a cluster");
+        mcp = mcp.cluster(cluster);
+    }
     tracing::info!(port = cli.port, "conformance server listening");
     actix_web::HttpServer::new(move || actix_web::App::new().configure(mcp.configure()))
         .tcp_nodelay(true)
@@ -718,7 +778,10 @@ fn mrtr_fixtures(builder: actix_mcp::ServerBuilder) -> actix_mcp::ServerBuilder 
 }
 
 /// The fixtures of the Tasks extension scenarios (`tasks-*`, SEP-2663), 2026-07-28 only.
-fn tasks_fixtures(builder: actix_mcp::ServerBuilder) -> actix_mcp::ServerBuilder {
+fn tasks_fixtures(
+    builder: actix_mcp::ServerBuilder,
+    store: Option<Arc<dyn actix_mcp::TaskStore>>,
+) -> actix_mcp::ServerBuilder {
     use actix_mcp::TaskConfig;
     use actix_mcp::protocol::{
         ElicitAction, ElicitRequestParams, ElicitResult, InputRequest, InputRequiredResult,
@@ -772,7 +835,15 @@ fn tasks_fixtures(builder: actix_mcp::ServerBuilder) -> actix_mcp::ServerBuilder
     }
 
     builder
-        .tasks(TaskConfig::default().ttl(Duration::from_secs(300)).poll_interval(Duration::from_millis(200)))
+        .tasks({
+            let config = TaskConfig::default()
+                .ttl(Duration::from_secs(300))
+                .poll_interval(Duration::from_millis(200));
+            match store {
+                Some(store) => config.store(store),
+                None => config,
+            }
+        })
         .tool(tool("greet", "Greets someone (never a task)", |Params(args): Params<GreetArgs>| async move {
             format!("Hello, {}!", args.name)
         }))

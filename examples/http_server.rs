@@ -17,6 +17,10 @@
 //! the authorization server and `--auth-resource` (default: `http://127.0.0.1:PORT/mcp`) as the
 //! resource.
 //!
+//! One node of several sharing their sessions on Redis (needs `--features redis`):
+//! `--redis redis://127.0.0.1:6379 [--state-key HEX]`; any node then serves any session behind
+//! any load balancer (see the README's "Running several nodes").
+//!
 //! Tools: `echo` (returns `message`, logging it at debug level), `sleep` (waits `ms`, reporting
 //! progress every 100 ms when asked, stopping when cancelled), `summarize` (asks the client to
 //! sample an LLM), `add_tool` (registers a tool at run time, at most 100 of them with names
@@ -99,6 +103,14 @@ struct Cli {
     /// Most memory the SSE events kept for resumption may take, over all sessions, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = 256)]
     event_store_mib: usize,
+    /// Serve as one node of a cluster sharing its sessions, stream events and messages on the
+    /// Redis server at URL (needs `--features redis`).
+    #[arg(long, value_name = "URL")]
+    redis: Option<String>,
+    /// Seal `requestState` with this key (64 hex digits), the same on every node of a cluster
+    /// (default: a random key per process).
+    #[arg(long, value_name = "HEX")]
+    state_key: Option<String>,
 }
 
 /// Parses `NAME=N` for `--tool-limit`.
@@ -132,6 +144,34 @@ fn admission(cli: &Cli) -> AdmissionConfig {
         admission = admission.principal_rate(Rate::per_second(rate));
     }
     admission
+}
+
+/// The `--state-key` as 32 bytes.
+fn state_key(hex: &str) -> std::io::Result<[u8; 32]> {
+    let bytes: Vec<u8> = (0..hex.len())
+        .step_by(2)
+        .filter_map(|i| hex.get(i..i + 2))
+        .map(|pair| u8::from_str_radix(pair, 16))
+        .collect::<Result<_, _>>()
+        .map_err(std::io::Error::other)?;
+    bytes
+        .try_into()
+        .map_err(|_| std::io::Error::other("--state-key must be 64 hex digits"))
+}
+
+/// The cluster of `--redis`.
+#[cfg(feature = "redis")]
+async fn cluster(url: &str) -> std::io::Result<actix_mcp::cluster::Cluster> {
+    actix_mcp::cluster::Cluster::redis(url)
+        .await
+        .map_err(std::io::Error::other)
+}
+
+#[cfg(not(feature = "redis"))]
+async fn cluster(_: &str) -> std::io::Result<actix_mcp::cluster::Cluster> {
+    Err(std::io::Error::other(
+        "--redis needs the `redis` feature: cargo run --features redis --example http_server",
+    ))
 }
 
 /// The bearer protection the `--auth-*` flags ask for, if any.
@@ -299,9 +339,17 @@ async fn complete_name(
     })
 }
 
-fn server(required_scopes: &[String]) -> Result<Server, actix_mcp::BuildError> {
+fn server(
+    required_scopes: &[String],
+    state_key: Option<[u8; 32]>,
+) -> Result<Server, actix_mcp::BuildError> {
     let added = Arc::new(AtomicUsize::new(0));
-    Server::builder("actix-mcp-example", env!("CARGO_PKG_VERSION"))
+    let builder = Server::builder("actix-mcp-example", env!("CARGO_PKG_VERSION"));
+    let builder = match state_key {
+        Some(key) => builder.request_state_key("cluster", key),
+        None => builder,
+    };
+    builder
         .required_scopes(required_scopes.iter().cloned())
         .title("actix-mcp example server")
         .instructions(
@@ -384,7 +432,8 @@ async fn main() -> std::io::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
-    let server = server(&cli.auth_scopes).map_err(std::io::Error::other)?;
+    let key = cli.state_key.as_deref().map(state_key).transpose()?;
+    let server = server(&cli.auth_scopes, key).map_err(std::io::Error::other)?;
     let mut mcp = server
         .http("/mcp")
         .stateless(cli.stateless)
@@ -396,6 +445,11 @@ async fn main() -> std::io::Result<()> {
     if let Some(auth) = bearer_auth(&cli).map_err(std::io::Error::other)? {
         tracing::info!(metadata = auth.metadata_url(), "bearer auth on");
         mcp = mcp.bearer_auth(auth);
+    }
+    if let Some(url) = &cli.redis {
+        let cluster = cluster(url).await?;
+        tracing::info!(node = %cluster.node_id(), "serving as a node of a cluster on redis");
+        mcp = mcp.cluster(cluster);
     }
     let drain = Duration::from_millis(cli.drain_ms);
     let app = mcp.clone();

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Runs every test of actix-mcp: the Rust unit, integration and doc tests of the workspace,
-# then the official MCP conformance suite against examples/conformance_server (server
-# scenarios) and examples/conformance_client (client scenarios, 2025-11-25 and 2026-07-28), then the official TypeScript
+# Runs every test of actix-mcp: the Rust unit, integration and doc tests of the workspace
+# (with the `redis` feature, against redis-server, which it installs from Debian's packages
+# with haproxy when missing), then the official MCP conformance suite against
+# examples/conformance_server (server scenarios; once more through HAProxy against two nodes
+# sharing their sessions on Redis) and examples/conformance_client (client scenarios, 2025-11-25 and 2026-07-28), then the official TypeScript
 # SDK client against examples/http_server, then our command-line client against servers of the
 # official TypeScript and Python SDKs, then the official Python SDK client (2026-07-28 and
 # 2025-11-25) against examples/http_server. The conformance and TypeScript runs install Node 22
@@ -10,14 +12,23 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-echo "== cargo test --workspace"
-cargo test --workspace
+echo "== redis-server and haproxy (Debian packages) for the cluster tests"
+die() { echo "test-all: error: $*" >&2; exit 1; }
+# shellcheck source=tests/cluster/env.sh
+. tests/cluster/env.sh
+cluster_install
+
+echo "== cargo test --workspace --features redis"
+cargo test --workspace --features redis
 
 echo "== fuzzing smoke run: each libFuzzer target of tests/fuzz for 25 s (see tests/fuzz/README.md)"
 bash tests/fuzz/run.sh --smoke
 
 echo "== MCP conformance suite (server, requirements 2025-11-25 and 2026-07-28, one server process)"
 bash tests/conformance/run.sh
+
+echo "== MCP conformance suite (server, both sets) through HAProxy against two nodes on Redis"
+bash tests/cluster/run.sh
 
 echo "== MCP conformance suite (client, requirements 2025-11-25)"
 bash tests/conformance/run-client.sh

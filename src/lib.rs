@@ -67,6 +67,7 @@
 //! Error message wording and default option values are not covered by semver.
 
 pub mod client;
+pub mod cluster;
 pub mod error;
 pub mod protocol;
 pub mod server;

@@ -1,5 +1,6 @@
 //! Health endpoints and the stats snapshot: `/healthz` answers while the process serves,
-//! `/readyz` follows the drain and the readiness checks (a failing one, a hanging one), and
+//! `/readyz` follows the drain, the readiness checks (a failing one, a hanging one) and a
+//! cluster's session store, and
 //! [`McpHttp::stats`](actix_mcp::transport::http::McpHttp::stats) counts what admission did.
 //!
 //! A real server on `127.0.0.1:0` ([`common::http::spawn`]), every wait bounded.
@@ -12,6 +13,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use actix_mcp::SessionId;
+use actix_mcp::cluster::{Cluster, InMemorySessionStore, LocalBus};
+use actix_mcp::transport::http::CLUSTER_STORE_CHECK;
+use actix_mcp_actors::{Bus, SessionRecord, SessionStore, StoreError, StoreFuture};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -104,6 +109,69 @@ async fn a_hanging_readiness_check_fails_after_the_timeout() {
             .starts_with("no answer within"),
         "{body}"
     );
+    srv.stop().await;
+}
+
+/// A session store whose ping the test controls; everything else is the in-memory store's.
+#[derive(Debug, Default)]
+struct FlakyStore {
+    inner: InMemorySessionStore,
+    down: Arc<AtomicBool>,
+}
+
+impl SessionStore for FlakyStore {
+    fn create<'a>(&'a self, record: &'a SessionRecord, ttl: Duration) -> StoreFuture<'a, bool> {
+        self.inner.create(record, ttl)
+    }
+
+    fn load<'a>(
+        &'a self,
+        id: &'a SessionId,
+        ttl: Duration,
+    ) -> StoreFuture<'a, Option<SessionRecord>> {
+        self.inner.load(id, ttl)
+    }
+
+    fn save<'a>(&'a self, record: &'a SessionRecord, ttl: Duration) -> StoreFuture<'a, bool> {
+        self.inner.save(record, ttl)
+    }
+
+    fn delete<'a>(&'a self, id: &'a SessionId) -> StoreFuture<'a, bool> {
+        self.inner.delete(id)
+    }
+
+    fn ping(&self) -> StoreFuture<'_, ()> {
+        if self.down.load(Ordering::SeqCst) {
+            Box::pin(std::future::ready(Err(StoreError::Unavailable(
+                "connection refused".into(),
+            ))))
+        } else {
+            self.inner.ping()
+        }
+    }
+}
+
+/// A node of a cluster is not ready while the cluster's session store does not answer its
+/// ping, and ready again once it does.
+#[actix_web::test]
+async fn a_cluster_node_is_unready_while_its_session_store_is_down() {
+    let store = FlakyStore::default();
+    let down = store.down.clone();
+    let cluster = Cluster::new(
+        Arc::new(store) as Arc<dyn SessionStore>,
+        Arc::new(LocalBus::new()) as Arc<dyn Bus>,
+    );
+    let (_fixture, srv) = start(move |mcp| mcp.cluster(cluster));
+    assert_eq!(probe(&srv, "/readyz").await.0, StatusCode::OK);
+    down.store(true, Ordering::SeqCst);
+    let (status, body) = probe(&srv, "/readyz").await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(
+        body["failed"][CLUSTER_STORE_CHECK], "session store unavailable: connection refused",
+        "{body}"
+    );
+    down.store(false, Ordering::SeqCst);
+    assert_eq!(probe(&srv, "/readyz").await.0, StatusCode::OK);
     srv.stop().await;
 }
 

@@ -30,6 +30,19 @@ impl SessionId {
     }
 }
 
+impl serde::Serialize for SessionId {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for SessionId {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        Self::parse(&text).ok_or_else(|| serde::de::Error::custom("not a valid session id"))
+    }
+}
+
 impl std::borrow::Borrow<str> for SessionId {
     fn borrow(&self) -> &str {
         &self.0

@@ -70,6 +70,7 @@
 //! worker thread. A request runs on the arbiter of the worker that received it, as do its tool
 //! calls and its stream; the in-flight table it enters is shared by the session's workers.
 
+mod cluster;
 mod dispatch;
 mod error;
 mod ids;
@@ -84,6 +85,10 @@ mod session;
 mod stream;
 mod tool_call;
 
+pub use cluster::{
+    Bus, BusMessage, Envelope, InMemorySessionStore, LocalBus, NodeId, Recipients, Relay,
+    SessionRecord, SessionStore, StoreError, StoreFuture,
+};
 pub use dispatch::{Dispatch, Reply};
 pub use error::{OpenError, PeerError};
 pub use ids::{EventId, SessionId};
@@ -105,7 +110,7 @@ pub use session::{
 };
 pub use stream::{
     Attach, CONNECTION_BUFFER, CloseStream, DropConnection, EventLog, EventStore, Finish,
-    InMemoryEventStore, Replay, SessionEvents, Settled, SseEvent, SseStream, StreamReceiver,
-    priming_event,
+    InMemoryEventStore, Replay, ReplayFuture, SessionEvents, Settled, SseEvent, SseStream,
+    StreamReceiver, priming_event,
 };
 pub use tool_call::{CallStatus, CancelCall, GetCallStatus, SupervisedError, ToolCall};

@@ -37,6 +37,7 @@ use std::time::Duration;
 use actix::prelude::SendError;
 use actix::{Actor, Addr, AsyncContext, Context, Handler, Message, Supervised, Supervisor};
 
+use crate::cluster::Relay;
 use crate::error::OpenError;
 use crate::ids::SessionId;
 use crate::jsonrpc::Frame;
@@ -65,6 +66,12 @@ pub struct RegistryConfig {
     /// limit); one more fails with [`OpenError::OwnerFull`]. Sessions without an owner are not
     /// counted.
     pub max_sessions_per_owner: Option<usize>,
+    /// The way to the other nodes of a cluster (default `None`: a single node). Sessions then
+    /// number their streams and server-to-client requests from a random base, so that no two
+    /// nodes serving one session use the same numbers, and a message with no recipient here
+    /// (a session-wide frame with no standalone stream here, a client's answer or
+    /// cancellation for a request that is not here, a broadcast) is handed to the relay.
+    pub relay: Option<Arc<dyn Relay>>,
 }
 
 impl Default for RegistryConfig {
@@ -75,6 +82,7 @@ impl Default for RegistryConfig {
             handshake_timeout: None,
             evict_idle_after: None,
             max_sessions_per_owner: None,
+            relay: None,
         }
     }
 }
@@ -357,6 +365,7 @@ impl RegistryHandle {
             self.addr.clone().recipient(),
             events,
             self.metrics.clone(),
+            self.config.relay.clone(),
         );
         if let Some(owner) = &owner {
             handle.bind_owner(owner.clone());
@@ -391,6 +400,17 @@ impl RegistryHandle {
         Ok(handle)
     }
 
+    /// Looks a live session up without marking it used (a message about it, not a request).
+    pub fn find(&self, id: &str) -> Option<SessionHandle> {
+        let handle = read(&self.table).live.get(id)?.handle.clone();
+        handle.is_alive().then_some(handle)
+    }
+
+    /// The relay to the other nodes of a cluster, when this registry has one.
+    pub fn relay(&self) -> Option<&Arc<dyn Relay>> {
+        self.config.relay.as_ref()
+    }
+
     /// Looks a live session up (without a mailbox round trip) and marks it used.
     pub fn get(&self, id: &str) -> Option<SessionHandle> {
         let handle = read(&self.table).live.get(id)?.handle.clone();
@@ -419,6 +439,17 @@ impl RegistryHandle {
     /// Sends a frame to every live session's standalone stream. Never queues without bound:
     /// when the registry's mailbox is full, the frame is delivered here, by the caller.
     pub fn broadcast(&self, frame: Frame) {
+        if let Some(relay) = &self.config.relay {
+            relay.publish(crate::cluster::BusMessage::Broadcast {
+                frame: frame.json.to_string(),
+            });
+        }
+        self.broadcast_here(frame);
+    }
+
+    /// Sends a frame to the standalone stream of every session open on this node only (a
+    /// broadcast another node of the cluster relayed).
+    pub fn broadcast_here(&self, frame: Frame) {
         match self.addr.try_send(Broadcast(frame)) {
             Ok(()) => {}
             Err(SendError::Full(Broadcast(frame)) | SendError::Closed(Broadcast(frame))) => {
@@ -487,7 +518,7 @@ fn deliver_to_all(table: &Table, frame: &Frame) {
         .map(|entry| entry.handle.clone())
         .collect();
     for session in sessions {
-        session.notify(frame.clone());
+        session.notify_here(frame.clone());
     }
 }
 

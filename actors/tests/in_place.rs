@@ -169,7 +169,7 @@ fn post() -> Post {
 }
 
 fn replay(session: &SessionHandle, after: EventId) -> Option<Vec<(EventId, Arc<str>)>> {
-    match session.events().expect("an event log").replay(after) {
+    match session.events().expect("an event log").replay_here(after) {
         actix_mcp_actors::Replay::Unknown => None,
         actix_mcp_actors::Replay::Events { events, .. } => Some(events),
     }

@@ -46,6 +46,33 @@ impl ServerInner {
             .collect()
     }
 
+    /// Hands a message of the protocol layer to the other nodes of the cluster the server's
+    /// transports belong to, if any.
+    pub(crate) fn relay_protocol(&self, topic: &str, payload: Value) {
+        let relay = self
+            .registries()
+            .iter()
+            .find_map(|registry| registry.relay().cloned());
+        if let Some(relay) = relay {
+            relay.publish(actix_mcp_actors::BusMessage::Protocol {
+                topic: topic.to_owned(),
+                payload,
+            });
+        }
+    }
+
+    /// Sends a task's change to the open `subscriptions/listen` streams, here and on the
+    /// other nodes of the cluster.
+    pub(crate) fn publish_change(&self, change: &Change) {
+        self.listeners.publish(change);
+        if let Change::Task { id, task } = change {
+            self.relay_protocol(
+                crate::cluster::TASK_CHANGE,
+                serde_json::json!({ "taskId": id, "task": task }),
+            );
+        }
+    }
+
     /// Sends `frame` to every session of every transport, and `change` to every open
     /// `subscriptions/listen` stream.
     fn broadcast(&self, frame: &Frame, change: &Change) {
@@ -54,6 +81,31 @@ impl ServerInner {
             registry.broadcast(frame.clone());
         }
         self.listeners.publish(change);
+    }
+}
+
+/// Sends `frame` (a `notifications/resources/updated` for `uri`) to the standalone streams open
+/// here of `registry`'s sessions subscribed to `uri`.
+fn deliver_resource_updated(registry: &RegistryHandle, uri: &str, frame: &Frame) {
+    for session in registry.sessions() {
+        if session
+            .data::<SessionState>()
+            .is_some_and(|state| state.is_subscribed(uri))
+        {
+            session.notify_here(frame.clone());
+        }
+    }
+}
+
+impl ServerInner {
+    /// Notifies the sessions of `registry` subscribed to `uri` whose standalone stream is open
+    /// here (another node of a cluster said `uri` changed).
+    pub(crate) fn resource_updated_here(&self, registry: &RegistryHandle, uri: &str) {
+        let frame = Frame::notification(
+            method::NOTIFICATION_RESOURCES_UPDATED,
+            Some(&serde_json::json!({ "uri": uri })),
+        );
+        deliver_resource_updated(registry, uri, &frame);
     }
 }
 
@@ -74,12 +126,30 @@ fn log_frame(level: LoggingLevel, data: Value, logger: Option<&str>) -> Option<F
 
 /// Sends a log frame to a session when its level (`info` until it sets one) lets it through.
 fn send_log(session: &SessionHandle, level: LoggingLevel, frame: &Frame) {
+    if passes(session, level) {
+        session.notify(frame.clone());
+    }
+}
+
+/// Whether the session's log level lets `level` through.
+fn passes(session: &SessionHandle, level: LoggingLevel) -> bool {
     let threshold = session
         .data::<SessionState>()
         .and_then(|s| s.log_level())
         .unwrap_or(LoggingLevel::Info);
-    if level >= threshold {
-        session.notify(frame.clone());
+    level >= threshold
+}
+
+impl ServerInner {
+    /// Sends a log message to the sessions of `registry` whose standalone stream is open here
+    /// and whose level lets it through (a log to every session, from another node of a
+    /// cluster, or from this one).
+    pub(crate) fn log_here(&self, registry: &RegistryHandle, level: LoggingLevel, frame: &Frame) {
+        for session in registry.sessions() {
+            if passes(&session, level) {
+                session.notify_here(frame.clone());
+            }
+        }
     }
 }
 
@@ -118,13 +188,11 @@ impl Server {
             method::NOTIFICATION_RESOURCES_UPDATED,
             Some(&serde_json::json!({ "uri": uri })),
         );
-        for session in self.inner.sessions() {
-            if session
-                .data::<SessionState>()
-                .is_some_and(|state| state.is_subscribed(uri))
-            {
-                session.notify(frame.clone());
-            }
+        let registries = self.inner.registries().clone();
+        for registry in &registries {
+            deliver_resource_updated(registry, uri, &frame);
+            // The other nodes of a cluster notify their own sessions.
+            crate::cluster::relay_resource_updated(registry, uri);
         }
     }
 
@@ -144,8 +212,16 @@ impl Server {
         let Some(frame) = log_frame(level, data.into(), logger) else {
             return;
         };
-        for session in self.inner.sessions() {
-            send_log(&session, level, &frame);
+        let registries = self.inner.registries().clone();
+        for registry in &registries {
+            self.inner.log_here(registry, level, &frame);
+            // The other nodes of a cluster log to their own sessions.
+            if let Some(relay) = registry.relay() {
+                relay.publish(actix_mcp_actors::BusMessage::Protocol {
+                    topic: crate::cluster::LOG.to_owned(),
+                    payload: serde_json::json!({ "level": level, "frame": &*frame.json }),
+                });
+            }
         }
     }
 

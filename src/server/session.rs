@@ -3,7 +3,10 @@
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::protocol::{ClientCapabilities, Implementation, LoggingLevel, ProtocolVersion};
 
@@ -20,8 +23,11 @@ fn shared_capabilities(capabilities: ClientCapabilities) -> Arc<ClientCapabiliti
     }
 }
 
+/// Called after each change of a session's state (in a cluster: to store it and tell the
+/// other nodes).
+pub(crate) type OnChange = Arc<dyn Fn(&SessionState) + Send + Sync>;
+
 /// Per-session protocol state, stored in the session actor's handle.
-#[derive(Debug)]
 pub struct SessionState {
     /// The version negotiated at `initialize`.
     pub version: ProtocolVersion,
@@ -32,6 +38,36 @@ pub struct SessionState {
     log_level: AtomicU8,
     initialized: AtomicBool,
     subscriptions: Mutex<HashSet<String>>,
+    on_change: OnceLock<OnChange>,
+}
+
+impl std::fmt::Debug for SessionState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionState")
+            .field("version", &self.version)
+            .field("client_info", &self.client_info)
+            .field("client_capabilities", &self.client_capabilities)
+            .field("log_level", &self.log_level())
+            .field("initialized", &self.is_initialized())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A session's state as a cluster's session store keeps it.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StoredState {
+    version: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    client_info: Option<Implementation>,
+    #[serde(default)]
+    capabilities: ClientCapabilities,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    log_level: Option<LoggingLevel>,
+    #[serde(default)]
+    initialized: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    subscriptions: Vec<String>,
 }
 
 const LEVELS: [LoggingLevel; 8] = [
@@ -58,6 +94,54 @@ impl SessionState {
             log_level: AtomicU8::new(LEVEL_UNSET),
             initialized: AtomicBool::new(false),
             subscriptions: Mutex::default(),
+            on_change: OnceLock::new(),
+        }
+    }
+
+    /// The state as a cluster's session store keeps it.
+    pub(crate) fn to_stored(&self) -> Value {
+        let mut subscriptions: Vec<String> = self.subscriptions().iter().cloned().collect();
+        subscriptions.sort();
+        serde_json::to_value(StoredState {
+            version: self.version.as_str().to_owned(),
+            client_info: self.client_info.as_deref().cloned(),
+            capabilities: (*self.client_capabilities).clone(),
+            log_level: self.log_level(),
+            initialized: self.is_initialized(),
+            subscriptions,
+        })
+        .unwrap_or(Value::Null)
+    }
+
+    /// The state a cluster's session store kept.
+    ///
+    /// # Errors
+    /// When `stored` is not a state this version wrote.
+    pub(crate) fn from_stored(stored: &Value) -> Result<Self, serde_json::Error> {
+        let stored = StoredState::deserialize(stored)?;
+        let state = Self::new(
+            ProtocolVersion::negotiate(&stored.version),
+            stored.client_info,
+            stored.capabilities,
+        );
+        if let Some(level) = stored.log_level {
+            state.store_log_level(level);
+        }
+        state
+            .initialized
+            .store(stored.initialized, Ordering::Relaxed);
+        state.subscriptions().extend(stored.subscriptions);
+        Ok(state)
+    }
+
+    /// Calls `hook` after each change of this state from now on (once per state).
+    pub(crate) fn on_change(&self, hook: OnChange) {
+        let _ = self.on_change.set(hook);
+    }
+
+    fn changed(&self) {
+        if let Some(hook) = self.on_change.get() {
+            hook(self);
         }
     }
 
@@ -69,6 +153,11 @@ impl SessionState {
     }
 
     pub(crate) fn set_log_level(&self, level: LoggingLevel) {
+        self.store_log_level(level);
+        self.changed();
+    }
+
+    fn store_log_level(&self, level: LoggingLevel) {
         let index = LEVELS.iter().position(|l| *l == level).unwrap_or_default();
         self.log_level
             .store(u8::try_from(index).unwrap_or(0), Ordering::Relaxed);
@@ -80,7 +169,9 @@ impl SessionState {
     }
 
     pub(crate) fn mark_initialized(&self) {
-        self.initialized.store(true, Ordering::Relaxed);
+        if !self.initialized.swap(true, Ordering::Relaxed) {
+            self.changed();
+        }
     }
 
     fn subscriptions(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
@@ -90,11 +181,17 @@ impl SessionState {
     }
 
     pub(crate) fn subscribe(&self, uri: &str) {
-        self.subscriptions().insert(uri.to_owned());
+        let added = self.subscriptions().insert(uri.to_owned());
+        if added {
+            self.changed();
+        }
     }
 
     pub(crate) fn unsubscribe(&self, uri: &str) {
-        self.subscriptions().remove(uri);
+        let removed = self.subscriptions().remove(uri);
+        if removed {
+            self.changed();
+        }
     }
 
     /// Whether the client subscribed to `uri` (or to a resource `uri` lies under).

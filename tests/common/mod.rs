@@ -22,6 +22,7 @@ pub mod golden;
 pub mod http;
 pub mod http_tools;
 pub mod pipe;
+pub mod redis;
 pub mod sse;
 pub mod wire;
 

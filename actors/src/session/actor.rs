@@ -27,6 +27,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::{SessionHandle, SessionParts, SessionShared, lock};
+use crate::cluster::Relay;
 use crate::ids::EventId;
 use crate::jsonrpc::{ErrorObject, Frame, Notification, Request, RequestId, Response};
 use crate::metrics::{Gauge, Metrics};
@@ -67,7 +68,17 @@ impl Session {
         registry: Recipient<SessionStopped>,
         events: Option<Arc<dyn SessionEvents>>,
         metrics: Arc<Metrics>,
+        relay: Option<Arc<dyn Relay>>,
     ) -> SessionHandle {
+        // In a cluster, other nodes may serve the same session: numbers from a random base
+        // (below 2^52, so ids stay exact in JSON numbers everywhere) keep theirs apart.
+        let (first_peer_id, first_stream) = match relay {
+            Some(_) => {
+                let base = crate::cluster::random_u64() >> 12;
+                (i64::try_from(base).unwrap_or(1).max(1), base)
+            }
+            None => (1, 0),
+        };
         let shared = Arc::new(SessionShared {
             id: parts.id,
             token: CancellationToken::new(),
@@ -76,8 +87,8 @@ impl Session {
             metrics: metrics.clone(),
             requests: Mutex::default(),
             data: RwLock::new(None),
-            next_peer_id: AtomicI64::new(1),
-            next_stream: AtomicU64::new(0),
+            next_peer_id: AtomicI64::new(first_peer_id),
+            next_stream: AtomicU64::new(first_stream),
             last_seen: Mutex::new(Instant::now()),
             opened: Instant::now(),
             established: AtomicBool::new(false),
@@ -87,6 +98,7 @@ impl Session {
             events,
             torn_down: AtomicBool::new(false),
             owner: std::sync::OnceLock::new(),
+            relay,
         });
         metrics.inc(Gauge::Sessions);
         let actor_shared = shared.clone();
@@ -221,9 +233,32 @@ impl Handler<HandleResponse> for Session {
                 // The waiting request may have gone meanwhile; the answer is then moot.
                 let _ = pending.reply.send(msg.0.outcome);
             }
-            None => {
-                tracing::debug!(session = %self.shared.id, id = %msg.0.id, "ignored a response to an unknown request")
-            }
+            None => match &self.shared.relay {
+                Some(relay) => relay.publish(crate::cluster::BusMessage::Response {
+                    session: self.shared.id.clone(),
+                    message: Frame::response(&msg.0.id, &msg.0.outcome).json.to_string(),
+                }),
+                None => {
+                    tracing::debug!(session = %self.shared.id, id = %msg.0.id, "ignored a response to an unknown request")
+                }
+            },
+        }
+    }
+}
+
+/// Hand the peer's answer to one of our requests to the session, when another node of the
+/// cluster relayed it: an answer that matches nothing here is dropped, not relayed again.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct HandleRelayedResponse(pub Response);
+
+impl Handler<HandleRelayedResponse> for Session {
+    type Result = ();
+
+    fn handle(&mut self, msg: HandleRelayedResponse, _: &mut Self::Context) {
+        if let Some(pending) = self.pending.remove(&msg.0.id) {
+            self.shared.metrics.dec(Gauge::PeerRequests);
+            let _ = pending.reply.send(msg.0.outcome);
         }
     }
 }
@@ -430,17 +465,22 @@ impl Handler<Resume> for Session {
                     Ok(receiver) => Resumed::Stream(receiver),
                     // The stream ended while the resume was on its way: it is finished now,
                     // and what it sent is in the store.
-                    Err(_) => replay_finished(events.as_deref(), last),
+                    Err(_) => replay_finished(events.as_deref(), last).await,
                 }
             });
         }
-        Box::pin(std::future::ready(replay_finished(events.as_deref(), last)))
+        Box::pin(async move { replay_finished(events.as_deref(), last).await })
     }
 }
 
-/// The resume of a finished stream: what the store still holds after `last`, then the end.
-fn replay_finished(events: Option<&dyn SessionEvents>, last: EventId) -> Resumed {
-    match events.map_or(Replay::Unknown, |events| events.replay(last)) {
+/// The resume of a finished stream (or of one that lives on another node of a cluster): what
+/// the store still holds after `last`, then the end.
+async fn replay_finished(events: Option<&dyn SessionEvents>, last: EventId) -> Resumed {
+    let replay = match events {
+        Some(events) => events.replay(last).await,
+        None => Replay::Unknown,
+    };
+    match replay {
         Replay::Unknown => Resumed::Unknown,
         Replay::Events { events, gap: true } if events.is_empty() => Resumed::Evicted,
         Replay::Events { events, gap } => {

@@ -29,6 +29,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::cluster::Relay;
 use crate::dispatch::Dispatch;
 use crate::ids::{EventId, SessionId};
 use crate::in_flight::{Abort, Cancel, InFlight};
@@ -40,9 +41,9 @@ use crate::stream::{CloseStream, SessionEvents, SseStream, StreamReceiver};
 
 pub(crate) use actor::Close;
 pub use actor::{
-    ForgetPeerRequest, GetSessionStats, HandleNotification, HandleRequest, HandleResponse,
-    OpenStandalone, RegisterStream, RequestFinished, Resume, Resumed, SendPeerRequest, Session,
-    SessionStats, StreamClosed,
+    ForgetPeerRequest, GetSessionStats, HandleNotification, HandleRelayedResponse, HandleRequest,
+    HandleResponse, OpenStandalone, RegisterStream, RequestFinished, Resume, Resumed,
+    SendPeerRequest, Session, SessionStats, StreamClosed,
 };
 pub use table::SERVER_BUSY;
 use table::{Cancelled, InFlightTable};
@@ -117,6 +118,8 @@ pub(crate) struct SessionShared {
     streams: Mutex<HashMap<u64, Addr<SseStream>>>,
     events: Option<Arc<dyn SessionEvents>>,
     torn_down: AtomicBool,
+    /// The way to the other nodes of a cluster, when there are any.
+    relay: Option<Arc<dyn Relay>>,
     /// Who the session belongs to (an opaque key of the transport's choosing), bound once.
     owner: OnceLock<Arc<str>>,
 }
@@ -399,7 +402,13 @@ impl SessionHandle {
     /// the session's mailbox.
     pub fn notification(&self, notification: Notification) {
         if notification.method == "notifications/cancelled" {
-            cancel_request(&self.shared, notification.params.as_ref());
+            let found = cancel_request(&self.shared, notification.params.as_ref());
+            if !found && let Some(relay) = &self.shared.relay {
+                relay.publish(crate::cluster::BusMessage::Cancel {
+                    session: self.shared.id.clone(),
+                    params: notification.params,
+                });
+            }
         } else {
             self.addr.do_send(HandleNotification(notification));
         }
@@ -410,19 +419,64 @@ impl SessionHandle {
         self.addr.do_send(HandleResponse(response));
     }
 
+    /// Acts on a `notifications/cancelled` another node of the cluster relayed: cancels the
+    /// request it names when it is in flight here, and relays nothing.
+    pub fn cancel_here(&self, params: Option<&Value>) {
+        cancel_request(&self.shared, params);
+    }
+
+    /// Hands the peer's answer that another node of the cluster relayed to the session: it
+    /// reaches the request waiting here for it, if any, and is relayed no further.
+    pub fn response_here(&self, response: Response) {
+        self.addr.do_send(HandleRelayedResponse(response));
+    }
+
     /// Sends a frame that belongs to no request (list-changed, resource updates, session logs)
     /// on the session's standalone outlet, at once and without queueing: on a GET stream it is
     /// stored for resumption and sent if the connection keeps up (see
     /// [`EventLog`](crate::EventLog)). Dropped (and logged) when no standalone outlet is open.
+    ///
+    /// In a cluster, a frame for a session with no standalone stream here is relayed to the
+    /// node that has it.
     pub fn notify(&self, frame: Frame) {
+        if let Err(frame) = self.try_notify(frame) {
+            match &self.shared.relay {
+                Some(relay) => relay.publish(crate::cluster::BusMessage::Notify {
+                    session: self.shared.id.clone(),
+                    frame: frame.json.to_string(),
+                }),
+                None => {
+                    tracing::debug!(session = %self.shared.id, ?frame, "dropped a session notification: no standalone stream")
+                }
+            }
+        }
+    }
+
+    /// Like [`notify`](Self::notify), but never relayed: a frame for a session with no
+    /// standalone stream on this node is dropped (another node of the cluster relayed it, or
+    /// it is a broadcast every node delivers itself).
+    pub fn notify_here(&self, frame: Frame) {
+        if let Err(frame) = self.try_notify(frame) {
+            tracing::debug!(session = %self.shared.id, ?frame, "dropped a session notification: no standalone stream here");
+        }
+    }
+
+    /// Whether the session has a standalone stream (a GET stream, the stdio writer) open on
+    /// this node.
+    pub fn has_standalone(&self) -> bool {
+        lock(&self.shared.standalone).is_some()
+    }
+
+    fn try_notify(&self, frame: Frame) -> Result<(), Frame> {
         let outlet = lock(&self.shared.standalone)
             .as_ref()
             .map(|(_, outlet)| outlet.clone());
         match outlet {
-            Some(outlet) => outlet.deliver_or_log(frame, "session notification"),
-            None => {
-                tracing::debug!(session = %self.shared.id, ?frame, "dropped a session notification: no standalone stream")
+            Some(outlet) => {
+                outlet.deliver_or_log(frame, "session notification");
+                Ok(())
             }
+            None => Err(frame),
         }
     }
 
@@ -477,12 +531,15 @@ impl SessionHandle {
 
 /// Cancels the in-flight request a `notifications/cancelled` names. Malformed or unknown
 /// cancellations are ignored silently, as the spec asks.
-fn cancel_request(shared: &SessionShared, params: Option<&Value>) {
+///
+/// `false` when the request it names is not known here (nor is it malformed): in a cluster,
+/// it may be in flight on another node.
+fn cancel_request(shared: &SessionShared, params: Option<&Value>) -> bool {
     let Some(id) = params
         .and_then(|p| p.get("requestId"))
         .and_then(|id| RequestId::deserialize(id).ok())
     else {
-        return;
+        return true;
     };
     let reason = params
         .and_then(|p| p.get("reason"))
@@ -494,8 +551,10 @@ fn cancel_request(shared: &SessionShared, params: Option<&Value>) {
         Cancelled::Refused => {
             tracing::debug!(%id, "ignored a cancellation of a request that cannot be cancelled");
         }
-        Cancelled::Marked | Cancelled::Unknown => {}
+        Cancelled::Marked => {}
+        Cancelled::Unknown => return false,
     }
+    true
 }
 
 /// The longest `progressToken` accepted, in bytes: the token is copied into every progress

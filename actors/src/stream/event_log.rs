@@ -319,7 +319,7 @@ impl EventLog {
         // between them.
         let mut state = self.lock();
         let replay = match (after, &self.events) {
-            (Some(seq), Some(store)) => match store.replay(EventId {
+            (Some(seq), Some(store)) => match store.replay_here(EventId {
                 stream: self.number,
                 seq,
             }) {

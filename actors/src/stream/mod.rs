@@ -9,4 +9,4 @@ pub use event_log::{
     CONNECTION_BUFFER, EventLog, Settled, SseEvent, StreamReceiver, priming_event,
 };
 pub use sse_stream::{Attach, CloseStream, DropConnection, Finish, SseStream};
-pub use store::{EventStore, InMemoryEventStore, Replay, SessionEvents};
+pub use store::{EventStore, InMemoryEventStore, Replay, ReplayFuture, SessionEvents};

@@ -36,8 +36,17 @@ pub trait SessionEvents: Send + Sync + 'static {
     /// Records one event of one of the session's streams.
     fn append(&self, id: EventId, data: &Arc<str>);
 
-    /// What is kept of `after.stream` after `after`.
-    fn replay(&self, after: EventId) -> Replay;
+    /// What this process holds of `after.stream` after `after`, at once: the resume of a live
+    /// stream reads it under its log's lock, so that no event falls between the replay and
+    /// the new connection.
+    fn replay_here(&self, after: EventId) -> Replay;
+
+    /// What is kept of `after.stream` after `after`, wherever it is kept (a store shared by
+    /// the nodes of a cluster answers over the network): the resume of a finished stream, or
+    /// of one that lived on another node. By default, [`replay_here`](Self::replay_here).
+    fn replay(&self, after: EventId) -> ReplayFuture {
+        Box::pin(std::future::ready(self.replay_here(after)))
+    }
 
     /// The stream has ended: nothing more will be appended to it, and its events may be evicted
     /// after a while.
@@ -46,6 +55,9 @@ pub trait SessionEvents: Send + Sync + 'static {
     /// The session has ended: all of its events may go.
     fn close(&self);
 }
+
+/// The answer of [`SessionEvents::replay`].
+pub type ReplayFuture = std::pin::Pin<Box<dyn std::future::Future<Output = Replay> + Send>>;
 
 /// What an [`SessionEvents::replay`] found after an event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -243,6 +255,25 @@ impl InMemorySessionEvents {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
+
+    fn replay_now(&self, after: EventId) -> Replay {
+        let ring = self.lock();
+        let events: Vec<_> = ring
+            .events
+            .iter()
+            .filter(|(id, _)| id.stream == after.stream && id.seq > after.seq)
+            .map(|(id, data)| (*id, data.clone()))
+            .collect();
+        let evicted = ring.evicted_upto(after.stream);
+        let known = evicted.is_some() || ring.streams.contains_key(&after.stream);
+        if !known {
+            return Replay::Unknown;
+        }
+        Replay::Events {
+            events,
+            gap: evicted.is_some_and(|upto| upto > after.seq),
+        }
+    }
 }
 
 impl SessionEvents for InMemorySessionEvents {
@@ -288,23 +319,8 @@ impl SessionEvents for InMemorySessionEvents {
         ring.events.push_back((id, data.clone()));
     }
 
-    fn replay(&self, after: EventId) -> Replay {
-        let ring = self.lock();
-        let events: Vec<_> = ring
-            .events
-            .iter()
-            .filter(|(id, _)| id.stream == after.stream && id.seq > after.seq)
-            .map(|(id, data)| (*id, data.clone()))
-            .collect();
-        let evicted = ring.evicted_upto(after.stream);
-        let known = evicted.is_some() || ring.streams.contains_key(&after.stream);
-        if !known {
-            return Replay::Unknown;
-        }
-        Replay::Events {
-            events,
-            gap: evicted.is_some_and(|upto| upto > after.seq),
-        }
+    fn replay_here(&self, after: EventId) -> Replay {
+        self.replay_now(after)
     }
 
     fn finish(&self, _: u64) {
@@ -338,6 +354,10 @@ mod tests {
         EventId { stream, seq }
     }
 
+    fn now(future: ReplayFuture) -> Replay {
+        futures::FutureExt::now_or_never(future).expect("the in-memory store answers at once")
+    }
+
     fn events_of(replay: Replay) -> Vec<u64> {
         match replay {
             Replay::Events { events, .. } => events.iter().map(|(id, _)| id.seq).collect(),
@@ -356,16 +376,16 @@ mod tests {
         events.append(id(2, 1), &Arc::from("b1"));
         events.append(id(1, 2), &Arc::from("a2"));
         assert_eq!(
-            events.replay(id(1, 1)),
+            now(events.replay(id(1, 1))),
             Replay::Events {
                 events: vec![(id(1, 2), Arc::from("a2"))],
                 gap: false
             }
         );
-        assert_eq!(events_of(events.replay(id(1, 2))), Vec::<u64>::new());
-        assert_eq!(events.replay(id(3, 0)), Replay::Unknown);
+        assert_eq!(events_of(now(events.replay(id(1, 2)))), Vec::<u64>::new());
+        assert_eq!(now(events.replay(id(3, 0))), Replay::Unknown);
         events.close();
-        assert_eq!(events.replay(id(1, 0)), Replay::Unknown);
+        assert_eq!(now(events.replay(id(1, 0))), Replay::Unknown);
     }
 
     #[test]
@@ -375,24 +395,24 @@ mod tests {
             events.append(id(1, seq), &Arc::from(format!("e{seq}")));
         }
         // Two events are kept: event 1 made room, so a resume after 0 has a gap.
-        let replay = events.replay(id(1, 0));
+        let replay = now(events.replay(id(1, 0)));
         assert!(gap(&replay));
         assert_eq!(events_of(replay), vec![2, 3]);
         // After 1 nothing was lost.
-        assert!(!gap(&events.replay(id(1, 1))));
+        assert!(!gap(&now(events.replay(id(1, 1)))));
 
         let events = InMemoryEventStore::new(100, 10).open(&SessionId::stdio());
         events.append(id(1, 1), &Arc::from("123456"));
         events.append(id(2, 1), &Arc::from("7890ab"));
         // Twelve bytes do not fit in ten: the older stream's event went, and that is known.
-        let replay = events.replay(id(1, 0));
+        let replay = now(events.replay(id(1, 0)));
         assert!(gap(&replay));
         assert!(events_of(replay).is_empty());
-        assert_eq!(events_of(events.replay(id(2, 0))), vec![1]);
+        assert_eq!(events_of(now(events.replay(id(2, 0)))), vec![1]);
         // An event larger than the whole budget is not kept at all, and its loss is told.
         events.append(id(3, 1), &Arc::from("x".repeat(11)));
-        assert!(gap(&events.replay(id(3, 0))));
-        assert_eq!(events_of(events.replay(id(2, 0))), vec![1]);
+        assert!(gap(&now(events.replay(id(3, 0)))));
+        assert_eq!(events_of(now(events.replay(id(2, 0)))), vec![1]);
     }
 
     #[test]
@@ -404,8 +424,8 @@ mod tests {
         for seq in 1..=5 {
             events.append(id(2, seq), &Arc::from("bbbb"));
         }
-        assert_eq!(events_of(events.replay(id(1, 0))), vec![1]);
-        let replay = events.replay(id(2, 0));
+        assert_eq!(events_of(now(events.replay(id(1, 0)))), vec![1]);
+        let replay = now(events.replay(id(2, 0)));
         assert!(gap(&replay));
         assert_eq!(events_of(replay), vec![4, 5]);
     }
@@ -421,11 +441,11 @@ mod tests {
         // The second session cannot take the first's bytes: its event is not kept.
         second.append(id(1, 1), &Arc::from("y".repeat(10)));
         assert_eq!(store.bytes_held(), 20);
-        assert!(gap(&second.replay(id(1, 0))));
+        assert!(gap(&now(second.replay(id(1, 0)))));
         // The first session makes room from its own oldest.
         first.append(id(1, 3), &Arc::from("x".repeat(10)));
         assert_eq!(store.bytes_held(), 20);
-        assert_eq!(events_of(first.replay(id(1, 1))), vec![2, 3]);
+        assert_eq!(events_of(now(first.replay(id(1, 1)))), vec![2, 3]);
         // Closing and dropping give every byte back.
         first.close();
         assert_eq!(store.bytes_held(), 0);

@@ -288,15 +288,24 @@ pub(super) async fn update_task(
     let service = gate(server, cx)?;
     let p: UpdateTaskRequestParams = take_params(request)?;
     let stored = service.get(&p.task_id, caller(cx).as_deref()).await?;
-    if stored.task.status == TaskStatus::InputRequired
-        && let Some(run) = service.runner(&p.task_id)
-    {
-        // A mailbox error means the task just ended: nothing is waiting for the answers.
-        let _ = run
-            .send(ProvideInput {
-                responses: p.input_responses,
-            })
-            .await;
+    if stored.task.status == TaskStatus::InputRequired {
+        match service.runner(&p.task_id) {
+            Some(run) => {
+                // A mailbox error means the task just ended: nothing is waiting for the
+                // answers.
+                let _ = run
+                    .send(ProvideInput {
+                        responses: p.input_responses,
+                    })
+                    .await;
+            }
+            // The task runs on another node of a cluster (or has just ended): the answers go
+            // to the node running it.
+            None => server.relay_protocol(
+                crate::cluster::TASK_INPUT,
+                json!({ "taskId": p.task_id, "inputResponses": p.input_responses }),
+            ),
+        }
     }
     Ok(to_raw(&json!({})))
 }
@@ -319,8 +328,10 @@ pub(super) async fn cancel_task(
             let _ = run.send(CancelTask).await;
         }
         None => {
-            // No actor of this process runs it (it ended, or runs elsewhere): record the
-            // cancellation for whoever reads the store.
+            // No actor of this process runs it (it ended, or runs on another node of a
+            // cluster, which is told to stop it): record the cancellation for whoever reads
+            // the store.
+            server.relay_protocol(crate::cluster::TASK_CANCEL, json!({ "taskId": p.task_id }));
             let mut task = stored.task;
             task.status = TaskStatus::Cancelled;
             task.status_message = Some("cancelled by the client".into());
@@ -335,7 +346,7 @@ pub(super) async fn cancel_task(
                 })
                 .await;
             if written == Ok(true) {
-                server.listeners.publish(&Change::Task {
+                server.publish_change(&Change::Task {
                     id: task.task_id.clone(),
                     task: task.to_notification_params(),
                 });

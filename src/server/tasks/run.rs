@@ -351,7 +351,7 @@ impl TaskRun {
                 .into_actor(self)
                 .map(|written, act, ctx| {
                     match written {
-                        Ok(true) => act.server.listeners.publish(&Change::Task {
+                        Ok(true) => act.server.publish_change(&Change::Task {
                             id: act.task.task_id.clone(),
                             task: act.task.to_notification_params(),
                         }),

@@ -193,7 +193,14 @@ async fn drain(shared: &HttpShared, deadline: Duration) -> DrainReport {
             );
         }
     }
-    if tokio::time::timeout(FLUSH_TIMEOUT, shared.config.store.flush())
+    // The store the sessions use: a cluster's shared one, if it has one.
+    let store = shared
+        .node
+        .get()
+        .and_then(Option::as_ref)
+        .and_then(|node| node.events())
+        .unwrap_or_else(|| shared.config.store.clone());
+    if tokio::time::timeout(FLUSH_TIMEOUT, store.flush())
         .await
         .is_err()
     {

@@ -14,7 +14,7 @@ use futures::StreamExt;
 use actix_mcp_actors::{
     ErrorCode, ErrorObject, EventId, EventLog, Frame, InFlight, Incoming, OpenError, RequestId,
     ResponseOutlet, Resumed, SessionConfig, SessionHandle, SessionId, SessionParts, Settled,
-    SseEvent, StreamReceiver,
+    SseEvent, StoreError, StreamReceiver,
 };
 
 use super::admission::Permit;
@@ -25,6 +25,7 @@ use super::drain;
 use super::modern;
 use super::sse::{self, SseBody};
 use super::{HttpShared, PROTOCOL_VERSION_HEADER, SESSION_HEADER};
+use crate::cluster::Lookup;
 use crate::error::code;
 use crate::protocol::{ProtocolVersion, method};
 use crate::server::auth::Identity;
@@ -147,26 +148,79 @@ fn session_id<'a>(req: &'a HttpRequest, id: Option<&RequestId>) -> Result<&'a st
 }
 
 /// The session a request names. On a protected endpoint a session of another identity is
-/// unknown to the caller (404, the same answer as for an expired one).
-fn lookup(
+/// unknown to the caller (404, the same answer as for an expired one). In a cluster, the
+/// session comes from the shared store (503 when the store fails).
+async fn lookup(
     req: &HttpRequest,
     shared: &HttpShared,
     caller: Option<&Identity>,
     id: Option<&RequestId>,
 ) -> Result<SessionHandle, HttpResponse> {
     let session = session_id(req, id)?;
-    shared
-        .registry()
-        .get(session)
-        .filter(|session| auth::owns(session, caller))
-        .ok_or_else(|| {
-            http_error(
-                StatusCode::NOT_FOUND,
-                id,
-                ErrorCode::INVALID_REQUEST,
-                "unknown or expired session; initialize a new one",
-            )
-        })
+    let unknown = || {
+        http_error(
+            StatusCode::NOT_FOUND,
+            id,
+            ErrorCode::INVALID_REQUEST,
+            "unknown or expired session; initialize a new one",
+        )
+    };
+    let Some(node) = shared.node() else {
+        return shared
+            .registry()
+            .get(session)
+            .filter(|session| auth::owns(session, caller))
+            .ok_or_else(unknown);
+    };
+    let Some(session_id) = SessionId::parse(session) else {
+        return Err(unknown());
+    };
+    match node
+        .session(shared.registry(), &shared.server, &session_id)
+        .await
+    {
+        Ok(session) if auth::owns(&session, caller) => Ok(session),
+        Ok(_) | Err(Lookup::Unknown) => Err(unknown()),
+        Err(Lookup::Unavailable(err)) => Err(store_unavailable(id, &err)),
+        Err(Lookup::Refused(err)) => Err(busy(id, &err)),
+    }
+}
+
+/// The 503 of a request that needs the cluster's session store while it fails.
+fn store_unavailable(id: Option<&RequestId>, err: &StoreError) -> HttpResponse {
+    tracing::warn!(%err, "the session store failed");
+    let mut response = http_error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        id,
+        code::SERVER_BUSY,
+        "the session store is unavailable; retry later",
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+}
+
+/// The 503 (or 429 for an identity's own cap) of a session that cannot be opened here.
+fn busy(request_id: Option<&RequestId>, err: &OpenError) -> HttpResponse {
+    let (status, message) = match err {
+        OpenError::OwnerFull(limit) => (
+            StatusCode::TOO_MANY_REQUESTS,
+            format!(
+                "too many sessions for this identity (limit {limit}); end one with DELETE or \
+                 let one expire"
+            ),
+        ),
+        err => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("server busy: {err}; retry later"),
+        ),
+    };
+    let mut response = http_error(status, request_id, code::SERVER_BUSY, message);
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+    response
 }
 
 /// The dispatch of one request on a session, when the transport has something to hand its
@@ -537,6 +591,9 @@ async fn post_stateful(
     let opens_session = !req.headers().contains_key(SESSION_HEADER);
     match message {
         Incoming::Request(request) if request.method == method::INITIALIZE && opens_session => {
+            if let Err(response) = cluster_room(shared, id).await {
+                return response;
+            }
             let owner = identity.map(|identity| Arc::from(identity.owner_key()));
             let session = match open_session(shared, header_version, id, owner) {
                 Ok(session) => session,
@@ -546,7 +603,7 @@ async fn post_stateful(
             let dispatch = request_dispatch(shared, header_version, transport);
             answer(shared, &session, request, true, dispatch).await
         }
-        Incoming::Request(request) => match lookup(req, shared, identity, id) {
+        Incoming::Request(request) => match lookup(req, shared, identity, id).await {
             Ok(session) => {
                 let transport = auth::transport_info(req, shared, caller.clone());
                 let dispatch = request_dispatch(shared, header_version, transport);
@@ -554,14 +611,14 @@ async fn post_stateful(
             }
             Err(response) => response,
         },
-        Incoming::Notification(notification) => match lookup(req, shared, identity, id) {
+        Incoming::Notification(notification) => match lookup(req, shared, identity, id).await {
             Ok(session) => {
                 session.notification(notification);
                 HttpResponse::Accepted().finish()
             }
             Err(response) => response,
         },
-        Incoming::Response(response) => match lookup(req, shared, identity, id) {
+        Incoming::Response(response) => match lookup(req, shared, identity, id).await {
             Ok(session) => {
                 session.response(response);
                 HttpResponse::Accepted().finish()
@@ -628,37 +685,45 @@ fn open_session(
             on_stopped: None,
             owner,
         })
-        .map_err(|err| {
-            let (status, message) = match err {
-                OpenError::OwnerFull(limit) => (
-                    StatusCode::TOO_MANY_REQUESTS,
-                    format!(
-                        "too many sessions for this identity (limit {limit}); end one with \
-                         DELETE or let one expire"
-                    ),
-                ),
-                err => (
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    format!("server busy: {err}; retry later"),
-                ),
-            };
-            let mut response = http_error(status, request_id, code::SERVER_BUSY, message);
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
-            response
-        })
+        .map_err(|err| busy(request_id, &err))
 }
 
-/// The id of a session opened for an `initialize`, sent back once the initialize succeeded.
-/// A failed `initialize` leaves nothing behind: its session is closed at once (its place freed)
-/// and its id never handed out.
-fn keep_if_initialized(shared: &HttpShared, session: &SessionHandle) -> Option<SessionId> {
+/// In a cluster whose store counts sessions, the 503 of an `initialize` when the cluster holds
+/// [`max_sessions`](super::McpHttp::max_sessions) already.
+async fn cluster_room(shared: &HttpShared, id: Option<&RequestId>) -> Result<(), HttpResponse> {
+    let Some(node) = shared.node() else {
+        return Ok(());
+    };
+    match node.store().count().await {
+        Ok(Some(count)) if count >= shared.config.max_sessions => {
+            Err(busy(id, &OpenError::Full(shared.config.max_sessions)))
+        }
+        Ok(_) => Ok(()),
+        Err(err) => Err(store_unavailable(id, &err)),
+    }
+}
+
+/// The id of a session opened for an `initialize`, sent back once the initialize succeeded
+/// (in a cluster, once its record is stored). A failed `initialize` leaves nothing behind: its
+/// session is closed at once (its place freed) and its id never handed out.
+async fn keep_if_initialized(
+    shared: &HttpShared,
+    session: &SessionHandle,
+) -> Result<Option<SessionId>, StoreError> {
     if session.data::<SessionState>().is_some() {
-        return Some(session.id().clone());
+        let Some(node) = shared.node() else {
+            return Ok(Some(session.id().clone()));
+        };
+        match node.created(session).await {
+            Ok(()) => return Ok(Some(session.id().clone())),
+            Err(err) => {
+                shared.registry().close(session.id().as_str());
+                return Err(err);
+            }
+        }
     }
     shared.registry().close(session.id().as_str());
-    None
+    Ok(None)
 }
 
 /// Hands a request to its session, answered by `dispatch` when the transport gave it one.
@@ -682,13 +747,15 @@ async fn answer(
     new: bool,
     dispatch: Option<Arc<dyn actix_mcp_actors::Dispatch>>,
 ) -> HttpResponse {
-    let header_id = |session| new.then(|| keep_if_initialized(shared, session)).flatten();
     let id = request.id.clone();
     if shared.config.json_response {
         let (outlet, rx) = ResponseOutlet::channel();
         admit(session, request, outlet, dispatch.as_ref());
         return match rx.await {
-            Ok(frame) => json_response(&frame.json, header_id(session).as_ref()),
+            Ok(frame) => match header_id(shared, session, new, &id).await {
+                Ok(header) => json_response(&frame.json, header.as_ref()),
+                Err(response) => response,
+            },
             Err(_) if !session.is_alive() => http_error(
                 StatusCode::NOT_FOUND,
                 Some(&id),
@@ -721,13 +788,31 @@ async fn answer(
             ErrorCode::INVALID_REQUEST,
             "the session ended before the request was answered",
         ),
-        Settled::Complete { events, .. } => {
-            complete_sse_response(shared, events, header_id(session).as_ref())
-        }
-        Settled::Stream(receiver) => {
-            sse_response(shared, receiver, (), header_id(session).as_ref())
-        }
+        Settled::Complete { events, .. } => match header_id(shared, session, new, &id).await {
+            Ok(header) => complete_sse_response(shared, events, header.as_ref()),
+            Err(response) => response,
+        },
+        Settled::Stream(receiver) => match header_id(shared, session, new, &id).await {
+            Ok(header) => sse_response(shared, receiver, (), header.as_ref()),
+            Err(response) => response,
+        },
     }
+}
+
+/// The `Mcp-Session-Id` to send with the answer of a request: for the `initialize` that
+/// opened the session, its id once it is kept; the 503 when a cluster could not store it.
+async fn header_id(
+    shared: &HttpShared,
+    session: &SessionHandle,
+    new: bool,
+    id: &RequestId,
+) -> Result<Option<SessionId>, HttpResponse> {
+    if !new {
+        return Ok(None);
+    }
+    keep_if_initialized(shared, session)
+        .await
+        .map_err(|err| store_unavailable(Some(id), &err))
 }
 
 async fn post_stateless(
@@ -855,7 +940,7 @@ pub(super) async fn get(req: HttpRequest, shared: web::Data<HttpShared>) -> Http
             "the Accept header must list text/event-stream",
         );
     }
-    let session = match lookup(&req, &shared, caller.as_deref(), None) {
+    let session = match lookup(&req, &shared, caller.as_deref(), None).await {
         Ok(session) => session,
         Err(response) => return response,
     };
@@ -928,6 +1013,17 @@ pub(super) async fn delete(req: HttpRequest, shared: web::Data<HttpShared>) -> H
         Ok(id) => id,
         Err(response) => return response,
     };
+    if let Some(node) = shared.node() {
+        // Found (and its owner checked) in the store, then ended on every node.
+        let session = match lookup(&req, &shared, caller.as_deref(), None).await {
+            Ok(session) => session,
+            Err(response) => return response,
+        };
+        return match node.delete(shared.registry(), session.id()).await {
+            Ok(_) => HttpResponse::Ok().finish(),
+            Err(err) => store_unavailable(None, &err),
+        };
+    }
     let owned = caller.is_none()
         || shared
             .registry()

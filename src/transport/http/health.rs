@@ -4,7 +4,7 @@
 //! | path | answer |
 //! | --- | --- |
 //! | `GET /healthz` (liveness) | 200 `{"status":"ok"}` while the process serves HTTP, draining or not |
-//! | `GET /readyz` (readiness) | 200 `{"status":"ready"}`; 503 `{"status":"draining"}` once a drain began; 503 `{"status":"unready","failed":{name: reason}}` when a [`ReadinessCheck`] fails or does not answer within [`READINESS_TIMEOUT`] |
+//! | `GET /readyz` (readiness) | 200 `{"status":"ready"}`; 503 `{"status":"draining"}` once a drain began; 503 `{"status":"unready","failed":{name: reason}}` when a [`ReadinessCheck`] fails or does not answer within [`READINESS_TIMEOUT`], or the session store of a cluster does not answer its ping |
 //!
 //! Neither checks `Host` or `Origin` (probes come from orchestrators, by address) and neither
 //! tells anything about sessions or clients.
@@ -22,6 +22,10 @@ use super::HttpShared;
 
 /// How long `/readyz` waits for each [`ReadinessCheck`]; one slower is failed.
 pub const READINESS_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// The name under which `/readyz` reports the session store of a
+/// [cluster](super::McpHttp::cluster) (pinged on every probe) when it fails.
+pub const CLUSTER_STORE_CHECK: &str = "clusterSessionStore";
 
 /// A dependency `/readyz` asks about: a store, a database, an upstream. `Err` (with a short
 /// reason, shown in the answer) makes the endpoint unready.
@@ -105,7 +109,22 @@ pub(super) async fn readiness(shared: web::Data<HttpShared>) -> HttpResponse {
             &json!({ "status": "draining" }),
         );
     }
-    let failed = failed_checks(&shared.config.readiness).await;
+    let mut failed = failed_checks(&shared.config.readiness).await;
+    if let Some(node) = shared.node() {
+        // A node of a cluster cannot serve while the store it shares sessions in is down.
+        let pinged = tokio::time::timeout(READINESS_TIMEOUT, node.store().ping()).await;
+        let error = match pinged {
+            Ok(Ok(())) => None,
+            Ok(Err(err)) => Some(err.to_string()),
+            Err(_) => Some(format!(
+                "no answer within {} ms",
+                READINESS_TIMEOUT.as_millis()
+            )),
+        };
+        if let Some(error) = error {
+            failed.insert(CLUSTER_STORE_CHECK.to_owned(), error.into());
+        }
+    }
     if failed.is_empty() {
         status(&mut HttpResponse::Ok(), &json!({ "status": "ready" }))
     } else {

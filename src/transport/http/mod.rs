@@ -66,9 +66,10 @@ use actix_mcp_actors::{
 
 pub use admission::{AdmissionConfig, MAX_BUCKETS, Rate};
 pub use drain::{DrainReport, SHUTDOWN_REASON};
-pub use health::{READINESS_TIMEOUT, ReadinessCheck};
+pub use health::{CLUSTER_STORE_CHECK, READINESS_TIMEOUT, ReadinessCheck};
 pub use security::HostPolicy;
 
+use crate::cluster::{Cluster, ClusterNode};
 use crate::server::auth::{BearerAuth, WELL_KNOWN};
 use crate::server::{Server, ServerInner};
 
@@ -104,6 +105,8 @@ pub(crate) struct HttpConfig {
     readiness: Vec<health::NamedCheck>,
     /// How long [`McpHttp::serve`] lets requests finish on SIGTERM.
     drain_deadline: Duration,
+    /// The other nodes serving the same sessions, when there are any.
+    pub(crate) cluster: Option<Cluster>,
 }
 
 impl fmt::Debug for HttpConfig {
@@ -131,6 +134,7 @@ impl fmt::Debug for HttpConfig {
             .field("admission", &self.admission)
             .field("readiness", &self.readiness)
             .field("drain_deadline", &self.drain_deadline)
+            .field("cluster", &self.cluster)
             .finish()
     }
 }
@@ -139,6 +143,8 @@ pub(crate) struct HttpShared {
     pub(crate) server: Arc<ServerInner>,
     pub(crate) config: HttpConfig,
     registry: OnceLock<RegistryHandle>,
+    /// This endpoint's side of its cluster (set with the registry).
+    node: OnceLock<Option<Arc<ClusterNode>>>,
     pub(crate) metrics: Arc<Metrics>,
     /// The request bytes in flight, shared by every worker.
     budget: Arc<budget::ByteBudget>,
@@ -156,6 +162,7 @@ impl HttpShared {
             admission: admission::Admission::new(config.admission.clone()),
             config,
             registry: OnceLock::new(),
+            node: OnceLock::new(),
             metrics,
             drain: drain::DrainState::default(),
         }
@@ -164,24 +171,52 @@ impl HttpShared {
     /// The registry, started on first use (on the arbiter of the worker that first needs it).
     pub(crate) fn registry(&self) -> &RegistryHandle {
         self.registry.get_or_init(|| {
+            let node = self.config.cluster.clone().map(|cluster| {
+                // A record lives as long as a session may stay idle; without an idle timeout,
+                // a day (a shared store keeps nothing forever).
+                let ttl = self
+                    .config
+                    .idle_timeout
+                    .unwrap_or(Duration::from_secs(24 * 60 * 60));
+                ClusterNode::new(cluster, ttl)
+            });
+            let mut store = self.config.store.clone();
+            let mut idle_timeout = self.config.idle_timeout;
+            if let Some(node) = &node {
+                store = node.events().unwrap_or(store);
+                // The record keeps the session; the local actor only its work here.
+                idle_timeout = Some(idle_timeout.map_or(LOCAL_IDLE, |idle| idle.min(LOCAL_IDLE)));
+            }
             let config = RegistryConfig {
                 max_sessions: self.config.max_sessions,
-                idle_timeout: self.config.idle_timeout,
+                idle_timeout,
                 handshake_timeout: self.config.handshake_timeout,
                 evict_idle_after: self.config.evict_idle_after,
                 // Sessions have owners only on a protected endpoint.
                 max_sessions_per_owner: Some(self.config.max_sessions_per_principal),
+                relay: node.as_ref().map(|node| node.relay()),
             };
-            let registry = actix_mcp_actors::Registry::start(
-                config,
-                self.metrics.clone(),
-                Some(self.config.store.clone()),
-            );
+            let registry =
+                actix_mcp_actors::Registry::start(config, self.metrics.clone(), Some(store));
             self.server.add_registry(registry.clone());
+            if let Some(node) = &node {
+                node.start(registry.clone(), Arc::downgrade(&self.server));
+            }
+            let _ = self.node.set(node);
             registry
         })
     }
+
+    /// This endpoint's side of its cluster, if it has one.
+    pub(crate) fn node(&self) -> Option<&Arc<ClusterNode>> {
+        self.registry();
+        self.node.get().and_then(Option::as_ref)
+    }
 }
+
+/// How long a node of a cluster keeps the actor of a session with no work on it (the session
+/// itself lives on in the store for its idle timeout).
+const LOCAL_IDLE: Duration = Duration::from_secs(120);
 
 /// A Streamable HTTP endpoint for a [`Server`], to mount in an actix-web `App`. Cheap to clone:
 /// clones (one per worker) share sessions.
@@ -384,6 +419,16 @@ impl McpHttp {
         self.with_config(|c| c.drain_deadline = deadline)
     }
 
+    /// Serves the sessions of a cluster: any node behind any load balancer serves any session,
+    /// with no sticky routing (default: none, every session lives in this process). Each node
+    /// mounts an endpoint with the same cluster settings (see [`cluster`](crate::cluster)).
+    /// The session cap ([`max_sessions`](Self::max_sessions)) then counts the cluster's
+    /// sessions when its store can count them.
+    #[must_use]
+    pub fn cluster(self, cluster: Cluster) -> Self {
+        self.with_config(|c| c.cluster = Some(cluster))
+    }
+
     /// The bearer-token protection of this endpoint, if any.
     pub fn auth(&self) -> Option<&BearerAuth> {
         self.shared.config.auth.as_ref()
@@ -415,6 +460,10 @@ impl McpHttp {
         let this = self.clone();
         let metadata_paths = self.metadata_paths();
         move |cfg: &mut web::ServiceConfig| {
+            if this.shared.config.cluster.is_some() {
+                // A node listens to its cluster from the start, not from its first request.
+                this.shared.registry();
+            }
             for path in metadata_paths {
                 cfg.service(
                     web::resource(path)
@@ -440,9 +489,10 @@ impl McpHttp {
     /// What `App::configure` takes to mount the health endpoints: `GET /healthz` (liveness)
     /// and `GET /readyz` (readiness: 503 while draining, or while a
     /// [`readiness_check`](Self::readiness_check) fails or does not answer within
-    /// [`READINESS_TIMEOUT`]). Both answer JSON (`{"status": "ok" | "ready" | "draining" |
-    /// "unready"}`, with `failed` naming the failed checks) and check neither `Host` nor
-    /// `Origin`: probes come from orchestrators, by address.
+    /// [`READINESS_TIMEOUT`], or, in a [cluster](Self::cluster), while its session store does
+    /// not answer a ping: [`CLUSTER_STORE_CHECK`]). Both answer JSON (`{"status": "ok" |
+    /// "ready" | "draining" | "unready"}`, with `failed` naming the failed checks) and check
+    /// neither `Host` nor `Origin`: probes come from orchestrators, by address.
     pub fn health(&self) -> impl FnOnce(&mut web::ServiceConfig) + Clone + 'static {
         let shared = self.shared.clone();
         move |cfg: &mut web::ServiceConfig| {
@@ -578,6 +628,7 @@ impl Server {
             admission: AdmissionConfig::default(),
             readiness: Vec::new(),
             drain_deadline: Duration::from_secs(30),
+            cluster: None,
         };
         McpHttp {
             path: path.into(),

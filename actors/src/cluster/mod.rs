@@ -1,0 +1,241 @@
+//! Several nodes serving the same sessions: what they share, behind traits.
+//!
+//! One process with no cluster configured keeps everything in its own memory, as before, and
+//! pays nothing for this module. A cluster adds three shared things:
+//!
+//! - a [`SessionStore`]: each session's record (who owns it, the protocol layer's state), which
+//!   any node loads to serve a session it has not seen, and whose time to live is the session's
+//!   idle timeout, refreshed by each request;
+//! - a [`Bus`]: the messages one node sends the others ([`BusMessage`]): session-wide frames
+//!   for the node holding a session's standalone stream, a client's answer or cancellation
+//!   for the node where the request waits, broadcasts, a session's end and its changed state;
+//! - an [`EventStore`](crate::EventStore) shared by every node, so that `Last-Event-ID`
+//!   resumes a stream on any node.
+//!
+//! A node keeps a local [`Session`](crate::Session) actor only while the session has work on
+//! it (requests, streams), and drops it when idle; the record stays in the store. A session's
+//! local actor reaches the other nodes through the [`Relay`] its registry was given
+//! ([`RegistryConfig::relay`](crate::RegistryConfig)) when a message has no local recipient.
+//!
+//! In one process, [`InMemorySessionStore`] and [`LocalBus`] let several endpoints share
+//! sessions (and make the behaviour testable without a server); `actix-mcp` brings the Redis
+//! implementations.
+
+mod memory;
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use futures::stream::BoxStream;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::ids::SessionId;
+
+pub use memory::{InMemorySessionStore, LocalBus};
+
+/// A boxed future of a store or bus operation.
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
+
+/// Why a shared store or bus could not do what was asked.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum StoreError {
+    /// The store is unreachable or failed (a connection lost, a timeout): the operation may
+    /// succeed later.
+    #[error("session store unavailable: {0}")]
+    Unavailable(String),
+    /// What the store holds could not be read (written by an incompatible version, or
+    /// corrupted).
+    #[error("session store holds an unreadable record: {0}")]
+    Corrupt(String),
+}
+
+/// The identity of one node of a cluster: unique among the nodes sharing a bus (a random one
+/// per process by default).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct NodeId(Arc<str>);
+
+impl NodeId {
+    /// A node id of your choosing (the host name, a pod name).
+    pub fn new(id: impl Into<Arc<str>>) -> Self {
+        Self(id.into())
+    }
+
+    /// A random node id.
+    pub fn random() -> Self {
+        Self(format!("{:016x}", random_u64()).into())
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for NodeId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A random 64-bit number, from the standard library's randomly seeded hasher.
+pub(crate) fn random_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u64(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64),
+    );
+    hasher.finish()
+}
+
+/// What a cluster keeps of one session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionRecord {
+    /// The session's id.
+    pub id: SessionId,
+    /// Who the session belongs to (see [`SessionParts::owner`](crate::SessionParts)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<Arc<str>>,
+    /// Whether the client finished the protocol's handshake.
+    #[serde(default)]
+    pub established: bool,
+    /// The protocol layer's state of the session (its negotiated version, the client's
+    /// capabilities, its log level, its subscriptions), opaque to the runtime.
+    pub state: Value,
+}
+
+/// Where a cluster keeps its sessions' records. Implementations must make every record expire
+/// after `ttl` without a [`load`](Self::load) or [`save`](Self::save) (the session's idle
+/// timeout), so that nothing outlives its session.
+pub trait SessionStore: Send + Sync + fmt::Debug + 'static {
+    /// Stores a new session's record; `false` when a session of that id exists already.
+    fn create<'a>(&'a self, record: &'a SessionRecord, ttl: Duration) -> StoreFuture<'a, bool>;
+
+    /// The record of a session, its time to live renewed (one round trip: this is on every
+    /// request's path); `None` when the session is unknown or expired.
+    fn load<'a>(
+        &'a self,
+        id: &'a SessionId,
+        ttl: Duration,
+    ) -> StoreFuture<'a, Option<SessionRecord>>;
+
+    /// Replaces the record of a live session; `false` when it has ended meanwhile (the record
+    /// is then not written back).
+    fn save<'a>(&'a self, record: &'a SessionRecord, ttl: Duration) -> StoreFuture<'a, bool>;
+
+    /// Ends a session everywhere: its record and what else the store keeps of it go; `false`
+    /// when it was unknown.
+    fn delete<'a>(&'a self, id: &'a SessionId) -> StoreFuture<'a, bool>;
+
+    /// How many sessions the cluster holds, when the store can count them (the session cap is
+    /// then per cluster); `None` otherwise (the cap is per node).
+    fn count(&self) -> StoreFuture<'_, Option<usize>> {
+        Box::pin(std::future::ready(Ok(None)))
+    }
+
+    /// Checks that the store answers (for readiness probes).
+    fn ping(&self) -> StoreFuture<'_, ()>;
+}
+
+/// Who a [`BusMessage`] is for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Recipients {
+    /// Every node but the sender.
+    All,
+    /// One node.
+    Node(NodeId),
+}
+
+/// A message between the nodes of a cluster, as it travels on the [`Bus`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Envelope {
+    /// The node that sent it.
+    pub from: NodeId,
+    /// Who it is for.
+    pub to: Recipients,
+    /// What it says.
+    pub message: BusMessage,
+}
+
+/// What one node tells the others. Frames travel as their JSON text.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum BusMessage {
+    /// A frame for a session's standalone stream (a log message, a resource update), wherever
+    /// that stream is open.
+    Notify {
+        /// The session.
+        session: SessionId,
+        /// The frame's JSON text.
+        frame: String,
+    },
+    /// A frame for every session's standalone stream (a list-changed notification).
+    Broadcast {
+        /// The frame's JSON text.
+        frame: String,
+    },
+    /// A client's answer to a server-to-client request that waits on another node.
+    Response {
+        /// The session.
+        session: SessionId,
+        /// The JSON-RPC response's text.
+        message: String,
+    },
+    /// A client's `notifications/cancelled` for a request in flight on another node.
+    Cancel {
+        /// The session.
+        session: SessionId,
+        /// The notification's params.
+        params: Option<Value>,
+    },
+    /// A session has ended (DELETE, or expired): nodes drop their local actor for it.
+    Closed {
+        /// The session.
+        session: SessionId,
+    },
+    /// A session's record changed (its log level, its subscriptions): nodes holding it
+    /// locally take the new state.
+    Changed {
+        /// The new record.
+        record: SessionRecord,
+    },
+    /// A message of the protocol layer (tasks, listen streams), opaque to the runtime.
+    Protocol {
+        /// What it is about.
+        topic: String,
+        /// Its content.
+        payload: Value,
+    },
+}
+
+/// The message channel between the nodes of a cluster. Delivery is at most once: a node that
+/// is disconnected when a message is sent misses it (what a cluster cannot lose goes through
+/// the [`SessionStore`] and the [`EventStore`](crate::EventStore) instead).
+pub trait Bus: Send + Sync + fmt::Debug + 'static {
+    /// Sends a message.
+    fn publish(&self, envelope: Envelope) -> StoreFuture<'_, ()>;
+
+    /// The messages for `node` (sent to it, or to all, by another node), for as long as the
+    /// stream is held; the future resolves once the subscription is in place (or, when the
+    /// bus is unreachable, after a bounded wait, the subscription then being retried in the
+    /// background). Implementations reconnect by themselves after a failure; the stream ends
+    /// only when the bus is shut down.
+    fn subscribe(&self, node: &NodeId) -> BoxFuture<'static, BoxStream<'static, Envelope>>;
+}
+
+/// How a session's local actor reaches the other nodes when a message has no recipient on this
+/// one (a session-wide frame and no standalone stream here, a client's answer or cancellation
+/// that matches nothing here, a broadcast). Implemented by the protocol layer's cluster
+/// service over its [`Bus`]; given to a registry with
+/// [`RegistryConfig::relay`](crate::RegistryConfig).
+pub trait Relay: Send + Sync + fmt::Debug + 'static {
+    /// Sends `message` to every other node, without waiting.
+    fn publish(&self, message: BusMessage);
+}

@@ -1,0 +1,562 @@
+//! Several nodes serving the same sessions, behind any load balancer, with no sticky routing.
+//!
+//! Give an HTTP endpoint a [`Cluster`] ([`McpHttp::cluster`](crate::McpHttp::cluster)) and a
+//! request for a session this node has not seen is served all the same: the session's record
+//! (its negotiated version, the client's info and capabilities, its log level and
+//! subscriptions, its owner) comes from the shared [`SessionStore`], and a local session actor
+//! is started from it for as long as the session has work here. What must reach another node
+//! travels on the [`Bus`]:
+//!
+//! - a session-wide frame (a log message, a resource update, a list change) goes to the node
+//!   holding the session's GET stream;
+//! - a client's answer to a server-to-client request (sampling, elicitation, roots) goes to the
+//!   node where the request's handler waits, and a `notifications/cancelled` to the node where
+//!   the request runs;
+//! - a DELETE ends the session on every node, and a change of its state (`logging/setLevel`,
+//!   `resources/subscribe`, `notifications/initialized`) reaches every node holding it.
+//!
+//! With a shared [`EventStore`](actix_mcp_actors::EventStore) (the Redis one, say), a client
+//! resumes a stream with `Last-Event-ID` on any node. Every request of a session costs one
+//! store round trip (a load that also renews the record's time to live, which is the session's
+//! idle timeout); nothing else on a request's path touches the store or the bus unless a
+//! message must reach another node.
+//!
+//! Requests of protocol 2026-07-28 have no session: any node serves them as it is, and a
+//! multi-round-trip retry that lands on another node than the parked handler runs the
+//! handler again with the answers its sealed `requestState` carries, which needs only that
+//! every node seals with the same key
+//! ([`ServerBuilder::request_state_key`](crate::ServerBuilder::request_state_key)).
+//!
+//! **Limits.** The bus delivers at most once: a node cut off from it misses what was sent
+//! meanwhile (a session's record is reloaded on each request, so only notifications are lost).
+//! The requests in flight on a node that dies are lost with it; their clients see the stream
+//! end. The session cap is per cluster when the store can count sessions (the Redis store and
+//! the in-memory one can), per node otherwise.
+
+#[cfg(feature = "redis")]
+pub mod redis;
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_mcp_actors::{
+    Bus, BusMessage, Envelope, EventStore, Frame, FrameKind, Incoming, NodeId, Recipients,
+    RegistryHandle, Relay, SessionHandle, SessionId, SessionRecord, SessionStore, StoreError,
+};
+use futures::StreamExt as _;
+use serde::Deserialize as _;
+use serde_json::{Value, json};
+
+use crate::protocol::method;
+use crate::server::ServerInner;
+use crate::server::listen::Change;
+use crate::server::route::{McpDispatch, RequestDefaults};
+use crate::server::session::SessionState;
+
+pub use actix_mcp_actors::{InMemorySessionStore, LocalBus};
+
+/// What the nodes of a cluster share: the session store, the bus, and (for resumable streams
+/// on any node) the event store. See the [module docs](self).
+///
+/// ```
+/// use std::sync::Arc;
+/// use actix_mcp::cluster::{Cluster, InMemorySessionStore, LocalBus};
+///
+/// // Two endpoints of one process sharing their sessions.
+/// let cluster = Cluster::new(Arc::new(InMemorySessionStore::new()), Arc::new(LocalBus::new()));
+/// ```
+#[derive(Clone)]
+#[must_use]
+pub struct Cluster {
+    pub(crate) node: NodeId,
+    pub(crate) store: Arc<dyn SessionStore>,
+    pub(crate) bus: Arc<dyn Bus>,
+    pub(crate) events: Option<Arc<dyn EventStore>>,
+}
+
+impl fmt::Debug for Cluster {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Cluster")
+            .field("node", &self.node)
+            .field("store", &self.store)
+            .field("bus", &self.bus)
+            .field("shared_events", &self.events.is_some())
+            .finish()
+    }
+}
+
+impl Cluster {
+    /// A cluster over `store` and `bus`, this node with a random id.
+    pub fn new(store: Arc<dyn SessionStore>, bus: Arc<dyn Bus>) -> Self {
+        Self {
+            node: NodeId::random(),
+            store,
+            bus,
+            events: None,
+        }
+    }
+
+    /// Names this node (unique among the nodes of the cluster; default: random). A node that
+    /// restarts with the same name receives the messages sent to its name meanwhile.
+    pub fn node(mut self, node: NodeId) -> Self {
+        self.node = node;
+        self
+    }
+
+    /// Keeps the events of resumable streams in `events`, shared by every node, so a client
+    /// resumes a stream on any node (default: each node's own memory, so a stream resumes only
+    /// on the node that served it).
+    pub fn event_store(mut self, events: Arc<dyn EventStore>) -> Self {
+        self.events = Some(events);
+        self
+    }
+
+    /// This node's id.
+    pub fn node_id(&self) -> &NodeId {
+        &self.node
+    }
+
+    /// The session store.
+    pub fn session_store(&self) -> &Arc<dyn SessionStore> {
+        &self.store
+    }
+}
+
+/// One endpoint's side of a cluster: its relay to the other nodes, the session records, and
+/// what the bus brings.
+#[derive(Debug)]
+pub(crate) struct ClusterNode {
+    cluster: Cluster,
+    /// The records' time to live: the session idle timeout.
+    ttl: Duration,
+    /// Whether this node listens to the bus yet.
+    listening: tokio::sync::watch::Sender<bool>,
+}
+
+/// How long a node's first requests wait for it to listen to the bus.
+const LISTEN_WAIT: Duration = Duration::from_secs(5);
+
+/// Why a session could not be served from the cluster's store.
+#[derive(Debug)]
+pub(crate) enum Lookup {
+    /// No such session (never was, expired, or deleted).
+    Unknown,
+    /// The store failed.
+    Unavailable(StoreError),
+    /// The session could not be started here (the node is full).
+    Refused(actix_mcp_actors::OpenError),
+}
+
+impl ClusterNode {
+    pub(crate) fn new(cluster: Cluster, ttl: Duration) -> Arc<Self> {
+        Arc::new(Self {
+            cluster,
+            ttl,
+            listening: tokio::sync::watch::channel(false).0,
+        })
+    }
+
+    /// The relay a registry of this endpoint hands what has no recipient here.
+    pub(crate) fn relay(&self) -> Arc<dyn Relay> {
+        Arc::new(BusRelay {
+            node: self.cluster.node.clone(),
+            bus: self.cluster.bus.clone(),
+        })
+    }
+
+    /// The event store every node shares, if the cluster has one.
+    pub(crate) fn events(&self) -> Option<Arc<dyn EventStore>> {
+        self.cluster.events.clone()
+    }
+
+    pub(crate) fn store(&self) -> &Arc<dyn SessionStore> {
+        &self.cluster.store
+    }
+
+    /// Listens to the bus for `registry`'s sessions, and keeps the records of the sessions
+    /// busy here alive, for as long as the arbiter runs.
+    pub(crate) fn start(
+        self: &Arc<Self>,
+        registry: RegistryHandle,
+        server: std::sync::Weak<ServerInner>,
+    ) {
+        let subscribing = self.cluster.bus.subscribe(&self.cluster.node);
+        let node = self.clone();
+        let inbox_registry = registry.clone();
+        let inbox_server = server.clone();
+        actix_rt::spawn(async move {
+            let mut messages = subscribing.await;
+            node.listening.send_replace(true);
+            while let Some(envelope) = messages.next().await {
+                let Some(server) = inbox_server.upgrade() else {
+                    return;
+                };
+                node.receive(&inbox_registry, &server, envelope.message);
+            }
+        });
+        let keeper = self.clone();
+        actix_rt::spawn(async move {
+            let every = (keeper.ttl / 3).clamp(Duration::from_secs(1), Duration::from_secs(60));
+            let mut ticks = tokio::time::interval(every);
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                ticks.tick().await;
+                if server.strong_count() == 0 {
+                    return;
+                }
+                for session in registry.sessions() {
+                    // Busy here (a stream open, a request running): the cluster must not let
+                    // the session expire for want of requests elsewhere.
+                    if session.idle_for() < every
+                        && let Err(err) = keeper.store().load(session.id(), keeper.ttl).await
+                    {
+                        tracing::warn!(session = %session.id(), %err, "could not renew a session's record");
+                    }
+                }
+            }
+        });
+    }
+
+    /// Acts on a message from another node.
+    fn receive(
+        self: &Arc<Self>,
+        registry: &RegistryHandle,
+        server: &Arc<ServerInner>,
+        message: BusMessage,
+    ) {
+        match message {
+            BusMessage::Notify { session, frame } => {
+                if let Some(session) = registry.find(session.as_str()) {
+                    session.notify_here(notification_frame(frame));
+                }
+            }
+            BusMessage::Broadcast { frame } => {
+                let change = change_of(&frame);
+                registry.broadcast_here(notification_frame(frame));
+                if let Some(change) = change {
+                    server.listeners.publish(&change);
+                }
+            }
+            BusMessage::Response { session, message } => {
+                let Some(session) = registry.find(session.as_str()) else {
+                    return;
+                };
+                match actix_mcp_actors::parse_message(message.as_bytes()) {
+                    Ok(Incoming::Response(response)) => session.response_here(response),
+                    _ => tracing::warn!("ignored a relayed answer that is not a response"),
+                }
+            }
+            BusMessage::Cancel { session, params } => {
+                if let Some(session) = registry.find(session.as_str()) {
+                    session.cancel_here(params.as_ref());
+                }
+            }
+            BusMessage::Closed { session } => {
+                registry.close(session.as_str());
+            }
+            BusMessage::Changed { record } => {
+                if let Some(session) = registry.find(record.id.as_str()) {
+                    self.adopt(&session, &record);
+                }
+            }
+            BusMessage::Protocol { topic, payload } => {
+                receive_protocol(registry, server, &topic, payload);
+            }
+        }
+    }
+
+    fn publish(&self, to: Recipients, message: BusMessage) {
+        publish(&self.cluster.bus, &self.cluster.node, to, message);
+    }
+
+    /// The session a request names, from the store: its local actor (started from the record
+    /// when this node has none), its state refreshed from the record.
+    pub(crate) async fn session(
+        self: &Arc<Self>,
+        registry: &RegistryHandle,
+        server: &Arc<ServerInner>,
+        id: &SessionId,
+    ) -> Result<SessionHandle, Lookup> {
+        self.listening().await;
+        let record = match self.store().load(id, self.ttl).await {
+            Ok(Some(record)) => record,
+            Ok(None) => {
+                // Ended elsewhere, or expired: so it is here.
+                registry.close(id.as_str());
+                return Err(Lookup::Unknown);
+            }
+            Err(err) => return Err(Lookup::Unavailable(err)),
+        };
+        if let Some(session) = registry.get(id.as_str()) {
+            self.adopt(&session, &record);
+            return Ok(session);
+        }
+        let state = SessionState::from_stored(&record.state).map_err(|err| {
+            Lookup::Unavailable(StoreError::Corrupt(format!("session {id}: {err}")))
+        })?;
+        let session = registry
+            .open(actix_mcp_actors::SessionParts {
+                id: id.clone(),
+                dispatch: Arc::new(McpDispatch {
+                    server: server.clone(),
+                    defaults: RequestDefaults {
+                        version: None,
+                        stateless: false,
+                    },
+                    transport: None,
+                }),
+                config: actix_mcp_actors::SessionConfig {
+                    max_in_flight: server.config.max_concurrent_requests,
+                },
+                standalone: None,
+                on_stopped: None,
+                owner: record.owner.clone(),
+            })
+            .or_else(|err| {
+                // Two requests of one session raced to start it here: the other won.
+                registry.get(id.as_str()).ok_or(Lookup::Refused(err))
+            })?;
+        if session.data::<SessionState>().is_none() {
+            self.install(&session, state);
+        }
+        if record.established {
+            session.establish();
+        }
+        Ok(session)
+    }
+
+    /// Waits (on a node's first requests only, and boundedly) until this node listens to the
+    /// bus, so that nothing sent to a session served here is missed.
+    pub(crate) async fn listening(&self) {
+        if *self.listening.borrow() {
+            return;
+        }
+        let mut listening = self.listening.subscribe();
+        let _ = tokio::time::timeout(LISTEN_WAIT, listening.wait_for(|on| *on)).await;
+    }
+
+    /// Stores the record of a session whose `initialize` succeeded here.
+    pub(crate) async fn created(
+        self: &Arc<Self>,
+        session: &SessionHandle,
+    ) -> Result<(), StoreError> {
+        self.listening().await;
+        let Some(state) = session.data::<SessionState>() else {
+            return Ok(());
+        };
+        let record = record_of(session, &state);
+        if !self.store().create(&record, self.ttl).await? {
+            return Err(StoreError::Corrupt(format!(
+                "session id {} is taken",
+                session.id()
+            )));
+        }
+        self.watch(session, &state);
+        Ok(())
+    }
+
+    /// Ends a session on every node; `false` when the store did not know it.
+    pub(crate) async fn delete(
+        &self,
+        registry: &RegistryHandle,
+        id: &SessionId,
+    ) -> Result<bool, StoreError> {
+        let known = self.store().delete(id).await?;
+        registry.close(id.as_str());
+        self.publish(
+            Recipients::All,
+            BusMessage::Closed {
+                session: id.clone(),
+            },
+        );
+        Ok(known)
+    }
+
+    /// Takes the record's state when it differs from the local one.
+    fn adopt(self: &Arc<Self>, session: &SessionHandle, record: &SessionRecord) {
+        if record.established {
+            session.establish();
+        }
+        let current = session.data::<SessionState>();
+        if current
+            .as_ref()
+            .is_some_and(|state| state.to_stored() == record.state)
+        {
+            return;
+        }
+        match SessionState::from_stored(&record.state) {
+            Ok(state) => self.install(session, state),
+            Err(err) => {
+                tracing::warn!(session = %record.id, %err, "ignored an unreadable session record")
+            }
+        }
+    }
+
+    fn install(self: &Arc<Self>, session: &SessionHandle, state: SessionState) {
+        session.set_data(state);
+        if let Some(state) = session.data::<SessionState>() {
+            self.watch(session, &state);
+        }
+    }
+
+    /// Stores each change of `state` and tells the other nodes.
+    fn watch(self: &Arc<Self>, session: &SessionHandle, state: &Arc<SessionState>) {
+        let node = Arc::downgrade(self);
+        let owner = session.owner().map(Arc::<str>::from);
+        let id = session.id().clone();
+        state.on_change(Arc::new(move |state: &SessionState| {
+            let Some(node) = node.upgrade() else {
+                return;
+            };
+            let record = SessionRecord {
+                id: id.clone(),
+                owner: owner.clone(),
+                established: state.is_initialized(),
+                state: state.to_stored(),
+            };
+            actix_rt::spawn(async move {
+                match node.store().save(&record, node.ttl).await {
+                    Ok(true) => node.publish(Recipients::All, BusMessage::Changed { record }),
+                    Ok(false) => {}
+                    Err(err) => {
+                        tracing::warn!(session = %record.id, %err, "could not store a session's changed state");
+                    }
+                }
+            });
+        }));
+    }
+}
+
+fn record_of(session: &SessionHandle, state: &SessionState) -> SessionRecord {
+    SessionRecord {
+        id: session.id().clone(),
+        owner: session.owner().map(Arc::from),
+        established: state.is_initialized(),
+        state: state.to_stored(),
+    }
+}
+
+/// The topic of a [`BusMessage::Protocol`] telling the other nodes that a resource changed.
+pub(crate) const RESOURCE_UPDATED: &str = "resourceUpdated";
+
+/// The topic of a [`BusMessage::Protocol`] carrying a log message for every session.
+pub(crate) const LOG: &str = "log";
+/// The topic of a [`BusMessage::Protocol`] carrying a client's `tasks/update` answers to the
+/// node running the task.
+pub(crate) const TASK_INPUT: &str = "taskInput";
+/// The topic of a [`BusMessage::Protocol`] asking the node running a task to cancel it.
+pub(crate) const TASK_CANCEL: &str = "taskCancel";
+/// The topic of a [`BusMessage::Protocol`] carrying a task's change to the `subscriptions/listen`
+/// streams of the other nodes.
+pub(crate) const TASK_CHANGE: &str = "taskChange";
+
+/// Acts on a message of the protocol layer from another node.
+fn receive_protocol(
+    registry: &RegistryHandle,
+    server: &Arc<ServerInner>,
+    topic: &str,
+    payload: Value,
+) {
+    let task_id = payload.get("taskId").and_then(Value::as_str);
+    match (topic, task_id) {
+        (RESOURCE_UPDATED, _) => {
+            if let Some(uri) = payload.get("uri").and_then(Value::as_str) {
+                server.resource_updated_here(registry, uri);
+                server.listeners.publish(&Change::Updated(uri.to_owned()));
+            }
+        }
+        (LOG, _) => {
+            let level = payload
+                .get("level")
+                .and_then(|level| crate::protocol::LoggingLevel::deserialize(level).ok());
+            let frame = payload.get("frame").and_then(Value::as_str);
+            if let (Some(level), Some(frame)) = (level, frame) {
+                server.log_here(registry, level, &notification_frame(frame.to_owned()));
+            }
+        }
+        (TASK_INPUT, Some(id)) => {
+            let run = server.tasks.as_ref().and_then(|tasks| tasks.runner(id));
+            let responses = payload.get("inputResponses").and_then(Value::as_object);
+            if let (Some(run), Some(responses)) = (run, responses) {
+                run.do_send(crate::server::tasks::run::ProvideInput {
+                    responses: responses.clone(),
+                });
+            }
+        }
+        (TASK_CANCEL, Some(id)) => {
+            if let Some(run) = server.tasks.as_ref().and_then(|tasks| tasks.runner(id)) {
+                run.do_send(crate::server::tasks::run::CancelTask);
+            }
+        }
+        (TASK_CHANGE, Some(id)) => {
+            if let Some(task) = payload.get("task") {
+                server.listeners.publish(&Change::Task {
+                    id: id.to_owned(),
+                    task: task.clone(),
+                });
+            }
+        }
+        _ => tracing::debug!(topic, "ignored a protocol message of an unknown topic"),
+    }
+}
+
+/// Tells the other nodes of `registry`'s cluster, if it has any, that `uri` changed (they
+/// notify their subscribed sessions and listen streams).
+pub(crate) fn relay_resource_updated(registry: &RegistryHandle, uri: &str) {
+    if let Some(relay) = registry.relay() {
+        relay.publish(BusMessage::Protocol {
+            topic: RESOURCE_UPDATED.to_owned(),
+            payload: json!({ "uri": uri }),
+        });
+    }
+}
+
+fn notification_frame(json: String) -> Frame {
+    Frame {
+        kind: FrameKind::Notification,
+        json: json.into(),
+    }
+}
+
+/// The `subscriptions/listen` change a broadcast list-changed frame stands for.
+fn change_of(frame: &str) -> Option<Change> {
+    let method = serde_json::from_str::<Value>(frame)
+        .ok()?
+        .get("method")?
+        .as_str()?
+        .to_owned();
+    match method.as_str() {
+        method::NOTIFICATION_TOOLS_LIST_CHANGED => Some(Change::Tools),
+        method::NOTIFICATION_PROMPTS_LIST_CHANGED => Some(Change::Prompts),
+        method::NOTIFICATION_RESOURCES_LIST_CHANGED => Some(Change::Resources),
+        _ => None,
+    }
+}
+
+fn publish(bus: &Arc<dyn Bus>, from: &NodeId, to: Recipients, message: BusMessage) {
+    let bus = bus.clone();
+    let envelope = Envelope {
+        from: from.clone(),
+        to,
+        message,
+    };
+    actix_rt::spawn(async move {
+        if let Err(err) = bus.publish(envelope).await {
+            tracing::warn!(%err, "a message to the other nodes was lost");
+        }
+    });
+}
+
+/// The [`Relay`] of a cluster's registries: what has no recipient here goes on the bus.
+#[derive(Debug)]
+struct BusRelay {
+    node: NodeId,
+    bus: Arc<dyn Bus>,
+}
+
+impl Relay for BusRelay {
+    fn publish(&self, message: BusMessage) {
+        publish(&self.bus, &self.node, Recipients::All, message);
+    }
+}

@@ -1,0 +1,859 @@
+//! The cluster's session store, event store and bus on Redis (feature `redis`).
+//!
+//! ```no_run
+//! # async fn run(server: actix_mcp::Server) -> Result<(), Box<dyn std::error::Error>> {
+//! use actix_mcp::cluster::Cluster;
+//!
+//! let cluster = Cluster::redis("redis://127.0.0.1:6379").await?;
+//! let mcp = server.http("/mcp").cluster(cluster);
+//! # Ok(()) }
+//! ```
+//!
+//! Keys (`prefix` defaults to `mcp`), each session's under one hash tag so Redis Cluster keeps
+//! them in one slot, and each with a time to live so nothing outlives its session:
+//!
+//! | key | type | what | expires |
+//! | --- | --- | --- | --- |
+//! | `mcp:{<session>}:session` | string | the [`SessionRecord`] as JSON | idle timeout, renewed by each request |
+//! | `mcp:{<session>}:events:<stream>` | list | `<seq> <event data>` per event, the newest `max_events` | the event TTL, renewed by each event |
+//! | `mcp:{<session>}:streams` | set | the session's stream numbers (for DELETE) | as the events |
+//! | `mcp:sessions` | sorted set | live sessions by expiry (the cluster-wide count) | members pruned as they expire |
+//! | `mcp:task:{<task>}` | string | a task of the Tasks extension ([`RedisTaskStore`]) | with the task |
+//! | `mcp:tasks` | sorted set | live tasks by expiry (the store's limit) | members pruned as they expire |
+//!
+//! Channels: `mcp:bus` (to every node) and `mcp:bus:<node>` (to one).
+//!
+//! A request costs one round trip (`GETEX` of its session's record, pipelined with the renewal
+//! of its place in the count); events are written behind, in pipelined batches.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use actix_mcp_actors::{
+    Bus, Envelope, EventId, EventStore, InMemoryEventStore, NodeId, Recipients, Replay,
+    ReplayFuture, SessionEvents, SessionId, SessionRecord, SessionStore, StoreError, StoreFuture,
+};
+use futures::StreamExt as _;
+use futures::future::BoxFuture;
+use futures::stream::BoxStream;
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use tokio::sync::mpsc;
+
+use super::Cluster;
+use crate::protocol::DetailedTask;
+use crate::server::tasks::{StoredTask, TaskStore, TaskStoreError};
+
+/// How long a Redis command may take before it fails (and the request that needed it gets a
+/// 503); the connection is re-established in the background.
+const RESPONSE_TIMEOUT: Duration = Duration::from_secs(2);
+
+impl Cluster {
+    /// A cluster on the Redis server at `url` (`redis://[user:password@]host:port[/db]`, or
+    /// `rediss://` for TLS when the `redis` crate has it): the session store, event store and
+    /// bus of this module, with the default key prefix `mcp`.
+    ///
+    /// # Errors
+    /// When the server cannot be reached or does not answer `PING`: a node does not start
+    /// without its store.
+    pub async fn redis(url: &str) -> Result<Self, StoreError> {
+        Ok(Self::on_redis(Redis::connect(url, "mcp").await?))
+    }
+
+    /// A cluster on a connected [`Redis`]: its session store, event store and bus. (Share the
+    /// connection with a [`RedisTaskStore`] for the Tasks extension.)
+    pub fn on_redis(redis: Redis) -> Self {
+        Self::new(
+            Arc::new(RedisSessionStore::new(redis.clone())),
+            Arc::new(RedisBus::new(redis.clone())),
+        )
+        .event_store(Arc::new(RedisEventStore::new(redis)))
+    }
+}
+
+/// A connection to a Redis server and the key prefix, shared by the stores of this module.
+#[derive(Clone)]
+pub struct Redis {
+    client: redis::Client,
+    conn: ConnectionManager,
+    prefix: Arc<str>,
+}
+
+impl fmt::Debug for Redis {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Redis")
+            .field("server", &self.client.get_connection_info().addr())
+            .field("prefix", &self.prefix)
+            .finish()
+    }
+}
+
+fn unavailable(err: &redis::RedisError) -> StoreError {
+    StoreError::Unavailable(format!("redis: {err}"))
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis())
+        .unwrap_or(u64::MAX)
+        .max(1)
+}
+
+fn now_millis() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+impl Redis {
+    /// Connects to the server at `url` and checks it answers; keys start with `prefix`.
+    ///
+    /// # Errors
+    /// When the URL is malformed, or the server cannot be reached or does not answer `PING`.
+    pub async fn connect(url: &str, prefix: &str) -> Result<Self, StoreError> {
+        let client = redis::Client::open(url)
+            .map_err(|err| StoreError::Unavailable(format!("redis url {url:?}: {err}")))?;
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(RESPONSE_TIMEOUT))
+            .set_response_timeout(Some(RESPONSE_TIMEOUT))
+            .set_number_of_retries(1)
+            .set_max_delay(Duration::from_secs(2));
+        let conn = ConnectionManager::new_with_config(client.clone(), config)
+            .await
+            .map_err(|err| {
+                StoreError::Unavailable(format!("could not connect to redis at {url}: {err}"))
+            })?;
+        let redis = Self {
+            client,
+            conn,
+            prefix: prefix.into(),
+        };
+        redis.ping().await?;
+        Ok(redis)
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        let mut conn = self.conn.clone();
+        redis::cmd("PING")
+            .query_async::<String>(&mut conn)
+            .await
+            .map(drop)
+            .map_err(|err| unavailable(&err))
+    }
+
+    fn session_key(&self, id: &SessionId) -> String {
+        format!("{}:{{{}}}:session", self.prefix, id.as_str())
+    }
+
+    fn events_key(&self, id: &SessionId, stream: u64) -> String {
+        format!("{}:{{{}}}:events:{stream}", self.prefix, id.as_str())
+    }
+
+    fn streams_key(&self, id: &SessionId) -> String {
+        format!("{}:{{{}}}:streams", self.prefix, id.as_str())
+    }
+
+    fn count_key(&self) -> String {
+        format!("{}:sessions", self.prefix)
+    }
+
+    fn channel(&self, to: Option<&NodeId>) -> String {
+        match to {
+            None => format!("{}:bus", self.prefix),
+            Some(node) => format!("{}:bus:{node}", self.prefix),
+        }
+    }
+}
+
+/// The [`SessionStore`] on Redis. See the [module docs](self) for its keys.
+#[derive(Debug, Clone)]
+pub struct RedisSessionStore {
+    redis: Redis,
+}
+
+impl RedisSessionStore {
+    /// The store on `redis`.
+    pub fn new(redis: Redis) -> Self {
+        Self { redis }
+    }
+}
+
+fn encode(record: &SessionRecord) -> Result<String, StoreError> {
+    serde_json::to_string(record).map_err(|err| StoreError::Corrupt(err.to_string()))
+}
+
+impl SessionStore for RedisSessionStore {
+    fn create<'a>(&'a self, record: &'a SessionRecord, ttl: Duration) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let json = encode(record)?;
+            let mut conn = self.redis.conn.clone();
+            let (created,): (Option<String>,) = redis::pipe()
+                .cmd("SET")
+                .arg(self.redis.session_key(&record.id))
+                .arg(json)
+                .arg("NX")
+                .arg("PX")
+                .arg(millis(ttl))
+                .cmd("ZADD")
+                .arg(self.redis.count_key())
+                .arg(now_millis().saturating_add(millis(ttl)))
+                .arg(record.id.as_str())
+                .ignore()
+                .query_async(&mut conn)
+                .await
+                .map_err(|err| unavailable(&err))?;
+            Ok(created.is_some())
+        })
+    }
+
+    fn load<'a>(
+        &'a self,
+        id: &'a SessionId,
+        ttl: Duration,
+    ) -> StoreFuture<'a, Option<SessionRecord>> {
+        Box::pin(async move {
+            let mut conn = self.redis.conn.clone();
+            let (json,): (Option<String>,) = redis::pipe()
+                .cmd("GETEX")
+                .arg(self.redis.session_key(id))
+                .arg("PX")
+                .arg(millis(ttl))
+                .cmd("ZADD")
+                .arg(self.redis.count_key())
+                .arg("XX")
+                .arg(now_millis().saturating_add(millis(ttl)))
+                .arg(id.as_str())
+                .ignore()
+                .query_async(&mut conn)
+                .await
+                .map_err(|err| unavailable(&err))?;
+            json.map(|json| {
+                serde_json::from_str(&json)
+                    .map_err(|err| StoreError::Corrupt(format!("session {id}: {err}")))
+            })
+            .transpose()
+        })
+    }
+
+    fn save<'a>(&'a self, record: &'a SessionRecord, ttl: Duration) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let json = encode(record)?;
+            let mut conn = self.redis.conn.clone();
+            let saved: Option<String> = redis::cmd("SET")
+                .arg(self.redis.session_key(&record.id))
+                .arg(json)
+                .arg("XX")
+                .arg("PX")
+                .arg(millis(ttl))
+                .query_async(&mut conn)
+                .await
+                .map_err(|err| unavailable(&err))?;
+            Ok(saved.is_some())
+        })
+    }
+
+    fn delete<'a>(&'a self, id: &'a SessionId) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let mut conn = self.redis.conn.clone();
+            let streams: Vec<u64> = redis::cmd("SMEMBERS")
+                .arg(self.redis.streams_key(id))
+                .query_async(&mut conn)
+                .await
+                .map_err(|err| unavailable(&err))?;
+            let mut keys = vec![self.redis.session_key(id), self.redis.streams_key(id)];
+            keys.extend(
+                streams
+                    .into_iter()
+                    .map(|stream| self.redis.events_key(id, stream)),
+            );
+            let (deleted,): (u64,) = redis::pipe()
+                .cmd("DEL")
+                .arg(self.redis.session_key(id))
+                .cmd("UNLINK")
+                .arg(&keys)
+                .ignore()
+                .cmd("ZREM")
+                .arg(self.redis.count_key())
+                .arg(id.as_str())
+                .ignore()
+                .query_async(&mut conn)
+                .await
+                .map_err(|err| unavailable(&err))?;
+            Ok(deleted > 0)
+        })
+    }
+
+    fn count(&self) -> StoreFuture<'_, Option<usize>> {
+        Box::pin(async move {
+            let mut conn = self.redis.conn.clone();
+            let (count,): (usize,) = redis::pipe()
+                .cmd("ZREMRANGEBYSCORE")
+                .arg(self.redis.count_key())
+                .arg("-inf")
+                .arg(now_millis())
+                .ignore()
+                .cmd("ZCARD")
+                .arg(self.redis.count_key())
+                .query_async(&mut conn)
+                .await
+                .map_err(|err| unavailable(&err))?;
+            Ok(Some(count))
+        })
+    }
+
+    fn ping(&self) -> StoreFuture<'_, ()> {
+        Box::pin(self.redis.ping())
+    }
+}
+
+/// The [`Bus`] on Redis pub/sub: one channel to every node, one per node. Delivery is at most
+/// once (pub/sub keeps nothing for a node that is not listening); a subscriber reconnects by
+/// itself, within a second of the server's return.
+#[derive(Debug, Clone)]
+pub struct RedisBus {
+    redis: Redis,
+}
+
+impl RedisBus {
+    /// The bus on `redis`.
+    pub fn new(redis: Redis) -> Self {
+        Self { redis }
+    }
+}
+
+impl Bus for RedisBus {
+    fn publish(&self, envelope: Envelope) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            let channel = match &envelope.to {
+                Recipients::All => self.redis.channel(None),
+                Recipients::Node(node) => self.redis.channel(Some(node)),
+            };
+            let json = serde_json::to_string(&envelope)
+                .map_err(|err| StoreError::Corrupt(err.to_string()))?;
+            let mut conn = self.redis.conn.clone();
+            redis::cmd("PUBLISH")
+                .arg(channel)
+                .arg(json)
+                .query_async::<u64>(&mut conn)
+                .await
+                .map(drop)
+                .map_err(|err| unavailable(&err))
+        })
+    }
+
+    fn subscribe(&self, node: &NodeId) -> BoxFuture<'static, BoxStream<'static, Envelope>> {
+        let (sender, receiver) = mpsc::channel::<Envelope>(1024);
+        let (in_place_tx, in_place) = tokio::sync::oneshot::channel::<()>();
+        let mut in_place_tx = Some(in_place_tx);
+        let redis = self.redis.clone();
+        let node = node.clone();
+        tokio::spawn(async move {
+            let channels = [redis.channel(None), redis.channel(Some(&node))];
+            let mut failures = 0u32;
+            while !sender.is_closed() {
+                let subscribed = async {
+                    let mut pubsub = redis.client.get_async_pubsub().await?;
+                    pubsub.subscribe(&channels).await?;
+                    Ok::<_, redis::RedisError>(pubsub)
+                };
+                let pubsub = match tokio::time::timeout(RESPONSE_TIMEOUT, subscribed).await {
+                    Ok(Ok(pubsub)) => pubsub,
+                    Ok(Err(err)) => {
+                        failures += 1;
+                        if failures == 1 {
+                            tracing::warn!(%err, "the cluster bus is unreachable; retrying");
+                        }
+                        tokio::time::sleep(Duration::from_millis(500)).await;
+                        continue;
+                    }
+                    Err(_) => {
+                        failures += 1;
+                        tokio::time::sleep(Duration::from_millis(500)).await;
+                        continue;
+                    }
+                };
+                if failures > 0 {
+                    tracing::info!("the cluster bus is back");
+                    failures = 0;
+                }
+                if let Some(in_place_tx) = in_place_tx.take() {
+                    let _ = in_place_tx.send(());
+                }
+                let mut messages = pubsub.into_on_message();
+                while let Some(message) = messages.next().await {
+                    let Ok(payload) = message.get_payload::<String>() else {
+                        continue;
+                    };
+                    let envelope = match serde_json::from_str::<Envelope>(&payload) {
+                        Ok(envelope) => envelope,
+                        Err(err) => {
+                            tracing::warn!(%err, "ignored an unreadable message on the cluster bus");
+                            continue;
+                        }
+                    };
+                    if envelope.from == node {
+                        continue;
+                    }
+                    if sender.send(envelope).await.is_err() {
+                        return;
+                    }
+                }
+                // The connection ended: reconnect.
+                tracing::warn!("lost the cluster bus; reconnecting");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        });
+        let stream = futures::stream::unfold(receiver, |mut receiver| async move {
+            receiver.recv().await.map(|envelope| (envelope, receiver))
+        })
+        .boxed();
+        Box::pin(async move {
+            if tokio::time::timeout(RESPONSE_TIMEOUT, in_place)
+                .await
+                .is_err()
+            {
+                tracing::warn!("the cluster bus is not reachable yet; listening as soon as it is");
+            }
+            stream
+        })
+    }
+}
+
+/// The [`EventStore`] on Redis: every event of every stream is written (behind, in pipelined
+/// batches) to a capped list per stream, so a stream resumes on any node. The events of the
+/// streams live on this node are also kept in this node's memory, so resuming those costs no
+/// round trip.
+#[derive(Debug, Clone)]
+pub struct RedisEventStore {
+    redis: Redis,
+    local: InMemoryEventStore,
+    max_events: usize,
+    writes: mpsc::Sender<Write>,
+}
+
+/// Events waiting to be written, per writer.
+const WRITE_QUEUE: usize = 16_384;
+
+#[derive(Debug)]
+struct Write {
+    session: SessionId,
+    id: EventId,
+    data: Arc<str>,
+    /// The session's local log has closed (it ended, here or everywhere): events still queued
+    /// are not written, so nothing is written back after a DELETE.
+    closed: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl RedisEventStore {
+    /// The store on `redis`: the newest 1,024 events of each stream, kept 30 minutes after the
+    /// last one (as long as a session's default idle timeout).
+    pub fn new(redis: Redis) -> Self {
+        Self::with_limits(redis, 1024, Duration::from_secs(30 * 60))
+    }
+
+    /// The store on `redis`, keeping the newest `max_events` events of each stream for `ttl`
+    /// after the last one.
+    pub fn with_limits(redis: Redis, max_events: usize, ttl: Duration) -> Self {
+        let (writes, queue) = mpsc::channel(WRITE_QUEUE);
+        tokio::spawn(write_behind(redis.clone(), queue, max_events.max(1), ttl));
+        Self {
+            redis,
+            local: InMemoryEventStore::default(),
+            max_events: max_events.max(1),
+            writes,
+        }
+    }
+}
+
+/// Writes queued events in batches: one pipeline per wake-up.
+async fn write_behind(
+    redis: Redis,
+    mut queue: mpsc::Receiver<Write>,
+    max_events: usize,
+    ttl: Duration,
+) {
+    let mut batch = Vec::with_capacity(256);
+    while queue.recv_many(&mut batch, 256).await > 0 {
+        let mut pipe = redis::pipe();
+        for write in batch.drain(..) {
+            if write.closed.load(std::sync::atomic::Ordering::Acquire) {
+                continue;
+            }
+            let key = redis.events_key(&write.session, write.id.stream);
+            let streams = redis.streams_key(&write.session);
+            pipe.cmd("RPUSH")
+                .arg(&key)
+                .arg(format!("{} {}", write.id.seq, write.data))
+                .ignore()
+                .cmd("LTRIM")
+                .arg(&key)
+                .arg(-i64::try_from(max_events).unwrap_or(i64::MAX))
+                .arg(-1)
+                .ignore()
+                .cmd("PEXPIRE")
+                .arg(&key)
+                .arg(millis(ttl))
+                .ignore()
+                .cmd("SADD")
+                .arg(&streams)
+                .arg(write.id.stream)
+                .ignore()
+                .cmd("PEXPIRE")
+                .arg(&streams)
+                .arg(millis(ttl))
+                .ignore();
+        }
+        let mut conn = redis.conn.clone();
+        if let Err(err) = pipe.query_async::<()>(&mut conn).await {
+            tracing::warn!(%err, "could not store stream events; those cannot be resumed on another node");
+        }
+    }
+}
+
+impl EventStore for RedisEventStore {
+    fn open(&self, session: &SessionId) -> Arc<dyn SessionEvents> {
+        Arc::new(RedisSessionEvents {
+            session: session.clone(),
+            local: self.local.open(session),
+            store: self.clone(),
+            closed: Arc::default(),
+        })
+    }
+}
+
+struct RedisSessionEvents {
+    session: SessionId,
+    local: Arc<dyn SessionEvents>,
+    store: RedisEventStore,
+    closed: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl fmt::Debug for RedisSessionEvents {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedisSessionEvents")
+            .field("session", &self.session)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SessionEvents for RedisSessionEvents {
+    fn append(&self, id: EventId, data: &Arc<str>) {
+        self.local.append(id, data);
+        let write = Write {
+            session: self.session.clone(),
+            id,
+            data: data.clone(),
+            closed: self.closed.clone(),
+        };
+        if self.store.writes.try_send(write).is_err() {
+            tracing::warn!(session = %self.session, %id, "the event writer is behind; an event will not be resumable on another node");
+        }
+    }
+
+    fn replay_here(&self, after: EventId) -> Replay {
+        self.local.replay_here(after)
+    }
+
+    fn replay(&self, after: EventId) -> ReplayFuture {
+        let here = self.local.replay_here(after);
+        if here != Replay::Unknown {
+            return Box::pin(std::future::ready(here));
+        }
+        let redis = self.store.redis.clone();
+        let key = redis.events_key(&self.session, after.stream);
+        let max_events = self.store.max_events;
+        Box::pin(async move {
+            let mut conn = redis.conn.clone();
+            let stored: Vec<String> = match redis::cmd("LRANGE")
+                .arg(&key)
+                .arg(0)
+                .arg(-1)
+                .query_async(&mut conn)
+                .await
+            {
+                Ok(stored) => stored,
+                Err(err) => {
+                    tracing::warn!(%err, "could not read stored events to resume a stream");
+                    return Replay::Unknown;
+                }
+            };
+            stored_replay(&stored, after, max_events)
+        })
+    }
+
+    fn finish(&self, stream: u64) {
+        self.local.finish(stream);
+    }
+
+    fn close(&self) {
+        // This node's copy only: the session may live on elsewhere; its stored events expire
+        // with it, or go with its DELETE. What is still queued of it is not written.
+        self.closed
+            .store(true, std::sync::atomic::Ordering::Release);
+        self.local.close();
+    }
+}
+
+/// What a stream's stored list (`<seq> <data>` entries, oldest first) holds after `after`.
+fn stored_replay(stored: &[String], after: EventId, max_events: usize) -> Replay {
+    if stored.is_empty() {
+        return Replay::Unknown;
+    }
+    let mut events = Vec::new();
+    let mut first = None;
+    for entry in stored {
+        let Some((seq, data)) = entry.split_once(' ') else {
+            continue;
+        };
+        let Ok(seq) = seq.parse::<u64>() else {
+            continue;
+        };
+        first.get_or_insert(seq);
+        if seq > after.seq {
+            events.push((
+                EventId {
+                    stream: after.stream,
+                    seq,
+                },
+                Arc::from(data),
+            ));
+        }
+    }
+    // The list is capped: when it is full and starts after the event that follows `after`,
+    // events were trimmed before they could be replayed.
+    let gap = stored.len() >= max_events && first.is_some_and(|first| first > after.seq + 1);
+    Replay::Events { events, gap }
+}
+
+/// The [`TaskStore`] on Redis (Tasks extension): a task's state as JSON under
+/// `mcp:task:{<id>}`, expiring with the task, and a sorted set `mcp:tasks` of the live tasks by
+/// expiry for the store's limit. A terminal status is final: an update is a compare-and-set
+/// run on the server, so no node overwrites a task another node finished or cancelled.
+#[derive(Debug, Clone)]
+pub struct RedisTaskStore {
+    redis: Redis,
+}
+
+impl RedisTaskStore {
+    /// The store on `redis`.
+    pub fn new(redis: Redis) -> Self {
+        Self { redis }
+    }
+
+    fn key(&self, task_id: &str) -> String {
+        format!("{}:task:{{{task_id}}}", self.redis.prefix)
+    }
+
+    fn live_key(&self) -> String {
+        format!("{}:tasks", self.redis.prefix)
+    }
+}
+
+/// A task as the Redis store keeps it.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TaskEntry {
+    task: DetailedTask,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    expires_at_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    owner: Option<String>,
+}
+
+fn epoch_millis(time: SystemTime) -> u64 {
+    time.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+fn task_backend(err: &redis::RedisError) -> TaskStoreError {
+    TaskStoreError::Backend(format!("redis: {err}"))
+}
+
+fn task_entry(task: &StoredTask) -> Result<(String, Option<u64>), TaskStoreError> {
+    let expires = task.expires_at.map(epoch_millis);
+    let json = serde_json::to_string(&TaskEntry {
+        task: task.task.clone(),
+        expires_at_ms: expires,
+        owner: task.owner.clone(),
+    })
+    .map_err(|err| TaskStoreError::Backend(err.to_string()))?;
+    Ok((json, expires))
+}
+
+/// Replaces a task unless the stored one is terminal or gone: KEYS[1] the task, ARGV[1] the
+/// new JSON, ARGV[2] its expiry (Unix ms, or 0 for none).
+const UPDATE_TASK: &str = r"
+local current = redis.call('GET', KEYS[1])
+if not current then return 0 end
+local status = cjson.decode(current)['task']['status']
+if status == 'completed' or status == 'failed' or status == 'cancelled' then return 0 end
+if ARGV[2] == '0' then
+  redis.call('SET', KEYS[1], ARGV[1])
+else
+  redis.call('SET', KEYS[1], ARGV[1], 'PXAT', ARGV[2])
+end
+return 1
+";
+
+impl TaskStore for RedisTaskStore {
+    fn create(
+        &self,
+        task: StoredTask,
+        limit: usize,
+    ) -> futures::future::BoxFuture<'_, Result<(), TaskStoreError>> {
+        Box::pin(async move {
+            let (json, expires) = task_entry(&task)?;
+            let id = task.task.task_id.clone();
+            let mut conn = self.redis.conn.clone();
+            let (live,): (usize,) = redis::pipe()
+                .cmd("ZREMRANGEBYSCORE")
+                .arg(self.live_key())
+                .arg("-inf")
+                .arg(now_millis())
+                .ignore()
+                .cmd("ZCARD")
+                .arg(self.live_key())
+                .query_async(&mut conn)
+                .await
+                .map_err(|err| task_backend(&err))?;
+            if live >= limit {
+                return Err(TaskStoreError::Full(limit));
+            }
+            let mut set = redis::cmd("SET");
+            set.arg(self.key(&id)).arg(json).arg("NX");
+            if let Some(at) = expires {
+                set.arg("PXAT").arg(at.max(1));
+            }
+            let created: Option<String> = set
+                .query_async(&mut conn)
+                .await
+                .map_err(|err| task_backend(&err))?;
+            if created.is_none() {
+                return Err(TaskStoreError::Exists(id));
+            }
+            redis::cmd("ZADD")
+                .arg(self.live_key())
+                .arg(expires.unwrap_or(u64::MAX >> 11))
+                .arg(&id)
+                .query_async::<()>(&mut conn)
+                .await
+                .map_err(|err| task_backend(&err))?;
+            Ok(())
+        })
+    }
+
+    fn get(
+        &self,
+        task_id: &str,
+    ) -> futures::future::BoxFuture<'_, Result<Option<StoredTask>, TaskStoreError>> {
+        let key = self.key(task_id);
+        Box::pin(async move {
+            let mut conn = self.redis.conn.clone();
+            let json: Option<String> = redis::cmd("GET")
+                .arg(key)
+                .query_async(&mut conn)
+                .await
+                .map_err(|err| task_backend(&err))?;
+            let Some(json) = json else {
+                return Ok(None);
+            };
+            let entry: TaskEntry = serde_json::from_str(&json)
+                .map_err(|err| TaskStoreError::Backend(format!("unreadable task: {err}")))?;
+            let stored = StoredTask {
+                task: entry.task,
+                expires_at: entry
+                    .expires_at_ms
+                    .map(|ms| UNIX_EPOCH + Duration::from_millis(ms)),
+                owner: entry.owner,
+            };
+            Ok((!stored.is_expired(SystemTime::now())).then_some(stored))
+        })
+    }
+
+    fn update(
+        &self,
+        task: StoredTask,
+    ) -> futures::future::BoxFuture<'_, Result<bool, TaskStoreError>> {
+        Box::pin(async move {
+            let (json, expires) = task_entry(&task)?;
+            let mut conn = self.redis.conn.clone();
+            let written: i64 = redis::cmd("EVAL")
+                .arg(UPDATE_TASK)
+                .arg(1)
+                .arg(self.key(&task.task.task_id))
+                .arg(json)
+                .arg(expires.unwrap_or(0))
+                .query_async(&mut conn)
+                .await
+                .map_err(|err| task_backend(&err))?;
+            Ok(written == 1)
+        })
+    }
+
+    fn delete(
+        &self,
+        task_id: &str,
+    ) -> futures::future::BoxFuture<'_, Result<bool, TaskStoreError>> {
+        let key = self.key(task_id);
+        let id = task_id.to_owned();
+        Box::pin(async move {
+            let mut conn = self.redis.conn.clone();
+            let (deleted,): (u64,) = redis::pipe()
+                .cmd("DEL")
+                .arg(key)
+                .cmd("ZREM")
+                .arg(self.live_key())
+                .arg(id)
+                .ignore()
+                .query_async(&mut conn)
+                .await
+                .map_err(|err| task_backend(&err))?;
+            Ok(deleted > 0)
+        })
+    }
+
+    fn purge_expired(&self) -> futures::future::BoxFuture<'_, Result<usize, TaskStoreError>> {
+        Box::pin(async move {
+            // The tasks' own keys expire by themselves; only the count's entries go here.
+            let mut conn = self.redis.conn.clone();
+            redis::cmd("ZREMRANGEBYSCORE")
+                .arg(self.live_key())
+                .arg("-inf")
+                .arg(now_millis())
+                .query_async::<usize>(&mut conn)
+                .await
+                .map_err(|err| task_backend(&err))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(seq: u64) -> EventId {
+        EventId { stream: 7, seq }
+    }
+
+    #[test]
+    fn replays_what_follows_and_tells_trimmed_events() {
+        let stored: Vec<String> = (3..=5).map(|seq| format!("{seq} data {seq}")).collect();
+        match stored_replay(&stored, id(3), 3) {
+            Replay::Events { events, gap } => {
+                assert_eq!(events.len(), 2);
+                assert_eq!(events[0].0, id(4));
+                assert_eq!(&*events[0].1, "data 4");
+                assert!(!gap);
+            }
+            Replay::Unknown => panic!("a known stream"),
+        }
+        assert!(matches!(
+            stored_replay(&stored, id(1), 3),
+            Replay::Events { gap: true, .. }
+        ));
+        assert!(matches!(
+            stored_replay(&stored, id(1), 10),
+            Replay::Events { gap: false, .. }
+        ));
+        assert_eq!(stored_replay(&[], id(1), 3), Replay::Unknown);
+    }
+}

@@ -1,0 +1,162 @@
+//! Several nodes serving one session (in one process: the in-memory session store and bus that
+//! the Redis ones stand in for across processes). Every consecutive request of a session lands
+//! on another node: initialize on A, requests on B, a sampling answer posted to A for a tool
+//! waiting on B, a GET stream on B receiving what A raises, DELETE on one ending it on all.
+//!
+//! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#session-management>
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::sync::Arc;
+
+use actix_mcp::cluster::{Cluster, InMemorySessionStore, LocalBus};
+use actix_mcp_actors::{Bus, SessionStore};
+use reqwest::StatusCode;
+use serde_json::json;
+
+use common::http::{Client, SAMPLING, TestServer, caps, eventually, spawn, text_of};
+use common::http_tools::{Fixture, fixture};
+use common::sse::SseReader;
+
+/// Two nodes: each its own server (built the same way) and endpoint, sharing `store` and `bus`.
+fn nodes(store: &Arc<InMemorySessionStore>, bus: &Arc<LocalBus>) -> [(Fixture, TestServer); 2] {
+    [0, 1].map(|_| {
+        let fixture = fixture();
+        let cluster = Cluster::new(
+            store.clone() as Arc<dyn SessionStore>,
+            bus.clone() as Arc<dyn Bus>,
+        );
+        let server = spawn(fixture.server.http("/mcp").cluster(cluster), 1);
+        (fixture, server)
+    })
+}
+
+/// The same session and version, sent to `server`.
+fn at(client: &Client, server: &TestServer) -> Client {
+    let mut moved = Client::new(&server.url);
+    moved.session = client.session.clone();
+    moved.version = client.version.clone();
+    moved
+}
+
+#[actix_web::test]
+async fn any_node_serves_any_session() {
+    let store = Arc::new(InMemorySessionStore::new());
+    let bus = Arc::new(LocalBus::new());
+    let [(_fa, a), (_fb, b)] = nodes(&store, &bus);
+    let mut on_a = a.client();
+    on_a.initialize(caps(SAMPLING)).await;
+    assert_eq!(store.len(), 1);
+    let on_b = at(&on_a, &b);
+
+    // B has never seen the session: it serves it from the store.
+    let listed = on_b.request(json!(1), "tools/list", json!({})).await;
+    assert_eq!(listed.status, StatusCode::OK, "{}", listed.response);
+    assert!(listed.response["result"]["tools"].as_array().unwrap().len() > 3);
+    let echoed = on_b
+        .call_ok(json!(2), "echo", json!({"message": "hi"}))
+        .await;
+    assert_eq!(text_of(&echoed), "hi");
+
+    // A sampling request from a tool running on B, answered through A.
+    let mut reader: SseReader = on_b
+        .start(
+            json!(3),
+            "tools/call",
+            json!({"name": "sample", "arguments": {}}),
+        )
+        .await;
+    let request = reader.next_message().await;
+    assert_eq!(request["method"], "sampling/createMessage", "{request}");
+    on_a.notify(&json!({
+        "jsonrpc": "2.0",
+        "id": request["id"],
+        "result": {
+            "role": "assistant",
+            "content": {"type": "text", "text": "from A"},
+            "model": "test-model",
+        },
+    }))
+    .await;
+    let response = reader.next_message().await;
+    assert_eq!(response["id"], 3, "{response}");
+    assert_eq!(text_of(&response["result"]), "sampled: from A");
+
+    // DELETE on B ends it on A too.
+    assert_eq!(on_b.delete().await, StatusCode::OK);
+    let gone = on_a.request(json!(4), "tools/list", json!({})).await;
+    assert_eq!(gone.status, StatusCode::NOT_FOUND, "{}", gone.response);
+    assert!(store.is_empty());
+    eventually("A drops its local session", || a.mcp.session_count() == 0).await;
+    a.stop().await;
+    b.stop().await;
+}
+
+/// What one node raises reaches the GET stream open on another; state set on one node
+/// (subscriptions) is known on the others.
+#[actix_web::test]
+async fn notifications_reach_the_stream_on_another_node() {
+    let store = Arc::new(InMemorySessionStore::new());
+    let bus = Arc::new(LocalBus::new());
+    let [(fa, a), (_fb, b)] = nodes(&store, &bus);
+    let mut on_a = a.client();
+    on_a.initialize(json!({})).await;
+    let on_b = at(&on_a, &b);
+    let response = on_b.get(None).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut stream = SseReader::new(response);
+
+    // A change of A's catalog: every node's sessions hear it.
+    fa.server.notify_tools_list_changed();
+    let message = stream.next_message().await;
+    assert_eq!(message["method"], "notifications/tools/list_changed");
+
+    // Subscribed through A, updated on A: the stream on B gets it.
+    let subscribed = on_a
+        .request(
+            json!(1),
+            "resources/subscribe",
+            json!({"uri": "test://watched"}),
+        )
+        .await;
+    assert_eq!(subscribed.status, StatusCode::OK, "{}", subscribed.response);
+    // B's copy of the session takes the subscription from the bus, or at the latest from the
+    // store with its next request.
+    let pinged = on_b.request(json!(2), "ping", json!({})).await;
+    assert_eq!(pinged.status, StatusCode::OK);
+    fa.server.notify_resource_updated("test://watched");
+    let message = stream.next_message().await;
+    assert_eq!(message["method"], "notifications/resources/updated");
+    assert_eq!(message["params"]["uri"], "test://watched");
+
+    // A log message to every session, from A.
+    fa.server.notify_log_message(
+        actix_mcp::protocol::LoggingLevel::Warning,
+        json!("from A"),
+        None,
+    );
+    let message = stream.next_message().await;
+    assert_eq!(message["method"], "notifications/message");
+    assert_eq!(message["params"]["data"], "from A");
+    a.stop().await;
+    b.stop().await;
+}
+
+/// A session unknown to the store is unknown to every node; one of another owner too.
+#[actix_web::test]
+async fn unknown_sessions_are_404_on_every_node() {
+    let store = Arc::new(InMemorySessionStore::new());
+    let bus = Arc::new(LocalBus::new());
+    let [(_fa, a), (_fb, b)] = nodes(&store, &bus);
+    let mut client = b.client();
+    client.session = Some("no-such-session".into());
+    client.version = Some("2025-11-25".into());
+    let answer = client.request(json!(1), "tools/list", json!({})).await;
+    assert_eq!(answer.status, StatusCode::NOT_FOUND);
+    assert_eq!(answer.response["id"], 1);
+    assert_eq!(client.delete().await, StatusCode::NOT_FOUND);
+    a.stop().await;
+    b.stop().await;
+}

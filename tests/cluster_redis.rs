@@ -1,0 +1,181 @@
+//! Nodes sharing their sessions on a real Redis (Debian's `redis-server` on a free loopback
+//! port, started by the test): any node serves any session, a stream resumes on another node
+//! than the one that served it, and the failures a deployment meets: Redis unreachable at
+//! start, Redis frozen while serving (503, then recovery), and a node gone (its sessions go on
+//! elsewhere).
+//!
+//! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#session-management>
+
+#![cfg(feature = "redis")]
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use actix_mcp::cluster::Cluster;
+use actix_mcp_actors::StoreError;
+use reqwest::StatusCode;
+use serde_json::json;
+
+use common::http::{Client, SAMPLING, TestServer, caps, spawn, text_of};
+use common::http_tools::{Fixture, fixture};
+use common::redis::RedisServer;
+use common::sse::SseReader;
+
+async fn node(redis: &RedisServer) -> (Fixture, TestServer) {
+    let fixture = fixture();
+    let cluster = Cluster::redis(&redis.url()).await.unwrap();
+    let server = spawn(fixture.server.http("/mcp").cluster(cluster), 1);
+    (fixture, server)
+}
+
+/// The same session and version, sent to `server`.
+fn at(client: &Client, server: &TestServer) -> Client {
+    let mut moved = Client::new(&server.url);
+    moved.session = client.session.clone();
+    moved.version = client.version.clone();
+    moved
+}
+
+#[actix_web::test]
+async fn every_request_on_another_node() {
+    let redis = RedisServer::start();
+    let (_fa, a) = node(&redis).await;
+    let (_fb, b) = node(&redis).await;
+    let (fc, c) = node(&redis).await;
+    let mut on_a = a.client();
+    on_a.initialize(caps(SAMPLING)).await;
+    let on_b = at(&on_a, &b);
+    let on_c = at(&on_a, &c);
+
+    // tools/call with sampling on B, answered through A.
+    let mut reader: SseReader = on_b
+        .start(
+            json!(1),
+            "tools/call",
+            json!({"name": "sample", "arguments": {}}),
+        )
+        .await;
+    let request = reader.next_message().await;
+    assert_eq!(request["method"], "sampling/createMessage", "{request}");
+    on_a.notify(&json!({
+        "jsonrpc": "2.0",
+        "id": request["id"],
+        "result": {
+            "role": "assistant",
+            "content": {"type": "text", "text": "via A"},
+            "model": "test-model",
+        },
+    }))
+    .await;
+    let response = reader.next_message().await;
+    assert_eq!(text_of(&response["result"]), "sampled: via A");
+
+    // A GET stream on C receives a list change raised on A... and on C itself.
+    let response = on_c.get(None).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut stream = SseReader::new(response);
+    _fa.server.notify_tools_list_changed();
+    let (first_id, first) = stream.next_message_with_id().await;
+    assert_eq!(first["method"], "notifications/tools/list_changed");
+    fc.server.notify_prompts_list_changed();
+    let (_, second) = stream.next_message_with_id().await;
+    assert_eq!(second["method"], "notifications/prompts/list_changed");
+
+    // C goes; the client resumes its stream on B from the stored events.
+    drop(stream);
+    c.stop().await;
+    let first_id = first_id.expect("stream events carry ids");
+    let resumed = on_b.get(Some(&first_id)).await;
+    assert_eq!(resumed.status(), StatusCode::OK);
+    let mut resumed = SseReader::new(resumed);
+    let replayed = resumed.next_message().await;
+    assert_eq!(replayed["method"], "notifications/prompts/list_changed");
+
+    // The session goes on on A and B; DELETE on B ends it on A.
+    let listed = on_a.request(json!(2), "tools/list", json!({})).await;
+    assert_eq!(listed.status, StatusCode::OK);
+    assert_eq!(on_b.delete().await, StatusCode::OK);
+    let gone = on_a.request(json!(3), "tools/list", json!({})).await;
+    assert_eq!(gone.status, StatusCode::NOT_FOUND);
+    assert!(
+        redis.command("KEYS *").contains("*0"),
+        "no key outlives a deleted session"
+    );
+    a.stop().await;
+    b.stop().await;
+}
+
+#[actix_web::test]
+async fn an_unreachable_redis_at_start_is_a_clear_error() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let err = Cluster::redis(&format!("redis://127.0.0.1:{port}"))
+        .await
+        .expect_err("no redis there");
+    assert!(matches!(err, StoreError::Unavailable(_)), "{err:?}");
+    assert!(
+        err.to_string().contains("could not connect to redis"),
+        "{err}"
+    );
+    let err = Cluster::redis("not a url").await.expect_err("malformed");
+    assert!(err.to_string().contains("redis url"), "{err}");
+}
+
+#[actix_web::test]
+async fn redis_lost_while_serving_gets_503_then_recovers() {
+    let redis = RedisServer::start();
+    let (_fa, a) = node(&redis).await;
+    let mut client = a.client();
+    client.initialize(json!({})).await;
+    redis.pause();
+    let answer = client.request(json!(1), "tools/list", json!({})).await;
+    assert_eq!(
+        answer.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        answer.response
+    );
+    assert_eq!(answer.response["id"], 1);
+    assert!(
+        answer.response["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("session store")
+    );
+    let fresh = a.client();
+    let refused = fresh
+        .request(
+            json!(0),
+            "initialize",
+            json!({
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            }),
+        )
+        .await;
+    assert_eq!(refused.status, StatusCode::SERVICE_UNAVAILABLE);
+    redis.resume();
+    // Back: the session was kept, and serves again (the connection is re-established).
+    let mut served = None;
+    for attempt in 0..50 {
+        let answer = client
+            .request(json!(10 + attempt), "tools/list", json!({}))
+            .await;
+        if answer.status == StatusCode::OK {
+            served = Some(answer);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(
+        served.is_some(),
+        "the node did not recover after redis came back"
+    );
+    a.stop().await;
+}
