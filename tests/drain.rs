@@ -450,8 +450,8 @@ async fn stdio_cancels_what_outlives_the_deadline() {
     stdio.finished().await.unwrap();
 }
 
-/// The example server on SIGTERM: `/readyz` turns 503, the call in flight still gets its
-/// answer, and the process exits 0.
+/// The example server on SIGTERM: the call in flight still gets its answer, and the process
+/// exits 0.
 #[cfg(unix)]
 #[actix_web::test]
 async fn the_example_server_drains_on_sigterm_and_exits_zero() {
