@@ -36,19 +36,6 @@ struct Cli {
     state_key: Option<String>,
 }
 
-/// The `--state-key` as 32 bytes.
-fn state_key(hex: &str) -> std::io::Result<[u8; 32]> {
-    let bytes: Vec<u8> = (0..hex.len())
-        .step_by(2)
-        .filter_map(|i| hex.get(i..i + 2))
-        .map(|pair| u8::from_str_radix(pair, 16))
-        .collect::<Result<_, _>>()
-        .map_err(std::io::Error::other)?;
-    bytes
-        .try_into()
-        .map_err(|_| std::io::Error::other("--state-key must be 64 hex digits"))
-}
-
 /// The cluster and task store of `--redis`.
 #[cfg(feature = "redis")]
 async fn on_redis(
@@ -223,7 +210,7 @@ fn stateless_fixtures(builder: ServerBuilder) -> ServerBuilder {
 }
 
 fn server(
-    state_key: Option<[u8; 32]>,
+    state_key: Option<&str>,
     task_store: Option<Arc<dyn actix_mcp::TaskStore>>,
 ) -> Result<Server, actix_mcp::BuildError> {
     let server = Server::builder("actix-mcp-conformance", env!("CARGO_PKG_VERSION"))
@@ -479,7 +466,7 @@ fn server(
     let server = stateless_fixtures(server);
     let mut server = mrtr_fixtures(server);
     if let Some(key) = state_key {
-        server = server.request_state_key("cluster", key);
+        server = server.request_state_key_hex("cluster", key);
     }
     let server = tasks_fixtures(server, task_store);
     server.build()
@@ -498,9 +485,11 @@ async fn main() -> std::io::Result<()> {
         Some(url) => Some(on_redis(url).await?),
         None => None,
     };
-    let key = cli.state_key.as_deref().map(state_key).transpose()?;
-    let server = server(key, cluster.as_ref().map(|(_, tasks)| tasks.clone()))
-        .map_err(std::io::Error::other)?;
+    let server = server(
+        cli.state_key.as_deref(),
+        cluster.as_ref().map(|(_, tasks)| tasks.clone()),
+    )
+    .map_err(std::io::Error::other)?;
     let mut mcp = server.http("/mcp").retry(Duration::from_millis(500));
     if let Some((cluster, _)) = cluster {
         tracing::info!(node = %cluster.node_id(), "serving as a node of a cluster");

@@ -146,19 +146,6 @@ fn admission(cli: &Cli) -> AdmissionConfig {
     admission
 }
 
-/// The `--state-key` as 32 bytes.
-fn state_key(hex: &str) -> std::io::Result<[u8; 32]> {
-    let bytes: Vec<u8> = (0..hex.len())
-        .step_by(2)
-        .filter_map(|i| hex.get(i..i + 2))
-        .map(|pair| u8::from_str_radix(pair, 16))
-        .collect::<Result<_, _>>()
-        .map_err(std::io::Error::other)?;
-    bytes
-        .try_into()
-        .map_err(|_| std::io::Error::other("--state-key must be 64 hex digits"))
-}
-
 /// The cluster of `--redis`.
 #[cfg(feature = "redis")]
 async fn cluster(url: &str) -> std::io::Result<actix_mcp::cluster::Cluster> {
@@ -341,12 +328,12 @@ async fn complete_name(
 
 fn server(
     required_scopes: &[String],
-    state_key: Option<[u8; 32]>,
+    state_key: Option<&str>,
 ) -> Result<Server, actix_mcp::BuildError> {
     let added = Arc::new(AtomicUsize::new(0));
     let builder = Server::builder("actix-mcp-example", env!("CARGO_PKG_VERSION"));
     let builder = match state_key {
-        Some(key) => builder.request_state_key("cluster", key),
+        Some(key) => builder.request_state_key_hex("cluster", key),
         None => builder,
     };
     builder
@@ -432,8 +419,8 @@ async fn main() -> std::io::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
-    let key = cli.state_key.as_deref().map(state_key).transpose()?;
-    let server = server(&cli.auth_scopes, key).map_err(std::io::Error::other)?;
+    let server =
+        server(&cli.auth_scopes, cli.state_key.as_deref()).map_err(std::io::Error::other)?;
     let mut mcp = server
         .http("/mcp")
         .stateless(cli.stateless)

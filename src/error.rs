@@ -276,6 +276,9 @@ pub enum BuildError {
     /// A `requestState` key id is empty or longer than 255 bytes.
     #[error("invalid requestState key id `{0}`: it must be 1 to 255 bytes")]
     InvalidStateKeyId(String),
+    /// A `requestState` key given as text is not 64 hexadecimal digits.
+    #[error("a request state key must be 64 hexadecimal digits (32 bytes)")]
+    InvalidStateKey,
     /// The protocol version override is not one this SDK speaks.
     #[error("unsupported protocol version `{0}`")]
     UnsupportedProtocolVersion(String),

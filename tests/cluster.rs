@@ -16,7 +16,7 @@ use actix_mcp_actors::{Bus, SessionStore};
 use reqwest::StatusCode;
 use serde_json::json;
 
-use common::http::{Client, SAMPLING, TestServer, caps, eventually, spawn, text_of};
+use common::http::{SAMPLING, TestServer, caps, eventually, spawn, text_of};
 use common::http_tools::{Fixture, fixture};
 use common::sse::SseReader;
 
@@ -33,14 +33,6 @@ fn nodes(store: &Arc<InMemorySessionStore>, bus: &Arc<LocalBus>) -> [(Fixture, T
     })
 }
 
-/// The same session and version, sent to `server`.
-fn at(client: &Client, server: &TestServer) -> Client {
-    let mut moved = Client::new(&server.url);
-    moved.session = client.session.clone();
-    moved.version = client.version.clone();
-    moved
-}
-
 #[actix_web::test]
 async fn any_node_serves_any_session() {
     let store = Arc::new(InMemorySessionStore::new());
@@ -49,7 +41,7 @@ async fn any_node_serves_any_session() {
     let mut on_a = a.client();
     on_a.initialize(caps(SAMPLING)).await;
     assert_eq!(store.len(), 1);
-    let on_b = at(&on_a, &b);
+    let on_b = on_a.at(&b.url);
 
     // B has never seen the session: it serves it from the store.
     let listed = on_b.request(json!(1), "tools/list", json!({})).await;
@@ -103,7 +95,7 @@ async fn notifications_reach_the_stream_on_another_node() {
     let [(fa, a), (_fb, b)] = nodes(&store, &bus);
     let mut on_a = a.client();
     on_a.initialize(json!({})).await;
-    let on_b = at(&on_a, &b);
+    let on_b = on_a.at(&b.url);
     let response = on_b.get(None).await;
     assert_eq!(response.status(), StatusCode::OK);
     let mut stream = SseReader::new(response);
@@ -157,6 +149,57 @@ async fn unknown_sessions_are_404_on_every_node() {
     assert_eq!(answer.status, StatusCode::NOT_FOUND);
     assert_eq!(answer.response["id"], 1);
     assert_eq!(client.delete().await, StatusCode::NOT_FOUND);
+    a.stop().await;
+    b.stop().await;
+}
+
+/// A `subscriptions/listen` stream (protocol 2026-07-28, no session) open on B hears the list
+/// changes A raises.
+#[actix_web::test]
+async fn listen_streams_hear_every_node() {
+    let store = Arc::new(InMemorySessionStore::new());
+    let bus = Arc::new(LocalBus::new());
+    let [(fa, a), (_fb, b)] = nodes(&store, &bus);
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
+        "params": {
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "cluster-test", "version": "1"},
+            },
+            "notifications": {"toolsListChanged": true, "resourceSubscriptions": ["test://x"]},
+        },
+    });
+    let response = common::http::send(
+        common::http::http_client()
+            .post(&b.url)
+            .header("Accept", "application/json, text/event-stream")
+            .header("Content-Type", "application/json")
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .header("Mcp-Method", "subscriptions/listen")
+            .body(body.to_string()),
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut stream = SseReader::new(response);
+    let ack = stream.next_message().await;
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+    // The fixture offers tools (their list changes) but no resources to subscribe to.
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({"toolsListChanged": true})
+    );
+    fa.server.notify_tools_list_changed();
+    let change = stream.next_message().await;
+    assert_eq!(change["method"], "notifications/tools/list_changed");
+    assert_eq!(
+        change["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        1
+    );
     a.stop().await;
     b.stop().await;
 }

@@ -18,7 +18,7 @@ use actix_mcp_actors::StoreError;
 use reqwest::StatusCode;
 use serde_json::json;
 
-use common::http::{Client, SAMPLING, TestServer, caps, spawn, text_of};
+use common::http::{SAMPLING, TestServer, caps, spawn, text_of};
 use common::http_tools::{Fixture, fixture};
 use common::redis::RedisServer;
 use common::sse::SseReader;
@@ -30,14 +30,6 @@ async fn node(redis: &RedisServer) -> (Fixture, TestServer) {
     (fixture, server)
 }
 
-/// The same session and version, sent to `server`.
-fn at(client: &Client, server: &TestServer) -> Client {
-    let mut moved = Client::new(&server.url);
-    moved.session = client.session.clone();
-    moved.version = client.version.clone();
-    moved
-}
-
 #[actix_web::test]
 async fn every_request_on_another_node() {
     let redis = RedisServer::start();
@@ -46,8 +38,8 @@ async fn every_request_on_another_node() {
     let (fc, c) = node(&redis).await;
     let mut on_a = a.client();
     on_a.initialize(caps(SAMPLING)).await;
-    let on_b = at(&on_a, &b);
-    let on_c = at(&on_a, &c);
+    let on_b = on_a.at(&b.url);
+    let on_c = on_a.at(&c.url);
 
     // tools/call with sampling on B, answered through A.
     let mut reader: SseReader = on_b

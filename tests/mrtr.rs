@@ -631,6 +631,40 @@ async fn rotated_keys_are_accepted_and_unknown_keys_refused() {
     assert_eq!(complete_text(&ask(&accepting, &retry).await), "mine");
 }
 
+/// A key given as hex (as a cluster's nodes share it) seals as the same bytes do; malformed
+/// hex fails the build.
+#[actix_web::test]
+async fn a_hex_key_is_the_same_key() {
+    let runs = Arc::new(Runs::default());
+    let old = server(&runs);
+    let first = ask(&old, &call(1, "confirm", json!({}))).await;
+    let (_, state) = round(&first, &["user_name"]);
+    let retry = call(
+        2,
+        "confirm",
+        json!({"inputResponses": {"user_name": accept("name", "Eve")}, "requestState": state}),
+    );
+    let hex: String = KEY.iter().map(|b| format!("{b:02x}")).collect();
+    let same = builder(&runs)
+        .request_state_key_hex("k1", &hex)
+        .build()
+        .unwrap();
+    assert_eq!(
+        complete_text(&ask(&same, &retry).await),
+        "Hello, Eve! (null)"
+    );
+    for bad in ["", "zz", &hex[..62], &format!("{hex}00"), &"é".repeat(32)] {
+        let refused = Server::builder("bad", "1.0.0")
+            .request_state_key_hex("k", bad)
+            .build();
+        assert_eq!(
+            refused.err(),
+            Some(actix_mcp::BuildError::InvalidStateKey),
+            "{bad:?}"
+        );
+    }
+}
+
 /// An ask for an input kind the request's capabilities lack is refused in the handler
 /// (`PeerError::MissingCapability`, here turned into a tool error): nothing is asked.
 #[actix_web::test]

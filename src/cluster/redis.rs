@@ -9,8 +9,10 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Keys (`prefix` defaults to `mcp`), each session's under one hash tag so Redis Cluster keeps
-//! them in one slot, and each with a time to live so nothing outlives its session:
+//! Keys (`prefix` defaults to `mcp`), each session's under one hash tag so that they would share
+//! a slot of a Redis Cluster, and each with a time to live so nothing outlives its session. The
+//! connection is to one server (or a proxy in front of a cluster): a Redis Cluster client is not
+//! built in.
 //!
 //! | key | type | what | expires |
 //! | --- | --- | --- | --- |

@@ -388,6 +388,28 @@ impl ServerBuilder {
         self
     }
 
+    /// [`request_state_key`](Self::request_state_key) with the key as 64 hexadecimal digits
+    /// (as a deployment's configuration gives it, e.g. `openssl rand -hex 32`); the build fails
+    /// with [`BuildError::InvalidStateKey`] when it is not.
+    pub fn request_state_key_hex(mut self, id: impl Into<String>, hex: &str) -> Self {
+        let hex = hex.trim();
+        let key: Option<[u8; 32]> = (hex.len() == 64 && hex.is_ascii())
+            .then(|| {
+                (0..32)
+                    .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok())
+                    .collect::<Option<Vec<u8>>>()
+            })
+            .flatten()
+            .and_then(|bytes| bytes.try_into().ok());
+        match key {
+            Some(key) => self.request_state_key(id, key),
+            None => {
+                self.errors.push(BuildError::InvalidStateKey);
+                self
+            }
+        }
+    }
+
     /// Still accepts states sealed with this older key (rotation), without sealing new ones
     /// with it.
     pub fn accept_request_state_key(mut self, id: impl Into<String>, key: [u8; 32]) -> Self {

@@ -217,6 +217,14 @@ impl Client {
         }
     }
 
+    /// The same session and version, sent to another endpoint (another node of a cluster).
+    pub fn at(&self, url: &str) -> Self {
+        Self {
+            url: url.to_owned(),
+            ..self.clone()
+        }
+    }
+
     /// The underlying reqwest client.
     pub fn http(&self) -> &reqwest::Client {
         &self.http
