@@ -2,6 +2,13 @@
 //!
 //! Run: `cargo run --example http_server -- --port 8080 [--workers N] [--stateless] [--json-response]`
 //!
+//! Operations: `/healthz` and `/readyz` are served beside `/mcp`; SIGTERM (or Ctrl-C) drains:
+//! new requests get 503, requests in flight get `--drain-ms` (default 30000) to finish, then the
+//! process exits 0. Admission limits: `--max-concurrent N`, `--max-concurrent-per-principal N`,
+//! `--tool-limit NAME=N` (repeatable), `--session-rate N` and `--principal-rate N` (requests per
+//! second), `--queue N` and `--queue-ms MS` (the wait queue of the concurrency limits);
+//! `--event-store-mib N` bounds the events kept for resumption (default 256).
+//!
 //! Protected by bearer tokens (JWTs checked against the authorization server's JWKS):
 //! `--auth-jwks URL --auth-issuer ISS --auth-audience AUD [--auth-scope S]... [--auth-server URL]
 //! [--auth-resource URL]`. Every request then needs `Authorization: Bearer <token>` issued by
@@ -28,12 +35,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use actix_mcp::InMemoryEventStore;
 use actix_mcp::prelude::*;
 use actix_mcp::protocol::{
     CompleteRequestParams, CompleteResult, Completion, CreateMessageRequestParams, SamplingMessage,
     SamplingMessageContentBlock,
 };
 use actix_mcp::server::auth::{AuthConfigError, BearerAuth, JwtValidator};
+use actix_mcp::transport::http::{AdmissionConfig, Rate};
+use actix_mcp::transport::shutdown_signal;
 use clap::Parser;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -70,6 +80,33 @@ struct Cli {
     /// The resource identifier the metadata names (default: `http://127.0.0.1:PORT/mcp`).
     #[arg(long, value_name = "URL", requires = "auth_jwks")]
     auth_resource: Option<String>,
+    /// On SIGTERM, how long requests in flight may take to finish before they are cancelled.
+    #[arg(long, value_name = "MS", default_value_t = 30_000)]
+    drain_ms: u64,
+    /// Most requests answered at once, over all clients.
+    #[arg(long, value_name = "N")]
+    max_concurrent: Option<usize>,
+    /// With bearer auth, most requests one identity has answered at once.
+    #[arg(long, value_name = "N")]
+    max_concurrent_per_principal: Option<usize>,
+    /// Most concurrent calls of one tool, as `NAME=N` (repeat for more tools).
+    #[arg(long = "tool-limit", value_name = "NAME=N", value_parser = tool_limit)]
+    tool_limits: Vec<(String, usize)>,
+    /// Requests per second each session may send (burst: the same number).
+    #[arg(long, value_name = "N")]
+    session_rate: Option<u32>,
+    /// With bearer auth, requests per second each identity may send.
+    #[arg(long, value_name = "N")]
+    principal_rate: Option<u32>,
+    /// Most requests waiting for a concurrency slot at once.
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    queue: usize,
+    /// Longest wait for a concurrency slot, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 2000)]
+    queue_ms: u64,
+    /// Most memory the SSE events kept for resumption may take, over all sessions, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 256)]
+    event_store_mib: usize,
     /// Serve as one node of a cluster sharing its sessions, stream events and messages on the
     /// Redis server at URL (needs `--features redis`).
     #[arg(long, value_name = "URL")]
@@ -81,6 +118,39 @@ struct Cli {
     /// Export traces and metrics over OTLP/HTTP to this collector (needs `--features otel`).
     #[arg(long, value_name = "URL")]
     otlp: Option<String>,
+}
+
+/// Parses `NAME=N` for `--tool-limit`.
+fn tool_limit(arg: &str) -> Result<(String, usize), String> {
+    let (name, limit) = arg
+        .split_once('=')
+        .ok_or_else(|| format!("expected NAME=N, got {arg:?}"))?;
+    let limit = limit
+        .parse()
+        .map_err(|err| format!("bad limit in {arg:?}: {err}"))?;
+    Ok((name.to_owned(), limit))
+}
+
+/// The admission limits the flags ask for.
+fn admission(cli: &Cli) -> AdmissionConfig {
+    let mut admission =
+        AdmissionConfig::new().queue(cli.queue, Duration::from_millis(cli.queue_ms));
+    if let Some(limit) = cli.max_concurrent {
+        admission = admission.max_concurrent(limit);
+    }
+    if let Some(limit) = cli.max_concurrent_per_principal {
+        admission = admission.max_concurrent_per_principal(limit);
+    }
+    for (name, limit) in &cli.tool_limits {
+        admission = admission.max_concurrent_per_tool(name.clone(), *limit);
+    }
+    if let Some(rate) = cli.session_rate {
+        admission = admission.session_rate(Rate::per_second(rate));
+    }
+    if let Some(rate) = cli.principal_rate {
+        admission = admission.principal_rate(Rate::per_second(rate));
+    }
+    admission
 }
 
 /// The cluster of `--redis`.
@@ -408,7 +478,11 @@ async fn serve(cli: Cli) -> std::io::Result<()> {
     let mut mcp = server
         .http("/mcp")
         .stateless(cli.stateless)
-        .json_response(cli.json_response);
+        .json_response(cli.json_response)
+        .admission(admission(&cli))
+        .event_store(Arc::new(
+            InMemoryEventStore::default().max_server_bytes(cli.event_store_mib * 1024 * 1024),
+        ));
     if let Some(auth) = bearer_auth(&cli).map_err(std::io::Error::other)? {
         tracing::info!(metadata = auth.metadata_url(), "bearer auth on");
         mcp = mcp.bearer_auth(auth);
@@ -418,11 +492,19 @@ async fn serve(cli: Cli) -> std::io::Result<()> {
         tracing::info!(node = %cluster.node_id(), "serving as a node of a cluster on redis");
         mcp = mcp.cluster(cluster);
     }
-    let mut http =
-        actix_web::HttpServer::new(move || actix_web::App::new().configure(mcp.configure()))
-            .tcp_nodelay(true)
-            // Without a session, a client that closes its connection cancels its request.
-            .h1_allow_half_closed(false);
+    let drain = Duration::from_millis(cli.drain_ms);
+    let app = mcp.clone();
+    let mut http = actix_web::HttpServer::new(move || {
+        actix_web::App::new()
+            .configure(app.configure())
+            .configure(app.health())
+    })
+    .tcp_nodelay(true)
+    // Without a session, a client that closes its connection cancels its request.
+    .h1_allow_half_closed(false)
+    // SIGTERM drains the endpoint (below); actix-web's own graceful stop comes after it.
+    .disable_signals()
+    .shutdown_timeout(drain.as_secs() + 5);
     if let Some(workers) = cli.workers {
         http = http.workers(workers);
     }
@@ -430,7 +512,15 @@ async fn serve(cli: Cli) -> std::io::Result<()> {
         port = cli.port,
         stateless = cli.stateless,
         json_response = cli.json_response,
-        "listening on /mcp"
+        "listening on /mcp (health: /healthz, /readyz)"
     );
-    http.bind(("127.0.0.1", cli.port))?.run().await
+    let running = http.bind(("127.0.0.1", cli.port))?.run();
+    let handle = running.handle();
+    actix_web::rt::spawn(async move {
+        shutdown_signal().await;
+        let report = mcp.shutdown(drain).await;
+        tracing::info!(?report, "drained; stopping");
+        handle.stop(true).await;
+    });
+    running.await
 }

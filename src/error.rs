@@ -32,6 +32,13 @@ pub mod code {
     /// The server is at a limit: too many requests in flight in one session, or too many
     /// sessions (implementation-defined, in JSON-RPC's server-error range).
     pub const SERVER_BUSY: ErrorCode = actix_mcp_actors::SERVER_BUSY;
+    /// Admission control refused the request (HTTP transport): a rate limit ran out, or a
+    /// concurrency limit (global, per identity, per tool) stayed full and its wait queue was
+    /// full or the wait reached its deadline (implementation-defined, in JSON-RPC's
+    /// server-error range; sent with HTTP 429 and `Retry-After`). `data.retryAfterMs` says
+    /// when to retry, `data.limit` which limit refused (`"global"`, `"principal"`, `"tool"`,
+    /// `"sessionRate"`, `"principalRate"`). See the README's Operations section.
+    pub const OVERLOADED: ErrorCode = ErrorCode(-32003);
     /// The client cancelled the request: the answer of a cancelled request's POST in JSON
     /// response mode, where an HTTP answer is due and the spec allows only a JSON-RPC response
     /// (the code LSP gives `RequestCancelled`, outside JSON-RPC's and MCP's reserved ranges).

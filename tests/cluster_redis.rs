@@ -171,3 +171,33 @@ async fn redis_lost_while_serving_gets_503_then_recovers() {
     );
     a.stop().await;
 }
+
+/// The event store writes behind; a flush (as a draining node does) waits until every event
+/// appended so far is in Redis, where another node replays it.
+#[actix_web::test]
+async fn the_event_store_flushes_what_it_writes_behind() {
+    use actix_mcp::cluster::redis::{Redis, RedisEventStore};
+    use actix_mcp_actors::{EventId, EventStore, Replay, SessionId};
+
+    let redis = RedisServer::start();
+    let connection = Redis::connect(&redis.url(), "mcp").await.unwrap();
+    let store = RedisEventStore::new(connection.clone());
+    let session = SessionId::parse("flushed").unwrap();
+    let events = store.open(&session);
+    for seq in 1..=3 {
+        events.append(EventId { stream: 9, seq }, &format!("event {seq}").into());
+    }
+    store.flush().await;
+    let stored = redis.command("LRANGE mcp:{flushed}:events:9 0 -1");
+    assert!(stored.starts_with("*3"), "{stored}");
+    // Another node (another store on the same Redis) replays them.
+    let elsewhere = RedisEventStore::new(connection).open(&session);
+    match elsewhere.replay(EventId { stream: 9, seq: 1 }).await {
+        Replay::Events { events, gap } => {
+            assert!(!gap);
+            let data: Vec<&str> = events.iter().map(|(_, data)| &**data).collect();
+            assert_eq!(data, ["event 2", "event 3"]);
+        }
+        Replay::Unknown => panic!("the stream is stored"),
+    }
+}

@@ -33,7 +33,7 @@ use futures::FutureExt;
 use futures::future::{BoxFuture, CatchUnwind};
 
 use crate::dispatch::{Dispatch, Reply};
-use crate::jsonrpc::{ErrorObject, Frame, Request};
+use crate::jsonrpc::{ErrorObject, Frame, FrameKind, Request};
 use crate::metrics::{Gauge, Metrics};
 use crate::outlet::Outlet;
 use crate::scope::RequestScope;
@@ -218,6 +218,33 @@ impl Handler<Cancel> for InFlight {
 
     fn handle(&mut self, msg: Cancel, ctx: &mut Self::Context) {
         tracing::debug!(id = %self.scope.id(), reason = ?msg.reason, "request cancelled");
+        self.scope.cancel();
+        ctx.stop();
+    }
+}
+
+/// Stop this request and tell its peer: `notifications/cancelled` (with the request's id and
+/// `reason`) goes out on the request's outlet first, then the request ends as on [`Cancel`]
+/// and sends no response. Sent by [`SessionHandle::abort_all`](crate::SessionHandle::abort_all)
+/// when a draining server's deadline passes.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct Abort {
+    /// Why the request is stopped (sent to the peer).
+    pub reason: String,
+}
+
+impl Handler<Abort> for InFlight {
+    type Result = ();
+
+    fn handle(&mut self, msg: Abort, ctx: &mut Self::Context) {
+        tracing::debug!(id = %self.scope.id(), reason = %msg.reason, "request aborted");
+        // An outlet that carries only the response (a JSON answer) just finishes.
+        if self.scope.outlet().accepts(FrameKind::Notification) {
+            let params = serde_json::json!({ "requestId": self.scope.id(), "reason": msg.reason });
+            let frame = Frame::notification("notifications/cancelled", Some(&params));
+            self.scope.outlet().deliver_or_log(frame, "cancellation");
+        }
         self.scope.cancel();
         ctx.stop();
     }

@@ -92,7 +92,7 @@ pub use cluster::{
 pub use dispatch::{Dispatch, Reply};
 pub use error::{OpenError, PeerError};
 pub use ids::{EventId, SessionId};
-pub use in_flight::{Cancel, CancelOnDrop, InFlight};
+pub use in_flight::{Abort, Cancel, CancelOnDrop, InFlight};
 pub use json_cost::{BYTES_PER_TOKEN, parsed_size_estimate};
 pub use jsonrpc::{
     ErrorCode, ErrorObject, Frame, FrameKind, Incoming, JSONRPC_VERSION, MAX_ID_LEN,

@@ -429,21 +429,26 @@ pub struct RedisEventStore {
     redis: Redis,
     local: InMemoryEventStore,
     max_events: usize,
-    writes: mpsc::Sender<Write>,
+    writes: mpsc::Sender<Job>,
 }
 
 /// Events waiting to be written, per writer.
 const WRITE_QUEUE: usize = 16_384;
 
 #[derive(Debug)]
-struct Write {
-    session: SessionId,
-    id: EventId,
-    data: Arc<str>,
-    /// The session's local log has closed (it ended, here or everywhere): events still queued
-    /// are not written, so nothing is written back after a DELETE.
-    closed: Arc<std::sync::atomic::AtomicBool>,
+enum Job {
+    /// An event to write.
+    Write {
+        session: SessionId,
+        id: EventId,
+        data: Arc<str>,
+    },
+    /// Told once every event queued before it is written (or failed).
+    Flush(tokio::sync::oneshot::Sender<()>),
 }
+
+/// How long [`EventStore::flush`] waits for the writer.
+const FLUSH_WAIT: Duration = Duration::from_secs(5);
 
 impl RedisEventStore {
     /// The store on `redis`: the newest 1,024 events of each stream, kept 30 minutes after the
@@ -469,22 +474,29 @@ impl RedisEventStore {
 /// Writes queued events in batches: one pipeline per wake-up.
 async fn write_behind(
     redis: Redis,
-    mut queue: mpsc::Receiver<Write>,
+    mut queue: mpsc::Receiver<Job>,
     max_events: usize,
     ttl: Duration,
 ) {
     let mut batch = Vec::with_capacity(256);
+    let mut flushed = Vec::new();
     while queue.recv_many(&mut batch, 256).await > 0 {
         let mut pipe = redis::pipe();
-        for write in batch.drain(..) {
-            if write.closed.load(std::sync::atomic::Ordering::Acquire) {
-                continue;
-            }
-            let key = redis.events_key(&write.session, write.id.stream);
-            let streams = redis.streams_key(&write.session);
+        let mut writes = 0usize;
+        for job in batch.drain(..) {
+            let (session, id, data) = match job {
+                Job::Write { session, id, data } => (session, id, data),
+                Job::Flush(done) => {
+                    flushed.push(done);
+                    continue;
+                }
+            };
+            writes += 1;
+            let key = redis.events_key(&session, id.stream);
+            let streams = redis.streams_key(&session);
             pipe.cmd("RPUSH")
                 .arg(&key)
-                .arg(format!("{} {}", write.id.seq, write.data))
+                .arg(format!("{} {data}", id.seq))
                 .ignore()
                 .cmd("LTRIM")
                 .arg(&key)
@@ -497,16 +509,21 @@ async fn write_behind(
                 .ignore()
                 .cmd("SADD")
                 .arg(&streams)
-                .arg(write.id.stream)
+                .arg(id.stream)
                 .ignore()
                 .cmd("PEXPIRE")
                 .arg(&streams)
                 .arg(millis(ttl))
                 .ignore();
         }
-        let mut conn = redis.conn.clone();
-        if let Err(err) = pipe.query_async::<()>(&mut conn).await {
-            tracing::warn!(%err, "could not store stream events; those cannot be resumed on another node");
+        if writes > 0 {
+            let mut conn = redis.conn.clone();
+            if let Err(err) = pipe.query_async::<()>(&mut conn).await {
+                tracing::warn!(%err, "could not store stream events; those cannot be resumed on another node");
+            }
+        }
+        for done in flushed.drain(..) {
+            let _ = done.send(());
         }
     }
 }
@@ -517,7 +534,22 @@ impl EventStore for RedisEventStore {
             session: session.clone(),
             local: self.local.open(session),
             store: self.clone(),
-            closed: Arc::default(),
+        })
+    }
+
+    /// Waits (at most 5 s) until every event appended so far is written to Redis.
+    fn flush(&self) -> futures::future::BoxFuture<'static, ()> {
+        let writes = self.writes.clone();
+        Box::pin(async move {
+            let (done, written) = tokio::sync::oneshot::channel();
+            let flushed = async {
+                if writes.send(Job::Flush(done)).await.is_ok() {
+                    let _ = written.await;
+                }
+            };
+            if tokio::time::timeout(FLUSH_WAIT, flushed).await.is_err() {
+                tracing::warn!("the stream events were not all written to redis in time");
+            }
         })
     }
 }
@@ -526,7 +558,6 @@ struct RedisSessionEvents {
     session: SessionId,
     local: Arc<dyn SessionEvents>,
     store: RedisEventStore,
-    closed: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl fmt::Debug for RedisSessionEvents {
@@ -540,11 +571,10 @@ impl fmt::Debug for RedisSessionEvents {
 impl SessionEvents for RedisSessionEvents {
     fn append(&self, id: EventId, data: &Arc<str>) {
         self.local.append(id, data);
-        let write = Write {
+        let write = Job::Write {
             session: self.session.clone(),
             id,
             data: data.clone(),
-            closed: self.closed.clone(),
         };
         if self.store.writes.try_send(write).is_err() {
             tracing::warn!(session = %self.session, %id, "the event writer is behind; an event will not be resumable on another node");
@@ -587,10 +617,9 @@ impl SessionEvents for RedisSessionEvents {
     }
 
     fn close(&self) {
-        // This node's copy only: the session may live on elsewhere; its stored events expire
-        // with it, or go with its DELETE. What is still queued of it is not written.
-        self.closed
-            .store(true, std::sync::atomic::Ordering::Release);
+        // This node's copy only: the session may live on elsewhere (its actor here may have
+        // gone idle, or this node is draining); its stored events expire with it, or go with
+        // its DELETE (an event written behind just after a DELETE expires by itself).
         self.local.close();
     }
 }

@@ -30,6 +30,9 @@ use crate::server::Server;
 use crate::server::route::{McpDispatch, RequestDefaults};
 use crate::transport::lines::{Line, read_line};
 
+/// How long [`Server::serve_stdio`] lets requests in flight finish after SIGTERM or SIGINT.
+pub const STDIO_DRAIN_DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// Settings of the stdio transport. Defaults are not part of semver.
 #[derive(Debug, Clone)]
 pub struct StdioConfig {
@@ -138,11 +141,19 @@ impl Server {
     ///
     /// # Errors
     /// When reading stdin fails.
+    ///
+    /// On SIGTERM or SIGINT ([`shutdown_signal`](crate::transport::shutdown_signal)) it drains:
+    /// stops reading, lets the requests in flight finish for up to [`STDIO_DRAIN_DEADLINE`],
+    /// cancels the rest, flushes what was answered and returns.
     pub async fn serve_stdio(&self) -> io::Result<()> {
-        self.serve_io(
+        self.serve_io_until(
             tokio::io::stdin(),
             tokio::io::stdout(),
             StdioConfig::default(),
+            async {
+                crate::transport::shutdown_signal().await;
+                STDIO_DRAIN_DEADLINE
+            },
         )
         .await
     }
@@ -159,6 +170,32 @@ impl Server {
     where
         R: AsyncRead + Unpin,
         W: AsyncWrite + Unpin + 'static,
+    {
+        self.serve_io_until(reader, writer, config, std::future::pending())
+            .await
+    }
+
+    /// Like [`serve_io`](Self::serve_io), and drains when `shutdown` resolves with a deadline:
+    /// stops reading (what the peer sends after is not read), lets the requests in flight
+    /// finish until the deadline, cancels the rest (they send nothing more), flushes what was
+    /// answered and returns `Ok`.
+    ///
+    /// # Errors
+    /// When reading fails.
+    ///
+    /// # Cancel safety
+    /// As [`serve_io`](Self::serve_io).
+    pub async fn serve_io_until<R, W, S>(
+        &self,
+        reader: R,
+        writer: W,
+        config: StdioConfig,
+        shutdown: S,
+    ) -> io::Result<()>
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin + 'static,
+        S: std::future::Future<Output = std::time::Duration>,
     {
         let writer = StdioWriter::create(move |ctx| {
             ctx.set_mailbox_capacity(WRITER_MAILBOX);
@@ -186,7 +223,7 @@ impl Server {
                 idle_timeout: None,
                 ..RegistryConfig::default()
             },
-            metrics,
+            metrics.clone(),
             None,
         );
         let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
@@ -211,8 +248,18 @@ impl Server {
         self.inner.add_registry(registry.clone());
         let mut reader = BufReader::new(reader);
         let mut buf = Vec::new();
+        tokio::pin!(shutdown);
+        let mut drain_deadline = None;
         let result = loop {
-            match read_line(&mut reader, &mut buf, config.max_line_bytes).await {
+            // Dropping a half-read line is fine here: nothing more is read after a shutdown.
+            let line = tokio::select! {
+                line = read_line(&mut reader, &mut buf, config.max_line_bytes) => line,
+                deadline = &mut shutdown => {
+                    drain_deadline = Some(deadline);
+                    break Ok(());
+                }
+            };
+            match line {
                 Ok(Line::Eof) => break Ok(()),
                 Ok(Line::TooLong) => {
                     let error = ErrorObject::new(
@@ -250,6 +297,29 @@ impl Server {
                 Err(err) => break Err(err),
             }
         };
+        if let Some(deadline) = drain_deadline {
+            let until = tokio::time::Instant::now() + deadline;
+            tracing::info!(
+                in_flight = session.in_flight(),
+                "draining: no more input is read; waiting for the requests in flight"
+            );
+            while session.in_flight() > 0 && tokio::time::Instant::now() < until {
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+            if session.in_flight() > 0 {
+                tracing::warn!(
+                    remaining = session.in_flight(),
+                    "drain deadline passed; cancelling the requests still running"
+                );
+                // Each gets `notifications/cancelled` before the session closes.
+                session.abort_all(crate::transport::http::SHUTDOWN_REASON);
+                // Their notifications are written before the output closes.
+                let grace = tokio::time::Instant::now() + std::time::Duration::from_secs(1);
+                while metrics.snapshot().in_flight > 0 && tokio::time::Instant::now() < grace {
+                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                }
+            }
+        }
         session.close();
         // The registry has cleaned up after the session (every request ended) once this fires.
         let _ = stopped_rx.await;

@@ -45,7 +45,7 @@ impl std::fmt::Debug for TestServer {
     }
 }
 
-/// Starts `mcp` on `127.0.0.1:0` with `workers` worker threads.
+/// Starts `mcp` (with its health endpoints) on `127.0.0.1:0` with `workers` worker threads.
 pub fn spawn(mcp: McpHttp, workers: usize) -> TestServer {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -56,6 +56,7 @@ pub fn spawn(mcp: McpHttp, workers: usize) -> TestServer {
         let threads = app_threads.clone();
         actix_web::App::new()
             .configure(app_mcp.configure())
+            .configure(app_mcp.health())
             .wrap_fn(move |req, srv| {
                 threads.lock().unwrap().insert(std::thread::current().id());
                 srv.call(req)
@@ -89,6 +90,11 @@ impl TestServer {
     /// How many distinct worker threads have served requests.
     pub fn worker_threads_used(&self) -> usize {
         self.threads.lock().unwrap().len()
+    }
+
+    /// `http://127.0.0.1:<port><path>`: a route beside the endpoint (`/healthz`, ...).
+    pub fn url_of(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
     }
 
     /// Stops the server gracefully; fails if that takes longer than [`WAIT`].
@@ -170,6 +176,8 @@ pub struct Client {
     pub session: Option<String>,
     /// The version sent as `MCP-Protocol-Version`.
     pub version: Option<String>,
+    /// The token sent as `Authorization: Bearer`.
+    pub bearer: Option<String>,
 }
 
 /// A reqwest client that ignores proxy settings of the environment.
@@ -189,6 +197,15 @@ impl Client {
             url: url.to_owned(),
             session: None,
             version: None,
+            bearer: None,
+        }
+    }
+
+    /// A client without a session that sends `token` as its bearer token.
+    pub fn with_bearer(url: &str, token: &str) -> Self {
+        Self {
+            bearer: Some(token.to_owned()),
+            ..Self::new(url)
         }
     }
 
@@ -225,6 +242,9 @@ impl Client {
         }
         if let Some(version) = &self.version {
             builder = builder.header("MCP-Protocol-Version", version);
+        }
+        if let Some(token) = &self.bearer {
+            builder = builder.bearer_auth(token);
         }
         builder
     }

@@ -32,7 +32,7 @@ use tokio_util::sync::CancellationToken;
 use crate::cluster::Relay;
 use crate::dispatch::Dispatch;
 use crate::ids::{EventId, SessionId};
-use crate::in_flight::{Cancel, InFlight};
+use crate::in_flight::{Abort, Cancel, InFlight};
 use crate::jsonrpc::{ErrorObject, Frame, Notification, Request, RequestId, Response};
 use crate::metrics::Metrics;
 use crate::outlet::Outlet;
@@ -478,6 +478,20 @@ impl SessionHandle {
             }
             None => Err(frame),
         }
+    }
+
+    /// Aborts every request of the session that is still running (a server draining past its
+    /// deadline), leaving the session open: each gets `notifications/cancelled` with `reason`
+    /// on its outlet, its handler stops, and its outlet is finished. Returns how many there
+    /// were.
+    pub fn abort_all(&self, reason: &str) -> usize {
+        let running = self.shared.lock_requests().take_running();
+        for actor in &running {
+            actor.do_send(Abort {
+                reason: reason.to_owned(),
+            });
+        }
+        running.len()
     }
 
     /// Ends the session.

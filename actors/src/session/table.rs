@@ -167,6 +167,21 @@ impl InFlightTable {
             .collect()
     }
 
+    /// Removes the rows of the requests that wait as actors (a server that drains past its
+    /// deadline): those actors. Rows in their first poll stay; they are answered or become
+    /// actors at once.
+    pub(crate) fn take_running(&mut self) -> Vec<Addr<InFlight>> {
+        let mut running = Vec::new();
+        self.rows.retain(|(_, row)| match &row.state {
+            RowState::Running(actor) => {
+                running.push(actor.clone());
+                false
+            }
+            RowState::Starting { .. } => true,
+        });
+        running
+    }
+
     /// Rows in the table (requests in flight, including those in their first poll).
     pub(crate) fn len(&self) -> usize {
         self.rows.len()
@@ -219,6 +234,8 @@ mod tests {
             table.cancel(&RequestId::Number(9), None),
             Cancelled::Unknown
         ));
+        assert!(table.take_running().is_empty());
+        assert_eq!(table.len(), 2);
         let drained = table.drain();
         assert!(drained.is_empty());
         assert_eq!(table.len(), 0);

@@ -19,6 +19,13 @@ use crate::ids::{EventId, SessionId};
 pub trait EventStore: Send + Sync + 'static {
     /// The event log of `session`, opened once when the session starts.
     fn open(&self, session: &SessionId) -> Arc<dyn SessionEvents>;
+
+    /// Writes out whatever the store still buffers, so that clients can resume their streams
+    /// elsewhere (another node sharing the store). Called once as a server drains, after its
+    /// streams are closed. The default has nothing to write.
+    fn flush(&self) -> futures::future::BoxFuture<'static, ()> {
+        Box::pin(std::future::ready(()))
+    }
 }
 
 /// The kept events of one session's streams.

@@ -17,9 +17,11 @@ use actix_mcp_actors::{
     SseEvent, StoreError, StreamReceiver,
 };
 
+use super::admission::Permit;
 use super::answer::{self, ANSWER_WINDOW};
 use super::auth;
 use super::budget::{ByteBudget, Reservation};
+use super::drain;
 use super::modern;
 use super::sse::{self, SseBody};
 use super::{HttpShared, PROTOCOL_VERSION_HEADER, SESSION_HEADER};
@@ -241,6 +243,50 @@ fn request_dispatch(
     }))
 }
 
+/// The refusals of a POST before its body is read: 503 while the endpoint drains, 429 when
+/// the live session it names is past its rate limit.
+fn admit_unread(req: &HttpRequest, shared: &HttpShared) -> Result<(), HttpResponse> {
+    if shared.drain.is_draining() {
+        return Err(drain::draining_response(None));
+    }
+    if shared.config.admission.has_session_rate()
+        && !shared.config.stateless
+        && let Some(session) = header_str(req, SESSION_HEADER).map(str::trim)
+        && shared.registry().get(session).is_some()
+        && let Err(refusal) = shared.admission.session_rate(session)
+    {
+        return Err(shared.admission.refusal(refusal, None));
+    }
+    Ok(())
+}
+
+/// Admits a request past the endpoint's concurrency limits (waiting in the bounded queue when
+/// one is full): the slots it holds until answered, `None` for `ping` (a liveness probe never
+/// waits), or the refusal.
+pub(super) async fn admission_permit(
+    shared: &HttpShared,
+    caller: Option<&Identity>,
+    request: &actix_mcp_actors::Request,
+) -> Result<Option<Permit>, HttpResponse> {
+    if request.method == method::PING {
+        return Ok(None);
+    }
+    let tool = (request.method == method::TOOLS_CALL)
+        .then(|| request.params.as_ref()?.get("name")?.as_str())
+        .flatten();
+    let principal = caller.map(Identity::owner_key);
+    shared
+        .admission
+        .admit(
+            principal.as_deref(),
+            tool,
+            shared.drain.stopping.cancelled(),
+        )
+        .await
+        .map(Some)
+        .map_err(|refusal| shared.admission.refusal(refusal, Some(&request.id)))
+}
+
 /// Reads the body, refusing more than `limit` bytes, and reserves its size in the server's
 /// budget of request bytes in flight (503 when it does not fit).
 async fn read_body(
@@ -402,6 +448,7 @@ pub(super) fn sse_response<K: Unpin + 'static>(
         shared.config.retry,
         shared.config.keep_alive,
         keep,
+        shared.drain.closing_streams.clone(),
     ))
 }
 
@@ -433,6 +480,10 @@ pub(super) async fn post(
 ) -> HttpResponse {
     if let Err(response) = check_host(&req, &shared) {
         return response;
+    }
+    let _handler = shared.drain.enter();
+    if let Err(response) = admit_unread(&req, &shared) {
+        return close_unread(response, payload);
     }
     if !(accepts(&req, "application/json") && accepts(&req, "text/event-stream")) {
         return http_error(
@@ -483,6 +534,11 @@ async fn post_message(req: &HttpRequest, shared: &HttpShared, body: &[u8]) -> Ht
         Ok(caller) => caller,
         Err(response) => return response,
     };
+    if let Some(identity) = &caller
+        && let Err(refusal) = shared.admission.principal_rate(&identity.owner_key())
+    {
+        return shared.admission.refusal(refusal, id);
+    }
     let raw = match raw_version(req, id) {
         Ok(raw) => raw,
         Err(response) => return response,
@@ -497,6 +553,35 @@ async fn post_message(req: &HttpRequest, shared: &HttpShared, body: &[u8]) -> Ht
     if let Err(response) = authorize(shared, caller.as_deref(), &message) {
         return response;
     }
+    let permit = match &message {
+        Incoming::Request(request) => {
+            match admission_permit(shared, caller.as_deref(), request).await {
+                Ok(permit) => permit,
+                Err(response) => return response,
+            }
+        }
+        _ => None,
+    };
+    let response = post_stateful(req, shared, message, header_version, caller).await;
+    match permit {
+        Some(permit) => permit.release_after(response),
+        None => response,
+    }
+}
+
+/// Answers a message of the session era (or of stateless mode) once it is admitted.
+async fn post_stateful(
+    req: &HttpRequest,
+    shared: &HttpShared,
+    message: Incoming,
+    header_version: Option<ProtocolVersion>,
+    caller: Option<Arc<Identity>>,
+) -> HttpResponse {
+    let message_id = match &message {
+        Incoming::Request(request) => Some(request.id.clone()),
+        _ => None,
+    };
+    let id = message_id.as_ref();
     let identity = caller.as_deref();
     if shared.config.stateless {
         let transport = auth::transport_info(req, shared, caller.clone());
@@ -789,7 +874,11 @@ async fn post_stateless(
         let id = request.id.clone();
         let (outlet, rx) = ResponseOutlet::channel();
         let _guard = InFlight::start_detached(request, dispatch, outlet, metrics);
-        return match rx.await {
+        let answered = tokio::select! {
+            answered = rx => answered,
+            () = shared.drain.cancelling.cancelled() => return drain::cancelled_response(&id),
+        };
+        return match answered {
             Ok(frame) => json_response(&frame.json, None),
             Err(_) => http_error(
                 StatusCode::INTERNAL_SERVER_ERROR,
@@ -831,6 +920,9 @@ pub(super) fn sessionless_cancel() -> HttpResponse {
 pub(super) async fn get(req: HttpRequest, shared: web::Data<HttpShared>) -> HttpResponse {
     if let Err(response) = check_host(&req, &shared) {
         return response;
+    }
+    if shared.drain.is_draining() {
+        return drain::draining_response(None);
     }
     let caller = match auth::authenticate(&req, &shared, None).await {
         Ok(caller) => caller,

@@ -17,6 +17,8 @@
 //! | a body past [`max_request_bytes_in_flight`](McpHttp::max_request_bytes_in_flight) | 503 with `Retry-After` |
 //! | missing / unknown session | 400 / 404 |
 //! | `initialize` past the session cap, none idle enough to evict / past the cap per identity | 503 / 429, with `Retry-After` |
+//! | past a rate or concurrency limit of [`admission`](McpHttp::admission) | 429 with `Retry-After`, `-32003` with `data.retryAfterMs` |
+//! | any POST or GET once [`shutdown`](McpHttp::shutdown) began | 503 with `Retry-After` |
 //! | bad `Host` or `Origin` | 403 |
 //! | with [`bearer_auth`](McpHttp::bearer_auth): no or bad token / missing scope / another identity's session | 401 / 403 / 404, see [`auth`](crate::server::auth) |
 //!
@@ -41,10 +43,13 @@
 //! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#streamable-http>,
 //! <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http#cancellation>
 
+mod admission;
 mod answer;
 mod auth;
 mod budget;
+mod drain;
 mod handlers;
+mod health;
 mod modern;
 mod security;
 mod sse;
@@ -59,6 +64,9 @@ use actix_mcp_actors::{
     EventStore, InMemoryEventStore, Metrics, MetricsSnapshot, RegistryConfig, RegistryHandle,
 };
 
+pub use admission::{AdmissionConfig, MAX_BUCKETS, Rate};
+pub use drain::{DrainReport, SHUTDOWN_REASON};
+pub use health::{CLUSTER_STORE_CHECK, READINESS_TIMEOUT, ReadinessCheck};
 pub use security::HostPolicy;
 
 use crate::cluster::{Cluster, ClusterNode};
@@ -91,6 +99,12 @@ pub(crate) struct HttpConfig {
     pub(crate) auth: Option<BearerAuth>,
     /// Handlers get a snapshot of the request headers (always with bearer auth).
     pub(crate) capture_headers: bool,
+    /// Concurrency and rate limits.
+    pub(crate) admission: AdmissionConfig,
+    /// What `/readyz` asks about.
+    readiness: Vec<health::NamedCheck>,
+    /// How long [`McpHttp::serve`] lets requests finish on SIGTERM.
+    drain_deadline: Duration,
     /// The other nodes serving the same sessions, when there are any.
     pub(crate) cluster: Option<Cluster>,
 }
@@ -117,6 +131,9 @@ impl fmt::Debug for HttpConfig {
             .field("host_policy", &self.host_policy)
             .field("auth", &self.auth)
             .field("capture_headers", &self.capture_headers)
+            .field("admission", &self.admission)
+            .field("readiness", &self.readiness)
+            .field("drain_deadline", &self.drain_deadline)
             .field("cluster", &self.cluster)
             .finish()
     }
@@ -131,9 +148,26 @@ pub(crate) struct HttpShared {
     pub(crate) metrics: Arc<Metrics>,
     /// The request bytes in flight, shared by every worker.
     budget: Arc<budget::ByteBudget>,
+    /// Concurrency slots, wait queue and rate buckets, shared by every worker.
+    admission: Arc<admission::Admission>,
+    /// Where a drain stands.
+    drain: drain::DrainState,
 }
 
 impl HttpShared {
+    fn new(server: Arc<ServerInner>, config: HttpConfig, metrics: Arc<Metrics>) -> Self {
+        Self {
+            server,
+            budget: budget::ByteBudget::new(config.max_request_bytes_in_flight),
+            admission: admission::Admission::new(config.admission.clone()),
+            config,
+            registry: OnceLock::new(),
+            node: OnceLock::new(),
+            metrics,
+            drain: drain::DrainState::default(),
+        }
+    }
+
     /// The registry, started on first use (on the arbiter of the worker that first needs it).
     pub(crate) fn registry(&self) -> &RegistryHandle {
         self.registry.get_or_init(|| {
@@ -218,14 +252,11 @@ impl McpHttp {
     fn with_config(mut self, change: impl FnOnce(&mut HttpConfig)) -> Self {
         let mut config = self.shared.config.clone();
         change(&mut config);
-        self.shared = Arc::new(HttpShared {
-            server: self.shared.server.clone(),
-            budget: budget::ByteBudget::new(config.max_request_bytes_in_flight),
+        self.shared = Arc::new(HttpShared::new(
+            self.shared.server.clone(),
             config,
-            registry: OnceLock::new(),
-            node: OnceLock::new(),
-            metrics: self.shared.metrics.clone(),
-        });
+            self.shared.metrics.clone(),
+        ));
         self
     }
 
@@ -361,6 +392,33 @@ impl McpHttp {
         self.with_config(|c| c.capture_headers = on)
     }
 
+    /// Admission control: concurrency limits (global, per identity, per tool) with a bounded
+    /// wait queue, and rate limits (per session, per identity); see [`AdmissionConfig`]
+    /// (default: no limits besides the per-session
+    /// [`max_concurrent_requests`](crate::server::ServerBuilder::max_concurrent_requests)).
+    #[must_use]
+    pub fn admission(self, admission: AdmissionConfig) -> Self {
+        self.with_config(|c| c.admission = admission)
+    }
+
+    /// Adds a dependency `/readyz` checks (see [`health`](Self::health)): while `check` fails,
+    /// or does not answer within [`READINESS_TIMEOUT`], the endpoint is not ready.
+    #[must_use]
+    pub fn readiness_check(self, name: impl Into<String>, check: impl ReadinessCheck) -> Self {
+        let named = health::NamedCheck {
+            name: Arc::from(name.into()),
+            check: Arc::new(check),
+        };
+        self.with_config(|c| c.readiness.push(named))
+    }
+
+    /// How long [`serve`](Self::serve) lets requests in flight finish when asked to stop
+    /// (default 30 s); see [`shutdown`](Self::shutdown).
+    #[must_use]
+    pub fn drain_deadline(self, deadline: Duration) -> Self {
+        self.with_config(|c| c.drain_deadline = deadline)
+    }
+
     /// Serves the sessions of a cluster: any node behind any load balancer serves any session,
     /// with no sticky routing (default: none, every session lives in this process). Each node
     /// mounts an endpoint with the same cluster settings (see [`cluster`](crate::cluster)).
@@ -428,9 +486,107 @@ impl McpHttp {
         }
     }
 
+    /// What `App::configure` takes to mount the health endpoints: `GET /healthz` (liveness)
+    /// and `GET /readyz` (readiness: 503 while draining, or while a
+    /// [`readiness_check`](Self::readiness_check) fails or does not answer within
+    /// [`READINESS_TIMEOUT`], or, in a [cluster](Self::cluster), while its session store does
+    /// not answer a ping: [`CLUSTER_STORE_CHECK`]). Both answer JSON (`{"status": "ok" |
+    /// "ready" | "draining" | "unready"}`, with `failed` naming the failed checks) and check
+    /// neither `Host` nor `Origin`: probes come from orchestrators, by address.
+    pub fn health(&self) -> impl FnOnce(&mut web::ServiceConfig) + Clone + 'static {
+        let shared = self.shared.clone();
+        move |cfg: &mut web::ServiceConfig| {
+            cfg.service(web::resource("/healthz").route(web::get().to(health::liveness)));
+            cfg.service(
+                web::resource("/readyz")
+                    .app_data(web::Data::from(shared))
+                    .route(web::get().to(health::readiness)),
+            );
+        }
+    }
+
     /// Live counts of sessions, requests, streams and tool calls.
     pub fn metrics(&self) -> MetricsSnapshot {
         self.shared.metrics.snapshot()
+    }
+
+    /// A snapshot of the endpoint's state for operators who do not export traces: the
+    /// runtime's gauges, requests being answered, the admission queue and decisions, and
+    /// whether it drains.
+    pub fn stats(&self) -> HttpStats {
+        let counters = &self.shared.admission.counters;
+        let load = |counter: &std::sync::atomic::AtomicU64| {
+            counter.load(std::sync::atomic::Ordering::Relaxed)
+        };
+        HttpStats {
+            runtime: self.metrics(),
+            handlers: self
+                .shared
+                .drain
+                .handlers
+                .load(std::sync::atomic::Ordering::Acquire),
+            waiting: self.shared.admission.waiting(),
+            admitted: load(&counters.admitted),
+            queued: load(&counters.queued),
+            rate_limited: load(&counters.rate_limited),
+            queue_full: load(&counters.queue_full),
+            queue_timeouts: load(&counters.queue_timeouts),
+            draining: self.is_draining(),
+        }
+    }
+
+    /// Whether a drain has begun (see [`shutdown`](Self::shutdown)).
+    pub fn is_draining(&self) -> bool {
+        self.shared.drain.is_draining()
+    }
+
+    /// Drains the endpoint: stops accepting requests (503 with `Retry-After`), lets those in
+    /// flight finish until `deadline`, cancels the rest, closes every SSE stream with a `retry`
+    /// hint and flushes the event store ([`EventStore::flush`]). Past the deadline, a session's
+    /// request gets `notifications/cancelled` (reason [`SHUTDOWN_REASON`]) before its stream
+    /// ends; a request without a session (2026-07-28, stateless mode) is cancelled by closing
+    /// its answer, and one awaiting a JSON body gets a `-32800` error. Stop the
+    /// actix-web server afterwards ([`serve`](Self::serve) does all of it on SIGTERM).
+    /// Clones share the drain: a second call waits for the first and returns its report.
+    ///
+    /// # Cancel safety
+    /// Once begun, a drain cannot be undone: dropping the future leaves the endpoint refusing
+    /// requests, and a later call finishes the drain.
+    pub async fn shutdown(&self, deadline: Duration) -> DrainReport {
+        drain::run(&self.shared, deadline).await
+    }
+
+    /// Serves this endpoint and its [`health`](Self::health) endpoints on `addr` (actix-web's
+    /// default number of workers, TCP_NODELAY on, half-closed connections off) until SIGTERM
+    /// or SIGINT, then [drains](Self::shutdown) within the
+    /// [`drain_deadline`](Self::drain_deadline), stops the server and returns. Must run inside
+    /// an actix system (`#[actix_web::main]`).
+    ///
+    /// # Errors
+    /// When binding fails.
+    pub async fn serve(self, addr: impl std::net::ToSocketAddrs) -> std::io::Result<()> {
+        let app = self.clone();
+        let deadline = self.shared.config.drain_deadline;
+        let server = actix_web::HttpServer::new(move || {
+            actix_web::App::new()
+                .configure(app.configure())
+                .configure(app.health())
+        })
+        .tcp_nodelay(true)
+        .h1_allow_half_closed(false)
+        // The drain below is the graceful part; actix-web's own then has little left to do.
+        .disable_signals()
+        .shutdown_timeout(deadline.as_secs() + 5)
+        .bind(addr)?
+        .run();
+        let handle = server.handle();
+        actix_rt::spawn(async move {
+            crate::transport::shutdown_signal().await;
+            tracing::info!("shutdown signal received");
+            self.shutdown(deadline).await;
+            handle.stop(true).await;
+        });
+        server.await
     }
 
     /// Number of live sessions.
@@ -469,6 +625,9 @@ impl Server {
             store: Arc::new(InMemoryEventStore::default()),
             auth: None,
             capture_headers: false,
+            admission: AdmissionConfig::default(),
+            readiness: Vec::new(),
+            drain_deadline: Duration::from_secs(30),
             cluster: None,
         };
         let metrics = Arc::new(Metrics::default());
@@ -476,31 +635,44 @@ impl Server {
         crate::telemetry::track(&metrics);
         McpHttp {
             path: path.into(),
-            shared: Arc::new(HttpShared {
-                server: self.inner.clone(),
-                budget: budget::ByteBudget::new(config.max_request_bytes_in_flight),
-                config,
-                registry: OnceLock::new(),
-                node: OnceLock::new(),
-                metrics,
-            }),
+            shared: Arc::new(HttpShared::new(self.inner.clone(), config, metrics)),
         }
     }
 
-    /// Serves this server over Streamable HTTP at `/mcp` on `addr`, with actix-web's default
-    /// number of workers, TCP_NODELAY on and half-closed connections off (a client that closes
-    /// its connection cancels what it was waiting for without a session), until the process is
-    /// stopped. Must run inside an actix system (`#[actix_web::main]`).
+    /// Serves this server over Streamable HTTP at `/mcp` on `addr`, with `/healthz` and
+    /// `/readyz` beside it, actix-web's default number of workers, TCP_NODELAY on and
+    /// half-closed connections off (a client that closes its connection cancels what it was
+    /// waiting for without a session), until SIGTERM or SIGINT, which drains the endpoint
+    /// within 30 s and returns (see [`McpHttp::serve`]). Must run inside an actix system
+    /// (`#[actix_web::main]`).
     ///
     /// # Errors
     /// When binding fails.
     pub async fn serve(&self, addr: impl std::net::ToSocketAddrs) -> std::io::Result<()> {
-        let mcp = self.http("/mcp");
-        actix_web::HttpServer::new(move || actix_web::App::new().configure(mcp.configure()))
-            .tcp_nodelay(true)
-            .h1_allow_half_closed(false)
-            .bind(addr)?
-            .run()
-            .await
+        self.http("/mcp").serve(addr).await
     }
+}
+
+/// A snapshot of an HTTP endpoint's state ([`McpHttp::stats`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct HttpStats {
+    /// The runtime's gauges: sessions, requests in flight, streams, tool calls.
+    pub runtime: MetricsSnapshot,
+    /// POST handlers running now (reading a body, waiting for admission, answering).
+    pub handlers: usize,
+    /// Requests waiting for a concurrency slot now.
+    pub waiting: usize,
+    /// Requests admitted since the endpoint started.
+    pub admitted: u64,
+    /// Requests that had to wait for a slot (then admitted or refused).
+    pub queued: u64,
+    /// Requests refused by a rate limit.
+    pub rate_limited: u64,
+    /// Requests refused because the wait queue was full.
+    pub queue_full: u64,
+    /// Requests refused because no slot freed up within the queue's deadline.
+    pub queue_timeouts: u64,
+    /// Whether the endpoint is draining.
+    pub draining: bool,
 }

@@ -312,13 +312,38 @@ pub(super) async fn post(
     ) {
         return response;
     }
+    let permit = match super::handlers::admission_permit(shared, caller.as_deref(), &request).await
+    {
+        Ok(permit) => permit,
+        Err(response) => return response,
+    };
+    let response = answer(req, shared, request, caller).await;
+    match permit {
+        Some(permit) => permit.release_after(response),
+        None => response,
+    }
+}
+
+/// Answers an admitted stateless request.
+async fn answer(
+    req: &HttpRequest,
+    shared: &HttpShared,
+    request: Request,
+    caller: Option<Arc<Identity>>,
+) -> HttpResponse {
     let dispatch = dispatch(req, shared, caller);
     let metrics = shared.metrics.clone();
     if shared.config.json_response {
         let id = request.id.clone();
         let (outlet, rx) = ResponseOutlet::channel();
         let _guard = InFlight::start_detached(request, dispatch, outlet, metrics);
-        return match rx.await {
+        let answered = tokio::select! {
+            answered = rx => answered,
+            () = shared.drain.cancelling.cancelled() => {
+                return super::drain::cancelled_response(&id);
+            }
+        };
+        return match answered {
             Ok(frame) => frame_response(&frame.json),
             Err(_) => super::handlers::http_error(
                 StatusCode::INTERNAL_SERVER_ERROR,

@@ -16,6 +16,7 @@ use actix_web::body::{BodySize, MessageBody};
 use bytes::{Bytes, BytesMut};
 use tokio::time::{Instant, Sleep};
 use tokio_util::codec::Encoder as _;
+use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
 /// Events a live stream writes in one chunk at most, when several are waiting.
 const EVENTS_PER_CHUNK: usize = 32;
@@ -56,6 +57,12 @@ pub(super) struct SseBody<K> {
     retry: Option<Duration>,
     period: Duration,
     keep_alive: Pin<Box<Sleep>>,
+    /// Fires when the server drains: the body ends, after a last `retry` hint.
+    closing: Pin<Box<WaitForCancellationFutureOwned>>,
+    /// The `retry` advice, also sent last when the server drains.
+    retry_hint: Duration,
+    /// The drain's last chunk has gone out: the body is over.
+    closed: bool,
     _keep: K,
 }
 
@@ -65,12 +72,16 @@ impl<K> SseBody<K> {
         retry: Duration,
         period: Duration,
         keep: K,
+        closing: CancellationToken,
     ) -> Self {
         Self {
             receiver,
             retry: Some(retry),
             period,
             keep_alive: Box::pin(tokio::time::sleep(period)),
+            closing: Box::pin(closing.cancelled_owned()),
+            retry_hint: retry,
+            closed: false,
             _keep: keep,
         }
     }
@@ -88,6 +99,9 @@ impl<K: Unpin> MessageBody for SseBody<K> {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Bytes, Self::Error>>> {
         let this = self.get_mut();
+        if this.closed {
+            return Poll::Ready(None);
+        }
         let mut chunk = BytesMut::new();
         if let Some(retry) = this.retry.take() {
             put(&mut chunk, russe::Event::Retry(retry));
@@ -110,6 +124,12 @@ impl<K: Unpin> MessageBody for SseBody<K> {
         }
         if ended {
             return Poll::Ready(None);
+        }
+        if this.closing.as_mut().poll(cx).is_ready() {
+            // The server drains: reconnect (elsewhere) after the retry delay, and resume.
+            put(&mut chunk, russe::Event::Retry(this.retry_hint));
+            this.closed = true;
+            return Poll::Ready(Some(Ok(chunk.freeze())));
         }
         if this.keep_alive.as_mut().poll(cx).is_ready() {
             let deadline = Instant::now() + this.period;
@@ -162,8 +182,33 @@ mod tests {
             Duration::from_secs(1),
             Duration::from_secs(15),
             (),
+            CancellationToken::new(),
         );
         let bytes = actix_web::body::to_bytes(body).await.unwrap_or_default();
         assert_eq!(&bytes[..], b"retry: 1000\n\ndata: {}\n\n");
+    }
+
+    fn live_receiver() -> (StreamReceiver, std::sync::Arc<actix_mcp_actors::EventLog>) {
+        let log = actix_mcp_actors::EventLog::buffered(None, 0, Duration::from_secs(1), true);
+        (log.attach(None), log)
+    }
+
+    #[actix_rt::test]
+    async fn a_draining_server_ends_a_live_body_with_a_retry_hint() {
+        let (receiver, _log) = live_receiver();
+        let closing = CancellationToken::new();
+        closing.cancel();
+        let body = SseBody::new(
+            receiver,
+            Duration::from_millis(250),
+            Duration::from_secs(15),
+            (),
+            closing,
+        );
+        let bytes = tokio::time::timeout(Duration::from_secs(10), actix_web::body::to_bytes(body))
+            .await
+            .unwrap_or_else(|_| panic!("the body did not end"))
+            .unwrap_or_default();
+        assert_eq!(&bytes[..], b"retry: 250\n\nretry: 250\n\n");
     }
 }

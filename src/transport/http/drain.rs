@@ -1,0 +1,216 @@
+//! Graceful drain of an HTTP endpoint ([`McpHttp::shutdown`](super::McpHttp::shutdown)), in
+//! order:
+//!
+//! 1. stop accepting: every new POST and GET is answered 503 with `Retry-After` (DELETE still
+//!    ends a session), requests waiting in the admission queue are refused the same way, and
+//!    `/readyz` answers 503 so a load balancer stops routing here;
+//! 2. let the requests in flight finish, until the deadline;
+//! 3. past the deadline, cancel the rest: a session's request gets `notifications/cancelled`
+//!    (reason `"server shutting down"`) on its stream before it ends; a request without a
+//!    session (2026-07-28, or stateless mode) is cancelled by closing its answer, the era's
+//!    own cancellation, and one awaiting a JSON body gets a `-32800` error;
+//! 4. close every SSE stream with a `retry` hint, so clients reconnect (and resume with
+//!    `Last-Event-ID`) on another node;
+//! 5. flush the event store ([`EventStore::flush`](crate::EventStore::flush)).
+//!
+//! Then the server may stop: [`McpHttp::serve`](super::McpHttp::serve) does so on SIGTERM or
+//! SIGINT and returns, so the process exits 0.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use actix_web::HttpResponse;
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderValue};
+use tokio::sync::OnceCell;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use actix_mcp_actors::{ErrorObject, Frame, RequestId};
+use serde_json::json;
+
+use super::HttpShared;
+
+/// The reason a draining server gives the requests it cancels.
+pub const SHUTDOWN_REASON: &str = "server shutting down";
+
+/// How long a request refused while draining is told to wait (`Retry-After`, in seconds): by
+/// then a load balancer has moved it to another node.
+const RETRY_AFTER_SECONDS: &str = "1";
+
+/// How long the drain waits, after cancelling what was left, for those requests to end.
+const CANCEL_GRACE: Duration = Duration::from_secs(1);
+
+/// How long the event store has to flush.
+const FLUSH_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What a drain did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DrainReport {
+    /// Requests in flight when the drain began (a lower bound: request actors, or POST
+    /// handlers still answering when there are more of those).
+    pub in_flight_at_start: usize,
+    /// Requests still running at the deadline, which were cancelled (counted as above).
+    pub cancelled: usize,
+    /// How long the drain took.
+    pub elapsed: Duration,
+}
+
+/// The drain state of one endpoint, shared by its workers.
+#[derive(Debug, Default)]
+pub(super) struct DrainState {
+    /// Step 1: no new requests.
+    pub(super) stopping: CancellationToken,
+    /// Step 3: the deadline passed; requests still running are cancelled.
+    pub(super) cancelling: CancellationToken,
+    /// Step 4: SSE streams close with a `retry` hint.
+    pub(super) closing_streams: CancellationToken,
+    /// POST handlers running now (reading, admitting, answering).
+    pub(super) handlers: AtomicUsize,
+    report: OnceCell<DrainReport>,
+}
+
+/// Counts one running POST handler while it lives.
+#[derive(Debug)]
+pub(super) struct HandlerGuard<'a>(&'a DrainState);
+
+impl Drop for HandlerGuard<'_> {
+    fn drop(&mut self) {
+        self.0.handlers.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl DrainState {
+    pub(super) fn is_draining(&self) -> bool {
+        self.stopping.is_cancelled()
+    }
+
+    pub(super) fn enter(&self) -> HandlerGuard<'_> {
+        self.handlers.fetch_add(1, Ordering::AcqRel);
+        HandlerGuard(self)
+    }
+}
+
+/// The 503 answer to a request that arrives (or waits) while the server drains.
+pub(super) fn draining_response(id: Option<&RequestId>) -> HttpResponse {
+    let error = ErrorObject::new(
+        crate::error::code::SERVER_BUSY,
+        "the server is shutting down; retry on another node",
+    )
+    .with_data(json!({ "retryAfterMs": 1000, "limit": "draining" }));
+    let mut response = HttpResponse::build(StatusCode::SERVICE_UNAVAILABLE)
+        .content_type("application/json")
+        .body(Frame::error(id, &error).json.to_string());
+    response.headers_mut().insert(
+        header::RETRY_AFTER,
+        HeaderValue::from_static(RETRY_AFTER_SECONDS),
+    );
+    response
+}
+
+/// The answer of a request without a session awaiting a JSON body when the drain cancels it.
+pub(super) fn cancelled_response(id: &RequestId) -> HttpResponse {
+    let error = ErrorObject::new(
+        crate::error::code::REQUEST_CANCELLED,
+        format!("request cancelled: {SHUTDOWN_REASON}"),
+    );
+    let mut response = HttpResponse::build(StatusCode::SERVICE_UNAVAILABLE)
+        .content_type("application/json")
+        .body(Frame::error(Some(id), &error).json.to_string());
+    response.headers_mut().insert(
+        header::RETRY_AFTER,
+        HeaderValue::from_static(RETRY_AFTER_SECONDS),
+    );
+    response
+}
+
+/// Requests the endpoint is answering. Two counts overlap: request actors (a request still
+/// pending after its first poll, answered over a stream or not) and POST handlers still
+/// running (one awaiting a JSON answer also has an actor; one being read or admitted has
+/// none). Zero when both are; otherwise the larger, a lower bound of the requests in flight.
+fn in_flight(shared: &HttpShared) -> usize {
+    let actors = shared.metrics.snapshot().in_flight;
+    actors.max(shared.drain.handlers.load(Ordering::Acquire))
+}
+
+/// Waits until `done` holds or `until`, polling every 10 ms; whether it held.
+async fn wait_until(until: Instant, mut done: impl FnMut() -> bool) -> bool {
+    loop {
+        if done() {
+            return true;
+        }
+        if Instant::now() >= until {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Runs the drain (see the module docs) once; later calls wait for the first and return its
+/// report.
+pub(super) async fn run(shared: &HttpShared, deadline: Duration) -> DrainReport {
+    *shared
+        .drain
+        .report
+        .get_or_init(|| drain(shared, deadline))
+        .await
+}
+
+async fn drain(shared: &HttpShared, deadline: Duration) -> DrainReport {
+    let started = Instant::now();
+    let state = &shared.drain;
+    state.stopping.cancel();
+    let in_flight_at_start = in_flight(shared);
+    tracing::info!(
+        in_flight = in_flight_at_start,
+        deadline_ms = deadline.as_millis() as u64,
+        "draining: no new requests; waiting for those in flight"
+    );
+    let until = started + deadline;
+    let mut cancelled = 0;
+    if !wait_until(until, || in_flight(shared) == 0).await {
+        cancelled = in_flight(shared);
+        tracing::warn!(
+            remaining = cancelled,
+            "drain deadline passed; cancelling the requests still running"
+        );
+        state.cancelling.cancel();
+        if let Some(registry) = shared.registry.get() {
+            for session in registry.sessions() {
+                session.abort_all(SHUTDOWN_REASON);
+            }
+        }
+    }
+    // Requests without a session end when their answer closes.
+    state.closing_streams.cancel();
+    if cancelled > 0 {
+        let grace = Instant::now() + CANCEL_GRACE;
+        if !wait_until(grace, || shared.metrics.snapshot().in_flight == 0).await {
+            tracing::warn!(
+                remaining = shared.metrics.snapshot().in_flight,
+                "requests still ending after cancellation"
+            );
+        }
+    }
+    // The store the sessions use: a cluster's shared one, if it has one.
+    let store = shared
+        .node
+        .get()
+        .and_then(Option::as_ref)
+        .and_then(|node| node.events())
+        .unwrap_or_else(|| shared.config.store.clone());
+    if tokio::time::timeout(FLUSH_TIMEOUT, store.flush())
+        .await
+        .is_err()
+    {
+        tracing::warn!("the event store did not flush in time");
+    }
+    let report = DrainReport {
+        in_flight_at_start,
+        cancelled,
+        elapsed: started.elapsed(),
+    };
+    tracing::info!(?report, "drained");
+    report
+}
