@@ -1,7 +1,7 @@
 //! Several nodes serving the same sessions, behind any load balancer, with no sticky routing.
 //!
-//! Give an HTTP endpoint a [`Cluster`] ([`McpHttp::cluster`](crate::McpHttp::cluster)) and a
-//! request for a session this node has not seen is served all the same: the session's record
+//! Give an HTTP endpoint a [`Cluster`]
+//! ([`McpHttp::cluster`](crate::transport::http::McpHttp::cluster)) and a request for a session this node has not seen is served all the same: the session's record
 //! (its negotiated version, the client's info and capabilities, its log level and
 //! subscriptions, its owner) comes from the shared [`SessionStore`], and a local session actor
 //! is started from it for as long as the session has work here. What must reach another node
@@ -15,7 +15,7 @@
 //! - a DELETE ends the session on every node, and a change of its state (`logging/setLevel`,
 //!   `resources/subscribe`, `notifications/initialized`) reaches every node holding it.
 //!
-//! With a shared [`EventStore`](actix_mcp_actors::EventStore) (the Redis one, say), a client
+//! With a shared [`EventStore`] (the Redis one, say), a client
 //! resumes a stream with `Last-Event-ID` on any node. Every request of a session costs one
 //! store round trip (a load that also renews the record's time to live, which is the session's
 //! idle timeout); nothing else on a request's path touches the store or the bus unless a
