@@ -1,8 +1,9 @@
 //! Several nodes serving the same sessions, behind any load balancer, with no sticky routing.
 //!
 //! Give an HTTP endpoint a [`Cluster`]
-//! ([`McpHttp::cluster`](crate::transport::http::McpHttp::cluster)) and a request for a session this node has not seen is served all the same: the session's record
-//! (its negotiated version, the client's info and capabilities, its log level and
+//! ([`McpHttp::cluster`](crate::transport::http::McpHttp::cluster)) and a request for a
+//! session this node has not seen is served all the same: the session's record (its
+//! negotiated version, the client's info and capabilities, its log level and
 //! subscriptions, its owner) comes from the shared [`SessionStore`], and a local session actor
 //! is started from it for as long as the session has work here. What must reach another node
 //! travels on the [`Bus`]:
