@@ -253,10 +253,10 @@ pub(super) fn redis_section(series: &[Series]) -> Option<String> {
         let per_unit = |x: &Sample, n: u64| n as f64 / x.units.max(1) as f64;
         let commands = median(&mut cluster(&|x, c| per_unit(x, c.commands.total)));
         let getex = median(&mut cluster(&|x, c| per_unit(x, c.commands.of("getex"))));
-        // Redis's counters are read around the window, so the requests in flight at its edges
-        // (at most the concurrency at each) count in the commands but not in the units.
+        // Redis's counters are read around the window, so the requests in flight at its two
+        // edges (at most the concurrency at each) may count in the commands but not the units.
         let edge = median(&mut cluster(&|x, _| {
-            x.concurrency as f64 / x.units.max(1) as f64
+            2.0 * x.concurrency as f64 / x.units.max(1) as f64
         }));
         let rate = median(
             &mut redis
