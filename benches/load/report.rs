@@ -305,7 +305,7 @@ pub(super) fn redis_section(series: &[Series]) -> Option<String> {
             }
         }
         let mut pooled: Vec<(&str, u64)> = pooled.into_iter().collect();
-        pooled.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        pooled.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
         breakdowns.push(format!(
             "- {}: {}",
             workload.label(),
