@@ -12,9 +12,26 @@
 //! that parses the same POST into a `serde_json::Value` and answers the same JSON-RPC body (the
 //! reference); with `--serve-rmcp MODE` it is the official Rust SDK's server (rmcp's
 //! `StreamableHttpService` on hyper, the same `echo` tool) with sessions and SSE answers
-//! (`sse`) or stateless with JSON answers (`stateless`). Without those arguments it is the
-//! driver: it re-executes itself for each server, learns the port from the child's first
-//! stdout line, and measures.
+//! (`sse`) or stateless with JSON answers (`stateless`); with `--exec-pinned CPU PROGRAM ...`
+//! it pins itself and becomes `PROGRAM` (how redis-server and HAProxy are started). Without
+//! those arguments it is the driver: it re-executes itself for each server, learns the port
+//! from the child's first stdout line, and measures.
+//!
+//! **Redis mode** (`redis`, cargo feature `redis`: `cargo bench --features redis --bench
+//! load`; see `load/cluster.rs`). Per run the driver starts a redis-server of its own (a
+//! temporary directory, no persistence, a free loopback port), two `--serve-mcp sse --redis
+//! URL` nodes sharing their sessions on it (`Cluster::redis`), and HAProxy in front (one
+//! thread, round robin per request, no stickiness, as in `tests/cluster/env.sh`), all four
+//! pinned to the servers' core; the clients talk to HAProxy. Its rows count the two nodes'
+//! CPU summed; a section of its own compares them with one `sse` node in memory in the same
+//! run (ratio of medians with the per-round range, goal ≤ 1.5×), and gives Redis's and
+//! HAProxy's CPU per unit (schedstat, the same window), and Redis's commands per unit from
+//! `INFO commandstats` / `INFO stats` read before and after the window (its own `INFO`s left
+//! out): all of them, `GETEX` (a session request's one store round trip; goal ≤ 1 per `echo`),
+//! and each command. Session setup through it should reach 5,000 sessions/s. It runs by
+//! default when the bench is built with the feature and redis-server and haproxy are found
+//! (on `PATH` or in `/usr/sbin`); otherwise the driver says why it skips it, and asking for it
+//! in `LOAD_SERVERS` fails with what to do.
 //!
 //! **Placement.** Where the machine has two or more cores, every server pins itself (all of
 //! its threads: it sets its affinity before starting any) to core 0 and the driver to core 1;
@@ -43,13 +60,16 @@
 //!
 //! Environment (defaults in brackets): `LOAD_ROUNDS` [5], `LOAD_DURATION_MS` [2500] measured
 //! window per cell, `LOAD_WARMUP_MS` [500], `LOAD_CONCURRENCY` [64], `LOAD_SETUP_CONCURRENCY`
-//! [16], `LOAD_SERVERS` [bare,sse,json,stateless,modern,rmcp-sse,rmcp-stateless], `LOAD_WORKLOADS`
+//! [16], `LOAD_SERVERS` [bare,sse,json,stateless,modern,rmcp-sse,rmcp-stateless, and redis
+//! where it can run], `LOAD_WORKLOADS`
 //! [echo,setup; `none` runs only the memory runs], `LOAD_MAX_REQUESTS` [5000000] cap per cell, `LOAD_SESSIONS` [10000] for the
 //! memory runs (0 skips them), `LOAD_PIN` [1], `LOAD_SVG`.
 //!
 //! Everything is bounded: each request times out after 10 s, each cell stops after its window
 //! or its request cap, every server child is killed when its guard drops (also on panic), a
-//! child whose stdin closes (the driver died) exits, and none lives past 10 minutes.
+//! child whose stdin closes (the driver died) exits, and none lives past 10 minutes;
+//! redis-server and HAProxy are killed when their guards drop and, through the parent-death
+//! signal, when the driver dies.
 
 use std::error::Error;
 use std::io::{BufRead, BufReader};
@@ -74,6 +94,7 @@ fn main() -> Result<()> {
         Some("--serve-mcp") => serve::mcp(&args[1..]),
         Some("--serve-bare") => serve::bare(&args[1..]),
         Some("--serve-rmcp") => serve::rmcp(&args[1..]),
+        Some("--exec-pinned") => serve::exec_pinned(&args[1..]),
         // `cargo bench` passes `--bench`; nothing else is expected.
         _ => driver(),
     }
@@ -81,6 +102,8 @@ fn main() -> Result<()> {
 
 #[path = "load/client.rs"]
 mod client;
+#[path = "load/cluster.rs"]
+mod cluster;
 #[path = "load/report.rs"]
 mod report;
 #[path = "load/serve.rs"]
@@ -107,7 +130,14 @@ enum ServerKind {
     RmcpSse,
     /// rmcp, stateless, JSON answers.
     RmcpStateless,
+    /// actix-mcp, stateful, SSE answers, on two nodes sharing their sessions on Redis behind
+    /// HAProxy (round robin per request).
+    Redis,
 }
+
+/// What the driver says when the Redis mode is asked for in a build without it.
+const NEEDS_REDIS_FEATURE: &str = "the Redis mode (LOAD_SERVERS=...,redis) needs the `redis` \
+    feature: run `cargo bench --features redis --bench load`";
 
 impl ServerKind {
     fn parse(name: &str) -> Option<Self> {
@@ -120,6 +150,7 @@ impl ServerKind {
             "modern" => Self::Modern,
             "rmcp-sse" => Self::RmcpSse,
             "rmcp-stateless" => Self::RmcpStateless,
+            "redis" => Self::Redis,
             _ => return None,
         })
     }
@@ -134,17 +165,18 @@ impl ServerKind {
             Self::Modern => "actix-mcp, protocol 2026-07-28, JSON answers",
             Self::RmcpSse => "rmcp, stateful, SSE answers",
             Self::RmcpStateless => "rmcp, stateless, JSON answers",
+            Self::Redis => "actix-mcp, stateful, SSE answers, 2 nodes on Redis behind HAProxy",
         }
     }
 
     fn stateful(self) -> bool {
-        matches!(self, Self::Sse | Self::Json | Self::RmcpSse)
+        matches!(self, Self::Sse | Self::Json | Self::RmcpSse | Self::Redis)
     }
 
     fn is_ours(self) -> bool {
         matches!(
             self,
-            Self::Sse | Self::Json | Self::Stateless | Self::Modern
+            Self::Sse | Self::Json | Self::Stateless | Self::Modern | Self::Redis
         )
     }
 
@@ -163,7 +195,8 @@ impl ServerKind {
         };
         match self {
             Self::Bare | Self::BareModern => vec!["--serve-bare".to_owned()],
-            Self::Sse => mcp("sse"),
+            // The Redis mode's nodes get `--redis URL` on top (see `load/cluster.rs`).
+            Self::Sse | Self::Redis => mcp("sse"),
             Self::Json => mcp("json"),
             Self::Stateless => mcp("stateless"),
             Self::Modern => mcp("modern"),
@@ -242,12 +275,42 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
 
 impl Config {
     fn from_env() -> Result<Self> {
-        let servers = std::env::var("LOAD_SERVERS")
-            .unwrap_or_else(|_| "bare,sse,json,stateless,modern,rmcp-sse,rmcp-stateless".into());
+        let servers = match std::env::var("LOAD_SERVERS") {
+            Ok(servers) => servers,
+            Err(_) => {
+                let mut servers =
+                    "bare,sse,json,stateless,modern,rmcp-sse,rmcp-stateless".to_owned();
+                // The Redis mode runs by default where it can.
+                match cluster::missing_programs() {
+                    _ if !cfg!(feature = "redis") => {
+                        eprintln!("note: skipping the Redis mode: {NEEDS_REDIS_FEATURE}")
+                    }
+                    Some(missing) => {
+                        eprintln!("note: skipping the Redis mode: {missing}");
+                    }
+                    None => servers.push_str(",redis"),
+                }
+                servers
+            }
+        };
         let mut servers = servers
             .split(',')
             .map(|m| ServerKind::parse(m).ok_or_else(|| format!("unknown server {m:?}")))
             .collect::<Result<Vec<_>, _>>()?;
+        if servers.contains(&ServerKind::Redis) {
+            if !cfg!(feature = "redis") {
+                return Err(NEEDS_REDIS_FEATURE.into());
+            }
+            if let Some(missing) = cluster::missing_programs() {
+                return Err(
+                    format!("the Redis mode needs redis-server and haproxy: {missing}").into(),
+                );
+            }
+            // The Redis mode is compared with one node in memory.
+            if !servers.contains(&ServerKind::Sse) {
+                servers.push(ServerKind::Sse);
+            }
+        }
         // The bare handler comes first in every round: every other row is compared with it
         // (2026-07-28 rows with the bare handler fed the same requests).
         if !servers.contains(&ServerKind::Bare) {
@@ -273,7 +336,10 @@ impl Config {
                     Workload::Echo => true,
                     Workload::Setup => matches!(
                         server,
-                        ServerKind::Bare | ServerKind::Sse | ServerKind::RmcpSse
+                        ServerKind::Bare
+                            | ServerKind::Sse
+                            | ServerKind::RmcpSse
+                            | ServerKind::Redis
                     ),
                 };
                 if serves {
@@ -361,6 +427,74 @@ impl Drop for ServerProcess {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// What a cell's clients talk to: one server, or the Redis mode's cluster.
+enum Deployment {
+    Single(ServerProcess),
+    Cluster(cluster::RedisCluster),
+}
+
+/// The counters of a [`Deployment`] at one moment.
+struct Reading {
+    /// The servers' CPU (the nodes' summed, in the Redis mode), in nanoseconds.
+    servers_ns: u64,
+    /// Redis's and HAProxy's CPU, and Redis's command counters, in the Redis mode.
+    cluster: Option<(u64, u64, cluster::Counters)>,
+}
+
+impl Deployment {
+    fn start(kind: ServerKind, max_sessions: usize, cpu: Option<usize>) -> Result<Self> {
+        Ok(match kind {
+            ServerKind::Redis => Self::Cluster(cluster::RedisCluster::start(max_sessions, cpu)?),
+            _ => Self::Single(ServerProcess::spawn(kind.args(max_sessions), cpu)?),
+        })
+    }
+
+    /// Where the clients connect.
+    fn addr(&self) -> SocketAddr {
+        match self {
+            Self::Single(server) => server.addr,
+            Self::Cluster(cluster) => cluster.addr,
+        }
+    }
+
+    /// The counters at the start of a measured window: Redis's command counters first, so the
+    /// `INFO` that reads them falls outside the CPU window.
+    fn reading_before(&self) -> Result<Reading> {
+        match self {
+            Self::Single(server) => Ok(Reading {
+                servers_ns: server.cpu_ns()?,
+                cluster: None,
+            }),
+            Self::Cluster(cluster) => {
+                let counters = cluster.counters()?;
+                Ok(Reading {
+                    servers_ns: cluster.nodes_cpu_ns()?,
+                    cluster: Some((cluster.redis_cpu_ns()?, cluster.haproxy_cpu_ns()?, counters)),
+                })
+            }
+        }
+    }
+
+    /// The counters at the end of a measured window: CPU first, then Redis's counters.
+    fn reading_after(&self) -> Result<Reading> {
+        match self {
+            Self::Single(server) => Ok(Reading {
+                servers_ns: server.cpu_ns()?,
+                cluster: None,
+            }),
+            Self::Cluster(cluster) => {
+                let servers_ns = cluster.nodes_cpu_ns()?;
+                let redis_ns = cluster.redis_cpu_ns()?;
+                let haproxy_ns = cluster.haproxy_cpu_ns()?;
+                Ok(Reading {
+                    servers_ns,
+                    cluster: Some((redis_ns, haproxy_ns, cluster.counters()?)),
+                })
+            }
+        }
     }
 }
 
@@ -497,7 +631,7 @@ fn driver() -> Result<()> {
                     Workload::Echo => config.concurrency,
                     Workload::Setup => config.setup_concurrency,
                 };
-                let server = ServerProcess::spawn(target.server.args(1_000_000), server_cpu)?;
+                let server = Deployment::start(target.server, 1_000_000, server_cpu)?;
                 let sample = client::run_cell(
                     &server,
                     target,
@@ -516,6 +650,15 @@ fn driver() -> Result<()> {
                     sample.per_second,
                     sample.server_cpu.as_secs_f64() * 1e6
                 );
+                if let Some(cluster) = &sample.cluster {
+                    eprintln!(
+                        "    Redis {:.2} µs and HAProxy {:.2} µs CPU per unit; Redis commands per unit {:.2} ({:.2} GETEX)",
+                        cluster.redis_cpu.as_secs_f64() * 1e6,
+                        cluster.haproxy_cpu.as_secs_f64() * 1e6,
+                        cluster.commands.total as f64 / sample.units.max(1) as f64,
+                        cluster.commands.of("getex") as f64 / sample.units.max(1) as f64,
+                    );
+                }
                 entry.samples.push(sample);
             }
         }
@@ -544,6 +687,9 @@ fn driver() -> Result<()> {
         );
         let rows = report::rows(&series);
         println!("{}", report::markdown(&rows, &memory, &header));
+        if let Some(section) = report::redis_section(&series) {
+            println!("{section}");
+        }
         let caption = format!(
             "actix-mcp vs rmcp: server CPU per unit relative to a bare actix-web handler ({} rounds, pinned)",
             config.rounds

@@ -16,7 +16,7 @@ use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use super::{BoxError, Result, STEP_TIMEOUT, ServerProcess, Target, VERSION, Workload};
+use super::{BoxError, Deployment, Result, STEP_TIMEOUT, Target, VERSION, Workload};
 
 pub(super) fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
@@ -170,13 +170,29 @@ const MEASURE: u8 = 1;
 const DONE: u8 = 2;
 
 /// The figures of one cell in one round.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(super) struct Sample {
     pub(super) units: u64,
     pub(super) per_second: f64,
     pub(super) p99: Duration,
+    /// Server CPU per unit (the nodes' summed, in the Redis mode).
     pub(super) server_cpu: Duration,
     pub(super) client_cpu: Duration,
+    /// Clients: at most this many requests are in flight at each edge of the window.
+    pub(super) concurrency: usize,
+    /// The Redis mode's other processes and Redis's commands.
+    pub(super) cluster: Option<ClusterSample>,
+}
+
+/// What the Redis mode adds to a [`Sample`].
+#[derive(Debug, Clone)]
+pub(super) struct ClusterSample {
+    /// redis-server's CPU per unit.
+    pub(super) redis_cpu: Duration,
+    /// HAProxy's CPU per unit.
+    pub(super) haproxy_cpu: Duration,
+    /// The commands Redis ran over the measured window.
+    pub(super) commands: super::cluster::Commands,
 }
 
 async fn run_client(
@@ -237,7 +253,7 @@ pub(super) fn cpu_ns(pid: &str) -> Result<u64> {
 /// Measures one cell: `concurrency` clients run `target`'s workload through a warm-up, then a
 /// measured window, bounded by `duration` and `max_units`.
 pub(super) async fn run_cell(
-    server: &ServerProcess,
+    server: &Deployment,
     target: Target,
     concurrency: usize,
     warmup: Duration,
@@ -249,7 +265,7 @@ pub(super) async fn run_cell(
     let budget = Arc::new(AtomicU64::new(max_units));
     let mut clients = Vec::with_capacity(concurrency);
     for _ in 0..concurrency {
-        let mut client = Client::connect(server.addr, stateful, target.server.modern()).await?;
+        let mut client = Client::connect(server.addr(), stateful, target.server.modern()).await?;
         if stateful && target.workload == Workload::Echo {
             client.open_session().await?;
         }
@@ -267,7 +283,7 @@ pub(super) async fn run_cell(
         })
         .collect();
     tokio::time::sleep(warmup).await;
-    let cpu_before = server.cpu_ns()?;
+    let before = server.reading_before()?;
     let client_before = cpu_ns("self")?;
     let started = Instant::now();
     phase.store(MEASURE, Ordering::Release);
@@ -275,7 +291,7 @@ pub(super) async fn run_cell(
     while Instant::now() < deadline && budget.load(Ordering::Relaxed) > 0 {
         tokio::time::sleep(Duration::from_millis(10).min(duration)).await;
     }
-    let cpu_after = server.cpu_ns()?;
+    let after = server.reading_after()?;
     let client_after = cpu_ns("self")?;
     let elapsed = started.elapsed();
     phase.store(DONE, Ordering::Release);
@@ -285,12 +301,27 @@ pub(super) async fn run_cell(
     }
     latencies.sort_unstable();
     let units = latencies.len() as u64;
+    let per_unit =
+        |before: u64, after: u64| Duration::from_nanos(after.saturating_sub(before) / units.max(1));
+    let cluster = match (before.cluster, after.cluster) {
+        (
+            Some((redis_before, haproxy_before, counters_before)),
+            Some((redis_after, haproxy_after, counters_after)),
+        ) => Some(ClusterSample {
+            redis_cpu: per_unit(redis_before, redis_after),
+            haproxy_cpu: per_unit(haproxy_before, haproxy_after),
+            commands: counters_before.since(&counters_after),
+        }),
+        _ => None,
+    };
     Ok(Sample {
         units,
         per_second: units as f64 / elapsed.as_secs_f64(),
         p99: percentile(&latencies, 99),
-        server_cpu: Duration::from_nanos(cpu_after.saturating_sub(cpu_before) / units.max(1)),
-        client_cpu: Duration::from_nanos(client_after.saturating_sub(client_before) / units.max(1)),
+        server_cpu: per_unit(before.servers_ns, after.servers_ns),
+        client_cpu: per_unit(client_before, client_after),
+        concurrency,
+        cluster,
     })
 }
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 use plotters::prelude::*;
 
 use super::client::Sample;
-use super::{Result, Target, Workload};
+use super::{Result, ServerKind, Target, Workload};
 
 /// Every round's sample of one target, in round order.
 #[derive(Debug, Clone)]
@@ -180,6 +180,155 @@ pub(super) fn markdown(rows: &[Row], memory: &[MemoryRun], header: &str) -> Stri
         );
     }
     out
+}
+
+/// The most the Redis mode's nodes may spend per unit, relative to one node in memory.
+const REDIS_CPU_LIMIT: f64 = 1.5;
+/// The most `GETEX`s (store round trips) a request needing no other node may cost.
+const REDIS_GETEX_LIMIT: f64 = 1.0;
+/// The fewest sessions per second the Redis mode must set up (and end).
+const REDIS_SETUP_RATE: f64 = 5_000.0;
+
+/// The Redis mode against one `sse` node in memory, per workload where both ran: throughput,
+/// the nodes' CPU and its ratio to the node in memory (with the per-round range), Redis's and
+/// HAProxy's CPU, and Redis's commands per unit.
+pub(super) fn redis_section(series: &[Series]) -> Option<String> {
+    let mut out = String::new();
+    let mut breakdowns = Vec::new();
+    for workload in [Workload::Echo, Workload::Setup] {
+        let find = |server| {
+            series
+                .iter()
+                .find(|s| s.target == Target { server, workload })
+        };
+        let (Some(redis), Some(memory)) = (find(ServerKind::Redis), find(ServerKind::Sse)) else {
+            continue;
+        };
+        if out.is_empty() {
+            let _ = writeln!(
+                out,
+                "\n### Redis mode: {} vs one node in memory\n",
+                ServerKind::Redis.label()
+            );
+            let _ = writeln!(
+                out,
+                "Nodes' CPU = the two nodes' threads summed; Redis and HAProxy are read the same \
+                 way (schedstat), over the same window. Commands = Redis's `total_commands_processed` \
+                 over the window (its `INFO` readings left out), per unit.\n"
+            );
+            let _ = writeln!(
+                out,
+                "| workload | per s: Redis mode (in memory) | nodes' µs CPU per unit: median (min–max) | in memory µs | nodes vs in memory: ratio of medians (per-round range) | Redis µs | HAProxy µs | all three vs in memory | Redis commands per unit | GETEX per unit | goals |"
+            );
+            let _ = writeln!(
+                out,
+                "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+            );
+        }
+        let cpu = |s: &Series| -> Vec<f64> { s.samples.iter().map(|x| us(x.server_cpu)).collect() };
+        let cluster = |f: &dyn Fn(&Sample, &super::client::ClusterSample) -> f64| -> Vec<f64> {
+            redis
+                .samples
+                .iter()
+                .filter_map(|x| x.cluster.as_ref().map(|c| f(x, c)))
+                .collect()
+        };
+        let nodes = cpu(redis);
+        let in_memory = cpu(memory);
+        let nodes_median = median(&mut nodes.clone());
+        let memory_median = median(&mut in_memory.clone());
+        let per_round: Vec<f64> = nodes
+            .iter()
+            .zip(&in_memory)
+            .map(|(nodes, memory)| nodes / memory.max(1e-9))
+            .collect();
+        let low = per_round.iter().copied().fold(f64::INFINITY, f64::min);
+        let high = per_round.iter().copied().fold(0.0, f64::max);
+        let ratio = nodes_median / memory_median.max(1e-9);
+        let redis_us = median(&mut cluster(&|_, c| us(c.redis_cpu)));
+        let haproxy_us = median(&mut cluster(&|_, c| us(c.haproxy_cpu)));
+        let everything = median(&mut cluster(&|x, c| {
+            us(x.server_cpu) + us(c.redis_cpu) + us(c.haproxy_cpu)
+        })) / memory_median.max(1e-9);
+        let per_unit = |x: &Sample, n: u64| n as f64 / x.units.max(1) as f64;
+        let commands = median(&mut cluster(&|x, c| per_unit(x, c.commands.total)));
+        let getex = median(&mut cluster(&|x, c| per_unit(x, c.commands.of("getex"))));
+        // Redis's counters are read around the window, so the requests in flight at its two
+        // edges (at most the concurrency at each) may count in the commands but not the units.
+        let edge = median(&mut cluster(&|x, _| {
+            2.0 * x.concurrency as f64 / x.units.max(1) as f64
+        }));
+        let rate = median(
+            &mut redis
+                .samples
+                .iter()
+                .map(|x| x.per_second)
+                .collect::<Vec<_>>(),
+        );
+        let memory_rate = median(
+            &mut memory
+                .samples
+                .iter()
+                .map(|x| x.per_second)
+                .collect::<Vec<_>>(),
+        );
+        let mut goals = vec![format!(
+            "CPU ≤ {REDIS_CPU_LIMIT}×: {}",
+            verdict(ratio <= REDIS_CPU_LIMIT)
+        )];
+        match workload {
+            Workload::Echo => goals.push(format!(
+                "GETEX ≤ {REDIS_GETEX_LIMIT} (edges ±{edge:.3}): {}",
+                verdict(getex <= REDIS_GETEX_LIMIT + edge)
+            )),
+            Workload::Setup => goals.push(format!(
+                "≥ {REDIS_SETUP_RATE:.0} sessions/s: {}",
+                verdict(rate >= REDIS_SETUP_RATE)
+            )),
+        }
+        let _ = writeln!(
+            out,
+            "| {} | {rate:.0} ({memory_rate:.0}) | {nodes_median:.2} ({:.2}–{:.2}) | {memory_median:.2} | **{ratio:.2}×** ({low:.2}–{high:.2}) | {redis_us:.2} | {haproxy_us:.2} | {everything:.2}× | {commands:.2} | {getex:.2} | {} |",
+            workload.label(),
+            nodes.iter().copied().fold(f64::INFINITY, f64::min),
+            nodes.iter().copied().fold(0.0, f64::max),
+            goals.join("; "),
+        );
+        // Every round's commands pooled, per unit, the most frequent first.
+        let units: u64 = redis.samples.iter().map(|x| x.units).sum();
+        let mut pooled = std::collections::BTreeMap::<&str, u64>::new();
+        for sample in &redis.samples {
+            if let Some(c) = &sample.cluster {
+                for (name, calls) in &c.commands.calls {
+                    *pooled.entry(name.as_str()).or_default() += calls;
+                }
+            }
+        }
+        let mut pooled: Vec<(&str, u64)> = pooled.into_iter().collect();
+        pooled.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+        breakdowns.push(format!(
+            "- {}: {}",
+            workload.label(),
+            pooled
+                .iter()
+                .map(|(name, calls)| format!(
+                    "{} {:.2}",
+                    name.to_uppercase(),
+                    *calls as f64 / units.max(1) as f64
+                ))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if out.is_empty() {
+        return None;
+    }
+    let _ = writeln!(
+        out,
+        "\nRedis commands per unit, by command (all rounds pooled):\n\n{}",
+        breakdowns.join("\n")
+    );
+    Some(out)
 }
 
 /// Draws the ratios to the bare handler (medians, with each row's per-round range as a

@@ -59,6 +59,29 @@ fn announce(addr: std::net::SocketAddr) -> Result<()> {
     Ok(())
 }
 
+/// Serves `factory` on 127.0.0.1 with one worker until the process exits (inside a running
+/// actix system).
+async fn serve_actix<F, T>(factory: F) -> Result<()>
+where
+    F: Fn() -> App<T> + Send + Clone + 'static,
+    T: actix_web::dev::ServiceFactory<
+            actix_web::dev::ServiceRequest,
+            Config = (),
+            Response = actix_web::dev::ServiceResponse,
+            Error = actix_web::Error,
+            InitError = (),
+        > + 'static,
+{
+    let http = HttpServer::new(factory)
+        .workers(1)
+        .tcp_nodelay(true)
+        .disable_signals()
+        .bind(("127.0.0.1", 0))?;
+    announce(*http.addrs().first().ok_or("not bound")?)?;
+    http.run().await?;
+    Ok(())
+}
+
 /// Runs an actix-web server with one worker until the process exits.
 fn run_actix<F, T>(factory: F) -> Result<()>
 where
@@ -71,20 +94,13 @@ where
             InitError = (),
         > + 'static,
 {
-    actix_web::rt::System::new().block_on(async move {
-        let http = HttpServer::new(factory)
-            .workers(1)
-            .tcp_nodelay(true)
-            .disable_signals()
-            .bind(("127.0.0.1", 0))?;
-        announce(*http.addrs().first().ok_or("not bound")?)?;
-        http.run().await?;
-        Ok(())
-    })
+    actix_web::rt::System::new().block_on(serve_actix(factory))
 }
 
-/// `--serve-mcp MODE MAX_SESSIONS [--cpu N]`; MODE is `sse`, `json`, `stateless` or `modern`
-/// (the default endpoint with JSON answers, which serves 2026-07-28 requests statelessly).
+/// `--serve-mcp MODE MAX_SESSIONS [--redis URL] [--cpu N]`; MODE is `sse`, `json`, `stateless`
+/// or `modern` (the default endpoint with JSON answers, which serves 2026-07-28 requests
+/// statelessly). With `--redis URL` the endpoint is a node of a cluster on that Redis server
+/// (`Cluster::redis`, cargo feature `redis`).
 pub(super) fn mcp(args: &[String]) -> Result<()> {
     pin_from_args(args)?;
     watch_parent();
@@ -96,6 +112,10 @@ pub(super) fn mcp(args: &[String]) -> Result<()> {
         other => return Err(format!("unknown mode {other:?}").into()),
     };
     let max_sessions: usize = args.get(1).ok_or("missing MAX_SESSIONS")?.parse()?;
+    let redis = match args.iter().position(|a| a == "--redis") {
+        Some(at) => Some(args.get(at + 1).ok_or("--redis needs a URL")?.clone()),
+        None => None,
+    };
     let server = Server::builder("actix-mcp-load", env!("CARGO_PKG_VERSION"))
         .tool(tool(
             "echo",
@@ -108,7 +128,46 @@ pub(super) fn mcp(args: &[String]) -> Result<()> {
         .stateless(stateless)
         .json_response(json_response)
         .max_sessions(max_sessions);
-    run_actix(move || App::new().configure(mcp.configure()))
+    let Some(url) = redis else {
+        return run_actix(move || App::new().configure(mcp.configure()));
+    };
+    cluster_node(mcp, &url)
+}
+
+/// Serves `mcp` as a node of a cluster on the Redis server at `url`.
+#[cfg(feature = "redis")]
+fn cluster_node(mcp: actix_mcp::transport::http::McpHttp, url: &str) -> Result<()> {
+    actix_web::rt::System::new().block_on(async move {
+        let cluster = actix_mcp::cluster::Cluster::redis(url).await?;
+        let mcp = mcp.cluster(cluster);
+        serve_actix(move || App::new().configure(mcp.configure())).await
+    })
+}
+
+/// Without the `redis` feature there is no Redis cluster to be a node of.
+#[cfg(not(feature = "redis"))]
+fn cluster_node(_mcp: actix_mcp::transport::http::McpHttp, _url: &str) -> Result<()> {
+    Err(super::NEEDS_REDIS_FEATURE.into())
+}
+
+/// `--exec-pinned CPU PROGRAM [ARGS...]`: pins this process to core `CPU` (`-` for none),
+/// asks to be killed with the driver (the parent), and becomes `PROGRAM` (same pid, same
+/// affinity). This is how the driver starts redis-server and HAProxy on the servers' core.
+pub(super) fn exec_pinned(args: &[String]) -> Result<()> {
+    use std::os::unix::process::CommandExt as _;
+
+    let cpu = args.first().ok_or("--exec-pinned needs a core")?;
+    if cpu != "-" {
+        pin_to(cpu.parse()?)?;
+    }
+    rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;
+    // The driver may have died before the line above: then nobody would kill us.
+    if rustix::process::getppid().is_none_or(|pid| pid.as_raw_nonzero().get() == 1) {
+        return Err("the driver is gone".into());
+    }
+    let program = args.get(1).ok_or("--exec-pinned needs a program")?;
+    let err = std::process::Command::new(program).args(&args[2..]).exec();
+    Err(format!("could not run {program}: {err}").into())
 }
 
 /// The bare handler: parses the JSON-RPC message into a `Value` and answers what the MCP
