@@ -53,28 +53,10 @@ async fn any_node_serves_any_session() {
     assert_eq!(text_of(&echoed), "hi");
 
     // A sampling request from a tool running on B, answered through A.
-    let mut reader: SseReader = on_b
-        .start(
-            json!(3),
-            "tools/call",
-            json!({"name": "sample", "arguments": {}}),
-        )
-        .await;
-    let request = reader.next_message().await;
-    assert_eq!(request["method"], "sampling/createMessage", "{request}");
-    on_a.notify(&json!({
-        "jsonrpc": "2.0",
-        "id": request["id"],
-        "result": {
-            "role": "assistant",
-            "content": {"type": "text", "text": "from A"},
-            "model": "test-model",
-        },
-    }))
-    .await;
-    let response = reader.next_message().await;
-    assert_eq!(response["id"], 3, "{response}");
-    assert_eq!(text_of(&response["result"]), "sampled: from A");
+    assert_eq!(
+        on_b.sample_answered_by(&on_a, 3, "from A").await,
+        "sampled: from A"
+    );
 
     // DELETE on B ends it on A too.
     assert_eq!(on_b.delete().await, StatusCode::OK);

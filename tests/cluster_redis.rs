@@ -18,7 +18,7 @@ use actix_mcp_actors::StoreError;
 use reqwest::StatusCode;
 use serde_json::json;
 
-use common::http::{SAMPLING, TestServer, caps, spawn, text_of};
+use common::http::{SAMPLING, TestServer, caps, spawn};
 use common::http_tools::{Fixture, fixture};
 use common::redis::RedisServer;
 use common::sse::SseReader;
@@ -42,27 +42,10 @@ async fn every_request_on_another_node() {
     let on_c = on_a.at(&c.url);
 
     // tools/call with sampling on B, answered through A.
-    let mut reader: SseReader = on_b
-        .start(
-            json!(1),
-            "tools/call",
-            json!({"name": "sample", "arguments": {}}),
-        )
-        .await;
-    let request = reader.next_message().await;
-    assert_eq!(request["method"], "sampling/createMessage", "{request}");
-    on_a.notify(&json!({
-        "jsonrpc": "2.0",
-        "id": request["id"],
-        "result": {
-            "role": "assistant",
-            "content": {"type": "text", "text": "via A"},
-            "model": "test-model",
-        },
-    }))
-    .await;
-    let response = reader.next_message().await;
-    assert_eq!(text_of(&response["result"]), "sampled: via A");
+    assert_eq!(
+        on_b.sample_answered_by(&on_a, 1, "via A").await,
+        "sampled: via A"
+    );
 
     // A GET stream on C receives a list change raised on A... and on C itself.
     let response = on_c.get(None).await;

@@ -225,6 +225,34 @@ impl Client {
         }
     }
 
+    /// Calls the fixture's `sample` tool here (id `id`) and answers its sampling request with
+    /// `text` through `answering` (the same session, maybe on another node); the tool's text.
+    pub async fn sample_answered_by(&self, answering: &Client, id: i64, text: &str) -> String {
+        let mut reader = self
+            .start(
+                json!(id),
+                "tools/call",
+                json!({"name": "sample", "arguments": {}}),
+            )
+            .await;
+        let request = reader.next_message().await;
+        assert_eq!(request["method"], "sampling/createMessage", "{request}");
+        answering
+            .notify(&json!({
+                "jsonrpc": "2.0",
+                "id": request["id"],
+                "result": {
+                    "role": "assistant",
+                    "content": {"type": "text", "text": text},
+                    "model": "test-model",
+                },
+            }))
+            .await;
+        let response = reader.next_message().await;
+        assert_eq!(response["id"], id, "{response}");
+        text_of(&response["result"]).to_owned()
+    }
+
     /// The underlying reqwest client.
     pub fn http(&self) -> &reqwest::Client {
         &self.http

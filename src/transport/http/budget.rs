@@ -8,14 +8,10 @@
 //! them all: many clients sending large bodies at once, or holding large requests in flight
 //! behind slow tools, would otherwise hold as much memory as they like.
 
-use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::task::{Context, Poll};
 
 use actix_web::HttpResponse;
-use actix_web::body::{BodySize, BoxBody, MessageBody};
-use bytes::Bytes;
 
 /// The budget shared by an endpoint's workers.
 #[derive(Debug)]
@@ -84,42 +80,13 @@ impl Reservation {
     /// Holds this reservation until `response` is done: released at once for a whole answer
     /// (the request is answered), kept by the body of a streamed one until the stream ends.
     pub(super) fn release_after(self, response: HttpResponse) -> HttpResponse {
-        if !matches!(response.body().size(), BodySize::Stream) {
-            return response;
-        }
-        response
-            .map_body(|_, body| Reserved {
-                body,
-                _reservation: self,
-            })
-            .map_into_boxed_body()
+        super::admission::hold_until_done(response, self)
     }
 }
 
 impl Drop for Reservation {
     fn drop(&mut self) {
         self.budget.used.fetch_sub(self.bytes, Ordering::AcqRel);
-    }
-}
-
-/// A streamed answer's body, holding its request's reservation.
-struct Reserved {
-    body: BoxBody,
-    _reservation: Reservation,
-}
-
-impl MessageBody for Reserved {
-    type Error = <BoxBody as MessageBody>::Error;
-
-    fn size(&self) -> BodySize {
-        self.body.size()
-    }
-
-    fn poll_next(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Bytes, Self::Error>>> {
-        Pin::new(&mut self.get_mut().body).poll_next(cx)
     }
 }
 
