@@ -308,18 +308,13 @@ async fn the_http_traceparent_is_the_parent_without_meta_and_a_link_with_it() {
         "jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": "echo", "arguments": {"message": "header"}},
     });
-    let response = send(
-        client
-            .post_builder(&body)
-            .header("traceparent", traceparent(header_trace, "00f067aa0ba90201")),
+    call_with_header(
+        &client,
+        &body,
+        json!(1),
+        &traceparent(header_trace, "00f067aa0ba90201"),
     )
     .await;
-    let answer = read_answer(response, &json!(1)).await;
-    assert!(
-        answer.response.get("result").is_some(),
-        "{}",
-        answer.response
-    );
     let call = span("tools/call echo", header_trace).await;
     assert_eq!(call.parent_span_id.to_string(), "00f067aa0ba90201");
     assert!(call.links.is_empty());
@@ -334,18 +329,13 @@ async fn the_http_traceparent_is_the_parent_without_meta_and_a_link_with_it() {
             "_meta": {"traceparent": traceparent(meta_trace, "00f067aa0ba90203")},
         },
     });
-    let response = send(
-        client
-            .post_builder(&body)
-            .header("traceparent", traceparent(linked_trace, "00f067aa0ba90204")),
+    call_with_header(
+        &client,
+        &body,
+        json!(2),
+        &traceparent(linked_trace, "00f067aa0ba90204"),
     )
     .await;
-    let answer = read_answer(response, &json!(2)).await;
-    assert!(
-        answer.response.get("result").is_some(),
-        "{}",
-        answer.response
-    );
     let call = span("tools/call echo", meta_trace).await;
     assert_eq!(call.parent_span_id.to_string(), "00f067aa0ba90203");
     let links: Vec<_> = call.links.iter().collect();
@@ -368,18 +358,13 @@ async fn the_http_traceparent_is_the_parent_without_meta_and_a_link_with_it() {
                 "_meta": {"traceparent": bad},
             },
         });
-        let response = send(
-            client
-                .post_builder(&body)
-                .header("traceparent", traceparent(header_trace, "00f067aa0ba9020b")),
+        call_with_header(
+            &client,
+            &body,
+            json!(id),
+            &traceparent(header_trace, "00f067aa0ba9020b"),
         )
         .await;
-        let answer = read_answer(response, &json!(id)).await;
-        assert!(
-            answer.response.get("result").is_some(),
-            "{}",
-            answer.response
-        );
     }
     let spans: Vec<_> = otel()
         .spans
@@ -1039,4 +1024,20 @@ async fn a_server_to_client_request_is_a_client_operation() {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     srv.stop().await;
+}
+
+/// POSTs `body` with `traceparent` as an HTTP header and checks it is answered with a result.
+async fn call_with_header(
+    client: &common::http::Client,
+    body: &Value,
+    id: Value,
+    traceparent: &str,
+) {
+    let response = send(client.post_builder(body).header("traceparent", traceparent)).await;
+    let answer = read_answer(response, &id).await;
+    assert!(
+        answer.response.get("result").is_some(),
+        "{}",
+        answer.response
+    );
 }
