@@ -185,3 +185,51 @@ async fn listen_streams_hear_every_node() {
     a.stop().await;
     b.stop().await;
 }
+
+/// With a store that counts sessions, the cap is the cluster's: what one node holds counts on
+/// the other.
+#[actix_web::test]
+async fn the_session_cap_is_per_cluster() {
+    let store = Arc::new(InMemorySessionStore::new());
+    let bus = Arc::new(LocalBus::new());
+    let [a, b] = [0, 1].map(|_| {
+        let fixture = fixture();
+        let cluster = Cluster::new(
+            store.clone() as Arc<dyn SessionStore>,
+            bus.clone() as Arc<dyn Bus>,
+        );
+        let server = spawn(
+            fixture.server.http("/mcp").cluster(cluster).max_sessions(1),
+            1,
+        );
+        (fixture, server)
+    });
+    a.1.client().initialize(json!({})).await;
+    let refused =
+        b.1.client()
+            .request(
+                json!(0),
+                "initialize",
+                json!({
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "second", "version": "1"},
+                }),
+            )
+            .await;
+    assert_eq!(
+        refused.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        refused.response
+    );
+    assert!(refused.headers.get("mcp-session-id").is_none());
+    assert_eq!(
+        b.1.mcp.session_count(),
+        0,
+        "the refused session is not kept"
+    );
+    assert_eq!(store.len(), 1);
+    a.1.stop().await;
+    b.1.stop().await;
+}

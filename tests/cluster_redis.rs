@@ -184,3 +184,60 @@ async fn the_event_store_flushes_what_it_writes_behind() {
         Replay::Unknown => panic!("the stream is stored"),
     }
 }
+
+/// The session cap counts the cluster's sessions (one script checks and stores), and a DELETE
+/// on any node frees a place everywhere.
+#[actix_web::test]
+async fn the_session_cap_is_per_cluster() {
+    let redis = RedisServer::start();
+    let mut nodes = Vec::new();
+    for _ in 0..2 {
+        let fixture = fixture();
+        let cluster = Cluster::redis(&redis.url()).await.unwrap();
+        let server = spawn(
+            fixture.server.http("/mcp").cluster(cluster).max_sessions(2),
+            1,
+        );
+        nodes.push((fixture, server));
+    }
+    let (a, b) = (&nodes[0].1, &nodes[1].1);
+    let mut first = a.client();
+    first.initialize(json!({})).await;
+    b.client().initialize(json!({})).await;
+    let refused = a
+        .client()
+        .request(
+            json!(0),
+            "initialize",
+            json!({
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "third", "version": "1"},
+            }),
+        )
+        .await;
+    assert_eq!(
+        refused.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        refused.response
+    );
+    assert_eq!(refused.response["id"], 0);
+    assert!(refused.headers.get("mcp-session-id").is_none());
+    assert!(
+        refused.response["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("busy"),
+        "{}",
+        refused.response
+    );
+    assert_eq!(a.mcp.session_count(), 1, "the refused session is not kept");
+    // A DELETE on B frees a place on A.
+    assert_eq!(first.at(&b.url).delete().await, StatusCode::OK);
+    b.client().initialize(json!({})).await;
+    assert_eq!(redis.command("ZCARD mcp:sessions"), ":2\r\n");
+    for (_fixture, node) in nodes {
+        node.stop().await;
+    }
+}

@@ -86,7 +86,7 @@ mod stream;
 mod tool_call;
 
 pub use cluster::{
-    Bus, BusMessage, Envelope, InMemorySessionStore, LocalBus, NodeId, Recipients, Relay,
+    Bus, BusMessage, Created, Envelope, InMemorySessionStore, LocalBus, NodeId, Recipients, Relay,
     SessionRecord, SessionStore, StoreError, StoreFuture,
 };
 pub use dispatch::{Dispatch, Reply};

@@ -42,7 +42,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_mcp_actors::{
-    Bus, BusMessage, Envelope, EventStore, Frame, FrameKind, Incoming, NodeId, Recipients,
+    Bus, BusMessage, Created, Envelope, EventStore, Frame, FrameKind, Incoming, NodeId, Recipients,
     RegistryHandle, Relay, SessionHandle, SessionId, SessionRecord, SessionStore, StoreError,
 };
 use futures::StreamExt as _;
@@ -339,21 +339,31 @@ impl ClusterNode {
         let _ = tokio::time::timeout(LISTEN_WAIT, listening.wait_for(|on| *on)).await;
     }
 
-    /// Stores the record of a session whose `initialize` succeeded here.
+    /// Stores the record of a session whose `initialize` succeeded here, unless the cluster
+    /// holds `cap` sessions already (where the store counts them; see
+    /// [`SessionStore::create_within`]).
     pub(crate) async fn created(
         self: &Arc<Self>,
         session: &SessionHandle,
-    ) -> Result<(), StoreError> {
+        cap: usize,
+    ) -> Result<(), Lookup> {
         self.listening().await;
         let Some(state) = session.data::<SessionState>() else {
             return Ok(());
         };
         let record = record_of(session, &state);
-        if !self.store().create(&record, self.ttl).await? {
-            return Err(StoreError::Corrupt(format!(
-                "session id {} is taken",
-                session.id()
-            )));
+        match self.store().create_within(&record, self.ttl, cap).await {
+            Ok(Created::Stored) => {}
+            Ok(Created::Full) => {
+                return Err(Lookup::Refused(actix_mcp_actors::OpenError::Full(cap)));
+            }
+            Ok(Created::Taken) => {
+                return Err(Lookup::Unavailable(StoreError::Corrupt(format!(
+                    "session id {} is taken",
+                    session.id()
+                ))));
+            }
+            Err(err) => return Err(Lookup::Unavailable(err)),
         }
         self.watch(session, &state);
         Ok(())

@@ -28,18 +28,21 @@
 //! A request costs one round trip (`GETEX` of its session's record, pipelined with the renewal
 //! of its place in the count); events are written behind, in pipelined batches.
 
+use std::cell::RefCell;
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use actix_mcp_actors::{
-    Bus, Envelope, EventId, EventStore, InMemoryEventStore, NodeId, Recipients, Replay,
+    Bus, Created, Envelope, EventId, EventStore, InMemoryEventStore, NodeId, Recipients, Replay,
     ReplayFuture, SessionEvents, SessionId, SessionRecord, SessionStore, StoreError, StoreFuture,
 };
+use futures::FutureExt as _;
 use futures::StreamExt as _;
-use futures::future::BoxFuture;
+use futures::future::{BoxFuture, Shared};
 use futures::stream::BoxStream;
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::aio::{ConnectionManager, ConnectionManagerConfig, MultiplexedConnection};
 use tokio::sync::mpsc;
 
 use super::Cluster;
@@ -74,11 +77,97 @@ impl Cluster {
 }
 
 /// A connection to a Redis server and the key prefix, shared by the stores of this module.
+///
+/// Requests' commands go on a connection of the calling thread's own runtime (each actix-web
+/// worker opens one on its first request), so a round trip never leaves the worker's thread;
+/// background work (and a thread with no runtime) uses one connection shared by all, which
+/// reconnects by itself.
 #[derive(Clone)]
 pub struct Redis {
     client: redis::Client,
     conn: ConnectionManager,
     prefix: Arc<str>,
+    /// Tells this handle (and its clones) apart from other handles in a thread's connections.
+    handle: u64,
+}
+
+/// The next [`Redis::handle`].
+static NEXT_HANDLE: AtomicU64 = AtomicU64::new(1);
+
+/// After a failed attempt, how long a thread uses the shared connection before opening its
+/// own again.
+const LOCAL_RETRY: Duration = Duration::from_secs(1);
+
+thread_local! {
+    /// This thread's connections, per [`Redis::handle`].
+    static LOCAL: RefCell<Vec<(u64, Local)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A thread's own connection to one Redis server.
+enum Local {
+    /// Being opened: every request of the thread waits for the same attempt.
+    Opening(Shared<BoxFuture<'static, Option<LocalConn>>>),
+    /// Open.
+    Open(LocalConn),
+    /// The last attempt failed: the shared connection serves until `until`.
+    Failed { until: std::time::Instant },
+}
+
+/// A thread's own connection, its driver a task of the thread's runtime.
+#[derive(Clone)]
+struct LocalConn {
+    conn: MultiplexedConnection,
+    /// Whether that runtime still runs.
+    alive: Arc<AtomicBool>,
+    /// Ends the task watching the runtime when the last clone goes.
+    _watch: Arc<tokio::sync::oneshot::Sender<()>>,
+}
+
+/// Clears its flag when dropped: it lives in a task of a runtime, so the flag says whether
+/// that runtime (and the connection driver spawned on it) still runs.
+struct RuntimeAlive(Arc<AtomicBool>);
+
+impl Drop for RuntimeAlive {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
+}
+
+/// The connection a command goes on: this thread's own, or the shared one.
+enum Conn {
+    Local(MultiplexedConnection),
+    Shared(ConnectionManager),
+}
+
+impl redis::aio::ConnectionLike for Conn {
+    fn req_packed_command<'a>(
+        &'a mut self,
+        cmd: &'a redis::Cmd,
+    ) -> redis::RedisFuture<'a, redis::Value> {
+        match self {
+            Self::Local(conn) => conn.req_packed_command(cmd),
+            Self::Shared(conn) => conn.req_packed_command(cmd),
+        }
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a redis::Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> redis::RedisFuture<'a, Vec<redis::Value>> {
+        match self {
+            Self::Local(conn) => conn.req_packed_commands(pipeline, offset, count),
+            Self::Shared(conn) => conn.req_packed_commands(pipeline, offset, count),
+        }
+    }
+
+    fn get_db(&self) -> i64 {
+        match self {
+            Self::Local(conn) => conn.get_db(),
+            Self::Shared(conn) => conn.get_db(),
+        }
+    }
 }
 
 impl fmt::Debug for Redis {
@@ -87,6 +176,50 @@ impl fmt::Debug for Redis {
             .field("server", &self.client.get_connection_info().addr())
             .field("prefix", &self.prefix)
             .finish()
+    }
+}
+
+/// A command or a pipeline, run on a request's connection by [`Redis::query`].
+trait Query {
+    fn run<'a, T: redis::FromRedisValue + Send + 'a>(
+        &'a self,
+        conn: &'a mut Conn,
+    ) -> BoxFuture<'a, redis::RedisResult<T>>;
+}
+
+impl Query for redis::Cmd {
+    fn run<'a, T: redis::FromRedisValue + Send + 'a>(
+        &'a self,
+        conn: &'a mut Conn,
+    ) -> BoxFuture<'a, redis::RedisResult<T>> {
+        Box::pin(self.query_async(conn))
+    }
+}
+
+impl<Q: Query + ?Sized> Query for &mut Q {
+    fn run<'a, T: redis::FromRedisValue + Send + 'a>(
+        &'a self,
+        conn: &'a mut Conn,
+    ) -> BoxFuture<'a, redis::RedisResult<T>> {
+        (**self).run(conn)
+    }
+}
+
+impl Query for redis::ScriptInvocation<'_> {
+    fn run<'a, T: redis::FromRedisValue + Send + 'a>(
+        &'a self,
+        conn: &'a mut Conn,
+    ) -> BoxFuture<'a, redis::RedisResult<T>> {
+        Box::pin(self.invoke_async(conn))
+    }
+}
+
+impl Query for redis::Pipeline {
+    fn run<'a, T: redis::FromRedisValue + Send + 'a>(
+        &'a self,
+        conn: &'a mut Conn,
+    ) -> BoxFuture<'a, redis::RedisResult<T>> {
+        Box::pin(self.query_async(conn))
     }
 }
 
@@ -128,9 +261,119 @@ impl Redis {
             client,
             conn,
             prefix: prefix.into(),
+            handle: NEXT_HANDLE.fetch_add(1, Ordering::Relaxed),
         };
         redis.ping().await?;
         Ok(redis)
+    }
+
+    /// The connection for a request's command: this thread's own (opened on first use), or
+    /// the shared one where the thread has no runtime or its own cannot be opened now.
+    async fn request_conn(&self) -> Conn {
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Conn::Shared(self.conn.clone());
+        }
+        let opening = LOCAL.with_borrow_mut(|local| {
+            let slot = local.iter().position(|(handle, _)| *handle == self.handle);
+            if let Some(at) = slot {
+                match &local[at].1 {
+                    Local::Open(open) if open.alive.load(Ordering::Acquire) => {
+                        return Err(Conn::Local(open.conn.clone()));
+                    }
+                    Local::Opening(opening) => return Ok(opening.clone()),
+                    Local::Failed { until } if std::time::Instant::now() < *until => {
+                        return Err(Conn::Shared(self.conn.clone()));
+                    }
+                    // Its runtime is gone, or it is time to try again.
+                    Local::Open(_) | Local::Failed { .. } => {
+                        local.swap_remove(at);
+                    }
+                }
+            }
+            let opening = self.open_local().shared();
+            local.push((self.handle, Local::Opening(opening.clone())));
+            Ok(opening)
+        });
+        let opening = match opening {
+            Ok(opening) => opening,
+            Err(conn) => return conn,
+        };
+        let opened = opening.clone().await;
+        LOCAL.with_borrow_mut(|local| {
+            let Some(at) = local.iter().position(|(handle, _)| *handle == self.handle) else {
+                return;
+            };
+            // Only the attempt this request waited for is settled here.
+            if matches!(&local[at].1, Local::Opening(current) if current.ptr_eq(&opening)) {
+                local[at].1 = match &opened {
+                    Some(open) => Local::Open(open.clone()),
+                    None => Local::Failed {
+                        until: std::time::Instant::now() + LOCAL_RETRY,
+                    },
+                };
+            }
+        });
+        match opened {
+            Some(open) => Conn::Local(open.conn),
+            None => Conn::Shared(self.conn.clone()),
+        }
+    }
+
+    /// Opens a connection whose driver runs on the current runtime, and a watch on that
+    /// runtime.
+    fn open_local(&self) -> BoxFuture<'static, Option<LocalConn>> {
+        let client = self.client.clone();
+        Box::pin(async move {
+            let config = redis::AsyncConnectionConfig::new()
+                .set_connection_timeout(Some(RESPONSE_TIMEOUT))
+                .set_response_timeout(Some(RESPONSE_TIMEOUT));
+            match client
+                .get_multiplexed_async_connection_with_config(&config)
+                .await
+            {
+                Ok(conn) => {
+                    // Polled by a request of this thread: the watch runs on its runtime.
+                    let alive = Arc::new(AtomicBool::new(true));
+                    let guard = RuntimeAlive(alive.clone());
+                    let (watch, dropped) = tokio::sync::oneshot::channel::<()>();
+                    tokio::spawn(async move {
+                        let _guard = guard;
+                        let _ = dropped.await;
+                    });
+                    Some(LocalConn {
+                        conn,
+                        alive,
+                        _watch: Arc::new(watch),
+                    })
+                }
+                Err(err) => {
+                    tracing::debug!(%err, "could not open a worker's own redis connection");
+                    None
+                }
+            }
+        })
+    }
+
+    /// Runs a request's command (a [`redis::Cmd`] or a [`redis::Pipeline`]) on
+    /// [`request_conn`](Self::request_conn); a connection that failed is dropped, so the next
+    /// command opens another.
+    async fn query<T, Q>(&self, query: &Q) -> Result<T, StoreError>
+    where
+        T: redis::FromRedisValue + Send,
+        Q: Query + ?Sized,
+    {
+        let mut conn = self.request_conn().await;
+        let result = query.run::<T>(&mut conn).await;
+        if let (Err(err), Conn::Local(_)) = (&result, &conn)
+            && (err.is_io_error() || err.is_connection_dropped() || err.is_timeout())
+        {
+            LOCAL.with_borrow_mut(|local| {
+                local.retain(|(handle, entry)| {
+                    *handle != self.handle || matches!(entry, Local::Opening(_))
+                });
+            });
+        }
+        result.map_err(|err| unavailable(&err))
     }
 
     async fn ping(&self) -> Result<(), StoreError> {
@@ -147,7 +390,11 @@ impl Redis {
     }
 
     fn events_key(&self, id: &SessionId, stream: u64) -> String {
-        format!("{}:{{{}}}:events:{stream}", self.prefix, id.as_str())
+        format!("{}{stream}", self.events_key_prefix(id))
+    }
+
+    fn events_key_prefix(&self, id: &SessionId) -> String {
+        format!("{}:{{{}}}:events:", self.prefix, id.as_str())
     }
 
     fn streams_key(&self, id: &SessionId) -> String {
@@ -165,6 +412,43 @@ impl Redis {
         }
     }
 }
+
+/// `create_within` in one round trip: prunes the expired from the count, refuses when the
+/// cluster is full (-1), else stores the record unless its id is taken (0) and counts it (1).
+/// KEYS: the record, the count; ARGV: the record's JSON, its time to live (ms), its expiry
+/// (ms since the epoch), now (ms), the cap, the session id.
+static CREATE_SESSION: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        r"
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[4])
+if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[5]) then
+  return -1
+end
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return 0
+end
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[6])
+return 1
+",
+    )
+});
+
+/// `delete` in one round trip: the record, the stream events the streams set names, the set
+/// and the session's place in the count; 1 when the record existed.
+/// KEYS: the record, the streams set, the count; ARGV: the events keys' prefix, the session id.
+static DELETE_SESSION: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        r"
+for _, stream in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+  redis.call('UNLINK', ARGV[1] .. stream)
+end
+local deleted = redis.call('DEL', KEYS[1])
+redis.call('UNLINK', KEYS[2])
+redis.call('ZREM', KEYS[3], ARGV[2])
+return deleted
+",
+    )
+});
 
 /// The [`SessionStore`] on Redis. See the [module docs](self) for its keys.
 #[derive(Debug, Clone)]
@@ -187,22 +471,23 @@ impl SessionStore for RedisSessionStore {
     fn create<'a>(&'a self, record: &'a SessionRecord, ttl: Duration) -> StoreFuture<'a, bool> {
         Box::pin(async move {
             let json = encode(record)?;
-            let mut conn = self.redis.conn.clone();
-            let (created,): (Option<String>,) = redis::pipe()
-                .cmd("SET")
-                .arg(self.redis.session_key(&record.id))
-                .arg(json)
-                .arg("NX")
-                .arg("PX")
-                .arg(millis(ttl))
-                .cmd("ZADD")
-                .arg(self.redis.count_key())
-                .arg(now_millis().saturating_add(millis(ttl)))
-                .arg(record.id.as_str())
-                .ignore()
-                .query_async(&mut conn)
-                .await
-                .map_err(|err| unavailable(&err))?;
+            let (created,): (Option<String>,) = self
+                .redis
+                .query(
+                    &redis::pipe()
+                        .cmd("SET")
+                        .arg(self.redis.session_key(&record.id))
+                        .arg(json)
+                        .arg("NX")
+                        .arg("PX")
+                        .arg(millis(ttl))
+                        .cmd("ZADD")
+                        .arg(self.redis.count_key())
+                        .arg(now_millis().saturating_add(millis(ttl)))
+                        .arg(record.id.as_str())
+                        .ignore(),
+                )
+                .await?;
             Ok(created.is_some())
         })
     }
@@ -213,21 +498,22 @@ impl SessionStore for RedisSessionStore {
         ttl: Duration,
     ) -> StoreFuture<'a, Option<SessionRecord>> {
         Box::pin(async move {
-            let mut conn = self.redis.conn.clone();
-            let (json,): (Option<String>,) = redis::pipe()
-                .cmd("GETEX")
-                .arg(self.redis.session_key(id))
-                .arg("PX")
-                .arg(millis(ttl))
-                .cmd("ZADD")
-                .arg(self.redis.count_key())
-                .arg("XX")
-                .arg(now_millis().saturating_add(millis(ttl)))
-                .arg(id.as_str())
-                .ignore()
-                .query_async(&mut conn)
-                .await
-                .map_err(|err| unavailable(&err))?;
+            let (json,): (Option<String>,) = self
+                .redis
+                .query(
+                    &redis::pipe()
+                        .cmd("GETEX")
+                        .arg(self.redis.session_key(id))
+                        .arg("PX")
+                        .arg(millis(ttl))
+                        .cmd("ZADD")
+                        .arg(self.redis.count_key())
+                        .arg("XX")
+                        .arg(now_millis().saturating_add(millis(ttl)))
+                        .arg(id.as_str())
+                        .ignore(),
+                )
+                .await?;
             json.map(|json| {
                 serde_json::from_str(&json)
                     .map_err(|err| StoreError::Corrupt(format!("session {id}: {err}")))
@@ -239,65 +525,84 @@ impl SessionStore for RedisSessionStore {
     fn save<'a>(&'a self, record: &'a SessionRecord, ttl: Duration) -> StoreFuture<'a, bool> {
         Box::pin(async move {
             let json = encode(record)?;
-            let mut conn = self.redis.conn.clone();
-            let saved: Option<String> = redis::cmd("SET")
-                .arg(self.redis.session_key(&record.id))
-                .arg(json)
-                .arg("XX")
-                .arg("PX")
-                .arg(millis(ttl))
-                .query_async(&mut conn)
-                .await
-                .map_err(|err| unavailable(&err))?;
+            let saved: Option<String> = self
+                .redis
+                .query(
+                    &redis::cmd("SET")
+                        .arg(self.redis.session_key(&record.id))
+                        .arg(json)
+                        .arg("XX")
+                        .arg("PX")
+                        .arg(millis(ttl)),
+                )
+                .await?;
             Ok(saved.is_some())
         })
     }
 
     fn delete<'a>(&'a self, id: &'a SessionId) -> StoreFuture<'a, bool> {
         Box::pin(async move {
-            let mut conn = self.redis.conn.clone();
-            let streams: Vec<u64> = redis::cmd("SMEMBERS")
-                .arg(self.redis.streams_key(id))
-                .query_async(&mut conn)
-                .await
-                .map_err(|err| unavailable(&err))?;
-            let mut keys = vec![self.redis.session_key(id), self.redis.streams_key(id)];
-            keys.extend(
-                streams
-                    .into_iter()
-                    .map(|stream| self.redis.events_key(id, stream)),
-            );
-            let (deleted,): (u64,) = redis::pipe()
-                .cmd("DEL")
-                .arg(self.redis.session_key(id))
-                .cmd("UNLINK")
-                .arg(&keys)
-                .ignore()
-                .cmd("ZREM")
-                .arg(self.redis.count_key())
-                .arg(id.as_str())
-                .ignore()
-                .query_async(&mut conn)
-                .await
-                .map_err(|err| unavailable(&err))?;
+            let deleted: u64 = self
+                .redis
+                .query(
+                    DELETE_SESSION
+                        .key(self.redis.session_key(id))
+                        .key(self.redis.streams_key(id))
+                        .key(self.redis.count_key())
+                        .arg(self.redis.events_key_prefix(id))
+                        .arg(id.as_str()),
+                )
+                .await?;
             Ok(deleted > 0)
+        })
+    }
+
+    fn create_within<'a>(
+        &'a self,
+        record: &'a SessionRecord,
+        ttl: Duration,
+        cap: usize,
+    ) -> StoreFuture<'a, Created> {
+        Box::pin(async move {
+            let json = encode(record)?;
+            let now = now_millis();
+            let created: i64 = self
+                .redis
+                .query(
+                    CREATE_SESSION
+                        .key(self.redis.session_key(&record.id))
+                        .key(self.redis.count_key())
+                        .arg(json)
+                        .arg(millis(ttl))
+                        .arg(now.saturating_add(millis(ttl)))
+                        .arg(now)
+                        .arg(cap)
+                        .arg(record.id.as_str()),
+                )
+                .await?;
+            Ok(match created {
+                1 => Created::Stored,
+                0 => Created::Taken,
+                _ => Created::Full,
+            })
         })
     }
 
     fn count(&self) -> StoreFuture<'_, Option<usize>> {
         Box::pin(async move {
-            let mut conn = self.redis.conn.clone();
-            let (count,): (usize,) = redis::pipe()
-                .cmd("ZREMRANGEBYSCORE")
-                .arg(self.redis.count_key())
-                .arg("-inf")
-                .arg(now_millis())
-                .ignore()
-                .cmd("ZCARD")
-                .arg(self.redis.count_key())
-                .query_async(&mut conn)
-                .await
-                .map_err(|err| unavailable(&err))?;
+            let (count,): (usize,) = self
+                .redis
+                .query(
+                    &redis::pipe()
+                        .cmd("ZREMRANGEBYSCORE")
+                        .arg(self.redis.count_key())
+                        .arg("-inf")
+                        .arg(now_millis())
+                        .ignore()
+                        .cmd("ZCARD")
+                        .arg(self.redis.count_key()),
+                )
+                .await?;
             Ok(Some(count))
         })
     }
@@ -331,14 +636,10 @@ impl Bus for RedisBus {
             };
             let json = serde_json::to_string(&envelope)
                 .map_err(|err| StoreError::Corrupt(err.to_string()))?;
-            let mut conn = self.redis.conn.clone();
-            redis::cmd("PUBLISH")
-                .arg(channel)
-                .arg(json)
-                .query_async::<u64>(&mut conn)
+            self.redis
+                .query::<u64, _>(redis::cmd("PUBLISH").arg(channel).arg(json))
                 .await
                 .map(drop)
-                .map_err(|err| unavailable(&err))
         })
     }
 
@@ -594,12 +895,8 @@ impl SessionEvents for RedisSessionEvents {
         let key = redis.events_key(&self.session, after.stream);
         let max_events = self.store.max_events;
         Box::pin(async move {
-            let mut conn = redis.conn.clone();
-            let stored: Vec<String> = match redis::cmd("LRANGE")
-                .arg(&key)
-                .arg(0)
-                .arg(-1)
-                .query_async(&mut conn)
+            let stored: Vec<String> = match redis
+                .query(redis::cmd("LRANGE").arg(&key).arg(0).arg(-1))
                 .await
             {
                 Ok(stored) => stored,

@@ -139,8 +139,42 @@ pub trait SessionStore: Send + Sync + fmt::Debug + 'static {
         Box::pin(std::future::ready(Ok(None)))
     }
 
+    /// Stores a new session's record unless the cluster holds `cap` sessions already. A store
+    /// that counts sessions should check and write in one atomic step (the Redis store runs one
+    /// script: one round trip per `initialize`); the default counts, then creates.
+    fn create_within<'a>(
+        &'a self,
+        record: &'a SessionRecord,
+        ttl: Duration,
+        cap: usize,
+    ) -> StoreFuture<'a, Created> {
+        Box::pin(async move {
+            if let Some(count) = self.count().await?
+                && count >= cap
+            {
+                return Ok(Created::Full);
+            }
+            Ok(if self.create(record, ttl).await? {
+                Created::Stored
+            } else {
+                Created::Taken
+            })
+        })
+    }
+
     /// Checks that the store answers (for readiness probes).
     fn ping(&self) -> StoreFuture<'_, ()>;
+}
+
+/// What [`SessionStore::create_within`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Created {
+    /// The record is stored.
+    Stored,
+    /// A session of that id exists already: nothing was written.
+    Taken,
+    /// The cluster holds its cap of sessions: nothing was written.
+    Full,
 }
 
 /// Who a [`BusMessage`] is for.

@@ -593,9 +593,6 @@ async fn post_stateful(
     let opens_session = !req.headers().contains_key(SESSION_HEADER);
     match message {
         Incoming::Request(request) if request.method == method::INITIALIZE && opens_session => {
-            if let Err(response) = cluster_room(shared, id).await {
-                return response;
-            }
             let owner = identity.map(|identity| Arc::from(identity.owner_key()));
             let session = match open_session(shared, header_version, id, owner) {
                 Ok(session) => session,
@@ -692,33 +689,20 @@ fn open_session(
         .map_err(|err| busy(request_id, &err))
 }
 
-/// In a cluster whose store counts sessions, the 503 of an `initialize` when the cluster holds
-/// [`max_sessions`](super::McpHttp::max_sessions) already.
-async fn cluster_room(shared: &HttpShared, id: Option<&RequestId>) -> Result<(), HttpResponse> {
-    let Some(node) = shared.node() else {
-        return Ok(());
-    };
-    match node.store().count().await {
-        Ok(Some(count)) if count >= shared.config.max_sessions => {
-            Err(busy(id, &OpenError::Full(shared.config.max_sessions)))
-        }
-        Ok(_) => Ok(()),
-        Err(err) => Err(store_unavailable(id, &err)),
-    }
-}
-
 /// The id of a session opened for an `initialize`, sent back once the initialize succeeded
-/// (in a cluster, once its record is stored). A failed `initialize` leaves nothing behind: its
-/// session is closed at once (its place freed) and its id never handed out.
+/// (in a cluster, once its record is stored: refused when the cluster holds
+/// [`max_sessions`](super::McpHttp::max_sessions) already, where the store counts them). A
+/// failed `initialize` leaves nothing behind: its session is closed at once (its place freed)
+/// and its id never handed out.
 async fn keep_if_initialized(
     shared: &HttpShared,
     session: &SessionHandle,
-) -> Result<Option<SessionId>, StoreError> {
+) -> Result<Option<SessionId>, Lookup> {
     if session.data::<SessionState>().is_some() {
         let Some(node) = shared.node() else {
             return Ok(Some(session.id().clone()));
         };
-        match node.created(session).await {
+        match node.created(session, shared.config.max_sessions).await {
             Ok(()) => return Ok(Some(session.id().clone())),
             Err(err) => {
                 shared.registry().close(session.id().as_str());
@@ -816,7 +800,16 @@ async fn header_id(
     }
     keep_if_initialized(shared, session)
         .await
-        .map_err(|err| store_unavailable(Some(id), &err))
+        .map_err(|err| match err {
+            Lookup::Refused(err) => busy(Some(id), &err),
+            Lookup::Unavailable(err) => store_unavailable(Some(id), &err),
+            Lookup::Unknown => http_error(
+                StatusCode::NOT_FOUND,
+                Some(id),
+                ErrorCode::INVALID_REQUEST,
+                "the session ended before the request was answered",
+            ),
+        })
 }
 
 async fn post_stateless(
