@@ -171,7 +171,7 @@ async fn the_event_store_flushes_what_it_writes_behind() {
         events.append(EventId { stream: 9, seq }, &format!("event {seq}").into());
     }
     store.flush().await;
-    let stored = redis.command("LRANGE mcp:{flushed}:events:9 0 -1");
+    let stored = redis.command("LRANGE mcp:{flushed}:events 0 -1");
     assert!(stored.starts_with("*3"), "{stored}");
     // Another node (another store on the same Redis) replays them.
     let elsewhere = RedisEventStore::new(connection).open(&session);
@@ -180,6 +180,50 @@ async fn the_event_store_flushes_what_it_writes_behind() {
             assert!(!gap);
             let data: Vec<&str> = events.iter().map(|(_, data)| &**data).collect();
             assert_eq!(data, ["event 2", "event 3"]);
+        }
+        Replay::Unknown => panic!("the stream is stored"),
+    }
+}
+
+/// A session's list keeps at least its newest `max_events` events (of all its streams): it is
+/// trimmed once it holds a quarter more, and a resume from a trimmed event is told of the gap.
+#[actix_web::test]
+async fn the_event_store_trims_each_session_to_its_newest_events() {
+    use actix_mcp::cluster::redis::{Redis, RedisEventStore};
+    use actix_mcp_actors::{EventId, EventStore, Replay, SessionId};
+
+    let redis = RedisServer::start();
+    let connection = Redis::connect(&redis.url(), "mcp").await.unwrap();
+    let store = RedisEventStore::with_limits(connection.clone(), 4, Duration::from_secs(60));
+    let session = SessionId::parse("trimmed").unwrap();
+    let events = store.open(&session);
+    for seq in 1..=6 {
+        events.append(EventId { stream: 1, seq }, &format!("event {seq}").into());
+    }
+    store.flush().await;
+    assert_eq!(redis.command("LLEN mcp:{trimmed}:events"), ":6\r\n");
+    events.append(EventId { stream: 2, seq: 1 }, &"other".into());
+    store.flush().await;
+    assert_eq!(
+        redis.command("LLEN mcp:{trimmed}:events"),
+        ":4\r\n",
+        "trimmed to the newest 4"
+    );
+    let ttl = redis.command("PTTL mcp:{trimmed}:events");
+    assert!(ttl.starts_with(':') && !ttl.starts_with(":-"), "{ttl}");
+    let elsewhere = RedisEventStore::new(connection).open(&session);
+    match elsewhere.replay(EventId { stream: 1, seq: 2 }).await {
+        Replay::Events { events, gap } => {
+            assert!(gap, "events 3 was trimmed");
+            let data: Vec<&str> = events.iter().map(|(_, data)| &**data).collect();
+            assert_eq!(data, ["event 4", "event 5", "event 6"]);
+        }
+        Replay::Unknown => panic!("the stream is stored"),
+    }
+    match elsewhere.replay(EventId { stream: 2, seq: 0 }).await {
+        Replay::Events { events, gap } => {
+            assert!(!gap);
+            assert_eq!(&*events[0].1, "other");
         }
         Replay::Unknown => panic!("the stream is stored"),
     }

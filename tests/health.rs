@@ -128,7 +128,7 @@ impl SessionStore for FlakyStore {
         &'a self,
         id: &'a SessionId,
         ttl: Duration,
-    ) -> StoreFuture<'a, Option<SessionRecord>> {
+    ) -> StoreFuture<'a, Option<std::sync::Arc<SessionRecord>>> {
         self.inner.load(id, ttl)
     }
 

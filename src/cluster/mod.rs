@@ -53,7 +53,7 @@ use crate::protocol::method;
 use crate::server::ServerInner;
 use crate::server::listen::Change;
 use crate::server::route::{McpDispatch, RequestDefaults};
-use crate::server::session::SessionState;
+use crate::server::session::{SessionState, StateChange};
 
 pub use actix_mcp_actors::{InMemorySessionStore, LocalBus};
 
@@ -258,7 +258,7 @@ impl ClusterNode {
             }
             BusMessage::Changed { record } => {
                 if let Some(session) = registry.find(record.id.as_str()) {
-                    self.adopt(&session, &record);
+                    self.adopt(&session, &Arc::new(record));
                 }
             }
             BusMessage::Protocol { topic, payload } => {
@@ -323,9 +323,9 @@ impl ClusterNode {
         if session.data::<SessionState>().is_none() {
             self.install(&session, state);
         }
-        if record.established {
-            session.establish();
-        }
+        // The handshake is the business of the node that opened the session: a client names
+        // it only once `initialize` succeeded, and the record says when it completes.
+        session.establish();
         Ok(session)
     }
 
@@ -387,15 +387,12 @@ impl ClusterNode {
     }
 
     /// Takes the record's state when it differs from the local one.
-    fn adopt(self: &Arc<Self>, session: &SessionHandle, record: &SessionRecord) {
+    fn adopt(self: &Arc<Self>, session: &SessionHandle, record: &Arc<SessionRecord>) {
         if record.established {
             session.establish();
         }
         let current = session.data::<SessionState>();
-        if current
-            .as_ref()
-            .is_some_and(|state| state.to_stored() == record.state)
-        {
+        if current.as_ref().is_some_and(|state| state.matches(record)) {
             return;
         }
         match SessionState::from_stored(&record.state) {
@@ -418,7 +415,7 @@ impl ClusterNode {
         let node = Arc::downgrade(self);
         let owner = session.owner().map(Arc::<str>::from);
         let id = session.id().clone();
-        state.on_change(Arc::new(move |state: &SessionState| {
+        state.on_change(Arc::new(move |state: &SessionState, what: StateChange| {
             let Some(node) = node.upgrade() else {
                 return;
             };
@@ -430,7 +427,13 @@ impl ClusterNode {
             };
             actix_rt::spawn(async move {
                 match node.store().save(&record, node.ttl).await {
-                    Ok(true) => node.publish(Recipients::All, BusMessage::Changed { record }),
+                    // The other nodes read `initialized` from the record with the session's
+                    // next request there; only what a node acts on without a request (the log
+                    // level and subscriptions, for what it pushes) is sent at once.
+                    Ok(true) if what != StateChange::Initialized => {
+                        node.publish(Recipients::All, BusMessage::Changed { record });
+                    }
+                    Ok(true) => {}
                     Ok(false) => {}
                     Err(err) => {
                         tracing::warn!(session = %record.id, %err, "could not store a session's changed state");

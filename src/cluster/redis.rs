@@ -17,8 +17,7 @@
 //! | key | type | what | expires |
 //! | --- | --- | --- | --- |
 //! | `mcp:{<session>}:session` | string | the [`SessionRecord`] as JSON | idle timeout, renewed by each request |
-//! | `mcp:{<session>}:events:<stream>` | list | `<seq> <event data>` per event, the newest `max_events` | the event TTL, renewed by each event |
-//! | `mcp:{<session>}:streams` | set | the session's stream numbers (for DELETE) | as the events |
+//! | `mcp:{<session>}:events` | list | `<stream> <seq> <event data>` per event of the session's streams, at least the newest `max_events` | the event TTL, renewed by each write |
 //! | `mcp:sessions` | sorted set | live sessions by expiry (the cluster-wide count) | members pruned as they expire |
 //! | `mcp:task:{<task>}` | string | a task of the Tasks extension ([`RedisTaskStore`]) | with the task |
 //! | `mcp:tasks` | sorted set | live tasks by expiry (the store's limit) | members pruned as they expire |
@@ -29,6 +28,7 @@
 //! of its place in the count); events are written behind, in pipelined batches.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -389,16 +389,8 @@ impl Redis {
         format!("{}:{{{}}}:session", self.prefix, id.as_str())
     }
 
-    fn events_key(&self, id: &SessionId, stream: u64) -> String {
-        format!("{}{stream}", self.events_key_prefix(id))
-    }
-
-    fn events_key_prefix(&self, id: &SessionId) -> String {
-        format!("{}:{{{}}}:events:", self.prefix, id.as_str())
-    }
-
-    fn streams_key(&self, id: &SessionId) -> String {
-        format!("{}:{{{}}}:streams", self.prefix, id.as_str())
+    fn events_key(&self, id: &SessionId) -> String {
+        format!("{}:{{{}}}:events", self.prefix, id.as_str())
     }
 
     fn count_key(&self) -> String {
@@ -433,33 +425,67 @@ return 1
     )
 });
 
-/// `delete` in one round trip: the record, the stream events the streams set names, the set
-/// and the session's place in the count; 1 when the record existed.
-/// KEYS: the record, the streams set, the count; ARGV: the events keys' prefix, the session id.
-static DELETE_SESSION: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
-    redis::Script::new(
-        r"
-for _, stream in ipairs(redis.call('SMEMBERS', KEYS[2])) do
-  redis.call('UNLINK', ARGV[1] .. stream)
-end
-local deleted = redis.call('DEL', KEYS[1])
-redis.call('UNLINK', KEYS[2])
-redis.call('ZREM', KEYS[3], ARGV[2])
-return deleted
-",
-    )
-});
-
 /// The [`SessionStore`] on Redis. See the [module docs](self) for its keys.
+///
+/// It remembers the records it read last (their text and what it read from it), so a record
+/// that has not changed since is not read again, and [`load`](SessionStore::load) hands out
+/// the same `Arc` for it.
 #[derive(Debug, Clone)]
 pub struct RedisSessionStore {
     redis: Redis,
+    read: Arc<std::sync::Mutex<HashMap<SessionId, ReadRecord>>>,
 }
+
+/// A record as this node read it last: its stored text, and what that text says.
+#[derive(Debug)]
+struct ReadRecord {
+    text: Box<str>,
+    record: Arc<SessionRecord>,
+}
+
+/// Most records a [`RedisSessionStore`] remembers (it forgets them all when it would hold more:
+/// the next load of each reads it again).
+const READ_RECORDS: usize = 16_384;
 
 impl RedisSessionStore {
     /// The store on `redis`.
     pub fn new(redis: Redis) -> Self {
-        Self { redis }
+        Self {
+            redis,
+            read: Arc::default(),
+        }
+    }
+
+    fn read_records(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, ReadRecord>> {
+        self.read
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// What the stored `text` of session `id` says: from memory when this node read the same
+    /// text last.
+    fn read(&self, id: &SessionId, text: String) -> Result<Arc<SessionRecord>, StoreError> {
+        if let Some(read) = self.read_records().get(id)
+            && *read.text == *text
+        {
+            return Ok(read.record.clone());
+        }
+        let record: Arc<SessionRecord> = Arc::new(
+            serde_json::from_str(&text)
+                .map_err(|err| StoreError::Corrupt(format!("session {id}: {err}")))?,
+        );
+        let mut read = self.read_records();
+        if read.len() >= READ_RECORDS {
+            read.clear();
+        }
+        read.insert(
+            id.clone(),
+            ReadRecord {
+                text: text.into_boxed_str(),
+                record: record.clone(),
+            },
+        );
+        Ok(record)
     }
 }
 
@@ -496,7 +522,7 @@ impl SessionStore for RedisSessionStore {
         &'a self,
         id: &'a SessionId,
         ttl: Duration,
-    ) -> StoreFuture<'a, Option<SessionRecord>> {
+    ) -> StoreFuture<'a, Option<Arc<SessionRecord>>> {
         Box::pin(async move {
             let (json,): (Option<String>,) = self
                 .redis
@@ -514,11 +540,13 @@ impl SessionStore for RedisSessionStore {
                         .ignore(),
                 )
                 .await?;
-            json.map(|json| {
-                serde_json::from_str(&json)
-                    .map_err(|err| StoreError::Corrupt(format!("session {id}: {err}")))
-            })
-            .transpose()
+            match json {
+                Some(text) => self.read(id, text).map(Some),
+                None => {
+                    self.read_records().remove(id);
+                    Ok(None)
+                }
+            }
         })
     }
 
@@ -542,17 +570,22 @@ impl SessionStore for RedisSessionStore {
 
     fn delete<'a>(&'a self, id: &'a SessionId) -> StoreFuture<'a, bool> {
         Box::pin(async move {
-            let deleted: u64 = self
+            let (deleted,): (u64,) = self
                 .redis
                 .query(
-                    DELETE_SESSION
-                        .key(self.redis.session_key(id))
-                        .key(self.redis.streams_key(id))
-                        .key(self.redis.count_key())
-                        .arg(self.redis.events_key_prefix(id))
-                        .arg(id.as_str()),
+                    &redis::pipe()
+                        .cmd("DEL")
+                        .arg(self.redis.session_key(id))
+                        .cmd("UNLINK")
+                        .arg(self.redis.events_key(id))
+                        .ignore()
+                        .cmd("ZREM")
+                        .arg(self.redis.count_key())
+                        .arg(id.as_str())
+                        .ignore(),
                 )
                 .await?;
+            self.read_records().remove(id);
             Ok(deleted > 0)
         })
     }
@@ -649,6 +682,7 @@ impl Bus for RedisBus {
         let mut in_place_tx = Some(in_place_tx);
         let redis = self.redis.clone();
         let node = node.clone();
+        let own = sent_by(&node);
         tokio::spawn(async move {
             let channels = [redis.channel(None), redis.channel(Some(&node))];
             let mut failures = 0u32;
@@ -686,6 +720,11 @@ impl Bus for RedisBus {
                     let Ok(payload) = message.get_payload::<String>() else {
                         continue;
                     };
+                    // This node's own broadcasts come back: skip them unread (an envelope
+                    // starts with its sender).
+                    if payload.starts_with(&*own) {
+                        continue;
+                    }
                     let envelope = match serde_json::from_str::<Envelope>(&payload) {
                         Ok(envelope) => envelope,
                         Err(err) => {
@@ -721,15 +760,23 @@ impl Bus for RedisBus {
     }
 }
 
+/// How the text of an [`Envelope`] from `node` starts.
+fn sent_by(node: &NodeId) -> String {
+    format!(
+        "{{\"from\":{}",
+        serde_json::to_string(node).unwrap_or_default()
+    )
+}
+
 /// The [`EventStore`] on Redis: every event of every stream is written (behind, in pipelined
-/// batches) to a capped list per stream, so a stream resumes on any node. The events of the
-/// streams live on this node are also kept in this node's memory, so resuming those costs no
-/// round trip.
+/// batches) to a capped list per session (the newest events of all its streams, as the
+/// in-memory store keeps them), so a stream resumes on any node. The events of the streams
+/// live on this node are also kept in this node's memory, so resuming those costs no round
+/// trip.
 #[derive(Debug, Clone)]
 pub struct RedisEventStore {
     redis: Redis,
     local: InMemoryEventStore,
-    max_events: usize,
     writes: mpsc::Sender<Job>,
 }
 
@@ -752,27 +799,30 @@ enum Job {
 const FLUSH_WAIT: Duration = Duration::from_secs(5);
 
 impl RedisEventStore {
-    /// The store on `redis`: the newest 1,024 events of each stream, kept 30 minutes after the
+    /// The store on `redis`: the newest 1,024 events of each session, kept 30 minutes after the
     /// last one (as long as a session's default idle timeout).
     pub fn new(redis: Redis) -> Self {
         Self::with_limits(redis, 1024, Duration::from_secs(30 * 60))
     }
 
-    /// The store on `redis`, keeping the newest `max_events` events of each stream for `ttl`
-    /// after the last one.
+    /// The store on `redis`, keeping the newest `max_events` events of each session (of all
+    /// its streams; a list is trimmed once it holds a quarter more) for `ttl` after the last
+    /// one.
     pub fn with_limits(redis: Redis, max_events: usize, ttl: Duration) -> Self {
         let (writes, queue) = mpsc::channel(WRITE_QUEUE);
         tokio::spawn(write_behind(redis.clone(), queue, max_events.max(1), ttl));
         Self {
             redis,
             local: InMemoryEventStore::default(),
-            max_events: max_events.max(1),
             writes,
         }
     }
 }
 
-/// Writes queued events in batches: one pipeline per wake-up.
+/// Writes queued events in batches: one pipeline per wake-up, with one `RPUSH` (of all its
+/// events in the batch) and one `PEXPIRE` per session. A list that has grown a quarter past
+/// `max_events` is trimmed back to the newest `max_events` in the next batch (its length is
+/// the `RPUSH`'s answer).
 async fn write_behind(
     redis: Redis,
     mut queue: mpsc::Receiver<Job>,
@@ -781,47 +831,55 @@ async fn write_behind(
 ) {
     let mut batch = Vec::with_capacity(256);
     let mut flushed = Vec::new();
+    // Per session in this batch: its entries, in order.
+    let mut sessions: Vec<(SessionId, Vec<String>)> = Vec::new();
+    // Lists to trim with the next pipeline.
+    let mut overfull: Vec<String> = Vec::new();
+    let trim_at = max_events
+        .saturating_add(max_events / 4)
+        .max(max_events + 1);
+    let keep = -i64::try_from(max_events).unwrap_or(i64::MAX);
     while queue.recv_many(&mut batch, 256).await > 0 {
-        let mut pipe = redis::pipe();
-        let mut writes = 0usize;
         for job in batch.drain(..) {
-            let (session, id, data) = match job {
-                Job::Write { session, id, data } => (session, id, data),
-                Job::Flush(done) => {
-                    flushed.push(done);
-                    continue;
+            match job {
+                Job::Write { session, id, data } => {
+                    let entry = format!("{} {} {data}", id.stream, id.seq);
+                    match sessions.iter_mut().find(|(known, _)| *known == session) {
+                        Some((_, entries)) => entries.push(entry),
+                        None => sessions.push((session, vec![entry])),
+                    }
                 }
-            };
-            writes += 1;
-            let key = redis.events_key(&session, id.stream);
-            let streams = redis.streams_key(&session);
-            pipe.cmd("RPUSH")
-                .arg(&key)
-                .arg(format!("{} {data}", id.seq))
-                .ignore()
-                .cmd("LTRIM")
-                .arg(&key)
-                .arg(-i64::try_from(max_events).unwrap_or(i64::MAX))
-                .arg(-1)
-                .ignore()
-                .cmd("PEXPIRE")
-                .arg(&key)
-                .arg(millis(ttl))
-                .ignore()
-                .cmd("SADD")
-                .arg(&streams)
-                .arg(id.stream)
-                .ignore()
-                .cmd("PEXPIRE")
-                .arg(&streams)
-                .arg(millis(ttl))
-                .ignore();
-        }
-        if writes > 0 {
-            let mut conn = redis.conn.clone();
-            if let Err(err) = pipe.query_async::<()>(&mut conn).await {
-                tracing::warn!(%err, "could not store stream events; those cannot be resumed on another node");
+                Job::Flush(done) => flushed.push(done),
             }
+        }
+        if !sessions.is_empty() || !overfull.is_empty() {
+            let mut pipe = redis::pipe();
+            let keys: Vec<String> = sessions
+                .iter()
+                .map(|(session, _)| redis.events_key(session))
+                .collect();
+            for ((_, entries), key) in sessions.iter().zip(&keys) {
+                pipe.cmd("RPUSH").arg(key).arg(entries);
+            }
+            for (_, key) in sessions.iter().zip(&keys) {
+                pipe.cmd("PEXPIRE").arg(key).arg(millis(ttl)).ignore();
+            }
+            for key in overfull.drain(..) {
+                pipe.cmd("LTRIM").arg(key).arg(keep).arg(-1).ignore();
+            }
+            let mut conn = redis.conn.clone();
+            match pipe.query_async::<Vec<usize>>(&mut conn).await {
+                Ok(lengths) => overfull.extend(
+                    keys.into_iter()
+                        .zip(lengths)
+                        .filter(|(_, length)| *length >= trim_at)
+                        .map(|(key, _)| key),
+                ),
+                Err(err) => {
+                    tracing::warn!(%err, "could not store stream events; those cannot be resumed on another node");
+                }
+            }
+            sessions.clear();
         }
         for done in flushed.drain(..) {
             let _ = done.send(());
@@ -892,8 +950,7 @@ impl SessionEvents for RedisSessionEvents {
             return Box::pin(std::future::ready(here));
         }
         let redis = self.store.redis.clone();
-        let key = redis.events_key(&self.session, after.stream);
-        let max_events = self.store.max_events;
+        let key = redis.events_key(&self.session);
         Box::pin(async move {
             let stored: Vec<String> = match redis
                 .query(redis::cmd("LRANGE").arg(&key).arg(0).arg(-1))
@@ -905,7 +962,7 @@ impl SessionEvents for RedisSessionEvents {
                     return Replay::Unknown;
                 }
             };
-            stored_replay(&stored, after, max_events)
+            stored_replay(&stored, after)
         })
     }
 
@@ -921,35 +978,38 @@ impl SessionEvents for RedisSessionEvents {
     }
 }
 
-/// What a stream's stored list (`<seq> <data>` entries, oldest first) holds after `after`.
-fn stored_replay(stored: &[String], after: EventId, max_events: usize) -> Replay {
-    if stored.is_empty() {
-        return Replay::Unknown;
-    }
+/// What a session's stored list (`<stream> <seq> <data>` entries, oldest first) holds of
+/// `after.stream` after `after`.
+fn stored_replay(stored: &[String], after: EventId) -> Replay {
     let mut events = Vec::new();
     let mut first = None;
     for entry in stored {
-        let Some((seq, data)) = entry.split_once(' ') else {
+        let mut parts = entry.splitn(3, ' ');
+        let (Some(stream), Some(seq), Some(data)) = (parts.next(), parts.next(), parts.next())
+        else {
             continue;
         };
-        let Ok(seq) = seq.parse::<u64>() else {
+        let (Ok(stream), Ok(seq)) = (stream.parse::<u64>(), seq.parse::<u64>()) else {
             continue;
         };
+        if stream != after.stream {
+            continue;
+        }
         first.get_or_insert(seq);
         if seq > after.seq {
-            events.push((
-                EventId {
-                    stream: after.stream,
-                    seq,
-                },
-                Arc::from(data),
-            ));
+            events.push((EventId { stream, seq }, Arc::from(data)));
         }
     }
-    // The list is capped: when it is full and starts after the event that follows `after`,
-    // events were trimmed before they could be replayed.
-    let gap = stored.len() >= max_events && first.is_some_and(|first| first > after.seq + 1);
-    Replay::Events { events, gap }
+    let Some(first) = first else {
+        return Replay::Unknown;
+    };
+    // A stream's events are numbered from 1 and the list loses its oldest first: when the
+    // stream's first kept event comes after the one that follows `after`, events were trimmed
+    // before they could be replayed.
+    Replay::Events {
+        events,
+        gap: first > after.seq + 1,
+    }
 }
 
 /// The [`TaskStore`] on Redis (Tasks extension): a task's state as JSON under
@@ -1163,25 +1223,65 @@ mod tests {
     }
 
     #[test]
+    fn an_envelope_starts_with_its_sender() {
+        let node = NodeId::new("node \"a\"");
+        let envelope = Envelope {
+            from: node.clone(),
+            to: Recipients::All,
+            message: actix_mcp_actors::BusMessage::Closed {
+                session: SessionId::parse("s").expect("a valid id"),
+            },
+        };
+        let text = serde_json::to_string(&envelope).expect("serializable");
+        assert!(text.starts_with(&sent_by(&node)), "{text}");
+        assert!(!text.starts_with(&sent_by(&NodeId::new("node"))));
+    }
+
+    #[test]
     fn replays_what_follows_and_tells_trimmed_events() {
-        let stored: Vec<String> = (3..=5).map(|seq| format!("{seq} data {seq}")).collect();
-        match stored_replay(&stored, id(3), 3) {
+        // Stream 7's events 3 to 5 (1 and 2 trimmed), among another stream's.
+        let stored: Vec<String> = (3..=5)
+            .flat_map(|seq| [format!("7 {seq} data {seq}"), format!("8 {seq} other")])
+            .collect();
+        match stored_replay(&stored, id(3)) {
             Replay::Events { events, gap } => {
                 assert_eq!(events.len(), 2);
                 assert_eq!(events[0].0, id(4));
                 assert_eq!(&*events[0].1, "data 4");
+                assert_eq!(events[1].0, id(5));
                 assert!(!gap);
             }
             Replay::Unknown => panic!("a known stream"),
         }
+        match stored_replay(&stored, id(1)) {
+            Replay::Events { events, gap } => {
+                assert_eq!(events.len(), 3);
+                assert!(gap, "event 2 was trimmed");
+            }
+            Replay::Unknown => panic!("a known stream"),
+        }
         assert!(matches!(
-            stored_replay(&stored, id(1), 3),
-            Replay::Events { gap: true, .. }
-        ));
-        assert!(matches!(
-            stored_replay(&stored, id(1), 10),
+            stored_replay(&stored, id(2)),
             Replay::Events { gap: false, .. }
         ));
-        assert_eq!(stored_replay(&[], id(1), 3), Replay::Unknown);
+        assert!(matches!(
+            stored_replay(&stored, id(5)),
+            Replay::Events { ref events, gap: false } if events.is_empty()
+        ));
+        assert_eq!(
+            stored_replay(&stored, EventId { stream: 9, seq: 1 }),
+            Replay::Unknown
+        );
+        assert_eq!(stored_replay(&[], id(1)), Replay::Unknown);
+        // Data with spaces survives; malformed entries are skipped.
+        let odd = vec![
+            "garbage".to_owned(),
+            "7 x y".to_owned(),
+            "7 1 a b c".to_owned(),
+        ];
+        match stored_replay(&odd, id(0)) {
+            Replay::Events { events, .. } => assert_eq!(&*events[0].1, "a b c"),
+            Replay::Unknown => panic!("a known stream"),
+        }
     }
 }

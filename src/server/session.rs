@@ -24,8 +24,19 @@ fn shared_capabilities(capabilities: ClientCapabilities) -> Arc<ClientCapabiliti
 }
 
 /// Called after each change of a session's state (in a cluster: to store it and tell the
-/// other nodes).
-pub(crate) type OnChange = Arc<dyn Fn(&SessionState) + Send + Sync>;
+/// other nodes), with what changed.
+pub(crate) type OnChange = Arc<dyn Fn(&SessionState, StateChange) + Send + Sync>;
+
+/// What changed in a [`SessionState`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StateChange {
+    /// The client sent `notifications/initialized`.
+    Initialized,
+    /// `logging/setLevel`.
+    LogLevel,
+    /// `resources/subscribe` or `resources/unsubscribe`.
+    Subscriptions,
+}
 
 /// Per-session protocol state, stored in the session actor's handle.
 pub struct SessionState {
@@ -39,6 +50,8 @@ pub struct SessionState {
     initialized: AtomicBool,
     subscriptions: Mutex<HashSet<String>>,
     on_change: OnceLock<OnChange>,
+    /// In a cluster: the stored record this state was last found to match.
+    matched: Mutex<Option<Arc<actix_mcp_actors::SessionRecord>>>,
     /// Reports the session's duration when it ends.
     #[cfg(feature = "otel")]
     pub(crate) telemetry: crate::telemetry::ServerSessionTimer,
@@ -98,9 +111,31 @@ impl SessionState {
             initialized: AtomicBool::new(false),
             subscriptions: Mutex::default(),
             on_change: OnceLock::new(),
+            matched: Mutex::default(),
             #[cfg(feature = "otel")]
             telemetry: crate::telemetry::ServerSessionTimer::new(version),
         }
+    }
+
+    /// Whether this state matches `record`: at once when it is the record it was last found to
+    /// match (a store hands out the same `Arc` while the record is unchanged), else by
+    /// comparing (and remembering `record` when they match).
+    pub(crate) fn matches(&self, record: &Arc<actix_mcp_actors::SessionRecord>) -> bool {
+        let mut matched = self
+            .matched
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if matched
+            .as_ref()
+            .is_some_and(|seen| Arc::ptr_eq(seen, record))
+        {
+            return true;
+        }
+        let matches = self.to_stored() == record.state;
+        if matches {
+            *matched = Some(record.clone());
+        }
+        matches
     }
 
     /// The state as a cluster's session store keeps it.
@@ -144,9 +179,9 @@ impl SessionState {
         let _ = self.on_change.set(hook);
     }
 
-    fn changed(&self) {
+    fn changed(&self, what: StateChange) {
         if let Some(hook) = self.on_change.get() {
-            hook(self);
+            hook(self, what);
         }
     }
 
@@ -159,7 +194,7 @@ impl SessionState {
 
     pub(crate) fn set_log_level(&self, level: LoggingLevel) {
         self.store_log_level(level);
-        self.changed();
+        self.changed(StateChange::LogLevel);
     }
 
     fn store_log_level(&self, level: LoggingLevel) {
@@ -175,7 +210,7 @@ impl SessionState {
 
     pub(crate) fn mark_initialized(&self) {
         if !self.initialized.swap(true, Ordering::Relaxed) {
-            self.changed();
+            self.changed(StateChange::Initialized);
         }
     }
 
@@ -188,14 +223,14 @@ impl SessionState {
     pub(crate) fn subscribe(&self, uri: &str) {
         let added = self.subscriptions().insert(uri.to_owned());
         if added {
-            self.changed();
+            self.changed(StateChange::Subscriptions);
         }
     }
 
     pub(crate) fn unsubscribe(&self, uri: &str) {
         let removed = self.subscriptions().remove(uri);
         if removed {
-            self.changed();
+            self.changed(StateChange::Subscriptions);
         }
     }
 

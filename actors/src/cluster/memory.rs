@@ -23,12 +23,12 @@ pub struct InMemorySessionStore {
 
 #[derive(Debug, Default)]
 struct Records {
-    records: HashMap<SessionId, (SessionRecord, Instant)>,
+    records: HashMap<SessionId, (Arc<SessionRecord>, Instant)>,
     writes: usize,
 }
 
 impl Records {
-    fn live(&mut self, id: &SessionId) -> Option<&mut (SessionRecord, Instant)> {
+    fn live(&mut self, id: &SessionId) -> Option<&mut (Arc<SessionRecord>, Instant)> {
         let now = Instant::now();
         if self.records.get(id).is_some_and(|(_, until)| *until <= now) {
             self.records.remove(id);
@@ -83,9 +83,10 @@ impl SessionStore for InMemorySessionStore {
         if records.live(&record.id).is_some() {
             return ready(false);
         }
-        records
-            .records
-            .insert(record.id.clone(), (record.clone(), Instant::now() + ttl));
+        records.records.insert(
+            record.id.clone(),
+            (Arc::new(record.clone()), Instant::now() + ttl),
+        );
         records.wrote();
         ready(true)
     }
@@ -94,7 +95,7 @@ impl SessionStore for InMemorySessionStore {
         &'a self,
         id: &'a SessionId,
         ttl: Duration,
-    ) -> StoreFuture<'a, Option<SessionRecord>> {
+    ) -> StoreFuture<'a, Option<Arc<SessionRecord>>> {
         let mut records = self.lock();
         let found = records.live(id).map(|(record, until)| {
             *until = Instant::now() + ttl;
@@ -107,7 +108,7 @@ impl SessionStore for InMemorySessionStore {
         let mut records = self.lock();
         let saved = match records.live(&record.id) {
             Some(entry) => {
-                *entry = (record.clone(), Instant::now() + ttl);
+                *entry = (Arc::new(record.clone()), Instant::now() + ttl);
                 true
             }
             None => false,

@@ -118,12 +118,14 @@ pub trait SessionStore: Send + Sync + fmt::Debug + 'static {
     fn create<'a>(&'a self, record: &'a SessionRecord, ttl: Duration) -> StoreFuture<'a, bool>;
 
     /// The record of a session, its time to live renewed (one round trip: this is on every
-    /// request's path); `None` when the session is unknown or expired.
+    /// request's path); `None` when the session is unknown or expired. A store should hand out
+    /// the same `Arc` again while the record is unchanged (both stores here do), so that a
+    /// caller who has seen it skips reading it again.
     fn load<'a>(
         &'a self,
         id: &'a SessionId,
         ttl: Duration,
-    ) -> StoreFuture<'a, Option<SessionRecord>>;
+    ) -> StoreFuture<'a, Option<Arc<SessionRecord>>>;
 
     /// Replaces the record of a live session; `false` when it has ended meanwhile (the record
     /// is then not written back).
