@@ -285,3 +285,61 @@ async fn the_session_cap_is_per_cluster() {
         node.stop().await;
     }
 }
+
+/// A load renews the record with one `GETEX`; `touch` renews the records of the sessions busy
+/// on a node and their places in the cluster-wide count, in one pipeline.
+#[actix_web::test]
+async fn touch_renews_records_and_their_count() {
+    use std::sync::Arc;
+
+    use actix_mcp::cluster::redis::{Redis, RedisSessionStore};
+    use actix_mcp_actors::{SessionId, SessionRecord, SessionStore};
+
+    let redis = RedisServer::start();
+    let store = RedisSessionStore::new(Redis::connect(&redis.url(), "mcp").await.unwrap());
+    let ids: Vec<SessionId> = ["one", "two"]
+        .into_iter()
+        .map(|id| SessionId::parse(id).unwrap())
+        .collect();
+    for id in &ids {
+        let record = SessionRecord {
+            id: id.clone(),
+            owner: None,
+            established: true,
+            state: json!({"v": 1}),
+        };
+        assert!(store.create(&record, Duration::from_secs(2)).await.unwrap());
+    }
+    let first = store
+        .load(&ids[0], Duration::from_secs(2))
+        .await
+        .unwrap()
+        .unwrap();
+    let again = store
+        .load(&ids[0], Duration::from_secs(2))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        Arc::ptr_eq(&first, &again),
+        "an unchanged record is read once"
+    );
+    store.touch(&ids, Duration::from_secs(600)).await.unwrap();
+    for id in ["one", "two"] {
+        let ttl = redis.command(&format!("PTTL mcp:{{{id}}}:session"));
+        let ms: u64 = ttl.trim().trim_start_matches(':').parse().unwrap();
+        assert!(ms > 500_000, "renewed: {ttl}");
+    }
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    let score = redis.command("ZSCORE mcp:sessions two");
+    let score: u128 = score.lines().nth(1).unwrap().parse().unwrap();
+    assert!(score > now_ms + 500_000, "its place in the count renewed");
+    // A session gone is not brought back by a touch.
+    store.delete(&ids[1]).await.unwrap();
+    store.touch(&ids, Duration::from_secs(600)).await.unwrap();
+    assert_eq!(redis.command("EXISTS mcp:{two}:session"), ":0\r\n");
+    assert_eq!(redis.command("ZSCORE mcp:sessions two"), "$-1\r\n");
+}

@@ -206,13 +206,17 @@ impl ClusterNode {
                 if server.strong_count() == 0 {
                     return;
                 }
-                for session in registry.sessions() {
-                    // Busy here (a stream open, a request running): the cluster must not let
-                    // the session expire for want of requests elsewhere.
-                    if session.idle_for() < every
-                        && let Err(err) = keeper.store().load(session.id(), keeper.ttl).await
-                    {
-                        tracing::warn!(session = %session.id(), %err, "could not renew a session's record");
+                // Busy here (a stream open, requests served): the cluster must not let them
+                // expire for want of requests elsewhere.
+                let busy: Vec<SessionId> = registry
+                    .sessions()
+                    .into_iter()
+                    .filter(|session| session.idle_for() < every)
+                    .map(|session| session.id().clone())
+                    .collect();
+                for ids in busy.chunks(1024) {
+                    if let Err(err) = keeper.store().touch(ids, keeper.ttl).await {
+                        tracing::warn!(sessions = ids.len(), %err, "could not renew the records of sessions busy here");
                     }
                 }
             }

@@ -18,14 +18,15 @@
 //! | --- | --- | --- | --- |
 //! | `mcp:{<session>}:session` | string | the [`SessionRecord`] as JSON | idle timeout, renewed by each request |
 //! | `mcp:{<session>}:events` | list | `<stream> <seq> <event data>` per event of the session's streams, at least the newest `max_events` | the event TTL, renewed by each write |
-//! | `mcp:sessions` | sorted set | live sessions by expiry (the cluster-wide count) | members pruned as they expire |
+//! | `mcp:sessions` | sorted set | live sessions by expiry (the cluster-wide count), renewed with the records of the sessions busy on each node every third of the idle timeout (at most a minute) | members pruned as they expire |
 //! | `mcp:task:{<task>}` | string | a task of the Tasks extension ([`RedisTaskStore`]) | with the task |
 //! | `mcp:tasks` | sorted set | live tasks by expiry (the store's limit) | members pruned as they expire |
 //!
 //! Channels: `mcp:bus` (to every node) and `mcp:bus:<node>` (to one).
 //!
-//! A request costs one round trip (`GETEX` of its session's record, pipelined with the renewal
-//! of its place in the count); events are written behind, in pipelined batches.
+//! A request costs one round trip (one `GETEX` of its session's record, which renews it; a
+//! record this node read before and that has not changed is not decoded again); events are
+//! written behind, in pipelined batches.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -385,12 +386,23 @@ impl Redis {
             .map_err(|err| unavailable(&err))
     }
 
+    /// `<prefix>:{<session>}:<what>`, allocated once.
+    fn session_part(&self, id: &SessionId, what: &str) -> String {
+        let mut key = String::with_capacity(self.prefix.len() + id.as_str().len() + what.len() + 4);
+        key.push_str(&self.prefix);
+        key.push_str(":{");
+        key.push_str(id.as_str());
+        key.push_str("}:");
+        key.push_str(what);
+        key
+    }
+
     fn session_key(&self, id: &SessionId) -> String {
-        format!("{}:{{{}}}:session", self.prefix, id.as_str())
+        self.session_part(id, "session")
     }
 
     fn events_key(&self, id: &SessionId) -> String {
-        format!("{}:{{{}}}:events", self.prefix, id.as_str())
+        self.session_part(id, "events")
     }
 
     fn count_key(&self) -> String {
@@ -524,22 +536,12 @@ impl SessionStore for RedisSessionStore {
         ttl: Duration,
     ) -> StoreFuture<'a, Option<Arc<SessionRecord>>> {
         Box::pin(async move {
-            let (json,): (Option<String>,) = self
-                .redis
-                .query(
-                    &redis::pipe()
-                        .cmd("GETEX")
-                        .arg(self.redis.session_key(id))
-                        .arg("PX")
-                        .arg(millis(ttl))
-                        .cmd("ZADD")
-                        .arg(self.redis.count_key())
-                        .arg("XX")
-                        .arg(now_millis().saturating_add(millis(ttl)))
-                        .arg(id.as_str())
-                        .ignore(),
-                )
-                .await?;
+            // The record only: its place in the cluster-wide count is renewed by `touch`, for
+            // the sessions busy on some node.
+            let key = self.redis.session_key(id);
+            let mut getex = redis::Cmd::with_capacity(4, key.len() + 32);
+            getex.arg("GETEX").arg(key).arg("PX").arg(millis(ttl));
+            let json: Option<String> = self.redis.query(&getex).await?;
             match json {
                 Some(text) => self.read(id, text).map(Some),
                 None => {
@@ -547,6 +549,28 @@ impl SessionStore for RedisSessionStore {
                     Ok(None)
                 }
             }
+        })
+    }
+
+    fn touch<'a>(&'a self, ids: &'a [SessionId], ttl: Duration) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            if ids.is_empty() {
+                return Ok(());
+            }
+            let expiry = now_millis().saturating_add(millis(ttl));
+            let mut pipe = redis::Pipeline::with_capacity(ids.len() + 1);
+            for id in ids {
+                pipe.cmd("PEXPIRE")
+                    .arg(self.redis.session_key(id))
+                    .arg(millis(ttl))
+                    .ignore();
+            }
+            let zadd = pipe.cmd("ZADD").arg(self.redis.count_key()).arg("XX");
+            for id in ids {
+                zadd.arg(expiry).arg(id.as_str());
+            }
+            zadd.ignore();
+            self.redis.query::<(), _>(&pipe).await
         })
     }
 

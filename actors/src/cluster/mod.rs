@@ -127,6 +127,19 @@ pub trait SessionStore: Send + Sync + fmt::Debug + 'static {
         ttl: Duration,
     ) -> StoreFuture<'a, Option<Arc<SessionRecord>>>;
 
+    /// Renews the records of `ids` (the sessions busy on this node: a stream open, requests
+    /// served), as a [`load`](Self::load) does, without reading them; called every third of the
+    /// time to live. A store that keeps more than the record (the Redis store's cluster-wide
+    /// count) renews that here too. By default, a load of each.
+    fn touch<'a>(&'a self, ids: &'a [SessionId], ttl: Duration) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            for id in ids {
+                self.load(id, ttl).await?;
+            }
+            Ok(())
+        })
+    }
+
     /// Replaces the record of a live session; `false` when it has ended meanwhile (the record
     /// is then not written back).
     fn save<'a>(&'a self, record: &'a SessionRecord, ttl: Duration) -> StoreFuture<'a, bool>;
