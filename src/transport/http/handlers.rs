@@ -1015,13 +1015,24 @@ pub(super) async fn delete(req: HttpRequest, shared: web::Data<HttpShared>) -> H
         Err(response) => return response,
     };
     if let Some(node) = shared.node() {
-        // Found (and its owner checked) in the store, then ended on every node.
-        let session = match lookup(&req, &shared, caller.as_deref(), None).await {
-            Ok(session) => session,
-            Err(response) => return response,
+        // Its owner checked (on the local actor when this node holds one, else on the record
+        // in the store), then ended on every node; the store says whether it was still live.
+        let local = shared.registry().get(id);
+        let session = match local {
+            Some(session) if auth::owns(&session, caller.as_deref()) => session,
+            _ => match lookup(&req, &shared, caller.as_deref(), None).await {
+                Ok(session) => session,
+                Err(response) => return response,
+            },
         };
         return match node.delete(shared.registry(), session.id()).await {
-            Ok(_) => HttpResponse::Ok().finish(),
+            Ok(true) => HttpResponse::Ok().finish(),
+            Ok(false) => http_error(
+                StatusCode::NOT_FOUND,
+                None,
+                ErrorCode::INVALID_REQUEST,
+                "unknown or expired session",
+            ),
             Err(err) => store_unavailable(None, &err),
         };
     }
