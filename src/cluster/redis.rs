@@ -801,8 +801,30 @@ fn sent_by(node: &NodeId) -> String {
 pub struct RedisEventStore {
     redis: Redis,
     local: InMemoryEventStore,
-    writes: mpsc::Sender<Job>,
+    writers: Arc<Writers>,
 }
+
+/// A [`RedisEventStore`]'s writers: one per thread that appends events (on that thread's
+/// runtime, with its own connection), and one for threads with no runtime.
+#[derive(Debug)]
+struct Writers {
+    /// Tells this store apart in a thread's writers.
+    id: u64,
+    max_events: usize,
+    ttl: Duration,
+    /// The writer of threads with no runtime.
+    shared: mpsc::Sender<Job>,
+    /// Every writer started, for [`EventStore::flush`].
+    all: std::sync::Mutex<Vec<mpsc::Sender<Job>>>,
+}
+
+thread_local! {
+    /// This thread's event writers, per [`Writers::id`].
+    static WRITERS: RefCell<Vec<(u64, mpsc::Sender<Job>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The next [`Writers::id`].
+static NEXT_WRITERS: AtomicU64 = AtomicU64::new(1);
 
 /// Events waiting to be written, per writer.
 const WRITE_QUEUE: usize = 16_384;
@@ -833,13 +855,57 @@ impl RedisEventStore {
     /// its streams; a list is trimmed once it holds a quarter more) for `ttl` after the last
     /// one.
     pub fn with_limits(redis: Redis, max_events: usize, ttl: Duration) -> Self {
-        let (writes, queue) = mpsc::channel(WRITE_QUEUE);
-        tokio::spawn(write_behind(redis.clone(), queue, max_events.max(1), ttl));
+        let max_events = max_events.max(1);
+        let (shared, queue) = mpsc::channel(WRITE_QUEUE);
+        tokio::spawn(write_behind(redis.clone(), queue, max_events, ttl));
         Self {
             redis,
             local: InMemoryEventStore::default(),
-            writes,
+            writers: Arc::new(Writers {
+                id: NEXT_WRITERS.fetch_add(1, Ordering::Relaxed),
+                max_events,
+                ttl,
+                all: std::sync::Mutex::new(vec![shared.clone()]),
+                shared,
+            }),
         }
+    }
+
+    /// Queues `job` with this thread's writer (started on first use), or the shared one on a
+    /// thread with no runtime; `false` when the writer is too far behind to take it.
+    fn queue(&self, job: Job) -> bool {
+        if tokio::runtime::Handle::try_current().is_err() {
+            return self.writers.shared.try_send(job).is_ok();
+        }
+        WRITERS.with_borrow_mut(|writers| {
+            let mine = self.writers.id;
+            if let Some((_, writer)) = writers
+                .iter()
+                .find(|(id, writer)| *id == mine && !writer.is_closed())
+            {
+                return writer.try_send(job).is_ok();
+            }
+            // None yet on this thread, or its runtime has gone: start one here.
+            writers.retain(|(id, _)| *id != mine);
+            let (writer, queue) = mpsc::channel(WRITE_QUEUE);
+            tokio::spawn(write_behind(
+                self.redis.clone(),
+                queue,
+                self.writers.max_events,
+                self.writers.ttl,
+            ));
+            let mut all = self
+                .writers
+                .all
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            all.retain(|writer| !writer.is_closed());
+            all.push(writer.clone());
+            drop(all);
+            let queued = writer.try_send(job).is_ok();
+            writers.push((mine, writer));
+            queued
+        })
     }
 }
 
@@ -877,7 +943,7 @@ async fn write_behind(
             }
         }
         if !sessions.is_empty() || !overfull.is_empty() {
-            let mut pipe = redis::pipe();
+            let mut pipe = redis::Pipeline::with_capacity(2 * sessions.len() + overfull.len());
             let keys: Vec<String> = sessions
                 .iter()
                 .map(|(session, _)| redis.events_key(session))
@@ -885,14 +951,13 @@ async fn write_behind(
             for ((_, entries), key) in sessions.iter().zip(&keys) {
                 pipe.cmd("RPUSH").arg(key).arg(entries);
             }
-            for (_, key) in sessions.iter().zip(&keys) {
+            for key in &keys {
                 pipe.cmd("PEXPIRE").arg(key).arg(millis(ttl)).ignore();
             }
             for key in overfull.drain(..) {
                 pipe.cmd("LTRIM").arg(key).arg(keep).arg(-1).ignore();
             }
-            let mut conn = redis.conn.clone();
-            match pipe.query_async::<Vec<usize>>(&mut conn).await {
+            match redis.query::<Vec<usize>, _>(&pipe).await {
                 Ok(lengths) => overfull.extend(
                     keys.into_iter()
                         .zip(lengths)
@@ -922,14 +987,22 @@ impl EventStore for RedisEventStore {
 
     /// Waits (at most 5 s) until every event appended so far is written to Redis.
     fn flush(&self) -> futures::future::BoxFuture<'static, ()> {
-        let writes = self.writes.clone();
+        let writers: Vec<mpsc::Sender<Job>> = self
+            .writers
+            .all
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .iter()
+            .filter(|writer| !writer.is_closed())
+            .cloned()
+            .collect();
         Box::pin(async move {
-            let (done, written) = tokio::sync::oneshot::channel();
-            let flushed = async {
-                if writes.send(Job::Flush(done)).await.is_ok() {
+            let flushed = futures::future::join_all(writers.into_iter().map(|writer| async move {
+                let (done, written) = tokio::sync::oneshot::channel();
+                if writer.send(Job::Flush(done)).await.is_ok() {
                     let _ = written.await;
                 }
-            };
+            }));
             if tokio::time::timeout(FLUSH_WAIT, flushed).await.is_err() {
                 tracing::warn!("the stream events were not all written to redis in time");
             }
@@ -959,7 +1032,7 @@ impl SessionEvents for RedisSessionEvents {
             id,
             data: data.clone(),
         };
-        if self.store.writes.try_send(write).is_err() {
+        if !self.store.queue(write) {
             tracing::warn!(session = %self.session, %id, "the event writer is behind; an event will not be resumable on another node");
         }
     }
@@ -1019,7 +1092,7 @@ fn stored_replay(stored: &[String], after: EventId) -> Replay {
         if stream != after.stream {
             continue;
         }
-        first.get_or_insert(seq);
+        first = Some(first.map_or(seq, |first: u64| first.min(seq)));
         if seq > after.seq {
             events.push((EventId { stream, seq }, Arc::from(data)));
         }
@@ -1027,6 +1100,9 @@ fn stored_replay(stored: &[String], after: EventId) -> Replay {
     let Some(first) = first else {
         return Replay::Unknown;
     };
+    // Each thread writes its own events in order; events of one stream appended on two
+    // threads may interleave.
+    events.sort_by_key(|(id, _)| id.seq);
     // A stream's events are numbered from 1 and the list loses its oldest first: when the
     // stream's first kept event comes after the one that follows `after`, events were trimmed
     // before they could be replayed.
@@ -1297,6 +1373,16 @@ mod tests {
             Replay::Unknown
         );
         assert_eq!(stored_replay(&[], id(1)), Replay::Unknown);
+        // Written by two threads: out of order in the list, in order in the replay.
+        let mixed = vec!["7 3 c".to_owned(), "7 2 b".to_owned(), "7 4 d".to_owned()];
+        match stored_replay(&mixed, id(1)) {
+            Replay::Events { events, gap } => {
+                assert!(!gap);
+                let seqs: Vec<u64> = events.iter().map(|(id, _)| id.seq).collect();
+                assert_eq!(seqs, [2, 3, 4]);
+            }
+            Replay::Unknown => panic!("a known stream"),
+        }
         // Data with spaces survives; malformed entries are skipped.
         let odd = vec![
             "garbage".to_owned(),
