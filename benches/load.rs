@@ -28,7 +28,7 @@
 //! HAProxy's CPU per unit (schedstat, the same window), and Redis's commands per unit from
 //! `INFO commandstats` / `INFO stats` read before and after the window (its own `INFO`s left
 //! out): all of them, `GETEX` (a session request's one store round trip; goal ≤ 1 per `echo`),
-//! and each command. Session setup through it should reach 5,000 sessions/s. It runs by
+//! and each command. Session creation through it should reach 5,000 sessions/s. It runs by
 //! default when the bench is built with the feature and redis-server and haproxy are found
 //! (on `PATH` or in `/usr/sbin`); otherwise the driver says why it skips it, and asking for it
 //! in `LOAD_SERVERS` fails with what to do.
@@ -47,8 +47,9 @@
 //!
 //! **Workloads.** `tools/call echo {"message":"hello"}` at `LOAD_CONCURRENCY` clients (each with
 //! its own session in stateful modes, opened before the clock starts), every response read to
-//! its end and checked; and session setup (`initialize`, `notifications/initialized`,
-//! `DELETE`) in a loop. Per unit: server CPU time, the sum over the server's threads of
+//! its end and checked; session setup (`initialize`, `notifications/initialized`,
+//! `DELETE`) in a loop; and session creation (`initialize`, `notifications/initialized`, the
+//! sessions left open) in a loop. Per unit: server CPU time, the sum over the server's threads of
 //! `/proc/<pid>/task/<tid>/schedstat`, read before and after the measured window.
 //!
 //! **Memory.** A fresh `sse` server; RSS (`VmRSS`) is read, `LOAD_SESSIONS` sessions are opened
@@ -62,7 +63,7 @@
 //! window per cell, `LOAD_WARMUP_MS` [500], `LOAD_CONCURRENCY` [64], `LOAD_SETUP_CONCURRENCY`
 //! [16], `LOAD_SERVERS` [bare,sse,json,stateless,modern,rmcp-sse,rmcp-stateless, and redis
 //! where it can run], `LOAD_WORKLOADS`
-//! [echo,setup; `none` runs only the memory runs], `LOAD_MAX_REQUESTS` [5000000] cap per cell, `LOAD_SESSIONS` [10000] for the
+//! [echo,setup,create; `none` runs only the memory runs], `LOAD_MAX_REQUESTS` [5000000] cap per cell, `LOAD_SESSIONS` [10000] for the
 //! memory runs (0 skips them), `LOAD_PIN` [1], `LOAD_SVG`.
 //!
 //! Everything is bounded: each request times out after 10 s, each cell stops after its window
@@ -213,6 +214,8 @@ enum Workload {
     Echo,
     /// `initialize` + `notifications/initialized` + `DELETE`.
     Setup,
+    /// `initialize` + `notifications/initialized`: the sessions stay (until the server stops).
+    Create,
 }
 
 /// One cell of the table: a server under a workload.
@@ -224,7 +227,7 @@ struct Target {
 
 impl Target {
     fn stateful(self) -> bool {
-        self.server.stateful() || self.workload == Workload::Setup
+        self.server.stateful() || matches!(self.workload, Workload::Setup | Workload::Create)
     }
 
     /// The bare handler under the same workload: what this target is compared with.
@@ -320,12 +323,14 @@ impl Config {
             servers.push(ServerKind::BareModern);
         }
         servers.sort_by_key(|s| !matches!(s, ServerKind::Bare | ServerKind::BareModern));
-        let workloads = std::env::var("LOAD_WORKLOADS").unwrap_or_else(|_| "echo,setup".into());
+        let workloads =
+            std::env::var("LOAD_WORKLOADS").unwrap_or_else(|_| "echo,setup,create".into());
         let mut targets = Vec::new();
         for workload in workloads.split(',') {
             let workload = match workload.trim() {
                 "echo" => Workload::Echo,
                 "setup" => Workload::Setup,
+                "create" => Workload::Create,
                 "none" | "" => continue,
                 other => return Err(format!("unknown workload {other:?}").into()),
             };
@@ -334,7 +339,7 @@ impl Config {
                 // measure the same path as SSE answers twice.
                 let serves = match workload {
                     Workload::Echo => true,
-                    Workload::Setup => matches!(
+                    Workload::Setup | Workload::Create => matches!(
                         server,
                         ServerKind::Bare
                             | ServerKind::Sse
@@ -629,7 +634,7 @@ fn driver() -> Result<()> {
                 let target = entry.target;
                 let concurrency = match target.workload {
                     Workload::Echo => config.concurrency,
-                    Workload::Setup => config.setup_concurrency,
+                    Workload::Setup | Workload::Create => config.setup_concurrency,
                 };
                 let server = Deployment::start(target.server, 1_000_000, server_cpu)?;
                 let sample = client::run_cell(

@@ -343,3 +343,64 @@ async fn touch_renews_records_and_their_count() {
     assert_eq!(redis.command("EXISTS mcp:{two}:session"), ":0\r\n");
     assert_eq!(redis.command("ZSCORE mcp:sessions two"), "$-1\r\n");
 }
+
+/// `notifications/initialized` on a node that holds no actor for the session completes the
+/// handshake in the store alone (one script, no actor started there); the node that ran
+/// `initialize` learns it from the record with the session's next request there.
+#[actix_web::test]
+async fn initialized_on_another_node_is_taken_in_the_store() {
+    let redis = RedisServer::start();
+    let (_fa, a) = node(&redis).await;
+    let (_fb, b) = node(&redis).await;
+    let mut on_a = a.client();
+    let answer = on_a
+        .request(
+            json!(0),
+            "initialize",
+            json!({
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "split", "version": "1"},
+            }),
+        )
+        .await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.response);
+    let id = answer.headers["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    on_a.session = Some(id.clone());
+    on_a.version = Some("2025-11-25".to_owned());
+    let key = format!("GET mcp:{{{id}}}:session");
+    assert!(redis.command(&key).contains(r#""established":false"#));
+
+    let on_b = on_a.at(&b.url);
+    on_b.notify(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    assert_eq!(b.mcp.session_count(), 0, "no actor started on B");
+    let record = redis.command(&key);
+    assert!(record.contains(r#""established":true"#), "{record}");
+    assert!(
+        !record.contains(r#""initialized""#),
+        "kept once, as the record's own field"
+    );
+    // Twice is harmless.
+    on_b.notify(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+
+    // The session goes on, on both nodes.
+    let listed = on_a.request(json!(1), "tools/list", json!({})).await;
+    assert_eq!(listed.status, StatusCode::OK);
+    let listed = on_b.request(json!(2), "tools/list", json!({})).await;
+    assert_eq!(listed.status, StatusCode::OK);
+
+    // An unknown session is 404, as anywhere.
+    let mut stranger = on_b.clone();
+    stranger.session = Some("0123456789abcdef0123456789abcdef".to_owned());
+    let response = stranger
+        .post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+    a.stop().await;
+    b.stop().await;
+}

@@ -160,6 +160,7 @@ impl Client {
                 self.open_session().await?;
                 self.close_session().await
             }
+            Workload::Create => self.open_session().await.map(drop),
         }
     }
 }

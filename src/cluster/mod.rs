@@ -300,6 +300,9 @@ impl ClusterNode {
         let state = SessionState::from_stored(&record.state).map_err(|err| {
             Lookup::Unavailable(StoreError::Corrupt(format!("session {id}: {err}")))
         })?;
+        if record.established {
+            state.initialized_elsewhere();
+        }
         let session = registry
             .open(actix_mcp_actors::SessionParts {
                 id: id.clone(),
@@ -373,6 +376,13 @@ impl ClusterNode {
         Ok(())
     }
 
+    /// Takes the client's `notifications/initialized` for a session this node holds no actor
+    /// for: in the store only (one round trip); `false` when the session is unknown.
+    pub(crate) async fn establish(&self, id: &SessionId) -> Result<bool, StoreError> {
+        self.listening().await;
+        self.store().establish(id, self.ttl).await
+    }
+
     /// Ends a session on every node; `false` when the store did not know it.
     pub(crate) async fn delete(
         &self,
@@ -392,15 +402,23 @@ impl ClusterNode {
 
     /// Takes the record's state when it differs from the local one.
     fn adopt(self: &Arc<Self>, session: &SessionHandle, record: &Arc<SessionRecord>) {
+        let current = session.data::<SessionState>();
         if record.established {
             session.establish();
+            if let Some(state) = &current {
+                state.initialized_elsewhere();
+            }
         }
-        let current = session.data::<SessionState>();
         if current.as_ref().is_some_and(|state| state.matches(record)) {
             return;
         }
         match SessionState::from_stored(&record.state) {
-            Ok(state) => self.install(session, state),
+            Ok(state) => {
+                if record.established {
+                    state.initialized_elsewhere();
+                }
+                self.install(session, state);
+            }
             Err(err) => {
                 tracing::warn!(session = %record.id, %err, "ignored an unreadable session record")
             }

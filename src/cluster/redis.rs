@@ -437,6 +437,28 @@ return 1
     )
 });
 
+/// `establish` in one round trip: the record's `"established":false` (its first occurrence is
+/// the record's own field: the id and owner before it are JSON strings, whose quotes would be
+/// escaped) becomes `true`, its time to live renewed; 0 when there is no record.
+/// KEYS: the record; ARGV: its time to live (ms).
+static ESTABLISH_SESSION: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        r#"
+local record = redis.call('GET', KEYS[1])
+if not record then
+  return 0
+end
+local established, changed = string.gsub(record, '"established":false', '"established":true', 1)
+if changed > 0 then
+  redis.call('SET', KEYS[1], established, 'PX', ARGV[1])
+else
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+end
+return 1
+"#,
+    )
+});
+
 /// The [`SessionStore`] on Redis. See the [module docs](self) for its keys.
 ///
 /// It remembers the records it read last (their text and what it read from it), so a record
@@ -549,6 +571,20 @@ impl SessionStore for RedisSessionStore {
                     Ok(None)
                 }
             }
+        })
+    }
+
+    fn establish<'a>(&'a self, id: &'a SessionId, ttl: Duration) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let known: i64 = self
+                .redis
+                .query(
+                    ESTABLISH_SESSION
+                        .key(self.redis.session_key(id))
+                        .arg(millis(ttl)),
+                )
+                .await?;
+            Ok(known == 1)
         })
     }
 

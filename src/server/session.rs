@@ -80,7 +80,8 @@ struct StoredState {
     capabilities: ClientCapabilities,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     log_level: Option<LoggingLevel>,
-    #[serde(default)]
+    /// Not written: a cluster keeps it as its record's `established`.
+    #[serde(default, skip_serializing)]
     initialized: bool,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     subscriptions: Vec<String>,
@@ -206,6 +207,12 @@ impl SessionState {
     /// Whether the client sent `notifications/initialized`.
     pub fn is_initialized(&self) -> bool {
         self.initialized.load(Ordering::Relaxed)
+    }
+
+    /// Takes a handshake completed elsewhere (in a cluster: on another node), without telling
+    /// anyone of the change.
+    pub(crate) fn initialized_elsewhere(&self) {
+        self.initialized.store(true, Ordering::Relaxed);
     }
 
     pub(crate) fn mark_initialized(&self) {

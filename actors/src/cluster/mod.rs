@@ -140,6 +140,25 @@ pub trait SessionStore: Send + Sync + fmt::Debug + 'static {
         })
     }
 
+    /// Marks the handshake of a live session complete (its record's
+    /// [`established`](SessionRecord::established)), its time to live renewed: a node that
+    /// holds no actor for the session takes the client's `notifications/initialized` this way.
+    /// `false` when the session is unknown or expired. By default, a load and a save; the Redis
+    /// store runs one script.
+    fn establish<'a>(&'a self, id: &'a SessionId, ttl: Duration) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let Some(record) = self.load(id, ttl).await? else {
+                return Ok(false);
+            };
+            if record.established {
+                return Ok(true);
+            }
+            let mut record = SessionRecord::clone(&record);
+            record.established = true;
+            self.save(&record, ttl).await
+        })
+    }
+
     /// Replaces the record of a live session; `false` when it has ended meanwhile (the record
     /// is then not written back).
     fn save<'a>(&'a self, record: &'a SessionRecord, ttl: Duration) -> StoreFuture<'a, bool>;

@@ -186,6 +186,35 @@ async fn lookup(
     }
 }
 
+/// In a cluster, a client's `notifications/initialized` for a session this node holds no
+/// actor for (its `initialize` ran on another node): the handshake is marked complete in the
+/// store, in one round trip, with no actor started here. `None` where this does not apply (no
+/// cluster, or the session has an actor here). Only without authentication: a caller's
+/// identity is checked against the session's owner on the record, by the usual path.
+async fn establish_elsewhere(req: &HttpRequest, shared: &HttpShared) -> Option<HttpResponse> {
+    let node = shared.node()?;
+    let session = header_str(req, SESSION_HEADER)?;
+    if shared.registry().get(session).is_some() {
+        return None;
+    }
+    let unknown = || {
+        http_error(
+            StatusCode::NOT_FOUND,
+            None,
+            ErrorCode::INVALID_REQUEST,
+            "unknown or expired session; initialize a new one",
+        )
+    };
+    let Some(id) = SessionId::parse(session) else {
+        return Some(unknown());
+    };
+    Some(match node.establish(&id).await {
+        Ok(true) => HttpResponse::Accepted().finish(),
+        Ok(false) => unknown(),
+        Err(err) => store_unavailable(None, &err),
+    })
+}
+
 /// The 503 of a request that needs the cluster's session store while it fails.
 fn store_unavailable(id: Option<&RequestId>, err: &StoreError) -> HttpResponse {
     tracing::warn!(%err, "the session store failed");
@@ -610,13 +639,21 @@ async fn post_stateful(
             }
             Err(response) => response,
         },
-        Incoming::Notification(notification) => match lookup(req, shared, identity, id).await {
-            Ok(session) => {
-                session.notification(notification);
-                HttpResponse::Accepted().finish()
+        Incoming::Notification(notification) => {
+            if notification.method == method::NOTIFICATION_INITIALIZED
+                && identity.is_none()
+                && let Some(response) = establish_elsewhere(req, shared).await
+            {
+                return response;
             }
-            Err(response) => response,
-        },
+            match lookup(req, shared, identity, id).await {
+                Ok(session) => {
+                    session.notification(notification);
+                    HttpResponse::Accepted().finish()
+                }
+                Err(response) => response,
+            }
+        }
         Incoming::Response(response) => match lookup(req, shared, identity, id).await {
             Ok(session) => {
                 session.response(response);
