@@ -95,8 +95,8 @@ pub struct Redis {
 /// The next [`Redis::handle`].
 static NEXT_HANDLE: AtomicU64 = AtomicU64::new(1);
 
-/// After a failed attempt, how long a thread uses the shared connection before opening its
-/// own again.
+/// After a failed attempt to open a thread's own connection, how long its commands fail at
+/// once before it tries again.
 const LOCAL_RETRY: Duration = Duration::from_secs(1);
 
 thread_local! {
@@ -107,11 +107,14 @@ thread_local! {
 /// A thread's own connection to one Redis server.
 enum Local {
     /// Being opened: every request of the thread waits for the same attempt.
-    Opening(Shared<BoxFuture<'static, Option<LocalConn>>>),
+    Opening(Shared<BoxFuture<'static, Result<LocalConn, String>>>),
     /// Open.
     Open(LocalConn),
-    /// The last attempt failed: the shared connection serves until `until`.
-    Failed { until: std::time::Instant },
+    /// The last attempt failed (`why`): commands fail at once until `until`.
+    Failed {
+        until: std::time::Instant,
+        why: String,
+    },
 }
 
 /// A thread's own connection, its driver a task of the thread's runtime.
@@ -269,21 +272,23 @@ impl Redis {
     }
 
     /// The connection for a request's command: this thread's own (opened on first use), or
-    /// the shared one where the thread has no runtime or its own cannot be opened now.
-    async fn request_conn(&self) -> Conn {
+    /// the shared one where the thread has no runtime. When it cannot be opened, the commands
+    /// of the next second fail at once (the server is down or frozen: their requests get a 503
+    /// now rather than after another connection timeout).
+    async fn request_conn(&self) -> Result<Conn, StoreError> {
         if tokio::runtime::Handle::try_current().is_err() {
-            return Conn::Shared(self.conn.clone());
+            return Ok(Conn::Shared(self.conn.clone()));
         }
         let opening = LOCAL.with_borrow_mut(|local| {
             let slot = local.iter().position(|(handle, _)| *handle == self.handle);
             if let Some(at) = slot {
                 match &local[at].1 {
                     Local::Open(open) if open.alive.load(Ordering::Acquire) => {
-                        return Err(Conn::Local(open.conn.clone()));
+                        return Err(Ok(Conn::Local(open.conn.clone())));
                     }
                     Local::Opening(opening) => return Ok(opening.clone()),
-                    Local::Failed { until } if std::time::Instant::now() < *until => {
-                        return Err(Conn::Shared(self.conn.clone()));
+                    Local::Failed { until, why } if std::time::Instant::now() < *until => {
+                        return Err(Err(StoreError::Unavailable(why.clone())));
                     }
                     // Its runtime is gone, or it is time to try again.
                     Local::Open(_) | Local::Failed { .. } => {
@@ -307,22 +312,22 @@ impl Redis {
             // Only the attempt this request waited for is settled here.
             if matches!(&local[at].1, Local::Opening(current) if current.ptr_eq(&opening)) {
                 local[at].1 = match &opened {
-                    Some(open) => Local::Open(open.clone()),
-                    None => Local::Failed {
+                    Ok(open) => Local::Open(open.clone()),
+                    Err(why) => Local::Failed {
                         until: std::time::Instant::now() + LOCAL_RETRY,
+                        why: why.clone(),
                     },
                 };
             }
         });
-        match opened {
-            Some(open) => Conn::Local(open.conn),
-            None => Conn::Shared(self.conn.clone()),
-        }
+        opened
+            .map(|open| Conn::Local(open.conn))
+            .map_err(StoreError::Unavailable)
     }
 
     /// Opens a connection whose driver runs on the current runtime, and a watch on that
     /// runtime.
-    fn open_local(&self) -> BoxFuture<'static, Option<LocalConn>> {
+    fn open_local(&self) -> BoxFuture<'static, Result<LocalConn, String>> {
         let client = self.client.clone();
         Box::pin(async move {
             let config = redis::AsyncConnectionConfig::new()
@@ -341,16 +346,13 @@ impl Redis {
                         let _guard = guard;
                         let _ = dropped.await;
                     });
-                    Some(LocalConn {
+                    Ok(LocalConn {
                         conn,
                         alive,
                         _watch: Arc::new(watch),
                     })
                 }
-                Err(err) => {
-                    tracing::debug!(%err, "could not open a worker's own redis connection");
-                    None
-                }
+                Err(err) => Err(format!("redis: {err}")),
             }
         })
     }
@@ -363,7 +365,7 @@ impl Redis {
         T: redis::FromRedisValue + Send,
         Q: Query + ?Sized,
     {
-        let mut conn = self.request_conn().await;
+        let mut conn = self.request_conn().await?;
         let result = query.run::<T>(&mut conn).await;
         if let (Err(err), Conn::Local(_)) = (&result, &conn)
             && (err.is_io_error() || err.is_connection_dropped() || err.is_timeout())
