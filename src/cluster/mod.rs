@@ -13,14 +13,19 @@
 //! - a client's answer to a server-to-client request (sampling, elicitation, roots) goes to the
 //!   node where the request's handler waits, and a `notifications/cancelled` to the node where
 //!   the request runs;
-//! - a DELETE ends the session on every node, and a change of its state (`logging/setLevel`,
-//!   `resources/subscribe`, `notifications/initialized`) reaches every node holding it.
+//! - a DELETE ends the session on every node, and a change of the state a node acts on by
+//!   itself (`logging/setLevel`, `resources/subscribe`) reaches every node holding the
+//!   session; the end of the handshake (`notifications/initialized`) is read from the record
+//!   with the session's next request on each node.
 //!
 //! With a shared [`EventStore`] (the Redis one, say), a client
 //! resumes a stream with `Last-Event-ID` on any node. Every request of a session costs one
 //! store round trip (a load that also renews the record's time to live, which is the session's
-//! idle timeout); nothing else on a request's path touches the store or the bus unless a
-//! message must reach another node.
+//! idle timeout; what else the store keeps of a session, such as its place in the cluster-wide
+//! count, is renewed for the sessions busy on a node by [`SessionStore::touch`] every third of
+//! the idle timeout); nothing else on a request's path touches the store or the bus unless a
+//! message must reach another node. A `notifications/initialized` that lands on a node holding
+//! no actor for the session is taken in the store alone ([`SessionStore::establish`]).
 //!
 //! Requests of protocol 2026-07-28 have no session: any node serves them as it is, and a
 //! multi-round-trip retry that lands on another node than the parked handler runs the
