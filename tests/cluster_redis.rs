@@ -401,6 +401,14 @@ async fn initialized_on_another_node_is_taken_in_the_store() {
         .post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         .await;
     assert_eq!(response.status(), StatusCode::NOT_FOUND);
+
+    // On the node that ran `initialize` (it holds the session's actor), the same script.
+    let mut whole = a.client();
+    whole.initialize(json!({})).await;
+    let id = whole.session.clone().unwrap();
+    let record = redis.command(&format!("GET mcp:{{{id}}}:session"));
+    assert!(record.contains(r#""established":true"#), "{record}");
+    assert_eq!(a.mcp.session_count(), 2);
     a.stop().await;
     b.stop().await;
 }

@@ -388,6 +388,15 @@ impl ClusterNode {
         self.store().establish(id, self.ttl).await
     }
 
+    /// The handshake of a session held here, completed in the store by
+    /// [`establish`](Self::establish): the same on its actor, with no store write.
+    pub(crate) fn established_here(&self, session: &SessionHandle) {
+        if let Some(state) = session.data::<SessionState>() {
+            state.initialized_elsewhere();
+        }
+        session.establish();
+    }
+
     /// Ends a session on every node; `false` when the store did not know it.
     pub(crate) async fn delete(
         &self,
@@ -446,6 +455,17 @@ impl ClusterNode {
             let Some(node) = node.upgrade() else {
                 return;
             };
+            if what == StateChange::Initialized {
+                // The record's `established`, in the store only: the other nodes read it with
+                // the session's next request there.
+                let id = id.clone();
+                actix_rt::spawn(async move {
+                    if let Err(err) = node.store().establish(&id, node.ttl).await {
+                        tracing::warn!(session = %id, %err, "could not store the end of a session's handshake");
+                    }
+                });
+                return;
+            }
             let record = SessionRecord {
                 id: id.clone(),
                 owner: owner.clone(),
@@ -454,13 +474,9 @@ impl ClusterNode {
             };
             actix_rt::spawn(async move {
                 match node.store().save(&record, node.ttl).await {
-                    // The other nodes read `initialized` from the record with the session's
-                    // next request there; only what a node acts on without a request (the log
-                    // level and subscriptions, for what it pushes) is sent at once.
-                    Ok(true) if what != StateChange::Initialized => {
-                        node.publish(Recipients::All, BusMessage::Changed { record });
-                    }
-                    Ok(true) => {}
+                    // What a node acts on without a request (the log level and subscriptions,
+                    // for what it pushes) reaches the others at once.
+                    Ok(true) => node.publish(Recipients::All, BusMessage::Changed { record }),
                     Ok(false) => {}
                     Err(err) => {
                         tracing::warn!(session = %record.id, %err, "could not store a session's changed state");

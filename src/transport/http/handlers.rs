@@ -186,17 +186,15 @@ async fn lookup(
     }
 }
 
-/// In a cluster, a client's `notifications/initialized` for a session this node holds no
-/// actor for (its `initialize` ran on another node): the handshake is marked complete in the
-/// store, in one round trip, with no actor started here. `None` where this does not apply (no
-/// cluster, or the session has an actor here). Only without authentication: a caller's
-/// identity is checked against the session's owner on the record, by the usual path.
+/// In a cluster, a client's `notifications/initialized`: the handshake is marked complete in
+/// the store, in one round trip (it also checks that the session lives), then on the session's
+/// actor here if this node holds one; none is started. `None` where this does not apply (no
+/// cluster). Only without authentication: a caller's identity is checked against the
+/// session's owner on the record, by the usual path.
 async fn establish_elsewhere(req: &HttpRequest, shared: &HttpShared) -> Option<HttpResponse> {
     let node = shared.node()?;
     let session = header_str(req, SESSION_HEADER)?;
-    if shared.registry().get(session).is_some() {
-        return None;
-    }
+    let local = shared.registry().get(session);
     let unknown = || {
         http_error(
             StatusCode::NOT_FOUND,
@@ -209,8 +207,17 @@ async fn establish_elsewhere(req: &HttpRequest, shared: &HttpShared) -> Option<H
         return Some(unknown());
     };
     Some(match node.establish(&id).await {
-        Ok(true) => HttpResponse::Accepted().finish(),
-        Ok(false) => unknown(),
+        Ok(true) => {
+            if let Some(session) = local {
+                node.established_here(&session);
+            }
+            HttpResponse::Accepted().finish()
+        }
+        Ok(false) => {
+            // Ended elsewhere, or expired: so it is here.
+            shared.registry().close(session);
+            unknown()
+        }
         Err(err) => store_unavailable(None, &err),
     })
 }
