@@ -271,7 +271,7 @@ async fn handle_request(
             Err(error) => Err(error),
         }
     } else if mrtr_method && in_session {
-        route_with_shim(&server, &cx, request.clone(), event.as_deref_mut()).await
+        route_with_shim(&server, &cx, &request, event.as_deref_mut()).await
     } else {
         route(&server, &cx, &mut request, event.as_deref_mut()).await
     };
@@ -312,9 +312,10 @@ async fn handle_request(
 async fn route_with_shim(
     server: &Arc<ServerInner>,
     cx: &RequestContext,
-    original: Request,
+    original: &Request,
     mut event: Option<&mut RequestEvent>,
 ) -> Result<Reply, McpError> {
+    // Routing takes what it needs out of the request; each round starts from the original.
     let mut request = original.clone();
     let mut outcome = route(server, cx, &mut request, event.as_deref_mut()).await;
     let mut rounds = 0;
