@@ -123,17 +123,7 @@ async fn redis_lost_while_serving_gets_503_then_recovers() {
             .contains("session store")
     );
     let fresh = a.client();
-    let refused = fresh
-        .request(
-            json!(0),
-            "initialize",
-            json!({
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            }),
-        )
-        .await;
+    let refused = fresh.initialize_only("t").await;
     assert_eq!(refused.status, StatusCode::SERVICE_UNAVAILABLE);
     redis.resume();
     // Back: the session was kept, and serves again (the connection is re-established).
@@ -248,18 +238,7 @@ async fn the_session_cap_is_per_cluster() {
     let mut first = a.client();
     first.initialize(json!({})).await;
     b.client().initialize(json!({})).await;
-    let refused = a
-        .client()
-        .request(
-            json!(0),
-            "initialize",
-            json!({
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "third", "version": "1"},
-            }),
-        )
-        .await;
+    let refused = a.client().initialize_only("third").await;
     assert_eq!(
         refused.status,
         StatusCode::SERVICE_UNAVAILABLE,
@@ -353,17 +332,7 @@ async fn initialized_on_another_node_is_taken_in_the_store() {
     let (_fa, a) = node(&redis).await;
     let (_fb, b) = node(&redis).await;
     let mut on_a = a.client();
-    let answer = on_a
-        .request(
-            json!(0),
-            "initialize",
-            json!({
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "split", "version": "1"},
-            }),
-        )
-        .await;
+    let answer = on_a.initialize_only("split").await;
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.response);
     let id = answer.headers["mcp-session-id"]
         .to_str()

@@ -366,6 +366,21 @@ impl Client {
         SseReader::new(response)
     }
 
+    /// `initialize` alone (no `notifications/initialized`, no session kept), as client `name`
+    /// with no capabilities: the answer as it came.
+    pub async fn initialize_only(&self, name: &str) -> Answer {
+        self.request(
+            json!(0),
+            "initialize",
+            json!({
+                "protocolVersion": VERSION,
+                "capabilities": {},
+                "clientInfo": {"name": name, "version": "1"},
+            }),
+        )
+        .await
+    }
+
     /// `initialize` with `capabilities`, then `notifications/initialized`; keeps the session id
     /// and version for later requests. Returns the initialize result.
     pub async fn initialize(&mut self, capabilities: Value) -> Value {
