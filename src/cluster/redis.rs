@@ -960,7 +960,7 @@ async fn write_behind(
     let mut batch = Vec::with_capacity(256);
     let mut flushed = Vec::new();
     // Per session in this batch: its entries, in order.
-    let mut sessions: Vec<(SessionId, Vec<String>)> = Vec::new();
+    let mut sessions: HashMap<SessionId, Vec<String>> = HashMap::new();
     // Lists to trim with the next pipeline.
     let mut overfull: Vec<String> = Vec::new();
     let trim_at = max_events
@@ -972,10 +972,7 @@ async fn write_behind(
             match job {
                 Job::Write { session, id, data } => {
                     let entry = format!("{} {} {data}", id.stream, id.seq);
-                    match sessions.iter_mut().find(|(known, _)| *known == session) {
-                        Some((_, entries)) => entries.push(entry),
-                        None => sessions.push((session, vec![entry])),
-                    }
+                    sessions.entry(session).or_default().push(entry);
                 }
                 Job::Flush(done) => flushed.push(done),
             }
