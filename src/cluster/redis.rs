@@ -980,10 +980,10 @@ async fn write_behind(
         if !sessions.is_empty() || !overfull.is_empty() {
             let mut pipe = redis::Pipeline::with_capacity(2 * sessions.len() + overfull.len());
             let keys: Vec<String> = sessions
-                .iter()
-                .map(|(session, _)| redis.events_key(session))
+                .keys()
+                .map(|session| redis.events_key(session))
                 .collect();
-            for ((_, entries), key) in sessions.iter().zip(&keys) {
+            for (entries, key) in sessions.values().zip(&keys) {
                 pipe.cmd("RPUSH").arg(key).arg(entries);
             }
             for key in &keys {
