@@ -24,7 +24,7 @@ mod tools;
 use std::sync::Arc;
 use std::time::Instant;
 
-use futures::future::BoxFuture;
+use futures::future::{BoxFuture, Either};
 use serde_json::Value;
 
 use actix_mcp_actors::{
@@ -172,138 +172,193 @@ impl McpDispatch {
 
 /// Answers one request: checks the session's state, builds the context, routes, reports
 /// internal errors and runs the around-request hook.
-async fn handle_request(
+///
+/// The checks and the context are done before the future is made, so that it keeps across its
+/// awaits only what routing needs: it is boxed once per request, and a small box stays in the
+/// allocator's fast path.
+fn handle_request(
     server: Arc<ServerInner>,
     defaults: RequestDefaults,
     transport: Option<Arc<TransportInfo>>,
-    mut request: Request,
+    request: Request,
     scope: RequestScope,
-) -> Reply {
-    // Only a server with an around-request hook reads the clock.
-    let started = server.around.as_ref().map(|_| Instant::now());
-    let envelope = match modern::envelope(&request, defaults) {
-        None => None,
-        Some(Ok(envelope)) => Some(envelope),
-        Some(Err(error)) => return Err(error),
-    };
-    let stateless = envelope.is_some();
-    // A stateless request uses nothing of the session it may arrive on (stdio).
-    let state = scope
-        .session()
-        .filter(|_| !stateless)
-        .and_then(SessionHandle::data::<SessionState>);
-    let in_session = scope.session().is_some() && !stateless;
-    if in_session
-        && state.is_none()
-        && request.method != method::INITIALIZE
-        && request.method != method::PING
-    {
-        return Err(ErrorObject::invalid_request(
-            "the session is not initialized; send initialize first",
-        ));
+) -> impl Future<Output = Reply> + Send + 'static {
+    match Handling::prepare(server, defaults, transport, request, &scope) {
+        Ok(handling) => Either::Left(handling.run()),
+        Err(error) => Either::Right(std::future::ready(Err(error))),
     }
-    if state.is_some() && request.method == method::INITIALIZE {
-        return Err(ErrorObject::invalid_request(
-            "the session is already initialized",
-        ));
-    }
-    // A stateless request's `_meta` (its whole envelope) moves into the context rather than
-    // being copied: handlers read it with `RequestContext::meta`.
-    let meta = if stateless {
-        match request
-            .params
-            .as_mut()
-            .and_then(Value::as_object_mut)
-            .and_then(|p| p.remove("_meta"))
+}
+
+/// A request past its checks, with its context: what [`handle_request`]'s future holds.
+struct Handling {
+    server: Arc<ServerInner>,
+    request: Request,
+    cx: RequestContext,
+    /// For the around-request hook. Boxed: only servers with a hook pay for it.
+    event: Option<Box<RequestEvent>>,
+    /// When the request started, where there is a hook to tell.
+    started: Option<Instant>,
+    /// A request of the stateless revision (2026-07-28), with its envelope.
+    stateless: bool,
+    /// A session's `tools/call`, `prompts/get` or `resources/read`: routed with the shim
+    /// that turns `input_required` rounds into server-to-client requests.
+    shim: bool,
+}
+
+impl Handling {
+    fn prepare(
+        server: Arc<ServerInner>,
+        defaults: RequestDefaults,
+        transport: Option<Arc<TransportInfo>>,
+        mut request: Request,
+        scope: &RequestScope,
+    ) -> Result<Self, ErrorObject> {
+        // Only a server with an around-request hook reads the clock.
+        let started = server.around.as_ref().map(|_| Instant::now());
+        let envelope = match modern::envelope(&request, defaults) {
+            None => None,
+            Some(Ok(envelope)) => Some(envelope),
+            Some(Err(error)) => return Err(error),
+        };
+        let stateless = envelope.is_some();
+        // A stateless request uses nothing of the session it may arrive on (stdio).
+        let state = scope
+            .session()
+            .filter(|_| !stateless)
+            .and_then(SessionHandle::data::<SessionState>);
+        let in_session = scope.session().is_some() && !stateless;
+        if in_session
+            && state.is_none()
+            && request.method != method::INITIALIZE
+            && request.method != method::PING
         {
-            Some(Value::Object(meta)) => Some(meta),
-            _ => None,
+            return Err(ErrorObject::invalid_request(
+                "the session is not initialized; send initialize first",
+            ));
         }
-    } else {
-        request
-            .params
-            .as_ref()
-            .and_then(|p| p.get("_meta"))
-            .and_then(Value::as_object)
-            .cloned()
-    };
-    let mut cx = context(
-        &server,
-        defaults,
-        &scope,
-        &request.method,
-        meta,
-        state,
-        envelope,
-        transport.as_ref(),
-    );
-    let mrtr_method = modern::MRTR_METHODS.contains(&request.method.as_str());
-    if mrtr_method && stateless {
-        // The echoed state is opened (and refused) before any handler runs.
-        let caller = cx.identity().map(|identity| identity.owner_key());
-        match Mrtr::open(&server, &request.method, request.params.as_ref(), caller) {
-            Ok((mrtr, input)) => cx = cx.with_mrtr(mrtr).with_input(input),
-            Err(error) => return Err(error.to_error_object()),
+        if state.is_some() && request.method == method::INITIALIZE {
+            return Err(ErrorObject::invalid_request(
+                "the session is already initialized",
+            ));
         }
-    } else if mrtr_method && let Some(input) = RoundInput::from_params(request.params.as_ref()) {
-        cx = cx.with_input(Some(input));
-    }
-    // Boxed: only servers with an around-request hook pay for it, and the request future stays
-    // small.
-    let mut event = server.around.as_ref().map(|_| {
-        Box::new(RequestEvent {
-            method: request.method.clone(),
-            tool_name: None,
-            tool_arguments: None,
-            prompt_name: None,
-            resource_uri: None,
-            error: None,
-            client_info: cx.client_info().cloned(),
-            duration: std::time::Duration::ZERO,
+        // A stateless request's `_meta` (its whole envelope) moves into the context rather
+        // than being copied: handlers read it with `RequestContext::meta`.
+        let meta = if stateless {
+            match request
+                .params
+                .as_mut()
+                .and_then(Value::as_object_mut)
+                .and_then(|p| p.remove("_meta"))
+            {
+                Some(Value::Object(meta)) => Some(meta),
+                _ => None,
+            }
+        } else {
+            request
+                .params
+                .as_ref()
+                .and_then(|p| p.get("_meta"))
+                .and_then(Value::as_object)
+                .cloned()
+        };
+        let mut cx = context(
+            &server,
+            defaults,
+            scope,
+            &request.method,
+            meta,
+            state,
+            envelope,
+            transport.as_ref(),
+        );
+        let mrtr_method = modern::MRTR_METHODS.contains(&request.method.as_str());
+        if mrtr_method && stateless {
+            // The echoed state is opened (and refused) before any handler runs.
+            let caller = cx.identity().map(|identity| identity.owner_key());
+            match Mrtr::open(&server, &request.method, request.params.as_ref(), caller) {
+                Ok((mrtr, input)) => cx = cx.with_mrtr(mrtr).with_input(input),
+                Err(error) => return Err(error.to_error_object()),
+            }
+        } else if mrtr_method && let Some(input) = RoundInput::from_params(request.params.as_ref())
+        {
+            cx = cx.with_input(Some(input));
+        }
+        let event = server.around.as_ref().map(|_| {
+            Box::new(RequestEvent {
+                method: request.method.clone(),
+                tool_name: None,
+                tool_arguments: None,
+                prompt_name: None,
+                resource_uri: None,
+                error: None,
+                client_info: cx.client_info().cloned(),
+                duration: std::time::Duration::ZERO,
+            })
+        });
+        Ok(Self {
+            server,
+            request,
+            cx,
+            event,
+            started,
+            stateless,
+            shim: mrtr_method && in_session,
         })
-    });
-    let outcome = if stateless {
-        match modern::check_offered(&server, &request.method) {
-            Ok(()) => route(&server, &cx, &mut request, event.as_deref_mut())
-                .await
-                .or_else(|error| modern::input_required(&server, &cx, &request.method, error))
-                .map(|reply| modern::finish(&server, &request.method, reply)),
-            Err(error) => Err(error),
-        }
-    } else if mrtr_method && in_session {
-        route_with_shim(&server, &cx, &request, event.as_deref_mut()).await
-    } else {
-        route(&server, &cx, &mut request, event.as_deref_mut()).await
-    };
-    let reply = match outcome {
-        Ok(reply) => reply,
-        Err(error) => {
-            if error.kind() == ErrorKind::Internal {
-                server.report(ExceptionReport {
-                    message: error.message().to_owned(),
-                    panicked: false,
-                    site: ErrorSite::Request {
-                        method: request.method.clone(),
-                    },
-                    session_id: cx.session_id().cloned(),
-                });
-            }
-            let mut object = error.to_error_object();
-            if stateless && error.kind() == ErrorKind::ResourceNotFound {
-                // 2026-07-28 reports a missing resource as invalid params (with `data.uri`).
-                object.code = actix_mcp_actors::ErrorCode::INVALID_PARAMS;
-            }
-            Err(object)
-        }
-    };
-    if let (Some(hook), Some(mut event)) = (&server.around, event) {
-        if let Err(error) = &reply {
-            event.error = Some(error.code.to_string());
-        }
-        event.duration = started.map(|at| at.elapsed()).unwrap_or_default();
-        hook(&event);
     }
-    reply
+
+    async fn run(self) -> Reply {
+        let Self {
+            server,
+            mut request,
+            cx,
+            mut event,
+            started,
+            stateless,
+            shim,
+        } = self;
+        let outcome = if stateless {
+            match modern::check_offered(&server, &request.method) {
+                Ok(()) => route(&server, &cx, &mut request, event.as_deref_mut())
+                    .await
+                    .or_else(|error| modern::input_required(&server, &cx, &request.method, error))
+                    .map(|reply| modern::finish(&server, &request.method, reply)),
+                Err(error) => Err(error),
+            }
+        } else if shim {
+            route_with_shim(&server, &cx, &request, event.as_deref_mut()).await
+        } else {
+            route(&server, &cx, &mut request, event.as_deref_mut()).await
+        };
+        let reply = match outcome {
+            Ok(reply) => reply,
+            Err(error) => {
+                if error.kind() == ErrorKind::Internal {
+                    server.report(ExceptionReport {
+                        message: error.message().to_owned(),
+                        panicked: false,
+                        site: ErrorSite::Request {
+                            method: request.method.clone(),
+                        },
+                        session_id: cx.session_id().cloned(),
+                    });
+                }
+                let mut object = error.to_error_object();
+                if stateless && error.kind() == ErrorKind::ResourceNotFound {
+                    // 2026-07-28 reports a missing resource as invalid params (with `data.uri`).
+                    object.code = actix_mcp_actors::ErrorCode::INVALID_PARAMS;
+                }
+                Err(object)
+            }
+        };
+        if let (Some(hook), Some(mut event)) = (&server.around, event) {
+            if let Err(error) = &reply {
+                event.error = Some(error.code.to_string());
+            }
+            event.duration = started.map(|at| at.elapsed()).unwrap_or_default();
+            hook(&event);
+        }
+        reply
+    }
 }
 
 /// Routes a session's `tools/call`, `prompts/get` or `resources/read`, driving the
@@ -317,7 +372,24 @@ async fn route_with_shim(
 ) -> Result<Reply, McpError> {
     // Routing takes what it needs out of the request; each round starts from the original.
     let mut request = original.clone();
-    let mut outcome = route(server, cx, &mut request, event.as_deref_mut()).await;
+    match route(server, cx, &mut request, event.as_deref_mut()).await {
+        // Rounds are rare: their future is boxed, and this one stays small.
+        Err(error) if error.as_input_required().is_some() => {
+            Box::pin(shim_rounds(server, cx, original, event, error)).await
+        }
+        outcome => outcome,
+    }
+}
+
+/// The rounds of [`route_with_shim`] after the first answered `input_required`.
+async fn shim_rounds(
+    server: &Arc<ServerInner>,
+    cx: &RequestContext,
+    original: &Request,
+    mut event: Option<&mut RequestEvent>,
+    first: McpError,
+) -> Result<Reply, McpError> {
+    let mut outcome = Err(first);
     let mut rounds = 0;
     while let Err(error) = &outcome
         && let Some(result) = error.as_input_required()

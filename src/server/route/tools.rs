@@ -77,19 +77,19 @@ pub(super) async fn call_tool(
     request: &mut Request,
     mut event: Option<&mut RequestEvent>,
 ) -> Result<Reply, McpError> {
-    let p: CallToolRequestParams = take_params(request)?;
-    let arguments = Arc::new(Value::Object(p.arguments.unwrap_or_default()));
+    // Only the name and the arguments are kept across the awaits below.
+    let CallToolRequestParams {
+        name, arguments, ..
+    } = take_params(request)?;
+    let arguments = Arc::new(Value::Object(arguments.unwrap_or_default()));
     if let Some(event) = event.as_deref_mut() {
-        event.tool_name = Some(p.name.clone());
+        event.tool_name = Some(name.clone());
         event.tool_arguments = Some((*arguments).clone());
     }
     // Borrowed from a catalog snapshot: cloning a `ToolDef` copies its whole JSON schema.
     let catalog = server.catalog();
-    let Some(def) = catalog.tools.get(&p.name) else {
-        return Err(McpError::invalid_params(format!(
-            "unknown tool: {}",
-            p.name
-        )));
+    let Some(def) = catalog.tools.get(&name) else {
+        return Err(McpError::invalid_params(format!("unknown tool: {}", name)));
     };
     if let Some(required) = &def.required_capabilities {
         super::modern::require(cx.client_capabilities(), required).map_err(McpError::from)?;
@@ -107,7 +107,7 @@ pub(super) async fn call_tool(
     if let Err(problems) = def.validate(&arguments) {
         return finish(CallToolResult::error_text(format!(
             "invalid arguments for tool `{}`: {problems}",
-            p.name
+            name
         )));
     }
     if def.task_support != TaskSupport::Forbidden
@@ -118,7 +118,7 @@ pub(super) async fn call_tool(
         return Ok(reply);
     }
     let site = || ErrorSite::Tool {
-        name: p.name.clone(),
+        name: name.clone(),
         arguments: (*arguments).clone(),
     };
     let timeout = def.timeout.or(server.config.tool_timeout);
@@ -147,7 +147,7 @@ pub(super) async fn call_tool(
         Ok(Ok(result)) => result,
         Ok(Err(HandlerError::Rejected(rejection))) => CallToolResult::error_text(format!(
             "invalid arguments for tool `{}`: {rejection}",
-            p.name
+            name
         )),
         Ok(Err(HandlerError::Failed(error))) => match error.kind() {
             ErrorKind::ToolFailed => CallToolResult::error_text(error.message()),
@@ -158,10 +158,7 @@ pub(super) async fn call_tool(
                     site: site(),
                     session_id: cx.session_id().cloned(),
                 });
-                CallToolResult::error_text(format!(
-                    "tool `{}` failed with an internal error",
-                    p.name
-                ))
+                CallToolResult::error_text(format!("tool `{}` failed with an internal error", name))
             }
             _ => return Err(error),
         },
@@ -172,11 +169,11 @@ pub(super) async fn call_tool(
                 site: site(),
                 session_id: cx.session_id().cloned(),
             });
-            CallToolResult::error_text(format!("tool `{}` failed with an internal error", p.name))
+            CallToolResult::error_text(format!("tool `{}` failed with an internal error", name))
         }
         Err(SupervisedError::TimedOut(limit)) => CallToolResult::error_text(format!(
             "tool `{}` timed out after {} ms",
-            p.name,
+            name,
             limit.as_millis()
         )),
         Err(_) => return Err(McpError::internal("the tool call was cancelled")),
