@@ -219,6 +219,54 @@ async fn the_event_store_trims_each_session_to_its_newest_events() {
     }
 }
 
+/// An event list's TTL is set when it is first written (the store's TTL and a quarter), not
+/// renewed by every batch, and set again at once on a list that was deleted since.
+#[actix_web::test]
+async fn event_lists_get_their_ttl_once_and_again_when_recreated() {
+    use actix_mcp::cluster::redis::{Redis, RedisEventStore};
+    use actix_mcp_actors::{EventId, EventStore, SessionId};
+
+    let redis = RedisServer::start();
+    let connection = Redis::connect(&redis.url(), "mcp").await.unwrap();
+    let store = RedisEventStore::with_limits(connection, 100, Duration::from_secs(60));
+    let session = SessionId::parse("renewed").unwrap();
+    let events = store.open(&session);
+    let pttl = |redis: &RedisServer| -> i64 {
+        let reply = redis.command("PTTL mcp:{renewed}:events");
+        reply
+            .trim()
+            .trim_start_matches(':')
+            .parse()
+            .unwrap_or_else(|_| panic!("PTTL answered {reply:?}"))
+    };
+    events.append(EventId { stream: 1, seq: 1 }, &"first".into());
+    store.flush().await;
+    let first = pttl(&redis);
+    assert!(
+        first > 60_000 && first <= 75_000,
+        "TTL and a quarter: {first}"
+    );
+    // Within the quarter, a write does not renew it: shorten it and see it stay short.
+    redis.command("PEXPIRE mcp:{renewed}:events 30000");
+    events.append(EventId { stream: 1, seq: 2 }, &"second".into());
+    store.flush().await;
+    let kept = pttl(&redis);
+    assert!(
+        kept > 0 && kept <= 30_000,
+        "not renewed by every batch: {kept}"
+    );
+    // A list deleted since (here by hand) is created again by the next write, with a TTL.
+    redis.command("DEL mcp:{renewed}:events");
+    events.append(EventId { stream: 1, seq: 3 }, &"third".into());
+    store.flush().await;
+    assert_eq!(redis.command("LLEN mcp:{renewed}:events"), ":1\r\n");
+    let again = pttl(&redis);
+    assert!(
+        again > 60_000 && again <= 75_000,
+        "a recreated list has a TTL: {again}"
+    );
+}
+
 /// The session cap counts the cluster's sessions (one script checks and stores), and a DELETE
 /// on any node frees a place everywhere.
 #[actix_web::test]

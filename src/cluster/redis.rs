@@ -33,7 +33,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use actix_mcp_actors::{
     Bus, Created, Envelope, EventId, EventStore, InMemoryEventStore, NodeId, Recipients, Replay,
@@ -111,10 +111,7 @@ enum Local {
     /// Open.
     Open(LocalConn),
     /// The last attempt failed (`why`): commands fail at once until `until`.
-    Failed {
-        until: std::time::Instant,
-        why: String,
-    },
+    Failed { until: Instant, why: String },
 }
 
 /// A thread's own connection, its driver a task of the thread's runtime.
@@ -287,7 +284,7 @@ impl Redis {
                         return Err(Ok(Conn::Local(open.conn.clone())));
                     }
                     Local::Opening(opening) => return Ok(opening.clone()),
-                    Local::Failed { until, why } if std::time::Instant::now() < *until => {
+                    Local::Failed { until, why } if Instant::now() < *until => {
                         return Err(Err(StoreError::Unavailable(why.clone())));
                     }
                     // Its runtime is gone, or it is time to try again.
@@ -314,7 +311,7 @@ impl Redis {
                 local[at].1 = match &opened {
                     Ok(open) => Local::Open(open.clone()),
                     Err(why) => Local::Failed {
-                        until: std::time::Instant::now() + LOCAL_RETRY,
+                        until: Instant::now() + LOCAL_RETRY,
                         why: why.clone(),
                     },
                 };
@@ -883,15 +880,16 @@ enum Job {
 const FLUSH_WAIT: Duration = Duration::from_secs(5);
 
 impl RedisEventStore {
-    /// The store on `redis`: the newest 1,024 events of each session, kept 30 minutes after the
-    /// last one (as long as a session's default idle timeout).
+    /// The store on `redis`: the newest 1,024 events of each session, kept at least 30 minutes
+    /// after the last one (as long as a session's default idle timeout).
     pub fn new(redis: Redis) -> Self {
         Self::with_limits(redis, 1024, Duration::from_secs(30 * 60))
     }
 
     /// The store on `redis`, keeping the newest `max_events` events of each session (of all
-    /// its streams; a list is trimmed once it holds a quarter more) for `ttl` after the last
-    /// one.
+    /// its streams; a list is trimmed once it holds a quarter more) for at least `ttl` after
+    /// the last one (a quarter of `ttl` more at most: a list's TTL is renewed once per quarter,
+    /// not by every write).
     pub fn with_limits(redis: Redis, max_events: usize, ttl: Duration) -> Self {
         let max_events = max_events.max(1);
         let (shared, queue) = mpsc::channel(WRITE_QUEUE);
@@ -948,9 +946,14 @@ impl RedisEventStore {
 }
 
 /// Writes queued events in batches: one pipeline per wake-up, with one `RPUSH` (of all its
-/// events in the batch) and one `PEXPIRE` per session. A list that has grown a quarter past
-/// `max_events` is trimmed back to the newest `max_events` in the next batch (its length is
-/// the `RPUSH`'s answer).
+/// events in the batch) per session. A list that has grown a quarter past `max_events` is
+/// trimmed back to the newest `max_events` in the next batch (its length is the `RPUSH`'s
+/// answer).
+///
+/// A list's TTL is set to `ttl` and a quarter (see [`Renewals`]) when this writer first writes
+/// to it, then at most once per quarter of `ttl`: it always outlives its last event by at least
+/// `ttl`, and a busy session's events cost one command per batch, not two. A list the `RPUSH`
+/// created (it had expired or been deleted since) gets its TTL in a second pipeline at once.
 async fn write_behind(
     redis: Redis,
     mut queue: mpsc::Receiver<Job>,
@@ -963,6 +966,7 @@ async fn write_behind(
     let mut sessions: HashMap<SessionId, Vec<String>> = HashMap::new();
     // Lists to trim with the next pipeline.
     let mut overfull: Vec<String> = Vec::new();
+    let mut renewals = Renewals::new(ttl);
     let trim_at = max_events
         .saturating_add(max_events / 4)
         .max(max_events + 1);
@@ -978,35 +982,102 @@ async fn write_behind(
             }
         }
         if !sessions.is_empty() || !overfull.is_empty() {
-            let mut pipe = redis::Pipeline::with_capacity(2 * sessions.len() + overfull.len());
-            let keys: Vec<String> = sessions
-                .keys()
-                .map(|session| redis.events_key(session))
-                .collect();
-            for (entries, key) in sessions.values().zip(&keys) {
-                pipe.cmd("RPUSH").arg(key).arg(entries);
-            }
-            for key in &keys {
-                pipe.cmd("PEXPIRE").arg(key).arg(millis(ttl)).ignore();
+            let now = Instant::now();
+            let mut pipe = redis::Pipeline::with_capacity(sessions.len() + overfull.len() + 1);
+            let mut written = Vec::with_capacity(sessions.len());
+            for (session, entries) in &sessions {
+                let key = redis.events_key(session);
+                pipe.cmd("RPUSH").arg(&key).arg(entries);
+                let renewed = renewals.due(session, now);
+                if renewed {
+                    pipe.cmd("PEXPIRE")
+                        .arg(&key)
+                        .arg(millis(renewals.ttl))
+                        .ignore();
+                }
+                written.push((key, entries.len(), renewed));
             }
             for key in overfull.drain(..) {
                 pipe.cmd("LTRIM").arg(key).arg(keep).arg(-1).ignore();
             }
             match redis.query::<Vec<usize>, _>(&pipe).await {
-                Ok(lengths) => overfull.extend(
-                    keys.into_iter()
-                        .zip(lengths)
-                        .filter(|(_, length)| *length >= trim_at)
-                        .map(|(key, _)| key),
-                ),
+                Ok(lengths) => {
+                    let mut created = redis::Pipeline::new();
+                    let mut any_created = false;
+                    for ((key, pushed, renewed), length) in written.into_iter().zip(lengths) {
+                        if length == pushed && !renewed {
+                            created
+                                .cmd("PEXPIRE")
+                                .arg(&key)
+                                .arg(millis(renewals.ttl))
+                                .ignore();
+                            any_created = true;
+                        }
+                        if length >= trim_at {
+                            overfull.push(key);
+                        }
+                    }
+                    if any_created && let Err(err) = redis.query::<(), _>(&created).await {
+                        tracing::warn!(%err, "could not set the TTL of new event lists");
+                    }
+                }
                 Err(err) => {
                     tracing::warn!(%err, "could not store stream events; those cannot be resumed on another node");
                 }
             }
             sessions.clear();
+            renewals.prune(now);
         }
         for done in flushed.drain(..) {
             let _ = done.send(());
+        }
+    }
+}
+
+/// When a writer last set the TTL of each session's event list.
+struct Renewals {
+    /// The TTL set: the store's TTL and a quarter, so that a list renewed a quarter of the TTL
+    /// ago still outlives a new event by the store's TTL.
+    ttl: Duration,
+    /// How long after a renewal the next one is due.
+    every: Duration,
+    last: HashMap<SessionId, Instant>,
+    /// The map's size after the last pruning: it is pruned again when it has doubled.
+    pruned_at: usize,
+}
+
+impl Renewals {
+    fn new(ttl: Duration) -> Self {
+        Self {
+            ttl: ttl.saturating_add(ttl / 4),
+            every: ttl / 4,
+            last: HashMap::new(),
+            pruned_at: 0,
+        }
+    }
+
+    /// Whether `session`'s list needs its TTL set now (it is then counted as set).
+    fn due(&mut self, session: &SessionId, now: Instant) -> bool {
+        match self.last.get_mut(session) {
+            Some(at) if now.duration_since(*at) < self.every => false,
+            Some(at) => {
+                *at = now;
+                true
+            }
+            None => {
+                self.last.insert(session.clone(), now);
+                true
+            }
+        }
+    }
+
+    /// Forgets the renewals that are due anyway (bounded by the sessions written to within
+    /// a quarter of the TTL).
+    fn prune(&mut self, now: Instant) {
+        if self.last.len() > (2 * self.pruned_at).max(1024) {
+            let every = self.every;
+            self.last.retain(|_, at| now.duration_since(*at) < every);
+            self.pruned_at = self.last.len();
         }
     }
 }
