@@ -306,29 +306,38 @@ impl Handling {
         })
     }
 
-    async fn run(self) -> Reply {
+    // Reads its fields in place: moving them out would hold them twice across the awaits.
+    async fn run(mut self) -> Reply {
+        let server = &self.server;
+        let cx = &self.cx;
+        let request = &mut self.request;
+        let event = self.event.as_deref_mut();
+        let outcome = if self.stateless {
+            // (Not a `match`: its scrutinee would be held across the await.)
+            if let Err(error) = modern::check_offered(server, &request.method) {
+                Err(error)
+            } else {
+                route(server, cx, request, event)
+                    .await
+                    .or_else(|error| modern::input_required(server, cx, &request.method, error))
+                    .map(|reply| modern::finish(server, &request.method, reply))
+            }
+        } else if self.shim {
+            // Boxed apart: it holds a copy of the request and the routing, and both boxes stay
+            // small.
+            Box::pin(route_with_shim(server, cx, request, event)).await
+        } else {
+            route(server, cx, request, event).await
+        };
         let Self {
             server,
-            mut request,
+            request,
             cx,
-            mut event,
+            event,
             started,
             stateless,
-            shim,
+            ..
         } = self;
-        let outcome = if stateless {
-            match modern::check_offered(&server, &request.method) {
-                Ok(()) => route(&server, &cx, &mut request, event.as_deref_mut())
-                    .await
-                    .or_else(|error| modern::input_required(&server, &cx, &request.method, error))
-                    .map(|reply| modern::finish(&server, &request.method, reply)),
-                Err(error) => Err(error),
-            }
-        } else if shim {
-            route_with_shim(&server, &cx, &request, event.as_deref_mut()).await
-        } else {
-            route(&server, &cx, &mut request, event.as_deref_mut()).await
-        };
         let reply = match outcome {
             Ok(reply) => reply,
             Err(error) => {
