@@ -172,10 +172,10 @@ for rev in "${revisions[@]}"; do
   # Captured in a file, then shown: `tee /dev/stderr` would reopen (and truncate) a log file
   # that stderr is redirected to.
   verdict="$results/verdict-$rev.txt"
-  set +e
-  run_set "$rev" "$out" "$expect" >"$verdict"
-  set_rc=$?
-  set -e
+  # Called as a condition, so that a failing judgement (run_set's last command) returns here and
+  # its verdict is shown, rather than ending the script under `set -e`.
+  set_rc=0
+  run_set "$rev" "$out" "$expect" >"$verdict" || set_rc=$?
   cat "$verdict"
   line="$(tail -n 1 "$verdict")"
   [[ $set_rc -eq 0 ]] || rc=1
