@@ -222,3 +222,254 @@ async fn the_session_cap_is_per_cluster() {
     a.1.stop().await;
     b.1.stop().await;
 }
+
+/// The `_meta` of a 2026 request declaring the Tasks extension and form elicitation.
+fn tasks_meta() -> serde_json::Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {
+            "extensions": { "io.modelcontextprotocol/tasks": {} },
+            "elicitation": {},
+        },
+    })
+}
+
+/// One 2026 request POSTed to `url`, with the routing headers the spec requires: the whole
+/// JSON-RPC response.
+async fn modern(url: &str, method: &str, mut params: serde_json::Value) -> serde_json::Value {
+    // `Mcp-Name`: the tool of a `tools/call`, the task of a `tasks/*` request.
+    let name = params
+        .get("name")
+        .or_else(|| params.get("taskId"))
+        .and_then(serde_json::Value::as_str)
+        .unwrap()
+        .to_owned();
+    params["_meta"] = tasks_meta();
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
+    let request = reqwest::Client::new()
+        .post(url)
+        .header("Accept", "application/json, text/event-stream")
+        .header("Content-Type", "application/json")
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", method)
+        .header("Mcp-Name", name)
+        .body(body.to_string());
+    let response = common::http::send(request).await;
+    let sse = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    if sse {
+        return SseReader::new(response).next_message().await;
+    }
+    let text = tokio::time::timeout(common::WAIT, response.text())
+        .await
+        .expect("no body in time")
+        .unwrap();
+    serde_json::from_str(&text).unwrap_or_else(|err| panic!("{err}: {text}"))
+}
+
+/// A bus as slow as a network's: every message takes [`SlowBus::DELAY`] to leave, so a node
+/// that answered before another node acted on its message shows.
+#[derive(Debug, Default)]
+struct SlowBus(LocalBus);
+
+impl SlowBus {
+    const DELAY: std::time::Duration = std::time::Duration::from_millis(30);
+}
+
+impl Bus for SlowBus {
+    fn publish(
+        &self,
+        envelope: actix_mcp_actors::Envelope,
+    ) -> actix_mcp_actors::StoreFuture<'_, ()> {
+        Box::pin(async move {
+            tokio::time::sleep(Self::DELAY).await;
+            self.0.publish(envelope).await
+        })
+    }
+
+    fn subscribe(
+        &self,
+        node: &actix_mcp_actors::NodeId,
+    ) -> futures::future::BoxFuture<
+        'static,
+        futures::stream::BoxStream<'static, actix_mcp_actors::Envelope>,
+    > {
+        self.0.subscribe(node)
+    }
+}
+
+/// Two nodes whose servers run tasks, sharing the session store, a [`SlowBus`] and `tasks`;
+/// each has a task tool asking two questions at once.
+fn task_nodes(tasks: &Arc<actix_mcp::InMemoryTaskStore>) -> [TestServer; 2] {
+    use actix_mcp::protocol::{
+        ElicitRequestParams, InputRequest, InputRequiredResult, TaskSupport,
+    };
+    use actix_mcp::{McpError, RequestContext, Server, TaskConfig, tool};
+
+    fn form(message: &str, property: &str) -> InputRequest {
+        let schema = serde_json::from_value(json!({
+            "type": "object",
+            "properties": { property: { "type": "string" } },
+        }))
+        .unwrap();
+        InputRequest::elicitation(&ElicitRequestParams::form(message, schema))
+    }
+    let store = Arc::new(InMemorySessionStore::new());
+    let bus = Arc::new(SlowBus::default());
+    [0, 1].map(|_| {
+        let server = Server::builder("cluster-tasks", "1.0.0")
+            .tasks(TaskConfig::default().store(tasks.clone()))
+            .tool(
+                tool(
+                    "two_questions",
+                    "asks two things",
+                    |cx: RequestContext| async move {
+                        tokio::task::yield_now().await;
+                        let answer = |key: &str| {
+                            cx.input_response(key)
+                                .and_then(|v| v["content"][key].as_str())
+                                .map(str::to_owned)
+                        };
+                        match (answer("name"), answer("color")) {
+                            (Some(name), Some(color)) => Ok(format!("{name} likes {color}")),
+                            _ => Err(McpError::input_required(
+                                InputRequiredResult::ask("name", form("Name?", "name"))
+                                    .and("color", form("Color?", "color")),
+                            )),
+                        }
+                    },
+                )
+                .task_support(TaskSupport::Optional),
+            )
+            .build()
+            .unwrap();
+        let cluster = Cluster::new(
+            store.clone() as Arc<dyn SessionStore>,
+            bus.clone() as Arc<dyn Bus>,
+        );
+        spawn(server.http("/mcp").cluster(cluster), 1)
+    })
+}
+
+/// Starts `two_questions` as a task on `on`, and waits (reading through `on`) until it asks.
+async fn parked_task(on: &TestServer) -> String {
+    let created = modern(
+        &on.url,
+        "tools/call",
+        json!({ "name": "two_questions", "arguments": {} }),
+    )
+    .await;
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let task_id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let deadline = tokio::time::Instant::now() + common::WAIT;
+    loop {
+        let got = modern(&on.url, "tasks/get", json!({ "taskId": task_id })).await;
+        if got["result"]["status"] == "input_required" {
+            return task_id;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "never parked: {got}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
+/// `tasks/update` on a node that does not run the task is acknowledged once the node running
+/// it stored the answers: a `tasks/get` right after it, on any node, sees them taken.
+#[actix_web::test]
+async fn task_answers_relayed_to_another_node_are_stored_before_the_ack() {
+    let tasks = Arc::new(actix_mcp::InMemoryTaskStore::new());
+    let [a, b] = task_nodes(&tasks);
+    for round in 0..20 {
+        let task_id = parked_task(&a).await;
+        let ack = modern(
+            &b.url,
+            "tasks/update",
+            json!({
+                "taskId": task_id,
+                "inputResponses": { "name": { "action": "accept", "content": { "name": "Ada" } } },
+            }),
+        )
+        .await;
+        assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+        let got = modern(&b.url, "tasks/get", json!({ "taskId": task_id })).await;
+        let task = &got["result"];
+        assert_eq!(task["status"], "input_required", "round {round}: {got}");
+        let keys: Vec<&String> = task["inputRequests"]
+            .as_object()
+            .map(|m| m.keys().collect())
+            .unwrap_or_default();
+        assert_eq!(keys, ["color"], "round {round}: {got}");
+
+        // The last answer: the tool runs again on A, and completes.
+        let ack = modern(
+            &b.url,
+            "tasks/update",
+            json!({
+                "taskId": task_id,
+                "inputResponses": { "color": { "action": "accept", "content": { "color": "green" } } },
+            }),
+        )
+        .await;
+        assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+        let deadline = tokio::time::Instant::now() + common::WAIT;
+        loop {
+            let got = modern(&b.url, "tasks/get", json!({ "taskId": task_id })).await;
+            if got["result"]["status"] == "completed" {
+                assert_eq!(
+                    got["result"]["result"]["content"][0]["text"],
+                    "Ada likes green"
+                );
+                break;
+            }
+            assert_eq!(got["result"]["status"], "working", "{got}");
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "never completed: {got}"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    }
+    a.stop().await;
+    b.stop().await;
+}
+
+/// Answers for a task whose node is gone: nobody takes them, and the client is told so
+/// (`-32603`) instead of an acknowledgement that would leave it waiting forever.
+#[actix_web::test]
+async fn task_answers_nobody_takes_are_an_error() {
+    let tasks = Arc::new(actix_mcp::InMemoryTaskStore::new());
+    let [a, b] = task_nodes(&tasks);
+    let task_id = parked_task(&a).await;
+    a.stop().await;
+    let answer = modern(
+        &b.url,
+        "tasks/update",
+        json!({
+            "taskId": task_id,
+            "inputResponses": { "name": { "action": "accept", "content": { "name": "Ada" } } },
+        }),
+    )
+    .await;
+    assert_eq!(answer["error"]["code"], -32603, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("did not take the answers"),
+        "{answer}"
+    );
+    // Answers to keys the task no longer shows are acknowledged at once, as on one node.
+    let ack = modern(
+        &b.url,
+        "tasks/update",
+        json!({ "taskId": task_id, "inputResponses": { "never-asked": { "action": "accept" } } }),
+    )
+    .await;
+    assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+    b.stop().await;
+}

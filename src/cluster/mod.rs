@@ -198,7 +198,7 @@ impl ClusterNode {
                 let Some(server) = inbox_server.upgrade() else {
                     return;
                 };
-                node.receive(&inbox_registry, &server, envelope.message);
+                node.receive(&inbox_registry, &server, envelope.from, envelope.message);
             }
         });
         let keeper = self.clone();
@@ -233,6 +233,7 @@ impl ClusterNode {
         self: &Arc<Self>,
         registry: &RegistryHandle,
         server: &Arc<ServerInner>,
+        from: NodeId,
         message: BusMessage,
     ) {
         match message {
@@ -271,7 +272,7 @@ impl ClusterNode {
                 }
             }
             BusMessage::Protocol { topic, payload } => {
-                receive_protocol(registry, server, &topic, payload);
+                receive_protocol(self, registry, server, from, &topic, payload);
             }
         }
     }
@@ -502,18 +503,27 @@ pub(crate) const RESOURCE_UPDATED: &str = "resourceUpdated";
 /// The topic of a [`BusMessage::Protocol`] carrying a log message for every session.
 pub(crate) const LOG: &str = "log";
 /// The topic of a [`BusMessage::Protocol`] carrying a client's `tasks/update` answers to the
-/// node running the task.
+/// node running the task, with a ticket that node sends back under [`TASK_INPUT_TAKEN`] once
+/// the task's new state is stored.
 pub(crate) const TASK_INPUT: &str = "taskInput";
+/// The topic of a [`BusMessage::Protocol`] telling the node that relayed `tasks/update`
+/// answers (the ticket's) that the task's new state is stored.
+pub(crate) const TASK_INPUT_TAKEN: &str = "taskInputTaken";
+/// How long a node that relayed `tasks/update` answers waits for [`TASK_INPUT_TAKEN`] before
+/// it reads the store to see whether they were taken.
+pub(crate) const TASK_INPUT_WAIT: Duration = Duration::from_secs(5);
 /// The topic of a [`BusMessage::Protocol`] asking the node running a task to cancel it.
 pub(crate) const TASK_CANCEL: &str = "taskCancel";
 /// The topic of a [`BusMessage::Protocol`] carrying a task's change to the `subscriptions/listen`
 /// streams of the other nodes.
 pub(crate) const TASK_CHANGE: &str = "taskChange";
 
-/// Acts on a message of the protocol layer from another node.
+/// Acts on a message of the protocol layer from node `from`.
 fn receive_protocol(
+    node: &Arc<ClusterNode>,
     registry: &RegistryHandle,
     server: &Arc<ServerInner>,
+    from: NodeId,
     topic: &str,
     payload: Value,
 ) {
@@ -535,12 +545,39 @@ fn receive_protocol(
             }
         }
         (TASK_INPUT, Some(id)) => {
+            // Only the node running the task answers; the others have no runner for it.
             let run = server.tasks.as_ref().and_then(|tasks| tasks.runner(id));
             let responses = payload.get("inputResponses").and_then(Value::as_object);
             if let (Some(run), Some(responses)) = (run, responses) {
-                run.do_send(crate::server::tasks::run::ProvideInput {
+                let input = crate::server::tasks::run::ProvideInput {
                     responses: responses.clone(),
+                };
+                let ticket = payload
+                    .get("ticket")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                let node = node.clone();
+                actix_rt::spawn(async move {
+                    // Answered once the new state is stored. A mailbox error: the task ended
+                    // meanwhile, and its final state is stored.
+                    let _ = run.send(input).await;
+                    if let Some(ticket) = ticket {
+                        node.publish(
+                            Recipients::Node(from),
+                            BusMessage::Protocol {
+                                topic: TASK_INPUT_TAKEN.to_owned(),
+                                payload: json!({ "ticket": ticket }),
+                            },
+                        );
+                    }
                 });
+            }
+        }
+        (TASK_INPUT_TAKEN, _) => {
+            if let (Some(tasks), Some(ticket)) =
+                (&server.tasks, payload.get("ticket").and_then(Value::as_str))
+            {
+                tasks.taken(ticket);
             }
         }
         (TASK_CANCEL, Some(id)) => {

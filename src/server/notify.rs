@@ -8,11 +8,11 @@
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/server/utilities/logging>
 
-use std::sync::MutexGuard;
+use std::sync::{Arc, MutexGuard};
 
 use serde_json::Value;
 
-use actix_mcp_actors::{Frame, RegistryHandle, SessionHandle, SessionId};
+use actix_mcp_actors::{Frame, RegistryHandle, Relay, SessionHandle, SessionId};
 
 use crate::protocol::{LoggingLevel, LoggingMessageNotificationParams, method};
 use crate::server::listen::Change;
@@ -46,14 +46,17 @@ impl ServerInner {
             .collect()
     }
 
+    /// The relay to the other nodes of the cluster the server's transports belong to, if any.
+    pub(crate) fn relay(&self) -> Option<Arc<dyn Relay>> {
+        self.registries()
+            .iter()
+            .find_map(|registry| registry.relay().cloned())
+    }
+
     /// Hands a message of the protocol layer to the other nodes of the cluster the server's
     /// transports belong to, if any.
     pub(crate) fn relay_protocol(&self, topic: &str, payload: Value) {
-        let relay = self
-            .registries()
-            .iter()
-            .find_map(|registry| registry.relay().cloned());
-        if let Some(relay) = relay {
+        if let Some(relay) = self.relay() {
             relay.publish(actix_mcp_actors::BusMessage::Protocol {
                 topic: topic.to_owned(),
                 payload,

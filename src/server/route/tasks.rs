@@ -279,7 +279,11 @@ pub(super) async fn get_task(
 }
 
 /// `tasks/update`: hands the answers to the task's actor and acknowledges once the task's
-/// new state is stored (answers to unknown or answered keys are ignored).
+/// new state is stored (answers to unknown or answered keys are ignored). In a cluster, the
+/// answers to a task running on another node are relayed to it, and acknowledged when that
+/// node says it stored them; without its word within
+/// [`TASK_INPUT_WAIT`](crate::cluster::TASK_INPUT_WAIT), the store decides: answers still
+/// outstanding there are `-32603`, to be sent again.
 pub(super) async fn update_task(
     server: &Arc<ServerInner>,
     cx: &RequestContext,
@@ -287,25 +291,65 @@ pub(super) async fn update_task(
 ) -> Result<Reply, McpError> {
     let service = gate(server, cx)?;
     let p: UpdateTaskRequestParams = take_params(request)?;
-    let stored = service.get(&p.task_id, caller(cx).as_deref()).await?;
-    if stored.task.status == TaskStatus::InputRequired {
-        match service.runner(&p.task_id) {
-            Some(run) => {
-                // A mailbox error means the task just ended: nothing is waiting for the
-                // answers.
-                let _ = run
-                    .send(ProvideInput {
-                        responses: p.input_responses,
-                    })
-                    .await;
-            }
-            // The task runs on another node of a cluster (or has just ended): the answers go
-            // to the node running it.
-            None => server.relay_protocol(
-                crate::cluster::TASK_INPUT,
-                json!({ "taskId": p.task_id, "inputResponses": p.input_responses }),
+    let caller = caller(cx);
+    let stored = service.get(&p.task_id, caller.as_deref()).await?;
+    if stored.task.status != TaskStatus::InputRequired {
+        return Ok(to_raw(&json!({})));
+    }
+    if let Some(run) = service.runner(&p.task_id) {
+        // A mailbox error means the task just ended: nothing is waiting for the answers.
+        let _ = run
+            .send(ProvideInput {
+                responses: p.input_responses,
+            })
+            .await;
+        return Ok(to_raw(&json!({})));
+    }
+    // The task runs on another node of a cluster (or has just ended, here or there).
+    let Some(relay) = server.relay() else {
+        return Ok(to_raw(&json!({})));
+    };
+    let outstanding = |task: &crate::protocol::DetailedTask| {
+        task.status == TaskStatus::InputRequired
+            && task
+                .input_requests
+                .as_ref()
+                .is_some_and(|shown| p.input_responses.keys().any(|key| shown.contains_key(key)))
+    };
+    if !outstanding(&stored.task) {
+        // Only unknown or answered keys: nothing to hand over.
+        return Ok(to_raw(&json!({})));
+    }
+    // The node running the task acknowledges once it stored the task's new state, so a
+    // `tasks/get` that follows the acknowledgement, on any node, sees the answers taken.
+    let mut ticket = service.relay_ticket();
+    relay.publish(actix_mcp_actors::BusMessage::Protocol {
+        topic: crate::cluster::TASK_INPUT.to_owned(),
+        payload: json!({
+            "taskId": p.task_id,
+            "inputResponses": p.input_responses,
+            "ticket": ticket.ticket,
+        }),
+    });
+    if ticket.taken_within(crate::cluster::TASK_INPUT_WAIT).await {
+        return Ok(to_raw(&json!({})));
+    }
+    // No word: the task may have ended meanwhile (its runner gone, nobody to answer), or the
+    // node running it may be gone, or the bus lost a message. The store tells which.
+    let now = service.get(&p.task_id, caller.as_deref()).await?;
+    if outstanding(&now.task) {
+        let wait = crate::cluster::TASK_INPUT_WAIT.as_secs();
+        tracing::warn!(task = %p.task_id, wait, "no node took a task's answers");
+        // Not `McpError::internal`, whose message the client never sees: this one tells it
+        // what to do.
+        return Err(McpError::code(
+            ErrorCode::INTERNAL_ERROR.0,
+            format!(
+                "the node running task {} did not take the answers within {wait} s; \
+                 send them again (answered keys are ignored)",
+                p.task_id
             ),
-        }
+        ));
     }
     Ok(to_raw(&json!({})))
 }

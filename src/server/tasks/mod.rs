@@ -24,10 +24,11 @@ pub mod store;
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use actix::Addr;
+use tokio::sync::oneshot;
 
 use crate::error::McpError;
 use crate::protocol::DetailedTask;
@@ -124,6 +125,9 @@ impl TaskConfig {
 pub(crate) struct TaskService {
     pub(crate) config: TaskConfig,
     running: Mutex<HashMap<String, Addr<TaskRun>>>,
+    /// `tasks/update` answers handed to the node of a cluster running their task, by ticket:
+    /// each waits for that node's word that the task's new state is stored.
+    relayed: Mutex<HashMap<String, oneshot::Sender<()>>>,
 }
 
 impl fmt::Debug for TaskService {
@@ -131,6 +135,7 @@ impl fmt::Debug for TaskService {
         f.debug_struct("TaskService")
             .field("config", &self.config)
             .field("running", &self.running().len())
+            .field("relayed", &lock(&self.relayed).len())
             .finish()
     }
 }
@@ -140,13 +145,34 @@ impl TaskService {
         Self {
             config,
             running: Mutex::default(),
+            relayed: Mutex::default(),
         }
     }
 
-    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<String, Addr<TaskRun>>> {
-        self.running
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    fn running(&self) -> MutexGuard<'_, HashMap<String, Addr<TaskRun>>> {
+        lock(&self.running)
+    }
+
+    /// A ticket for answers about to be relayed to another node: it resolves when that node
+    /// says the task's new state is stored ([`taken`](Self::taken)), and is forgotten when
+    /// dropped.
+    pub(crate) fn relay_ticket(&self) -> RelayTicket<'_> {
+        let ticket = uuid::Uuid::new_v4().simple().to_string();
+        let (sender, taken) = oneshot::channel();
+        lock(&self.relayed).insert(ticket.clone(), sender);
+        RelayTicket {
+            service: self,
+            ticket,
+            taken,
+        }
+    }
+
+    /// Another node stored the answers relayed under `ticket` (unknown tickets: answers this
+    /// process stopped waiting for, or another process's).
+    pub(crate) fn taken(&self, ticket: &str) {
+        if let Some(sender) = lock(&self.relayed).remove(ticket) {
+            let _ = sender.send(());
+        }
     }
 
     pub(crate) fn store(&self) -> &dyn TaskStore {
@@ -185,6 +211,37 @@ impl TaskService {
             Err(err) => Err(McpError::internal(err.to_string())),
         }
     }
+}
+
+/// Answers relayed to the node running their task, waiting for its word that they are
+/// stored ([`TaskService::relay_ticket`]).
+pub(crate) struct RelayTicket<'a> {
+    service: &'a TaskService,
+    /// Sent with the answers; the other node sends it back.
+    pub(crate) ticket: String,
+    taken: oneshot::Receiver<()>,
+}
+
+impl RelayTicket<'_> {
+    /// Whether the other node said, within `wait`, that it stored the answers.
+    pub(crate) async fn taken_within(&mut self, wait: Duration) -> bool {
+        matches!(
+            tokio::time::timeout(wait, &mut self.taken).await,
+            Ok(Ok(()))
+        )
+    }
+}
+
+impl Drop for RelayTicket<'_> {
+    fn drop(&mut self) {
+        lock(&self.service.relayed).remove(&self.ticket);
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// `-32602` for a task id the server does not know (or no longer knows).
