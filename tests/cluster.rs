@@ -19,6 +19,7 @@ use serde_json::json;
 use common::http::{SAMPLING, TestServer, caps, eventually, spawn, text_of};
 use common::http_tools::{Fixture, fixture};
 use common::sse::SseReader;
+use common::task_tools::two_questions;
 
 /// Two nodes: each its own server (built the same way) and endpoint, sharing `store` and `bus`.
 fn nodes(store: &Arc<InMemorySessionStore>, bus: &Arc<LocalBus>) -> [(Fixture, TestServer); 2] {
@@ -304,46 +305,14 @@ impl Bus for SlowBus {
 /// Two nodes whose servers run tasks, sharing the session store, a [`SlowBus`] and `tasks`;
 /// each has a task tool asking two questions at once.
 fn task_nodes(tasks: &Arc<actix_mcp::InMemoryTaskStore>) -> [TestServer; 2] {
-    use actix_mcp::protocol::{
-        ElicitRequestParams, InputRequest, InputRequiredResult, TaskSupport,
-    };
-    use actix_mcp::{McpError, RequestContext, Server, TaskConfig, tool};
+    use actix_mcp::{Server, TaskConfig};
 
-    fn form(message: &str, property: &str) -> InputRequest {
-        let schema = serde_json::from_value(json!({
-            "type": "object",
-            "properties": { property: { "type": "string" } },
-        }))
-        .unwrap();
-        InputRequest::elicitation(&ElicitRequestParams::form(message, schema))
-    }
     let store = Arc::new(InMemorySessionStore::new());
     let bus = Arc::new(SlowBus::default());
     [0, 1].map(|_| {
         let server = Server::builder("cluster-tasks", "1.0.0")
             .tasks(TaskConfig::default().store(tasks.clone()))
-            .tool(
-                tool(
-                    "two_questions",
-                    "asks two things",
-                    |cx: RequestContext| async move {
-                        tokio::task::yield_now().await;
-                        let answer = |key: &str| {
-                            cx.input_response(key)
-                                .and_then(|v| v["content"][key].as_str())
-                                .map(str::to_owned)
-                        };
-                        match (answer("name"), answer("color")) {
-                            (Some(name), Some(color)) => Ok(format!("{name} likes {color}")),
-                            _ => Err(McpError::input_required(
-                                InputRequiredResult::ask("name", form("Name?", "name"))
-                                    .and("color", form("Color?", "color")),
-                            )),
-                        }
-                    },
-                )
-                .task_support(TaskSupport::Optional),
-            )
+            .tool(two_questions())
             .build()
             .unwrap();
         let cluster = Cluster::new(
@@ -352,6 +321,28 @@ fn task_nodes(tasks: &Arc<actix_mcp::InMemoryTaskStore>) -> [TestServer; 2] {
         );
         spawn(server.http("/mcp").cluster(cluster), 1)
     })
+}
+
+/// Polls `tasks/get` on `url` until the task reaches `status` (any other status but
+/// `working` and `input_required` fails), within [`common::WAIT`]: the task.
+async fn until_status(url: &str, task_id: &str, status: &str) -> serde_json::Value {
+    let deadline = tokio::time::Instant::now() + common::WAIT;
+    loop {
+        let got = modern(url, "tasks/get", json!({ "taskId": task_id })).await;
+        let task = &got["result"];
+        if task["status"] == status {
+            return task.clone();
+        }
+        assert!(
+            ["working", "input_required"].contains(&task["status"].as_str().unwrap_or_default()),
+            "{got}"
+        );
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "never {status}: {got}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
 }
 
 /// Starts `two_questions` as a task on `on`, and waits (reading through `on`) until it asks.
@@ -364,18 +355,17 @@ async fn parked_task(on: &TestServer) -> String {
     .await;
     assert_eq!(created["result"]["resultType"], "task", "{created}");
     let task_id = created["result"]["taskId"].as_str().unwrap().to_owned();
-    let deadline = tokio::time::Instant::now() + common::WAIT;
-    loop {
-        let got = modern(&on.url, "tasks/get", json!({ "taskId": task_id })).await;
-        if got["result"]["status"] == "input_required" {
-            return task_id;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "never parked: {got}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
+    until_status(&on.url, &task_id, "input_required").await;
+    task_id
+}
+
+/// `tasks/update` on `url` answering `key` of `two_questions` with `value`: the response.
+async fn answer(url: &str, task_id: &str, key: &str, value: &str) -> serde_json::Value {
+    let params = json!({
+        "taskId": task_id,
+        "inputResponses": { key: { "action": "accept", "content": { key: value } } },
+    });
+    modern(url, "tasks/update", params).await
 }
 
 /// `tasks/update` on a node that does not run the task is acknowledged once the node running
@@ -386,15 +376,7 @@ async fn task_answers_relayed_to_another_node_are_stored_before_the_ack() {
     let [a, b] = task_nodes(&tasks);
     for round in 0..20 {
         let task_id = parked_task(&a).await;
-        let ack = modern(
-            &b.url,
-            "tasks/update",
-            json!({
-                "taskId": task_id,
-                "inputResponses": { "name": { "action": "accept", "content": { "name": "Ada" } } },
-            }),
-        )
-        .await;
+        let ack = answer(&b.url, &task_id, "name", "Ada").await;
         assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
         let got = modern(&b.url, "tasks/get", json!({ "taskId": task_id })).await;
         let task = &got["result"];
@@ -406,33 +388,10 @@ async fn task_answers_relayed_to_another_node_are_stored_before_the_ack() {
         assert_eq!(keys, ["color"], "round {round}: {got}");
 
         // The last answer: the tool runs again on A, and completes.
-        let ack = modern(
-            &b.url,
-            "tasks/update",
-            json!({
-                "taskId": task_id,
-                "inputResponses": { "color": { "action": "accept", "content": { "color": "green" } } },
-            }),
-        )
-        .await;
+        let ack = answer(&b.url, &task_id, "color", "green").await;
         assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
-        let deadline = tokio::time::Instant::now() + common::WAIT;
-        loop {
-            let got = modern(&b.url, "tasks/get", json!({ "taskId": task_id })).await;
-            if got["result"]["status"] == "completed" {
-                assert_eq!(
-                    got["result"]["result"]["content"][0]["text"],
-                    "Ada likes green"
-                );
-                break;
-            }
-            assert_eq!(got["result"]["status"], "working", "{got}");
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "never completed: {got}"
-            );
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
+        let done = until_status(&b.url, &task_id, "completed").await;
+        assert_eq!(done["result"]["content"][0]["text"], "Ada likes green");
     }
     a.stop().await;
     b.stop().await;
@@ -446,30 +405,17 @@ async fn task_answers_nobody_takes_are_an_error() {
     let [a, b] = task_nodes(&tasks);
     let task_id = parked_task(&a).await;
     a.stop().await;
-    let answer = modern(
-        &b.url,
-        "tasks/update",
-        json!({
-            "taskId": task_id,
-            "inputResponses": { "name": { "action": "accept", "content": { "name": "Ada" } } },
-        }),
-    )
-    .await;
-    assert_eq!(answer["error"]["code"], -32603, "{answer}");
+    let refused = answer(&b.url, &task_id, "name", "Ada").await;
+    assert_eq!(refused["error"]["code"], -32603, "{refused}");
     assert!(
-        answer["error"]["message"]
+        refused["error"]["message"]
             .as_str()
             .unwrap()
             .contains("did not take the answers"),
-        "{answer}"
+        "{refused}"
     );
-    // Answers to keys the task no longer shows are acknowledged at once, as on one node.
-    let ack = modern(
-        &b.url,
-        "tasks/update",
-        json!({ "taskId": task_id, "inputResponses": { "never-asked": { "action": "accept" } } }),
-    )
-    .await;
+    // Answers to keys the task does not show are acknowledged at once, as on one node.
+    let ack = answer(&b.url, &task_id, "never-asked", "x").await;
     assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
     b.stop().await;
 }

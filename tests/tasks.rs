@@ -11,7 +11,7 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix_mcp::protocol::{ElicitRequestParams, InputRequest, InputRequiredResult, TaskSupport};
+use actix_mcp::protocol::{InputRequiredResult, TaskSupport};
 use actix_mcp::{
     InMemoryTaskStore, McpError, RequestContext, Server, ServerBuilder, TaskConfig, tool,
 };
@@ -21,6 +21,7 @@ use tokio::sync::Notify;
 use common::WAIT;
 use common::http::{send, spawn};
 use common::sse::SseReader;
+use common::task_tools::{form, two_questions};
 
 const EXT: &str = "io.modelcontextprotocol/tasks";
 const VERSION: &str = "2026-07-28";
@@ -138,15 +139,6 @@ fn builder() -> ServerBuilder {
 
 fn build(builder: ServerBuilder) -> Server {
     builder.build().unwrap_or_else(|err| panic!("{err}"))
-}
-
-fn form(message: &str, property: &str) -> InputRequest {
-    let schema = serde_json::from_value(json!({
-        "type": "object",
-        "properties": { property: { "type": "string" } },
-    }))
-    .unwrap_or_else(|err| panic!("{err}"));
-    InputRequest::elicitation(&ElicitRequestParams::form(message, schema))
 }
 
 /// A pending call becomes a task, visible at once as `working`, then `completed` with the
@@ -278,30 +270,7 @@ async fn cancel_stops_the_tool_and_is_idempotent() {
 /// the tool again with both answers.
 #[actix_web::test]
 async fn input_required_parks_the_task_until_every_key_is_answered() {
-    let server = build(
-        builder().tool(
-            tool(
-                "two_questions",
-                "asks two things",
-                |cx: RequestContext| async move {
-                    tokio::task::yield_now().await;
-                    let answer = |key: &str| {
-                        cx.input_response(key)
-                            .and_then(|v| v["content"][key].as_str())
-                            .map(str::to_owned)
-                    };
-                    match (answer("name"), answer("color")) {
-                        (Some(name), Some(color)) => Ok(format!("{name} likes {color}")),
-                        _ => Err(McpError::input_required(
-                            InputRequiredResult::ask("name", form("Name?", "name"))
-                                .and("color", form("Color?", "color")),
-                        )),
-                    }
-                },
-            )
-            .task_support(TaskSupport::Optional),
-        ),
-    );
+    let server = build(builder().tool(two_questions()));
     let task_id = start_task(&server, "two_questions").await;
     let parked = until(&server, &task_id, status_is("input_required")).await;
     let keys: Vec<&String> = parked["inputRequests"]

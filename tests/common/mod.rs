@@ -24,6 +24,7 @@ pub mod http_tools;
 pub mod pipe;
 pub mod redis;
 pub mod sse;
+pub mod task_tools;
 pub mod wire;
 
 /// The longest any test waits for one message: a broken server fails, it never hangs.
