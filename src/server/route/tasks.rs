@@ -293,22 +293,32 @@ pub(super) async fn update_task(
     let p: UpdateTaskRequestParams = take_params(request)?;
     let caller = caller(cx);
     let stored = service.get(&p.task_id, caller.as_deref()).await?;
-    if stored.task.status != TaskStatus::InputRequired {
-        return Ok(to_raw(&json!({})));
+    if stored.task.status == TaskStatus::InputRequired {
+        if let Some(run) = service.runner(&p.task_id) {
+            // A mailbox error means the task just ended: nothing is waiting for the answers.
+            let _ = run
+                .send(ProvideInput {
+                    responses: p.input_responses,
+                })
+                .await;
+        } else if let Some(relay) = server.relay() {
+            // The task runs on another node of a cluster (or has just ended, here or there).
+            relay_input(service, &*relay, &p, caller.as_deref(), &stored.task).await?;
+        }
     }
-    if let Some(run) = service.runner(&p.task_id) {
-        // A mailbox error means the task just ended: nothing is waiting for the answers.
-        let _ = run
-            .send(ProvideInput {
-                responses: p.input_responses,
-            })
-            .await;
-        return Ok(to_raw(&json!({})));
-    }
-    // The task runs on another node of a cluster (or has just ended, here or there).
-    let Some(relay) = server.relay() else {
-        return Ok(to_raw(&json!({})));
-    };
+    Ok(to_raw(&json!({})))
+}
+
+/// Hands `tasks/update` answers to the node of the cluster running the task, and returns once
+/// that node stored the task's new state, so a `tasks/get` that follows the acknowledgement,
+/// on any node, sees the answers taken.
+async fn relay_input(
+    service: &TaskService,
+    relay: &dyn actix_mcp_actors::Relay,
+    p: &UpdateTaskRequestParams,
+    caller: Option<&str>,
+    stored: &crate::protocol::DetailedTask,
+) -> Result<(), McpError> {
     let outstanding = |task: &crate::protocol::DetailedTask| {
         task.status == TaskStatus::InputRequired
             && task
@@ -316,12 +326,10 @@ pub(super) async fn update_task(
                 .as_ref()
                 .is_some_and(|shown| p.input_responses.keys().any(|key| shown.contains_key(key)))
     };
-    if !outstanding(&stored.task) {
+    if !outstanding(stored) {
         // Only unknown or answered keys: nothing to hand over.
-        return Ok(to_raw(&json!({})));
+        return Ok(());
     }
-    // The node running the task acknowledges once it stored the task's new state, so a
-    // `tasks/get` that follows the acknowledgement, on any node, sees the answers taken.
     let mut ticket = service.relay_ticket();
     relay.publish(actix_mcp_actors::BusMessage::Protocol {
         topic: crate::cluster::TASK_INPUT.to_owned(),
@@ -332,26 +340,26 @@ pub(super) async fn update_task(
         }),
     });
     if ticket.taken_within(crate::cluster::TASK_INPUT_WAIT).await {
-        return Ok(to_raw(&json!({})));
+        return Ok(());
     }
     // No word: the task may have ended meanwhile (its runner gone, nobody to answer), or the
     // node running it may be gone, or the bus lost a message. The store tells which.
-    let now = service.get(&p.task_id, caller.as_deref()).await?;
-    if outstanding(&now.task) {
-        let wait = crate::cluster::TASK_INPUT_WAIT.as_secs();
-        tracing::warn!(task = %p.task_id, wait, "no node took a task's answers");
-        // Not `McpError::internal`, whose message the client never sees: this one tells it
-        // what to do.
-        return Err(McpError::code(
-            ErrorCode::INTERNAL_ERROR.0,
-            format!(
-                "the node running task {} did not take the answers within {wait} s; \
-                 send them again (answered keys are ignored)",
-                p.task_id
-            ),
-        ));
+    let now = service.get(&p.task_id, caller).await?;
+    if !outstanding(&now.task) {
+        return Ok(());
     }
-    Ok(to_raw(&json!({})))
+    let wait = crate::cluster::TASK_INPUT_WAIT.as_secs();
+    tracing::warn!(task = %p.task_id, wait, "no node took a task's answers");
+    // Not `McpError::internal`, whose message the client never sees: this one tells it what
+    // to do.
+    Err(McpError::code(
+        ErrorCode::INTERNAL_ERROR.0,
+        format!(
+            "the node running task {} did not take the answers within {wait} s; \
+             send them again (answered keys are ignored)",
+            p.task_id
+        ),
+    ))
 }
 
 /// `tasks/cancel`: cancels a task that has not ended (cooperatively: its tool sees
