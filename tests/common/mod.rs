@@ -4,8 +4,8 @@
 //! ([`http_tools`]), a client over stdio framing ([`pipe`]) and the protocol model's golden
 //! fixtures with their per-revision schemas ([`golden`]).
 //!
-//! The schema is the spec's own `schema.json` (2025-11-25), read from `../shared/spec` beside
-//! the repository.
+//! The schema is the spec's own `schema.json` (2025-11-25), vendored under
+//! `tests/fixtures/protocol/_schema/`.
 
 #![allow(dead_code, clippy::unwrap_used)]
 
@@ -32,7 +32,7 @@ pub const WAIT: Duration = Duration::from_secs(5);
 
 const SCHEMA_PATH: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../shared/spec/schema/2025-11-25/schema.json"
+    "/tests/fixtures/protocol/_schema/2025-11-25/schema.json"
 );
 
 fn schema() -> &'static Value {
