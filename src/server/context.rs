@@ -83,28 +83,6 @@ pub(crate) struct RoundInput {
     pub(crate) state: Option<String>,
 }
 
-impl RoundInput {
-    /// The round input a request's params carry (`inputResponses`, `requestState`), if any.
-    pub(crate) fn from_params(params: Option<&Value>) -> Option<Self> {
-        let params = params?;
-        let responses = params
-            .get("inputResponses")
-            .and_then(Value::as_object)
-            .cloned();
-        let state = params
-            .get("requestState")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        if responses.is_none() && state.is_none() {
-            return None;
-        }
-        Some(Self {
-            responses: responses.unwrap_or_default(),
-            state,
-        })
-    }
-}
-
 impl fmt::Debug for RequestContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RequestContext")
@@ -163,7 +141,9 @@ impl RequestContext {
     }
 
     /// The state the handler put in the `input_required` result this request retries, as the
-    /// handler wrote it (the SDK checks its integrity before the handler sees it).
+    /// handler wrote it. A client never supplies it unchecked: a 2026-07-28 client echoes it
+    /// sealed, and the SDK opens and checks it before the handler runs; in a 2025-11-25 session
+    /// it never leaves the process; anything else a request says of its rounds is ignored.
     pub fn request_state(&self) -> Option<&str> {
         self.inner.input.as_ref()?.state.as_deref()
     }

@@ -34,7 +34,7 @@ use actix_mcp_actors::{
 
 use crate::error::{ErrorKind, McpError};
 use crate::protocol::{ProtocolVersion, method};
-use crate::server::context::{RequestContext, RoundInput, TransportInfo};
+use crate::server::context::{RequestContext, TransportInfo};
 use crate::server::mrtr::{self, Mrtr};
 use crate::server::session::SessionState;
 use crate::server::{ErrorSite, ExceptionReport, RequestEvent, ServerInner};
@@ -272,16 +272,17 @@ impl Handling {
             transport.as_ref(),
         );
         let mrtr_method = modern::MRTR_METHODS.contains(&request.method.as_str());
+        // Round input comes from two places only: a 2026 request's sealed state, opened (and
+        // refused) here before any handler runs, and the answers the session shim collects.
+        // Whatever else a request says of its rounds (`requestState`, `inputResponses` sent
+        // to a session or without an envelope) is never handed to a handler: it could forge
+        // the state a handler asked to get back.
         if mrtr_method && stateless {
-            // The echoed state is opened (and refused) before any handler runs.
             let caller = cx.identity().map(|identity| identity.owner_key());
             match Mrtr::open(&server, &request.method, request.params.as_ref(), caller) {
                 Ok((mrtr, input)) => cx = cx.with_mrtr(mrtr).with_input(input),
                 Err(error) => return Err(error.to_error_object()),
             }
-        } else if mrtr_method && let Some(input) = RoundInput::from_params(request.params.as_ref())
-        {
-            cx = cx.with_input(Some(input));
         }
         let event = server.around.as_ref().map(|_| {
             Box::new(RequestEvent {
