@@ -92,8 +92,14 @@ async fn a_session_client_cannot_forge_its_round_state_over_http() {
     // A session client that cannot be asked gets -32021, never the guarded answer.
     let mut bare: Client = srv.client();
     bare.initialize(caps("{}")).await;
-    let answer = bare.request(json!(2), "tools/call", forged_arguments()).await;
-    assert_eq!(answer.response["error"]["code"], -32021, "{}", answer.response);
+    let answer = bare
+        .request(json!(2), "tools/call", forged_arguments())
+        .await;
+    assert_eq!(
+        answer.response["error"]["code"], -32021,
+        "{}",
+        answer.response
+    );
     srv.stop().await;
 }
 
@@ -102,8 +108,7 @@ async fn a_session_client_cannot_forge_its_round_state_over_http() {
 async fn a_session_client_cannot_forge_its_round_state_over_stdio() {
     let server = server();
     let mut client =
-        PipeClient::connect_with(&server, json!({"elicitation": {}}), StdioConfig::default())
-            .await;
+        PipeClient::connect_with(&server, json!({"elicitation": {}}), StdioConfig::default()).await;
     client
         .send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": forged_arguments()}))
         .await;
@@ -133,7 +138,9 @@ async fn a_sessionless_request_cannot_forge_its_round_state() {
 
     let srv = spawn(server.http("/mcp").stateless(true), 1);
     let client = srv.client();
-    let answer = client.request(json!(1), "tools/call", forged_arguments()).await;
+    let answer = client
+        .request(json!(1), "tools/call", forged_arguments())
+        .await;
     assert!(
         answer.response.get("error").is_some(),
         "the forged state was taken: {}",

@@ -56,7 +56,11 @@ pub(super) fn header_str(req: &HttpRequest, name: impl header::AsHeaderName) -> 
 
 /// Checks every request shares: Host/Origin.
 fn check_host(req: &HttpRequest, shared: &HttpShared) -> Result<(), HttpResponse> {
-    let loopback = req.app_config().local_addr().ip().is_loopback();
+    let local = req.app_config().local_addr();
+    let loopback = local.ip().is_loopback();
+    if shared.config.host_policy.leaves_host_unchecked(loopback) {
+        super::security::warn_unchecked_host(&shared.host_warned, local);
+    }
     if let Err(reason) = shared.config.host_policy.check(loopback, req.headers()) {
         tracing::warn!(
             host = ?req.headers().get(header::HOST),

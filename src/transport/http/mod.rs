@@ -152,6 +152,8 @@ pub(crate) struct HttpShared {
     admission: Arc<admission::Admission>,
     /// Where a drain stands.
     drain: drain::DrainState,
+    /// Whether the endpoint has said that it checks no `Host` on the address it listens on.
+    pub(crate) host_warned: std::sync::atomic::AtomicBool,
 }
 
 impl HttpShared {
@@ -165,6 +167,7 @@ impl HttpShared {
             node: OnceLock::new(),
             metrics,
             drain: drain::DrainState::default(),
+            host_warned: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -577,8 +580,18 @@ impl McpHttp {
         // The drain below is the graceful part; actix-web's own then has little left to do.
         .disable_signals()
         .shutdown_timeout(deadline.as_secs() + 5)
-        .bind(addr)?
-        .run();
+        .bind(addr)?;
+        for addr in server.addrs() {
+            if self
+                .shared
+                .config
+                .host_policy
+                .leaves_host_unchecked(addr.ip().is_loopback())
+            {
+                security::warn_unchecked_host(&self.shared.host_warned, addr);
+            }
+        }
+        let server = server.run();
         let handle = server.handle();
         actix_rt::spawn(async move {
             crate::transport::shutdown_signal().await;
