@@ -33,6 +33,7 @@ use futures::FutureExt;
 use futures::future::{BoxFuture, CatchUnwind};
 
 use crate::dispatch::{Dispatch, Reply};
+use crate::holds::Holds;
 use crate::jsonrpc::{ErrorObject, Frame, FrameKind, Request};
 use crate::metrics::{Gauge, Metrics};
 use crate::outlet::Outlet;
@@ -93,13 +94,14 @@ impl InFlight {
 
     /// Answers one request outside any session (stateless mode): the request runs on the
     /// current arbiter (polled once in place, then an actor only if still pending) and its
-    /// frames go to `outlet`. Dropping the returned guard cancels the request (the HTTP layer
-    /// holds it for as long as the client waits).
+    /// frames go to `outlet`; its work keeps `holds` until it ends. Dropping the returned guard
+    /// cancels the request (the HTTP layer holds it for as long as the client waits).
     pub fn start_detached(
         request: Request,
         dispatch: Arc<dyn Dispatch>,
         outlet: Outlet,
         metrics: Arc<Metrics>,
+        holds: Holds,
     ) -> CancelOnDrop {
         // Refused as in a session: the token would be copied into every progress notification.
         if let Some(error) = oversized_progress_token(request.params.as_ref()) {
@@ -109,6 +111,7 @@ impl InFlight {
         }
         let progress = progress_token(request.params.as_ref());
         let scope = RequestScope::new(request.id.clone(), outlet, None, progress, metrics);
+        scope.keep(holds);
         CancelOnDrop(Self::begin(request, scope, &dispatch))
     }
 }
@@ -161,12 +164,14 @@ fn respond(scope: &RequestScope, outcome: Result<Reply, Box<dyn Any + Send>>) {
 }
 
 /// Ends a request, answered or not: its token is cancelled and its tool calls are told (work
-/// it started stops), it leaves the in-flight table, and its outlet is finished, through the
+/// it started stops), it leaves the in-flight table, lets go of its holds, and its outlet is
+/// finished, through the
 /// session ([`RequestFinished`]) when it made server-to-client requests that must be
 /// cancelled first.
 fn end(scope: &RequestScope) {
     scope.cancel();
     scope.forget();
+    scope.release_holds();
     match scope.session() {
         Some(session) if scope.made_peer_requests() && session.addr().connected() => {
             // The session finishes the outlet after cancelling this request's pending

@@ -73,6 +73,7 @@
 mod cluster;
 mod dispatch;
 mod error;
+mod holds;
 mod ids;
 mod in_flight;
 mod json_cost;
@@ -91,6 +92,7 @@ pub use cluster::{
 };
 pub use dispatch::{Dispatch, Reply};
 pub use error::{OpenError, PeerError};
+pub use holds::Holds;
 pub use ids::{EventId, SessionId};
 pub use in_flight::{Abort, Cancel, CancelOnDrop, InFlight};
 pub use json_cost::{BYTES_PER_TOKEN, parsed_size_estimate};

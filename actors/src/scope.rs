@@ -22,6 +22,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::PeerError;
+use crate::holds::Holds;
 use crate::jsonrpc::{ErrorObject, Frame, FrameKind, RequestId};
 use crate::metrics::Metrics;
 use crate::outlet::Outlet;
@@ -47,6 +48,8 @@ struct ScopeInner {
     made_peer_requests: AtomicBool,
     /// The tool calls running for this request, told when it ends.
     tool_calls: Mutex<Vec<Recipient<CancelCall>>>,
+    /// What the request's work keeps until the request ends (see [`Holds`]).
+    holds: Mutex<Holds>,
     metrics: Arc<Metrics>,
 }
 
@@ -91,6 +94,7 @@ impl RequestScope {
                 last_progress: Mutex::new(None),
                 made_peer_requests: AtomicBool::new(false),
                 tool_calls: Mutex::new(Vec::new()),
+                holds: Mutex::new(Holds::none()),
                 metrics,
             }),
         }
@@ -141,6 +145,33 @@ impl RequestScope {
         for call in calls {
             call.do_send(CancelCall);
         }
+    }
+
+    /// Keeps `holds` until the request ends (with whatever it holds already).
+    pub(crate) fn keep(&self, holds: Holds) {
+        if holds.is_empty() {
+            return;
+        }
+        let mut kept = lock(&self.inner.holds);
+        if kept.is_empty() {
+            *kept = holds;
+        } else {
+            let earlier = std::mem::take(&mut *kept);
+            *kept = Holds::new((earlier, holds));
+        }
+    }
+
+    /// A share of what the request's work holds (admission slots, a byte budget), for work
+    /// that outlives the request: what it holds stays held until the share is dropped too.
+    /// Empty once the request has ended.
+    pub fn share_holds(&self) -> Holds {
+        lock(&self.inner.holds).clone()
+    }
+
+    /// Lets go of what the request held (it has ended); shares taken earlier keep it.
+    pub(crate) fn release_holds(&self) {
+        let released = std::mem::take(&mut *lock(&self.inner.holds));
+        drop(released);
     }
 
     /// Releases the request's row in its session's in-flight table.
@@ -372,6 +403,12 @@ impl RequestScope {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
+        // The closure cannot be stopped: it keeps the request's holds until it returns.
+        let holds = self.share_holds();
+        let f = move || {
+            let _holds = holds;
+            f()
+        };
         self.run_tool_call(Supervised::Blocking(Box::new(f)), timeout)
             .await
     }
@@ -443,4 +480,10 @@ pub fn peer_error_object(err: &PeerError) -> ErrorObject {
         PeerError::Rejected(error) => error.clone(),
         other => ErrorObject::internal(other),
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }

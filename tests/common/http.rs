@@ -288,6 +288,33 @@ impl Client {
         )
     }
 
+    /// A POST of a 2026-07-28 `body` (whose `params._meta` carries its envelope): the
+    /// standard headers mirrored from the body (`MCP-Protocol-Version`, `Mcp-Method`,
+    /// `Mcp-Name`) and this client's bearer token; never a session.
+    pub fn modern_builder(&self, body: &Value) -> reqwest::RequestBuilder {
+        let method = body["method"].as_str().unwrap_or_default();
+        let mut builder = self
+            .http
+            .post(&self.url)
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header(CONTENT_TYPE, "application/json")
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .header("Mcp-Method", method)
+            .body(body.to_string());
+        let name = match method {
+            "tools/call" | "prompts/get" => body["params"]["name"].as_str(),
+            "resources/read" => body["params"]["uri"].as_str(),
+            _ => None,
+        };
+        if let Some(name) = name {
+            builder = builder.header("Mcp-Name", name);
+        }
+        if let Some(token) = &self.bearer {
+            builder = builder.bearer_auth(token);
+        }
+        builder
+    }
+
     /// POSTs one message; bounded by [`WAIT`] until the response headers arrive.
     pub async fn post(&self, body: &Value) -> reqwest::Response {
         send(self.post_builder(body)).await

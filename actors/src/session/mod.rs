@@ -31,6 +31,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cluster::Relay;
 use crate::dispatch::Dispatch;
+use crate::holds::Holds;
 use crate::ids::{EventId, SessionId};
 use crate::in_flight::{Abort, Cancel, InFlight};
 use crate::jsonrpc::{ErrorObject, Frame, Notification, Request, RequestId, Response};
@@ -324,15 +325,24 @@ impl SessionHandle {
     /// arbiter and its row records the actor, where `notifications/cancelled` finds it. On a
     /// session that has ended, the outlet is finished without an answer.
     pub fn request(&self, request: Request, outlet: Outlet) {
-        self.request_with(request, outlet, &self.shared.dispatch);
+        self.request_with(request, outlet, None, Holds::none());
     }
 
     /// Like [`request`](Self::request), but the request is answered by `dispatch` instead of
-    /// the session's own: a transport gives one request data only it knows (the caller's
-    /// credentials, the HTTP headers) this way. Everything else (admission, cancellation,
-    /// streams) is the session's, as with [`request`](Self::request).
-    pub fn request_with(&self, request: Request, outlet: Outlet, dispatch: &Arc<dyn Dispatch>) {
+    /// the session's own when one is given (a transport gives one request data only it knows,
+    /// the caller's credentials or the HTTP headers, this way), and its work keeps `holds`
+    /// until it ends (admission slots, a byte budget; released at once when the request is
+    /// refused). Everything else (admission, cancellation, streams) is the session's, as with
+    /// [`request`](Self::request).
+    pub fn request_with(
+        &self,
+        request: Request,
+        outlet: Outlet,
+        dispatch: Option<&Arc<dyn Dispatch>>,
+        holds: Holds,
+    ) {
         let shared = &self.shared;
+        let dispatch = dispatch.unwrap_or(&shared.dispatch);
         if let Some(error) = oversized_progress_token(request.params.as_ref()) {
             outlet.deliver_or_log(Frame::error(Some(&request.id), &error), "refusal");
             outlet.finish();
@@ -368,6 +378,7 @@ impl SessionHandle {
             progress_token,
             shared.metrics.clone(),
         );
+        scope.keep(holds);
         // The handler's first poll runs outside the lock (it may call back into the session).
         if let Some(actor) = InFlight::begin(request, scope, dispatch) {
             let cancelled = shared.lock_requests().started(&id, ticket, actor.clone());

@@ -19,6 +19,8 @@ use tokio::sync::{Notify, mpsc};
 /// - `slow` signals `started`, then waits until the request is cancelled;
 /// - `wait` waits for `release`; `tool_wait` does so inside a supervised future;
 /// - `tool_now` supervises a future that is ready at once;
+/// - `blocking` runs a blocking closure that waits for `release`, and answers at once when
+///   cancelled (the closure runs on);
 /// - `ask` makes a peer request (`sampling/createMessage`); `ask_slowly` one limited to 60 s;
 /// - `panic` panics inside a supervised invocation; `timeout` supervises a future that never
 ///   ends, limited to 20 ms;
@@ -61,6 +63,16 @@ impl Dispatch for Fake {
                         )
                         .await;
                     raw(json!(format!("{value:?}")))
+                }
+                "blocking" => {
+                    let call = scope.supervise_blocking(
+                        move || futures::executor::block_on(release.notified()),
+                        None,
+                    );
+                    tokio::select! {
+                        outcome = call => raw(json!(format!("{outcome:?}"))),
+                        () = scope.token().cancelled() => raw(json!("cancelled")),
+                    }
                 }
                 "tool_now" => {
                     let value = scope.supervise(async { 5 }, None).await;

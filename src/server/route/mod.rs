@@ -28,7 +28,7 @@ use futures::future::{BoxFuture, Either};
 use serde_json::Value;
 
 use actix_mcp_actors::{
-    Dispatch, ErrorObject, Frame, InFlight, Incoming, Metrics, Notification, Reply, Request,
+    Dispatch, ErrorObject, Frame, Holds, InFlight, Incoming, Metrics, Notification, Reply, Request,
     RequestScope, ResponseOutlet, SessionHandle,
 };
 
@@ -493,7 +493,8 @@ pub(crate) async fn handle_detached_with(
         Ok(Incoming::Response(_)) => None,
         Ok(Incoming::Request(request)) => {
             let (outlet, rx) = ResponseOutlet::channel();
-            let _guard = InFlight::start_detached(request, dispatch, outlet, metrics);
+            let _guard =
+                InFlight::start_detached(request, dispatch, outlet, metrics, Holds::none());
             rx.await.ok().map(|frame: Frame| frame.json.to_string())
         }
     }

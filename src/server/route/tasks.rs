@@ -184,6 +184,20 @@ pub(super) async fn call_as_task(
         expires_at: Some(now + ttl),
         owner: cx.identity().map(|identity| identity.owner_key()),
     };
+    // A running task counts against its caller's cap for as long as it runs.
+    let slot = match service.reserve(stored.owner.as_deref()) {
+        Ok(slot) => slot,
+        Err(limit) if def.task_support != TaskSupport::Required => {
+            tracing::debug!(limit, "the caller's task cap is full: the call runs inline");
+            return Ok(None);
+        }
+        Err(limit) => {
+            return Err(McpError::code(
+                code::SERVER_BUSY.0,
+                format!("too many tasks of this caller (limit {limit}); retry later"),
+            ));
+        }
+    };
     if let Err(error) = create(&service, &stored).await {
         if def.task_support != TaskSupport::Required && error.error_code() == code::SERVER_BUSY {
             return Ok(None);
@@ -203,6 +217,9 @@ pub(super) async fn call_as_task(
         cx: task_cx.with_input(None),
         scope: scope.clone(),
         timeout: def.timeout.or(server.config.tool_timeout),
+        // The request's admission slots and byte budget stay held while the task runs.
+        holds: cx.scope().share_holds(),
+        slot,
     };
     let invoked = Invoked {
         server,

@@ -52,6 +52,7 @@ use self::run::TaskRun;
 #[must_use]
 pub struct TaskConfig {
     pub(crate) max_tasks: usize,
+    pub(crate) max_tasks_per_principal: usize,
     pub(crate) ttl: Duration,
     pub(crate) max_ttl: Duration,
     pub(crate) poll_interval: Duration,
@@ -62,6 +63,7 @@ impl fmt::Debug for TaskConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TaskConfig")
             .field("max_tasks", &self.max_tasks)
+            .field("max_tasks_per_principal", &self.max_tasks_per_principal)
             .field("ttl", &self.ttl)
             .field("max_ttl", &self.max_ttl)
             .field("poll_interval", &self.poll_interval)
@@ -73,6 +75,7 @@ impl Default for TaskConfig {
     fn default() -> Self {
         Self {
             max_tasks: 10_000,
+            max_tasks_per_principal: 1_000,
             ttl: Duration::from_secs(3_600),
             max_ttl: Duration::from_secs(24 * 3_600),
             poll_interval: Duration::from_millis(500),
@@ -86,6 +89,16 @@ impl TaskConfig {
     /// without a task runs inline, and one that needs a task is refused as busy.
     pub fn max_tasks(mut self, max: usize) -> Self {
         self.max_tasks = max.max(1);
+        self
+    }
+
+    /// At most this many tasks of one identity running at once on this node (default 1 000;
+    /// on a bearer-protected endpoint: without authentication there is no identity to count).
+    /// At the limit, as at [`max_tasks`](Self::max_tasks), a call that may run without a task
+    /// runs inline and one that needs a task is refused as busy. With the admission slots a
+    /// running task keeps, this bounds what one identity can take from the others.
+    pub fn max_tasks_per_principal(mut self, max: usize) -> Self {
+        self.max_tasks_per_principal = max.max(1);
         self
     }
 
@@ -128,6 +141,8 @@ pub(crate) struct TaskService {
     /// `tasks/update` answers handed to the node of a cluster running their task, by ticket:
     /// each waits for that node's word that the task's new state is stored.
     relayed: Mutex<HashMap<String, oneshot::Sender<()>>>,
+    /// Tasks running on this node, by their caller's owner key.
+    principals: Mutex<HashMap<String, usize>>,
 }
 
 impl fmt::Debug for TaskService {
@@ -146,7 +161,33 @@ impl TaskService {
             config,
             running: Mutex::default(),
             relayed: Mutex::default(),
+            principals: Mutex::default(),
         }
+    }
+
+    /// A place for one more running task of `owner` (an identity's owner key; `None` without
+    /// authentication, which is not counted), held until the slot is dropped.
+    ///
+    /// # Errors
+    /// The limit, when `owner` has [`TaskConfig::max_tasks_per_principal`] tasks running.
+    pub(crate) fn reserve(
+        self: &Arc<Self>,
+        owner: Option<&str>,
+    ) -> Result<Option<TaskSlot>, usize> {
+        let Some(owner) = owner else {
+            return Ok(None);
+        };
+        let limit = self.config.max_tasks_per_principal;
+        let mut principals = lock(&self.principals);
+        let running = principals.entry(owner.to_owned()).or_default();
+        if *running >= limit {
+            return Err(limit);
+        }
+        *running += 1;
+        Ok(Some(TaskSlot {
+            service: self.clone(),
+            owner: owner.to_owned(),
+        }))
     }
 
     fn running(&self) -> MutexGuard<'_, HashMap<String, Addr<TaskRun>>> {
@@ -209,6 +250,25 @@ impl TaskService {
             Ok(Some(task)) if task.owner.as_deref() == caller => Ok(task),
             Ok(_) => Err(unknown_task(task_id)),
             Err(err) => Err(McpError::internal(err.to_string())),
+        }
+    }
+}
+
+/// One running task's place under its caller's cap ([`TaskService::reserve`]); freed when
+/// dropped.
+pub(crate) struct TaskSlot {
+    service: Arc<TaskService>,
+    owner: String,
+}
+
+impl Drop for TaskSlot {
+    fn drop(&mut self) {
+        let mut principals = lock(&self.service.principals);
+        if let Some(running) = principals.get_mut(&self.owner) {
+            *running = running.saturating_sub(1);
+            if *running == 0 {
+                principals.remove(&self.owner);
+            }
         }
     }
 }

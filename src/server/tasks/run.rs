@@ -32,7 +32,9 @@ use actix::{
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use actix_mcp_actors::{ErrorObject, Frame, FrameKind, FrameSink, RequestScope, SupervisedError};
+use actix_mcp_actors::{
+    ErrorObject, Frame, FrameKind, FrameSink, Holds, RequestScope, SupervisedError,
+};
 
 use crate::error::ErrorKind;
 use crate::protocol::modern::missing_capability;
@@ -46,7 +48,7 @@ use crate::server::listen::Change;
 use crate::server::tool::ToolHandler;
 use crate::server::{ErrorSite, ExceptionReport, ServerInner};
 
-use super::{StoredTask, TaskService, timestamp};
+use super::{StoredTask, TaskService, TaskSlot, timestamp};
 
 /// A task's outlet: a task has no stream, so nothing travels.
 #[derive(Debug)]
@@ -158,6 +160,13 @@ pub(crate) struct TaskWork {
     pub(crate) scope: RequestScope,
     /// Each round's time limit.
     pub(crate) timeout: Option<Duration>,
+    /// What the request that created the task held (its admission slots, its byte budget):
+    /// the task keeps it for its life.
+    #[allow(dead_code, reason = "kept for its drop")]
+    pub(crate) holds: Holds,
+    /// The task's place under its caller's cap.
+    #[allow(dead_code, reason = "kept for its drop")]
+    pub(crate) slot: Option<TaskSlot>,
 }
 
 /// The actor running one task. See the module docs.

@@ -15,6 +15,11 @@
 //! (`-32003`) and `data: {"retryAfterMs": .., "limit": ..}`. Only requests are counted:
 //! notifications, responses and `ping` (a liveness probe that costs nothing) never wait.
 //!
+//! A request's slots are held by its work, not its connection: they are released when the
+//! request ends (answered or cancelled), whether or not its client is still connected; a
+//! blocking tool still running on its thread keeps them, and so does a task of the Tasks
+//! extension, for its whole life.
+//!
 //! Memory stays bounded under overload: the wait queue has a cap, a refused POST's body is
 //! never read, and the rate limiters keep at most [`MAX_BUCKETS`] buckets (full ones are
 //! forgotten first, as a full bucket is the same as none).
@@ -22,17 +27,13 @@
 //! [`ServerBuilder::max_concurrent_requests`]: crate::server::ServerBuilder::max_concurrent_requests
 
 use std::collections::HashMap;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use actix_web::HttpResponse;
-use actix_web::body::{BodySize, BoxBody, MessageBody};
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
-use bytes::Bytes;
 use serde_json::json;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
@@ -574,54 +575,6 @@ impl Permit {
             (Some(principal), Limit::Principal) => principal.permit = Some(slot),
             _ => self.permits.push(slot),
         }
-    }
-
-    /// Holds these slots until `response` is done: released at once for a whole answer, kept
-    /// by the body of a streamed one until the stream ends.
-    pub(super) fn release_after(self, response: HttpResponse) -> HttpResponse {
-        if self.permits.is_empty() && self.principal.is_none() {
-            // No limit is on: nothing to hold.
-            return response;
-        }
-        hold_until_done(response, self)
-    }
-}
-
-/// Keeps `guard` alive until `response` is done: dropped at once for a whole answer, kept by
-/// the body of a streamed one until the stream ends.
-pub(super) fn hold_until_done<G: Unpin + 'static>(
-    response: HttpResponse,
-    guard: G,
-) -> HttpResponse {
-    if !matches!(response.body().size(), BodySize::Stream) {
-        return response;
-    }
-    response
-        .map_body(|_, body| Held {
-            body,
-            _guard: guard,
-        })
-        .map_into_boxed_body()
-}
-
-/// A streamed answer's body, holding a guard.
-struct Held<G> {
-    body: BoxBody,
-    _guard: G,
-}
-
-impl<G: Unpin> MessageBody for Held<G> {
-    type Error = <BoxBody as MessageBody>::Error;
-
-    fn size(&self) -> BodySize {
-        self.body.size()
-    }
-
-    fn poll_next(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Bytes, Self::Error>>> {
-        Pin::new(&mut self.get_mut().body).poll_next(cx)
     }
 }
 

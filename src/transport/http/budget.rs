@@ -1,8 +1,9 @@
 //! The server-wide budget of request bytes in flight: the sum of the body sizes of the POSTs
-//! being read or answered. Every POST reserves its body's size (its `Content-Length` at once,
-//! or chunk by chunk as a chunked body arrives) and releases it when its answer is done: when
-//! the handler returns a whole answer, or when a streamed answer ends. A POST that does not fit
-//! is refused 503 with `Retry-After`, before more of its body is read.
+//! being read or worked on. Every POST reserves its body's size (its `Content-Length` at once,
+//! or chunk by chunk as a chunked body arrives); a notification or response releases it once
+//! handled, a request when its work ends (answered or cancelled; a task or a blocking tool
+//! that runs on keeps it), whether or not its client is still connected. A POST that does not
+//! fit is refused 503 with `Retry-After`, before more of its body is read.
 //!
 //! Bounding each body ([`McpHttp::body_limit`](super::McpHttp::body_limit)) does not bound
 //! them all: many clients sending large bodies at once, or holding large requests in flight
@@ -10,8 +11,6 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-
-use actix_web::HttpResponse;
 
 /// The budget shared by an endpoint's workers.
 #[derive(Debug)]
@@ -75,12 +74,6 @@ impl Reservation {
         } else {
             false
         }
-    }
-
-    /// Holds this reservation until `response` is done: released at once for a whole answer
-    /// (the request is answered), kept by the body of a streamed one until the stream ends.
-    pub(super) fn release_after(self, response: HttpResponse) -> HttpResponse {
-        super::admission::hold_until_done(response, self)
     }
 }
 

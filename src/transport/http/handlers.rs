@@ -12,9 +12,9 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use futures::StreamExt;
 
 use actix_mcp_actors::{
-    ErrorCode, ErrorObject, EventId, EventLog, Frame, InFlight, Incoming, OpenError, RequestId,
-    ResponseOutlet, Resumed, SessionConfig, SessionHandle, SessionId, SessionParts, Settled,
-    SseEvent, StoreError, StreamReceiver,
+    ErrorCode, ErrorObject, EventId, EventLog, Frame, Holds, InFlight, Incoming, OpenError,
+    RequestId, ResponseOutlet, Resumed, SessionConfig, SessionHandle, SessionId, SessionParts,
+    Settled, SseEvent, StoreError, StreamReceiver,
 };
 
 use super::admission::Permit;
@@ -551,12 +551,25 @@ pub(super) async fn post(
         Err(_) => return close_unread(body_timed_out(shared.config.body_timeout), payload),
     };
     drop(payload);
-    let response = post_message(&req, &shared, &body).await;
-    reservation.release_after(response)
+    post_message(&req, &shared, &body, reservation).await
 }
 
-/// Answers a POSTed message whose body has been read.
-async fn post_message(req: &HttpRequest, shared: &HttpShared, body: &[u8]) -> HttpResponse {
+/// What a request's work keeps until it ends: its admission slots and its body's share of the
+/// budget of request bytes in flight. A limit counts work, not connections: a client that goes
+/// away while its request runs on frees neither.
+#[derive(Debug)]
+pub(super) struct Held {
+    pub(super) _permit: Option<Permit>,
+    pub(super) _reservation: Reservation,
+}
+
+/// Answers a POSTed message whose body has been read (its size held by `reservation`).
+async fn post_message(
+    req: &HttpRequest,
+    shared: &HttpShared,
+    body: &[u8],
+    reservation: Reservation,
+) -> HttpResponse {
     let message = match actix_mcp_actors::parse_message(body) {
         Ok(message) => message,
         Err(rejection) => {
@@ -584,7 +597,7 @@ async fn post_message(req: &HttpRequest, shared: &HttpShared, body: &[u8]) -> Ht
         Err(response) => return response,
     };
     if modern::is_stateless(&message, raw) {
-        return modern::post(req, shared, message, raw, caller).await;
+        return modern::post(req, shared, message, raw, caller, reservation).await;
     }
     let header_version = match stateful_version(req, id) {
         Ok(version) => version,
@@ -602,11 +615,11 @@ async fn post_message(req: &HttpRequest, shared: &HttpShared, body: &[u8]) -> Ht
         }
         _ => None,
     };
-    let response = post_stateful(req, shared, message, header_version, caller).await;
-    match permit {
-        Some(permit) => permit.release_after(response),
-        None => response,
-    }
+    let holds = Holds::new(Held {
+        _permit: permit,
+        _reservation: reservation,
+    });
+    post_stateful(req, shared, message, header_version, caller, holds).await
 }
 
 /// Answers a message of the session era (or of stateless mode) once it is admitted.
@@ -616,6 +629,7 @@ async fn post_stateful(
     message: Incoming,
     header_version: Option<ProtocolVersion>,
     caller: Option<Arc<Identity>>,
+    holds: Holds,
 ) -> HttpResponse {
     let message_id = match &message {
         Incoming::Request(request) => Some(request.id.clone()),
@@ -625,7 +639,7 @@ async fn post_stateful(
     let identity = caller.as_deref();
     if shared.config.stateless {
         let transport = auth::transport_info(req, shared, caller.clone());
-        return post_stateless(shared, message, header_version, transport).await;
+        return post_stateless(shared, message, header_version, transport, holds).await;
     }
     // One initialize per session, as over stdio: an initialize that names a session is a
     // request of that session (refused there as a second initialize; 404 when it is gone),
@@ -640,13 +654,13 @@ async fn post_stateful(
             };
             let transport = auth::transport_info(req, shared, caller.clone());
             let dispatch = request_dispatch(shared, header_version, transport);
-            answer(shared, &session, request, true, dispatch).await
+            answer(shared, &session, request, true, dispatch, holds).await
         }
         Incoming::Request(request) => match lookup(req, shared, identity, id).await {
             Ok(session) => {
                 let transport = auth::transport_info(req, shared, caller.clone());
                 let dispatch = request_dispatch(shared, header_version, transport);
-                answer(shared, &session, request, false, dispatch).await
+                answer(shared, &session, request, false, dispatch, holds).await
             }
             Err(response) => response,
         },
@@ -762,19 +776,6 @@ async fn keep_if_initialized(
     Ok(None)
 }
 
-/// Hands a request to its session, answered by `dispatch` when the transport gave it one.
-fn admit(
-    session: &SessionHandle,
-    request: actix_mcp_actors::Request,
-    outlet: actix_mcp_actors::Outlet,
-    dispatch: Option<&Arc<dyn actix_mcp_actors::Dispatch>>,
-) {
-    match dispatch {
-        Some(dispatch) => session.request_with(request, outlet, dispatch),
-        None => session.request(request, outlet),
-    }
-}
-
 /// Answers a request on its session: an SSE stream, or one JSON body.
 async fn answer(
     shared: &HttpShared,
@@ -782,11 +783,12 @@ async fn answer(
     request: actix_mcp_actors::Request,
     new: bool,
     dispatch: Option<Arc<dyn actix_mcp_actors::Dispatch>>,
+    holds: Holds,
 ) -> HttpResponse {
     let id = request.id.clone();
     if shared.config.json_response {
         let (outlet, rx) = ResponseOutlet::channel();
-        admit(session, request, outlet, dispatch.as_ref());
+        session.request_with(request, outlet, dispatch.as_ref(), holds);
         return match rx.await {
             Ok(frame) => match header_id(shared, session, new, &id).await {
                 Ok(header) => json_response(&frame.json, header.as_ref()),
@@ -813,7 +815,7 @@ async fn answer(
         shared.config.retry,
         true,
     );
-    admit(session, request, log.outlet(), dispatch.as_ref());
+    session.request_with(request, log.outlet(), dispatch.as_ref(), holds);
     let metrics = shared.registry().metrics_handle();
     match answer::settle(&log, ANSWER_WINDOW, metrics).await {
         Settled::Complete {
@@ -865,6 +867,7 @@ async fn post_stateless(
     message: Incoming,
     header_version: Option<ProtocolVersion>,
     transport: Option<Arc<TransportInfo>>,
+    holds: Holds,
 ) -> HttpResponse {
     let request = match message {
         Incoming::Request(request) => request,
@@ -914,7 +917,7 @@ async fn post_stateless(
     if shared.config.json_response {
         let id = request.id.clone();
         let (outlet, rx) = ResponseOutlet::channel();
-        let _guard = InFlight::start_detached(request, dispatch, outlet, metrics);
+        let _guard = InFlight::start_detached(request, dispatch, outlet, metrics, holds);
         let answered = tokio::select! {
             answered = rx => answered,
             () = shared.drain.cancelling.cancelled() => return drain::cancelled_response(&id),
@@ -932,7 +935,7 @@ async fn post_stateless(
     // No session: nothing is resumable, so the answer's events carry no ids and no priming
     // event, and nothing is stored.
     let log = EventLog::buffered(None, 0, shared.config.retry, true);
-    let guard = InFlight::start_detached(request, dispatch, log.outlet(), metrics.clone());
+    let guard = InFlight::start_detached(request, dispatch, log.outlet(), metrics.clone(), holds);
     match answer::settle(&log, ANSWER_WINDOW, &metrics).await {
         Settled::Complete { events, .. } => {
             guard.disarm();

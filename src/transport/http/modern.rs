@@ -16,13 +16,14 @@ use base64::Engine as _;
 use serde_json::Value;
 
 use actix_mcp_actors::{
-    Dispatch as _, ErrorCode, ErrorObject, EventLog, Frame, InFlight, Incoming, Request,
+    Dispatch as _, ErrorCode, ErrorObject, EventLog, Frame, Holds, InFlight, Incoming, Request,
     ResponseOutlet, Settled,
 };
 
 use super::HttpShared;
 use super::answer::{self, ANSWER_WINDOW};
 use super::auth;
+use super::budget::Reservation;
 use super::handlers::{complete_sse_response, sse_response};
 use crate::error::code;
 use crate::protocol::modern::{header_mismatch, unsupported_version};
@@ -271,6 +272,7 @@ pub(super) async fn post(
     message: Incoming,
     header_version: Option<&str>,
     caller: Option<Arc<Identity>>,
+    reservation: Reservation,
 ) -> HttpResponse {
     let request = match message {
         Incoming::Request(request) => request,
@@ -317,11 +319,11 @@ pub(super) async fn post(
         Ok(permit) => permit,
         Err(response) => return response,
     };
-    let response = answer(req, shared, request, caller).await;
-    match permit {
-        Some(permit) => permit.release_after(response),
-        None => response,
-    }
+    let holds = Holds::new(super::handlers::Held {
+        _permit: permit,
+        _reservation: reservation,
+    });
+    answer(req, shared, request, caller, holds).await
 }
 
 /// Answers an admitted stateless request.
@@ -330,13 +332,14 @@ async fn answer(
     shared: &HttpShared,
     request: Request,
     caller: Option<Arc<Identity>>,
+    holds: Holds,
 ) -> HttpResponse {
     let dispatch = dispatch(req, shared, caller);
     let metrics = shared.metrics.clone();
     if shared.config.json_response {
         let id = request.id.clone();
         let (outlet, rx) = ResponseOutlet::channel();
-        let _guard = InFlight::start_detached(request, dispatch, outlet, metrics);
+        let _guard = InFlight::start_detached(request, dispatch, outlet, metrics, holds);
         let answered = tokio::select! {
             answered = rx => answered,
             () = shared.drain.cancelling.cancelled() => {
@@ -355,7 +358,7 @@ async fn answer(
     }
     // Not resumable: no ids, no priming event, nothing stored.
     let log = EventLog::buffered(None, 0, shared.config.retry, true);
-    let guard = InFlight::start_detached(request, dispatch, log.outlet(), metrics.clone());
+    let guard = InFlight::start_detached(request, dispatch, log.outlet(), metrics.clone(), holds);
     match answer::settle(&log, ANSWER_WINDOW, &metrics).await {
         Settled::Complete { events, .. } => {
             guard.disarm();

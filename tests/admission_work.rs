@@ -1,0 +1,221 @@
+//! A limit holds for as long as the work runs, not as long as its connection: a session
+//! request whose client went away keeps its admission slot while it runs on, a task keeps the
+//! slots of the call that created it for its whole life, and one identity's tasks are capped
+//! so that it cannot take every slot from another.
+//!
+//! Real servers on `127.0.0.1:0`; tools wait on gates the tests open; every wait is bounded.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_mcp::protocol::TaskSupport;
+use actix_mcp::server::auth::{AuthError, BearerAuth, Identity, TokenValidator};
+use actix_mcp::transport::http::{AdmissionConfig, McpHttp};
+use actix_mcp::{RequestContext, Server, TaskConfig, tool};
+use futures::future::BoxFuture;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use tokio::sync::Notify;
+
+use common::WAIT;
+use common::http::{Client, Probe, TestServer, spawn, tools_call};
+use common::http_tools::start;
+
+/// Tries `body` for a while: `true` as soon as it is admitted (not 429).
+async fn admitted_within(client: &Client, body: &Value, wait: Duration) -> bool {
+    let deadline = tokio::time::Instant::now() + wait;
+    while tokio::time::Instant::now() < deadline {
+        if client.post(body).await.status() != StatusCode::TOO_MANY_REQUESTS {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    false
+}
+
+/// A 2025-11-25 session request runs on when its client closes the connection (a disconnect is
+/// not a cancellation): its slot stays held until it ends, then frees up.
+#[actix_web::test]
+async fn a_session_request_keeps_its_slot_after_its_client_went_away() {
+    let (fixture, srv) = start(|mcp| {
+        mcp.admission(
+            AdmissionConfig::new()
+                .max_concurrent(1)
+                .queue(0, Duration::from_secs(1)),
+        )
+    });
+    let mut client = srv.client();
+    client.initialize(json!({})).await;
+    let running = client
+        .fresh_connection()
+        .start(
+            json!(1),
+            "tools/call",
+            json!({"name": "slow", "arguments": {}}),
+        )
+        .await;
+    fixture.probes.started.wait_for(1).await;
+    drop(running);
+    let echo = tools_call(json!(2), "echo", json!({"message": "x"}));
+    assert!(
+        !admitted_within(&client, &echo, Duration::from_millis(600)).await,
+        "the slot was released while `slow` still runs"
+    );
+    assert_eq!(fixture.probes.stopped.hits(), 0, "`slow` stopped meanwhile");
+    client.cancel(json!(1)).await;
+    fixture.probes.stopped.wait_for(1).await;
+    assert!(admitted_within(&client, &echo, WAIT).await);
+    srv.stop().await;
+}
+
+/// Accepts any token as the identity it names.
+struct NameIsIdentity;
+
+impl TokenValidator for NameIsIdentity {
+    fn validate<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Identity, AuthError>> {
+        Box::pin(async move { Ok(Identity::new(token)) })
+    }
+}
+
+fn protected(mcp: McpHttp) -> McpHttp {
+    let auth = BearerAuth::builder("http://127.0.0.1/mcp", NameIsIdentity)
+        .authorization_server("http://127.0.0.1/issuer")
+        .build()
+        .unwrap();
+    mcp.bearer_auth(auth)
+}
+
+/// A server whose `job` (a task, required) runs until `gate` opens, and `echo`.
+fn task_server(gate: Arc<Notify>, started: Arc<Probe>, tasks: TaskConfig) -> Server {
+    Server::builder("work-test", "1.0.0")
+        .tasks(tasks)
+        .tool(
+            tool(
+                "job",
+                "Runs until the gate opens",
+                move |_cx: RequestContext| {
+                    let gate = gate.clone();
+                    let started = started.clone();
+                    async move {
+                        started.hit();
+                        gate.notified().await;
+                        "done"
+                    }
+                },
+            )
+            .task_support(TaskSupport::Required),
+        )
+        .tool(tool("echo", "Echoes", |_cx: RequestContext| async {
+            "echo"
+        }))
+        .build()
+        .unwrap()
+}
+
+/// A 2026 `tools/call` of `name` declaring the Tasks extension.
+fn call_2026(id: i64, name: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": name, "arguments": {},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {
+                "extensions": {"io.modelcontextprotocol/tasks": {}}
+            },
+        },
+    }})
+}
+
+/// POSTs a 2026 message; the status and the JSON-RPC response.
+async fn post_2026(client: &Client, body: &Value) -> (StatusCode, Value) {
+    let response = common::http::send(client.modern_builder(body)).await;
+    let status = response.status();
+    let answer = common::http::read_answer(response, &body["id"]).await;
+    (status, answer.response)
+}
+
+fn serve(server: &Server, admission: AdmissionConfig) -> TestServer {
+    spawn(protected(server.http("/mcp")).admission(admission), 1)
+}
+
+/// A task keeps the global slot of the call that created it while it runs: the next call is
+/// refused until the task ends.
+#[actix_web::test]
+async fn a_running_task_keeps_its_admission_slot() {
+    let gate = Arc::new(Notify::new());
+    let started = Arc::new(Probe::default());
+    let server = task_server(gate.clone(), started.clone(), TaskConfig::default());
+    let srv = serve(
+        &server,
+        AdmissionConfig::new()
+            .max_concurrent(1)
+            .queue(0, Duration::from_secs(1)),
+    );
+    let alice = Client::with_bearer(&srv.url, "alice");
+    let (status, created) = post_2026(&alice, &call_2026(1, "job")).await;
+    assert_eq!(status, StatusCode::OK, "{created}");
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    started.wait_for(1).await;
+    let (status, refused) = post_2026(&alice, &call_2026(2, "echo")).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{refused}");
+    assert_eq!(refused["error"]["data"]["limit"], "global", "{refused}");
+    gate.notify_one();
+    let echo = call_2026(3, "echo");
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let (status, answer) = post_2026(&alice, &echo).await;
+        if status == StatusCode::OK {
+            assert_eq!(answer["result"]["content"][0]["text"], "echo", "{answer}");
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{answer}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    srv.stop().await;
+}
+
+/// One identity's running tasks are capped: past its cap its next task is refused as busy and
+/// holds nothing, so another identity still gets a slot and a task.
+#[actix_web::test]
+async fn one_identity_cannot_take_every_slot_with_tasks() {
+    let gate = Arc::new(Notify::new());
+    let started = Arc::new(Probe::default());
+    let server = task_server(
+        gate.clone(),
+        started.clone(),
+        TaskConfig::default().max_tasks_per_principal(2),
+    );
+    let srv = serve(
+        &server,
+        AdmissionConfig::new()
+            .max_concurrent(3)
+            .queue(0, Duration::from_secs(1)),
+    );
+    let alice = Client::with_bearer(&srv.url, "alice");
+    for id in 1..=2 {
+        let (_, created) = post_2026(&alice, &call_2026(id, "job")).await;
+        assert_eq!(created["result"]["resultType"], "task", "{created}");
+    }
+    started.wait_for(2).await;
+    let (_, refused) = post_2026(&alice, &call_2026(3, "job")).await;
+    assert_eq!(refused["error"]["code"], -32000, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("too many tasks"),
+        "{refused}"
+    );
+    let bob = Client::with_bearer(&srv.url, "bob");
+    let (_, created) = post_2026(&bob, &call_2026(4, "job")).await;
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    started.wait_for(3).await;
+    // Three tasks hold the three slots now: alice's and bob's alike wait for them.
+    let (status, _) = post_2026(&bob, &call_2026(5, "echo")).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+    gate.notify_waiters();
+    srv.stop().await;
+}
