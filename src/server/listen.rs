@@ -11,8 +11,8 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, Weak};
 
 use actix::{Actor, ActorContext, Addr, Context, Handler, Message};
 use serde_json::{Map, Value, json};
@@ -22,6 +22,8 @@ use actix_mcp_actors::{Frame, Outlet, RequestId};
 use crate::protocol::SubscriptionFilter;
 use crate::protocol::method;
 use crate::protocol::modern::META_SUBSCRIPTION_ID;
+use crate::server::ServerInner;
+use crate::server::auth::scopes;
 
 /// A change a listener may be told about.
 #[derive(Debug, Clone, Message)]
@@ -91,10 +93,28 @@ impl Listeners {
     }
 }
 
+/// What a listener on a protected endpoint may be told of resources: the scopes its caller
+/// held when it opened the stream.
+pub(crate) struct ReadScopes {
+    pub(crate) server: Weak<ServerInner>,
+    pub(crate) granted: Vec<String>,
+}
+
+impl ReadScopes {
+    /// Whether the caller may read `uri` (and so learn that it changed).
+    fn cover(&self, uri: &str) -> bool {
+        self.server
+            .upgrade()
+            .is_some_and(|server| scopes::may_read(&server, &self.granted, uri))
+    }
+}
+
 /// One `subscriptions/listen` stream. See the module docs.
 pub(crate) struct Listener {
     subscription: RequestId,
     filter: SubscriptionFilter,
+    /// On a protected endpoint: resource updates are delivered only for URIs these cover.
+    scopes: Option<ReadScopes>,
     outlet: Outlet,
     /// Told when the listener stops (its outlet refused a frame).
     stopped: Option<tokio::sync::oneshot::Sender<()>>,
@@ -115,12 +135,14 @@ impl Listener {
     pub(crate) fn new(
         subscription: RequestId,
         filter: SubscriptionFilter,
+        scopes: Option<ReadScopes>,
         outlet: Outlet,
         stopped: tokio::sync::oneshot::Sender<()>,
     ) -> Self {
         Self {
             subscription,
             filter,
+            scopes,
             outlet,
             stopped: Some(stopped),
         }
@@ -150,6 +172,7 @@ impl Listener {
                                 || (uri.starts_with(s.as_str()) && uri[s.len()..].starts_with('/'))
                         })
                     })
+                    && self.scopes.as_ref().is_none_or(|scopes| scopes.cover(uri))
             }
             Change::Task { id, .. } => self
                 .filter

@@ -15,6 +15,7 @@ use serde_json::Value;
 use actix_mcp_actors::{Frame, RegistryHandle, Relay, SessionHandle, SessionId};
 
 use crate::protocol::{LoggingLevel, LoggingMessageNotificationParams, method};
+use crate::server::auth::scopes;
 use crate::server::listen::Change;
 use crate::server::session::SessionState;
 use crate::server::{Server, ServerInner};
@@ -88,13 +89,21 @@ impl ServerInner {
 }
 
 /// Sends `frame` (a `notifications/resources/updated` for `uri`) to the standalone streams open
-/// here of `registry`'s sessions subscribed to `uri`.
-fn deliver_resource_updated(registry: &RegistryHandle, uri: &str, frame: &Frame) {
+/// here of `registry`'s sessions subscribed to `uri`, on a protected endpoint only to those
+/// whose subscriber's scopes cover a read of `uri`.
+fn deliver_resource_updated(
+    server: &ServerInner,
+    registry: &RegistryHandle,
+    uri: &str,
+    frame: &Frame,
+) {
     for session in registry.sessions() {
-        if session
-            .data::<SessionState>()
-            .is_some_and(|state| state.is_subscribed(uri))
-        {
+        if session.data::<SessionState>().is_some_and(|state| {
+            state.is_subscribed(uri)
+                && state
+                    .granted()
+                    .is_none_or(|granted| scopes::may_read(server, &granted, uri))
+        }) {
             session.notify_here(frame.clone());
         }
     }
@@ -108,7 +117,7 @@ impl ServerInner {
             method::NOTIFICATION_RESOURCES_UPDATED,
             Some(&serde_json::json!({ "uri": uri })),
         );
-        deliver_resource_updated(registry, uri, &frame);
+        deliver_resource_updated(self, registry, uri, &frame);
     }
 }
 
@@ -193,7 +202,7 @@ impl Server {
         );
         let registries = self.inner.registries().clone();
         for registry in &registries {
-            deliver_resource_updated(registry, uri, &frame);
+            deliver_resource_updated(&self.inner, registry, uri, &frame);
             // The other nodes of a cluster notify their own sessions.
             crate::cluster::relay_resource_updated(registry, uri);
         }

@@ -49,6 +49,10 @@ pub struct SessionState {
     log_level: AtomicU8,
     initialized: AtomicBool,
     subscriptions: Mutex<HashSet<String>>,
+    /// On a protected endpoint: the scopes of the identity that last subscribed. An update is
+    /// delivered only for a URI whose scopes they cover (a subscription to a parent URI must
+    /// not reveal the protected resources under it).
+    granted: Mutex<Option<Arc<[String]>>>,
     on_change: OnceLock<OnChange>,
     /// In a cluster: the stored record this state was last found to match.
     matched: Mutex<Option<Arc<actix_mcp_actors::SessionRecord>>>,
@@ -85,6 +89,8 @@ struct StoredState {
     initialized: bool,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     subscriptions: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    granted_scopes: Option<Vec<String>>,
 }
 
 const LEVELS: [LoggingLevel; 8] = [
@@ -111,6 +117,7 @@ impl SessionState {
             log_level: AtomicU8::new(LEVEL_UNSET),
             initialized: AtomicBool::new(false),
             subscriptions: Mutex::default(),
+            granted: Mutex::default(),
             on_change: OnceLock::new(),
             matched: Mutex::default(),
             #[cfg(feature = "otel")]
@@ -150,6 +157,7 @@ impl SessionState {
             log_level: self.log_level(),
             initialized: self.is_initialized(),
             subscriptions,
+            granted_scopes: self.granted().map(|scopes| scopes.to_vec()),
         })
         .unwrap_or(Value::Null)
     }
@@ -172,6 +180,7 @@ impl SessionState {
             .initialized
             .store(stored.initialized, Ordering::Relaxed);
         state.subscriptions().extend(stored.subscriptions);
+        *lock(&state.granted) = stored.granted_scopes.map(Arc::from);
         Ok(state)
     }
 
@@ -227,11 +236,25 @@ impl SessionState {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    pub(crate) fn subscribe(&self, uri: &str) {
+    /// Subscribes to `uri`; `granted` is the subscriber's scopes on a protected endpoint.
+    pub(crate) fn subscribe(&self, uri: &str, granted: Option<&[String]>) {
+        let regranted = {
+            let mut kept = lock(&self.granted);
+            let changed = kept.as_deref() != granted;
+            if changed {
+                *kept = granted.map(Arc::from);
+            }
+            changed
+        };
         let added = self.subscriptions().insert(uri.to_owned());
-        if added {
+        if added || regranted {
             self.changed(StateChange::Subscriptions);
         }
+    }
+
+    /// The scopes of the identity that last subscribed, on a protected endpoint.
+    pub(crate) fn granted(&self) -> Option<Arc<[String]>> {
+        lock(&self.granted).clone()
     }
 
     pub(crate) fn unsubscribe(&self, uri: &str) {
@@ -247,4 +270,10 @@ impl SessionState {
             .iter()
             .any(|s| uri == s || (uri.starts_with(s.as_str()) && uri[s.len()..].starts_with('/')))
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }

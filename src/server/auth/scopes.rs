@@ -137,6 +137,16 @@ pub(crate) fn required(
     Some(needed)
 }
 
+/// Whether `granted` covers every scope a read of `uri` needs (the server's base set and the
+/// resource's or matching template's): the check each delivered resource update passes.
+pub(crate) fn may_read(server: &ServerInner, granted: &[String], uri: &str) -> bool {
+    let base = &server.config.required_scopes;
+    let catalog = server.catalog();
+    base.iter()
+        .chain(resource_scopes(&catalog, uri))
+        .all(|scope| granted.contains(scope))
+}
+
 /// Every scope the server names: its base set and those of every tool, prompt, resource and
 /// template (the default `scopes_supported` of its protected resource metadata).
 pub(crate) fn all(server: &ServerInner) -> Vec<String> {

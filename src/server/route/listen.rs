@@ -15,7 +15,7 @@ use crate::protocol::modern::{META_SUBSCRIPTION_ID, TASKS_EXTENSION};
 use crate::protocol::{ListenRequestParams, SubscriptionFilter};
 use crate::server::ServerInner;
 use crate::server::context::RequestContext;
-use crate::server::listen::{Listener, StopListening};
+use crate::server::listen::{Listener, ReadScopes, StopListening};
 
 use super::lifecycle::capabilities;
 use super::modern::require;
@@ -97,9 +97,14 @@ pub(super) async fn listen(
         filter.task_ids = Some(live);
     }
     let (stopped_tx, stopped) = tokio::sync::oneshot::channel();
+    let scopes = cx.identity().map(|identity| ReadScopes {
+        server: Arc::downgrade(server),
+        granted: identity.scopes().to_vec(),
+    });
     let listener = Listener::new(
         cx.request_id().clone(),
         filter,
+        scopes,
         cx.scope().outlet().clone(),
         stopped_tx,
     )

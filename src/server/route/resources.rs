@@ -15,6 +15,7 @@ use crate::protocol::{
     ForVersion, ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams,
     SubscribeRequestParams,
 };
+use crate::server::auth::Identity;
 use crate::server::context::RequestContext;
 use crate::server::handler::{HandlerError, HandlerParts};
 use crate::server::resource::into_read_result;
@@ -137,7 +138,7 @@ pub(super) async fn subscription(
         .session_state()
         .ok_or_else(|| McpError::invalid_params("subscriptions need a session"))?;
     let handler = if subscribe {
-        state.subscribe(&p.uri);
+        state.subscribe(&p.uri, cx.identity().map(Identity::scopes));
         &server.on_subscribe
     } else {
         state.unsubscribe(&p.uri);
