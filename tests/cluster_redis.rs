@@ -429,3 +429,28 @@ async fn initialized_on_another_node_is_taken_in_the_store() {
     a.stop().await;
     b.stop().await;
 }
+
+/// `claim_once` is one atomic `SET NX PX`: the first claim of a key wins, later ones lose until
+/// it expires (what single-use `requestState`s are checked against cluster-wide).
+#[actix_web::test]
+async fn a_key_is_claimed_once_until_it_expires() {
+    use actix_mcp::cluster::redis::{Redis, RedisSessionStore};
+    use actix_mcp_actors::SessionStore;
+
+    let redis = RedisServer::start();
+    let store = RedisSessionStore::new(Redis::connect(&redis.url(), "mcp").await.unwrap());
+    let other = RedisSessionStore::new(Redis::connect(&redis.url(), "mcp").await.unwrap());
+    let ttl = Duration::from_millis(300);
+    assert!(store.claim_once("mrtr:abc", ttl).await.unwrap());
+    assert!(!store.claim_once("mrtr:abc", ttl).await.unwrap());
+    assert!(
+        !other.claim_once("mrtr:abc", ttl).await.unwrap(),
+        "another node's claim"
+    );
+    assert!(other.claim_once("mrtr:def", ttl).await.unwrap());
+    let pttl = redis.command("PTTL mcp:claim:{mrtr:abc}");
+    let ms: i64 = pttl.trim().trim_start_matches(':').parse().unwrap();
+    assert!(ms > 0 && ms <= 300, "expires with its state: {pttl}");
+    tokio::time::sleep(Duration::from_millis(350)).await;
+    assert!(store.claim_once("mrtr:abc", ttl).await.unwrap(), "expired");
+}

@@ -49,6 +49,7 @@ use std::time::Duration;
 use actix_mcp_actors::{
     Bus, BusMessage, Created, Envelope, EventStore, Frame, FrameKind, Incoming, NodeId, Recipients,
     RegistryHandle, Relay, SessionHandle, SessionId, SessionRecord, SessionStore, StoreError,
+    StoreFuture,
 };
 use futures::StreamExt as _;
 use serde::Deserialize as _;
@@ -168,6 +169,7 @@ impl ClusterNode {
         Arc::new(BusRelay {
             node: self.cluster.node.clone(),
             bus: self.cluster.bus.clone(),
+            store: self.cluster.store.clone(),
         })
     }
 
@@ -649,10 +651,16 @@ fn publish(bus: &Arc<dyn Bus>, from: &NodeId, to: Recipients, message: BusMessag
 struct BusRelay {
     node: NodeId,
     bus: Arc<dyn Bus>,
+    /// Where single-use values are claimed for the whole cluster.
+    store: Arc<dyn SessionStore>,
 }
 
 impl Relay for BusRelay {
     fn publish(&self, message: BusMessage) {
         publish(&self.bus, &self.node, Recipients::All, message);
+    }
+
+    fn claim_once<'a>(&'a self, key: &'a str, ttl: Duration) -> StoreFuture<'a, bool> {
+        self.store.claim_once(key, ttl)
     }
 }

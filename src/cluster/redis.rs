@@ -408,6 +408,11 @@ impl Redis {
         format!("{}:sessions", self.prefix)
     }
 
+    /// The key a single-use value is claimed under (its own hash slot).
+    fn claim_key(&self, key: &str) -> String {
+        format!("{}:claim:{{{key}}}", self.prefix)
+    }
+
     fn channel(&self, to: Option<&NodeId>) -> String {
         match to {
             None => format!("{}:bus", self.prefix),
@@ -527,6 +532,23 @@ fn encode(record: &SessionRecord) -> Result<String, StoreError> {
 }
 
 impl SessionStore for RedisSessionStore {
+    fn claim_once<'a>(&'a self, key: &'a str, ttl: Duration) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let claimed: Option<String> = self
+                .redis
+                .query(
+                    redis::cmd("SET")
+                        .arg(self.redis.claim_key(key))
+                        .arg(1)
+                        .arg("NX")
+                        .arg("PX")
+                        .arg(millis(ttl).max(1)),
+                )
+                .await?;
+            Ok(claimed.is_some())
+        })
+    }
+
     fn create<'a>(&'a self, record: &'a SessionRecord, ttl: Duration) -> StoreFuture<'a, bool> {
         Box::pin(async move {
             let json = encode(record)?;

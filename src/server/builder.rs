@@ -429,6 +429,20 @@ impl ServerBuilder {
         self
     }
 
+    /// Whether each sealed `requestState` is good for one retry only (default `true`): a
+    /// second retry with the same state is refused with `-32602`, so a caller cannot replay a
+    /// round (and its side effects) within the state's time to live. Each node remembers the
+    /// states used there; in a cluster, a state is also claimed in the cluster's session store
+    /// (a store without [`claim_once`](actix_mcp_actors::SessionStore::claim_once) leaves
+    /// states single-use per node). Turn it off only when every handler is idempotent: a
+    /// client may then resend a retry whose answer it lost. Handlers whose effects must happen
+    /// once (a redemption, a payment) must enforce that themselves either way, as the
+    /// specification asks.
+    pub fn single_use_request_state(mut self, on: bool) -> Self {
+        self.config.mrtr.single_use = on;
+        self
+    }
+
     /// Most implicit-style calls parked at once, waiting for the retry of their
     /// `input_required` round (default 1024). A call that finds the park full is dropped; its
     /// retry runs the handler again and replays the earlier answers.

@@ -24,6 +24,8 @@ pub struct InMemorySessionStore {
 #[derive(Debug, Default)]
 struct Records {
     records: HashMap<SessionId, (Arc<SessionRecord>, Instant)>,
+    /// Claimed keys ([`SessionStore::claim_once`]) until they expire.
+    claims: HashMap<String, Instant>,
     writes: usize,
 }
 
@@ -41,6 +43,7 @@ impl Records {
         if self.writes.is_multiple_of(1024) {
             let now = Instant::now();
             self.records.retain(|_, (_, until)| *until > now);
+            self.claims.retain(|_, until| *until > now);
         }
     }
 }
@@ -78,6 +81,17 @@ fn ready<'a, T: Send + 'a>(value: T) -> StoreFuture<'a, T> {
 }
 
 impl SessionStore for InMemorySessionStore {
+    fn claim_once<'a>(&'a self, key: &'a str, ttl: Duration) -> StoreFuture<'a, bool> {
+        let mut records = self.lock();
+        let now = Instant::now();
+        let fresh = records.claims.get(key).is_none_or(|until| *until <= now);
+        if fresh {
+            records.claims.insert(key.to_owned(), now + ttl);
+            records.wrote();
+        }
+        ready(fresh)
+    }
+
     fn create<'a>(&'a self, record: &'a SessionRecord, ttl: Duration) -> StoreFuture<'a, bool> {
         let mut records = self.lock();
         if records.live(&record.id).is_some() {

@@ -52,6 +52,9 @@ pub enum StoreError {
     /// corrupted).
     #[error("session store holds an unreadable record: {0}")]
     Corrupt(String),
+    /// The store does not implement this operation.
+    #[error("the session store does not support {0}")]
+    Unsupported(String),
 }
 
 /// The identity of one node of a cluster: unique among the nodes sharing a bus (a random one
@@ -196,6 +199,17 @@ pub trait SessionStore: Send + Sync + fmt::Debug + 'static {
         })
     }
 
+    /// Records `key` as used for `ttl`, in one atomic step: `true` the first time, `false`
+    /// while the key is recorded (any node's claim counts). What single-use values (a sealed
+    /// `requestState`) are checked against cluster-wide. A store that cannot do it answers
+    /// [`StoreError::Unsupported`] (the default): such values are then single-use per node.
+    fn claim_once<'a>(&'a self, key: &'a str, ttl: Duration) -> StoreFuture<'a, bool> {
+        let _ = (key, ttl);
+        Box::pin(std::future::ready(Err(StoreError::Unsupported(
+            "claim_once".into(),
+        ))))
+    }
+
     /// Checks that the store answers (for readiness probes).
     fn ping(&self) -> StoreFuture<'_, ()>;
 }
@@ -306,4 +320,13 @@ pub trait Bus: Send + Sync + fmt::Debug + 'static {
 pub trait Relay: Send + Sync + fmt::Debug + 'static {
     /// Sends `message` to every other node, without waiting.
     fn publish(&self, message: BusMessage);
+
+    /// Claims `key` once for the whole cluster, for `ttl` (see
+    /// [`SessionStore::claim_once`]). By default [`StoreError::Unsupported`].
+    fn claim_once<'a>(&'a self, key: &'a str, ttl: Duration) -> StoreFuture<'a, bool> {
+        let _ = (key, ttl);
+        Box::pin(std::future::ready(Err(StoreError::Unsupported(
+            "claim_once".into(),
+        ))))
+    }
 }

@@ -27,6 +27,7 @@
 pub(crate) mod call;
 pub(crate) mod park;
 pub(crate) mod seal;
+pub(crate) mod seen;
 pub(crate) mod shim;
 
 use std::future::Future;
@@ -111,6 +112,12 @@ impl Mrtr {
                 .map_err(|err| McpError::invalid_params(err.to_string()))?,
             Some(_) => return Err(McpError::invalid_params("requestState must be a string")),
         };
+        if let Some(id) = &opened.id
+            && server.mrtr.single_use
+            && !server.mrtr.seen.claim(id, opened.expires)
+        {
+            return Err(used_state());
+        }
         let has_input = params
             .is_some_and(|p| p.get("inputResponses").is_some() || p.get("requestState").is_some());
         let input = has_input.then(|| RoundInput {
@@ -140,6 +147,40 @@ impl Mrtr {
         ))
     }
 
+    /// Claims this request's single-use state for the whole cluster the server's transports
+    /// belong to (this node claimed it when it was opened). Nothing to do without a cluster,
+    /// for a request with no state, or when single use is off; a store that cannot claim
+    /// leaves states single-use per node.
+    ///
+    /// # Errors
+    /// `-32602` when another node took the state first; `-32603` when the store failed (the
+    /// state is not run unchecked).
+    pub(crate) async fn claim_in_cluster(&self, server: &ServerInner) -> Result<(), McpError> {
+        let (Some(id), true) = (&self.opened.id, server.mrtr.single_use) else {
+            return Ok(());
+        };
+        let Some(relay) = server.relay() else {
+            return Ok(());
+        };
+        let left = self.opened.expires.saturating_sub(seal::now_ms()).max(1);
+        match relay
+            .claim_once(&format!("mrtr:{id}"), Duration::from_millis(left))
+            .await
+        {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(used_state()),
+            Err(actix_mcp_actors::StoreError::Unsupported(_)) => Ok(()),
+            Err(err) => Err(McpError::internal(format!(
+                "could not check that requestState is used once: {err}"
+            ))),
+        }
+    }
+
+    /// Whether this request carries a single-use state to claim in a cluster.
+    pub(crate) fn has_state(&self) -> bool {
+        self.opened.id.is_some()
+    }
+
     fn record(&self, parked: Option<String>, answers: InputResponses) {
         let mut outcome = self
             .outcome
@@ -161,6 +202,11 @@ impl Mrtr {
             parked: outcome.parked.clone(),
             round: self.opened.round.saturating_add(1),
             answers: outcome.answers.clone(),
+            id: server
+                .mrtr
+                .single_use
+                .then(|| uuid::Uuid::new_v4().simple().to_string()),
+            expires: 0,
         };
         let binding = self.binding.get_or_init(|| match &self.unbound {
             Some((method_name, params, caller)) => {
@@ -179,6 +225,10 @@ pub(crate) struct MrtrState {
     pub(crate) park: Arc<park::ParkTable>,
     /// Most rounds the session shim drives before giving up.
     pub(crate) max_rounds: usize,
+    /// Whether each sealed state is good for one retry only.
+    pub(crate) single_use: bool,
+    /// The single-use states this process has seen used, until they expire.
+    pub(crate) seen: seen::SeenStates,
 }
 
 /// MRTR settings the builder collects.
@@ -189,6 +239,7 @@ pub(crate) struct MrtrConfig {
     pub(crate) max_parked: usize,
     pub(crate) park_ttl: Duration,
     pub(crate) max_rounds: usize,
+    pub(crate) single_use: bool,
 }
 
 impl Default for MrtrConfig {
@@ -199,6 +250,7 @@ impl Default for MrtrConfig {
             max_parked: 1024,
             park_ttl: call::DEFAULT_PARK_TTL,
             max_rounds: 10,
+            single_use: true,
         }
     }
 }
@@ -209,8 +261,18 @@ impl MrtrConfig {
             keys: self.keys,
             park: Arc::new(park::ParkTable::new(self.max_parked, self.park_ttl)),
             max_rounds: self.max_rounds,
+            single_use: self.single_use,
+            seen: seen::SeenStates::new(seen::MAX_SEEN),
         }
     }
+}
+
+/// `-32602` for a single-use state a retry has used already.
+fn used_state() -> McpError {
+    McpError::invalid_params(
+        "requestState was used already: each state is good for one retry; start the request \
+         again without it",
+    )
 }
 
 /// Runs (or resumes) a stateless MRTR request's handler as an implicit-style call: `make`

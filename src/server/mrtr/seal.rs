@@ -173,7 +173,9 @@ impl StateKeys {
         if sealed.caller != binding.caller {
             return Err(StateError::Rebound("caller"));
         }
-        Ok(sealed.payload)
+        let mut payload = sealed.payload;
+        payload.expires = sealed.expires;
+        Ok(payload)
     }
 }
 
@@ -191,7 +193,7 @@ fn aad(header: &[u8]) -> Vec<u8> {
     [AAD_PREFIX, header].concat()
 }
 
-fn now_ms() -> u64 {
+pub(crate) fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
@@ -324,6 +326,12 @@ pub(crate) struct Payload {
         skip_serializing_if = "InputResponses::is_empty"
     )]
     pub(crate) answers: InputResponses,
+    /// This state's own id: a single-use state is refused once a retry has used it.
+    #[serde(rename = "u", default, skip_serializing_if = "Option::is_none")]
+    pub(crate) id: Option<String>,
+    /// When the state expires, milliseconds since the Unix epoch (set when it is opened).
+    #[serde(skip)]
+    pub(crate) expires: u64,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -356,6 +364,16 @@ mod tests {
         )
     }
 
+    /// An opened payload without its expiry (which `open` sets), to compare with `payload()`.
+    fn unexpiring(mut opened: Payload) -> Payload {
+        assert!(
+            opened.expires > now_ms(),
+            "an opened state carries its expiry"
+        );
+        opened.expires = 0;
+        opened
+    }
+
     fn payload() -> Payload {
         Payload {
             state: Some("mine".into()),
@@ -372,7 +390,7 @@ mod tests {
         assert!(!sealed.contains("mine"));
         // Key order does not matter.
         let same = call("t", json!({ "b": [1, { "x": 1, "y": 2 }], "a": 1 }));
-        assert_eq!(keys.open(&same, &sealed), Ok(payload()));
+        assert_eq!(keys.open(&same, &sealed).map(unexpiring), Ok(payload()));
         assert_eq!(
             keys.open(&call("u", json!({ "a": 1 })), &sealed),
             Err(StateError::Rebound("tool"))
@@ -395,7 +413,7 @@ mod tests {
             ..binding.clone()
         };
         let sealed = keys.seal(&alice, payload());
-        assert_eq!(keys.open(&alice, &sealed), Ok(payload()));
+        assert_eq!(keys.open(&alice, &sealed).map(unexpiring), Ok(payload()));
         let bob = Binding {
             caller: Some("iss\0bob".into()),
             ..binding.clone()
@@ -438,7 +456,7 @@ mod tests {
         new.set_current("k2".into(), &[2; 32], false);
         assert_eq!(new.open(&binding, &sealed), Err(StateError::UnknownKey));
         new.accept("k1".into(), &[1; 32]);
-        assert_eq!(new.open(&binding, &sealed), Ok(payload()));
+        assert_eq!(new.open(&binding, &sealed).map(unexpiring), Ok(payload()));
     }
 
     #[test]

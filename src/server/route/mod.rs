@@ -317,6 +317,10 @@ impl Handling {
             // (Not a `match`: its scrutinee would be held across the await.)
             if let Err(error) = modern::check_offered(server, &request.method) {
                 Err(error)
+            } else if let Some(mrtr) = cx.mrtr().filter(|mrtr| mrtr.has_state())
+                && let Err(error) = Box::pin(mrtr.claim_in_cluster(server)).await
+            {
+                Err(error)
             } else {
                 route(server, cx, request, event)
                     .await
