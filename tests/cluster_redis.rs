@@ -99,6 +99,15 @@ async fn an_unreachable_redis_at_start_is_a_clear_error() {
     );
     let err = Cluster::redis("not a url").await.expect_err("malformed");
     assert!(err.to_string().contains("redis url"), "{err}");
+    // The URL's credentials never show in the error.
+    let err = Cluster::redis(&format!("redis://admin:s3cret@127.0.0.1:{port}"))
+        .await
+        .expect_err("no redis there");
+    assert!(!format!("{err} {err:?}").contains("s3cret"), "{err:?}");
+    let err = Cluster::redis("redis://admin:s3cret@[::1")
+        .await
+        .expect_err("malformed");
+    assert!(!format!("{err} {err:?}").contains("s3cret"), "{err:?}");
 }
 
 #[actix_web::test]

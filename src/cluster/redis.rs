@@ -240,14 +240,35 @@ fn now_millis() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
+/// `url` as errors and logs may show it: without its password (nor its user name, which some
+/// deployments use as a secret too), or only its scheme when it does not parse.
+fn redacted(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) => {
+            if parsed.password().is_some() || !parsed.username().is_empty() {
+                let _ = parsed.set_password(None);
+                let _ = parsed.set_username("");
+                format!("{:?} (credentials hidden)", parsed.as_str())
+            } else {
+                format!("{:?}", parsed.as_str())
+            }
+        }
+        Err(_) => {
+            let scheme = url.split_once("://").map_or("", |(scheme, _)| scheme);
+            format!("of scheme {scheme:?} (unparseable; not shown)")
+        }
+    }
+}
+
 impl Redis {
     /// Connects to the server at `url` and checks it answers; keys start with `prefix`.
     ///
     /// # Errors
     /// When the URL is malformed, or the server cannot be reached or does not answer `PING`.
     pub async fn connect(url: &str, prefix: &str) -> Result<Self, StoreError> {
+        let shown = redacted(url);
         let client = redis::Client::open(url)
-            .map_err(|err| StoreError::Unavailable(format!("redis url {url:?}: {err}")))?;
+            .map_err(|err| StoreError::Unavailable(format!("redis url {shown}: {err}")))?;
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(RESPONSE_TIMEOUT))
             .set_response_timeout(Some(RESPONSE_TIMEOUT))
@@ -256,7 +277,7 @@ impl Redis {
         let conn = ConnectionManager::new_with_config(client.clone(), config)
             .await
             .map_err(|err| {
-                StoreError::Unavailable(format!("could not connect to redis at {url}: {err}"))
+                StoreError::Unavailable(format!("could not connect to redis at {shown}: {err}"))
             })?;
         let redis = Self {
             client,
@@ -1444,6 +1465,20 @@ impl TaskStore for RedisTaskStore {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_redis_url_is_shown_without_its_credentials() {
+        let shown = super::redacted("redis://admin:s3cret@10.0.0.1:6379/2");
+        assert!(
+            !shown.contains("s3cret") && !shown.contains("admin"),
+            "{shown}"
+        );
+        assert!(shown.contains("10.0.0.1:6379"), "{shown}");
+        let shown = super::redacted("redis://:s3cret@host");
+        assert!(!shown.contains("s3cret"), "{shown}");
+        let shown = super::redacted("redis://us er:s3cret@[bad");
+        assert!(!shown.contains("s3cret"), "{shown}");
+    }
+
     use super::*;
 
     fn id(seq: u64) -> EventId {
