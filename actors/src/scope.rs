@@ -247,9 +247,13 @@ impl RequestScope {
     }
 
     /// Closes this request's SSE connection without ending its stream: the client resumes with
-    /// `Last-Event-ID` and receives what follows (SSE polling, SEP-1699). A no-op elsewhere.
+    /// `Last-Event-ID` and receives what follows (SSE polling, SEP-1699). A no-op elsewhere, and
+    /// for a request without a session: its stream is not resumable, so closing it would lose
+    /// the answer (and, with it, the request).
     pub fn close_connection(&self) {
-        self.inner.outlet.drop_connection();
+        if self.session().is_some() {
+            self.inner.outlet.drop_connection();
+        }
     }
 
     /// Whether request-related notifications can reach the peer at all.

@@ -624,6 +624,8 @@ impl RequestContext {
     /// Closes this request's SSE connection early (Streamable HTTP only); the client resumes
     /// the stream with `Last-Event-ID` after the `retry` interval and receives the rest,
     /// including the result. Lets long calls run without holding a connection (SSE polling).
+    /// A no-op where the stream is not resumable: a request without a session (2025-11-25
+    /// stateless mode, every 2026-07-28 request), stdio, JSON answers.
     pub fn close_sse_stream(&self) {
         self.scope().close_connection();
     }

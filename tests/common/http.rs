@@ -448,6 +448,15 @@ pub async fn send(builder: reqwest::RequestBuilder) -> reqwest::Response {
         .expect("the request failed")
 }
 
+/// Sends a built request (one whose headers a test edited) with `http`; fails if the
+/// response headers take longer than [`WAIT`].
+pub async fn send_request(http: &reqwest::Client, request: reqwest::Request) -> reqwest::Response {
+    tokio::time::timeout(WAIT, http.execute(request))
+        .await
+        .expect("no response headers in time")
+        .expect("the request failed")
+}
+
 /// Reads a JSON-RPC answer to request `id`: one JSON body, or an SSE stream that carries
 /// messages, then the response, then ends.
 pub async fn read_answer(response: reqwest::Response, id: &Value) -> Answer {

@@ -12,7 +12,9 @@
 //! | detached | no connection (the client left, was too slow, or was asked to reconnect) | is only stored: the client resumes with `Last-Event-ID` |
 //!
 //! Delivery never waits and never queues without bound: a connection whose channel is full is
-//! a client that does not read, and it is dropped (the client resumes from the store). That is
+//! a client that does not read, and it is dropped (the client resumes from the store). A
+//! stream that cannot be resumed (no session) keeps its connection instead: what does not fit
+//! is dropped, except the response, which always goes in. That is
 //! the fan-out policy of the whole runtime: broadcasts and session notifications reach a
 //! stream through its log, never through an unbounded mailbox.
 //!
@@ -428,7 +430,22 @@ impl FrameSink for EventLog {
             }
             Sink::Connection { queue, .. } => match queue.push(event) {
                 Ok(()) => true,
-                Err(Refused::Full) => {
+                // A stream that cannot be resumed keeps its connection, or its client would
+                // lose the answer: a notification that does not fit is dropped, the response
+                // always goes in.
+                Err(Refused::Full(event)) if self.session.is_none() => {
+                    if kind == FrameKind::Response {
+                        queue.push_anyway(event);
+                        true
+                    } else {
+                        tracing::debug!(
+                            "dropped a notification of a non-resumable stream whose client \
+                             reads slower than it is sent"
+                        );
+                        false
+                    }
+                }
+                Err(Refused::Full(_)) => {
                     tracing::info!(
                         stream = self.number,
                         "dropping an SSE connection whose client is too slow; it can resume"
@@ -492,8 +509,8 @@ impl FrameSink for EventLog {
 
 /// Why a connection did not take an event.
 enum Refused {
-    /// It holds [`CONNECTION_BUFFER`] events its client has not read.
-    Full,
+    /// It holds [`CONNECTION_BUFFER`] events its client has not read (the event comes back).
+    Full(SseEvent),
     /// Its client went away, or the stream moved on.
     Closed,
 }
@@ -536,7 +553,7 @@ impl Connection {
             return Err(Refused::Closed);
         }
         if state.events.len() >= state.capacity {
-            return Err(Refused::Full);
+            return Err(Refused::Full(event));
         }
         state.events.push_back(event);
         let waker = state.waker.take();
@@ -545,6 +562,17 @@ impl Connection {
             waker.wake();
         }
         Ok(())
+    }
+
+    /// Queues `event` past the capacity (a non-resumable stream's response).
+    fn push_anyway(&self, event: SseEvent) {
+        let mut state = self.lock();
+        state.events.push_back(event);
+        let waker = state.waker.take();
+        drop(state);
+        if let Some(waker) = waker {
+            waker.wake();
+        }
     }
 
     fn close(&self) {

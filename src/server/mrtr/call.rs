@@ -429,7 +429,16 @@ impl Future for Driven {
                 if let Some((_, sleep)) = &mut this.expiry
                     && sleep.as_mut().poll(cx).is_ready()
                 {
-                    return Poll::Ready(Err(Halt::Expired));
+                    // Decided under the link's lock, where a retry attaches: either the retry
+                    // came first (the call is no longer parked, and goes on), or the call
+                    // expires here and a retry that comes after finds it halted (and replays).
+                    let mut state = this.link.lock();
+                    if state.parked_until == Some(until) {
+                        state.halted = true;
+                        return Poll::Ready(Err(Halt::Expired));
+                    }
+                    drop(state);
+                    this.expiry = None;
                 }
             }
         }
@@ -509,3 +518,94 @@ impl Actor for ParkedCall {
 
 /// How long a parked call waits for its retry by default.
 pub(crate) const DEFAULT_PARK_TTL: Duration = Duration::from_secs(600);
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use actix_mcp_actors::{ChannelOutlet, RequestId};
+
+    fn scope(id: i64) -> RequestScope {
+        RequestScope::detached(RequestId::Number(id), ChannelOutlet::channel().0, None)
+    }
+
+    fn poll(driven: &mut Driven) -> Poll<Result<Result<Output, SupervisedError>, Halt>> {
+        let mut cx = TaskContext::from_waker(futures::task::noop_waker_ref());
+        Pin::new(driven).poll(&mut cx)
+    }
+
+    /// A call parked past its time to live expires under the link's lock: a retry that comes
+    /// as it expires either attaches first (and the call goes on) or finds it halted (and
+    /// replays it); it is never attached to a call that then drops it as expired.
+    #[tokio::test]
+    async fn a_call_that_expires_is_never_attached_to() {
+        let table = Arc::new(ParkTable::new(8, Duration::from_millis(10)));
+        let link = CallLink::new(
+            scope(1),
+            None,
+            InputResponses::new(),
+            table.clone(),
+            Arc::default(),
+        );
+        let mut first = link.wait();
+        let asking = link.clone();
+        let work: BoxFuture<'static, Output> = Box::pin(async move {
+            let request = InputRequest::list_roots();
+            Box::new(asking.ask("roots", request).await.is_ok()) as Output
+        });
+        let mut driven = Driven::new(work, link.clone());
+        assert!(poll(&mut driven).is_pending());
+        let Ok(Step::Input { parked, .. }) = first.try_recv() else {
+            panic!("the round was not reported");
+        };
+        let id = parked.unwrap();
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        // The call notices its expiry first...
+        assert!(matches!(poll(&mut driven), Poll::Ready(Err(Halt::Expired))));
+        // ...so the retry, still finding it in the table, cannot attach: it replays instead.
+        let taken = table.take(&id).unwrap();
+        assert!(
+            taken
+                .attach(scope(2), None, &InputResponses::new())
+                .is_none(),
+            "a retry attached to a call that has expired"
+        );
+    }
+
+    /// A retry that attaches before the expiry is noticed keeps the call going.
+    #[tokio::test]
+    async fn a_retry_that_attaches_in_time_keeps_the_call() {
+        let table = Arc::new(ParkTable::new(8, Duration::from_millis(10)));
+        let link = CallLink::new(
+            scope(1),
+            None,
+            InputResponses::new(),
+            table.clone(),
+            Arc::default(),
+        );
+        let _first = link.wait();
+        let asking = link.clone();
+        let work: BoxFuture<'static, Output> = Box::pin(async move {
+            Box::new(
+                asking
+                    .ask("roots", InputRequest::list_roots())
+                    .await
+                    .is_ok(),
+            ) as Output
+        });
+        let mut driven = Driven::new(work, link.clone());
+        assert!(poll(&mut driven).is_pending());
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        let mut answers = InputResponses::new();
+        answers.insert("roots-0".into(), serde_json::json!({"roots": []}));
+        let mut retry = link.attach(scope(2), None, &answers).unwrap();
+        let Poll::Ready(Ok(Ok(output))) = poll(&mut driven) else {
+            panic!("the call did not go on");
+        };
+        assert!(*output.downcast::<bool>().unwrap());
+        assert!(
+            retry.try_recv().is_err(),
+            "the step is the caller's to send"
+        );
+    }
+}

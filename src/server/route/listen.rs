@@ -65,6 +65,14 @@ pub(super) async fn listen(
     cx: &RequestContext,
     request: &mut Request,
 ) -> Result<Reply, McpError> {
+    if !cx.scope().can_notify() {
+        // Its notifications would go nowhere: the transport answers with one body.
+        return Err(McpError::code(
+            actix_mcp_actors::ErrorCode::INVALID_REQUEST.0,
+            "subscriptions/listen needs a stream for its notifications, and this transport \
+             answers each request with a single response",
+        ));
+    }
     let p: ListenRequestParams = take_params(request)?;
     if p.notifications
         .task_ids

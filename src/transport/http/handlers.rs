@@ -83,17 +83,27 @@ fn raw_version<'a>(
     req: &'a HttpRequest,
     id: Option<&RequestId>,
 ) -> Result<Option<&'a str>, HttpResponse> {
-    match req.headers().get(PROTOCOL_VERSION_HEADER) {
-        None => Ok(None),
-        Some(value) => value.to_str().map(|v| Some(v.trim())).map_err(|_| {
-            http_error(
-                StatusCode::BAD_REQUEST,
-                id,
-                crate::error::code::HEADER_MISMATCH,
-                "the MCP-Protocol-Version header is not ASCII",
-            )
-        }),
+    let mut values = req.headers().get_all(PROTOCOL_VERSION_HEADER);
+    let Some(value) = values.next() else {
+        return Ok(None);
+    };
+    let refuse = |message: &str| {
+        http_error(
+            StatusCode::BAD_REQUEST,
+            id,
+            crate::error::code::HEADER_MISMATCH,
+            message,
+        )
+    };
+    if values.next().is_some() {
+        return Err(refuse(
+            "the MCP-Protocol-Version header appears more than once",
+        ));
     }
+    value
+        .to_str()
+        .map(|v| Some(v.trim()))
+        .map_err(|_| refuse("the MCP-Protocol-Version header is not ASCII"))
 }
 
 /// A session request's `MCP-Protocol-Version`: a supported stateful revision, or absent.
@@ -101,6 +111,8 @@ fn stateful_version(
     req: &HttpRequest,
     id: Option<&RequestId>,
 ) -> Result<Option<ProtocolVersion>, HttpResponse> {
+    // Refuses a repeated header first: every value must be the one read here.
+    raw_version(req, id)?;
     match req.headers().get(PROTOCOL_VERSION_HEADER) {
         None => Ok(None),
         Some(value) => match value

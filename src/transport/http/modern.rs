@@ -83,15 +83,23 @@ fn error_response(
         .body(frame.json.to_string())
 }
 
-/// A header's value with optional whitespace trimmed; `Err` when it is not visible ASCII.
+/// A header's value with optional whitespace trimmed; `Err` when it is not visible ASCII or
+/// appears more than once (a mirrored header has one value: a second could disagree with the
+/// body while the first agrees).
 fn header_value<'a>(req: &'a HttpRequest, name: &str) -> Result<Option<&'a str>, ErrorObject> {
-    match req.headers().get(name) {
-        None => Ok(None),
-        Some(value) => value
-            .to_str()
-            .map(|v| Some(v.trim_matches(|c| c == ' ' || c == '\t')))
-            .map_err(|_| header_mismatch(format!("the {name} header is not visible ASCII"))),
+    let mut values = req.headers().get_all(name);
+    let Some(value) = values.next() else {
+        return Ok(None);
+    };
+    if values.next().is_some() {
+        return Err(header_mismatch(format!(
+            "the {name} header appears more than once"
+        )));
     }
+    value
+        .to_str()
+        .map(|v| Some(v.trim_matches(|c| c == ' ' || c == '\t')))
+        .map_err(|_| header_mismatch(format!("the {name} header is not visible ASCII")))
 }
 
 /// Decodes a header value: `=?base64?<standard base64 of UTF-8>?=` (strict: padding and
@@ -336,7 +344,8 @@ async fn answer(
 ) -> HttpResponse {
     let dispatch = dispatch(req, shared, caller);
     let metrics = shared.metrics.clone();
-    if shared.config.json_response {
+    // A listen request is a stream by nature: it is answered as one in JSON-response mode too.
+    if shared.config.json_response && request.method != method::SUBSCRIPTIONS_LISTEN {
         let id = request.id.clone();
         let (outlet, rx) = ResponseOutlet::channel();
         let _guard = InFlight::start_detached(request, dispatch, outlet, metrics, holds);
