@@ -235,10 +235,25 @@ impl From<PeerError> for McpError {
         match error {
             // The client's error code answered our request, not the one being served: passing
             // it on (-32601 "Method not found", say) would misreport that request.
-            PeerError::Rejected(_)
-            | PeerError::MissingCapability(_)
-            | PeerError::Stateless
-            | PeerError::Unsupported => Self::tool(error.to_string()),
+            PeerError::Rejected(_) | PeerError::Stateless | PeerError::Unsupported => {
+                Self::tool(error.to_string())
+            }
+            // `-32021` with what the request needed: a 2026-07-28 request is refused so (HTTP
+            // 400); a 2025-11-25 `tools/call` shows it to the model as an `isError` result.
+            PeerError::MissingCapability(what) => {
+                let required = what.rsplit('.').fold(
+                    Value::Object(serde_json::Map::new()),
+                    |inner, key| json!({ key: inner }),
+                );
+                Self {
+                    kind: ErrorKind::Other(code::MISSING_REQUIRED_CLIENT_CAPABILITY),
+                    message: format!(
+                        "this request needs the client capability {what}, which it did not \
+                         declare"
+                    ),
+                    data: Some(json!({ "requiredCapabilities": required })),
+                }
+            }
             other => Self::internal(other.to_string()),
         }
     }

@@ -666,7 +666,8 @@ async fn a_hex_key_is_the_same_key() {
 }
 
 /// An ask for an input kind the request's capabilities lack is refused in the handler
-/// (`PeerError::MissingCapability`, here turned into a tool error): nothing is asked.
+/// (`PeerError::MissingCapability`, which the handler's `?` turns into `-32021`): nothing is
+/// asked.
 #[actix_web::test]
 async fn an_undeclared_input_kind_is_never_asked() {
     let runs = Arc::new(Runs::default());
@@ -674,9 +675,11 @@ async fn an_undeclared_input_kind_is_never_asked() {
     let mut message = call(1, "sample", json!({}));
     message["params"]["_meta"] = meta(json!({"elicitation": {}}));
     let answer = ask(&server, &message).await;
-    assert_eq!(answer["result"]["resultType"], "complete", "{answer}");
-    assert_eq!(answer["result"]["isError"], true);
-    assert!(text_of(&answer["result"]).contains("sampling"));
+    assert_eq!(answer["error"]["code"], -32021, "{answer}");
+    assert_eq!(
+        answer["error"]["data"]["requiredCapabilities"],
+        json!({"sampling": {}})
+    );
 
     let declared = ask(&server, &call(2, "sample", json!({}))).await;
     let (result, _) = round(&declared, &["sampling-0"]);

@@ -778,9 +778,10 @@ async fn create_message_asks_a_modern_client_through_input_required_rounds() {
     assert_eq!(response["result"]["isError"], json!(null), "{response}");
     assert_eq!(response["result"]["content"][0]["text"], "one + two");
 
-    // A client without `sampling` is not asked: the tool fails with an isError result.
+    // A client without `sampling` is not asked: the request is refused with -32021 (400).
     let params = with_meta(json!({"name": "ask_twice"}), json!({}));
-    let (_, response) = client.request(4, "tools/call", params).await;
-    assert_eq!(response["result"]["isError"], true, "{response}");
+    let (status, response) = client.request(4, "tools/call", params).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{response}");
+    assert_eq!(response["error"]["code"], -32021, "{response}");
     srv.stop().await;
 }

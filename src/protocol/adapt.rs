@@ -9,6 +9,8 @@
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/changelog>
 
+use serde_json::Value;
+
 use super::content::{Annotations, ContentBlock, TextContent};
 use super::lifecycle::{ClientCapabilities, Implementation, InitializeResult, ServerCapabilities};
 use super::meta::Meta;
@@ -112,6 +114,15 @@ impl ForVersion for Tool {
     fn adapt_to(&mut self, v: ProtocolVersion) {
         clear_unless(&mut self.title, v.has_titles());
         clear_unless(&mut self.output_schema, v.has_structured_content());
+        // Before 2026-07-28 an output schema's root is an object: another is not shown.
+        if !v.is_stateless()
+            && self
+                .output_schema
+                .as_ref()
+                .is_some_and(|schema| schema.get("type").and_then(Value::as_str) != Some("object"))
+        {
+            self.output_schema = None;
+        }
         clear_unless(&mut self.annotations, v.has_tool_annotations());
         clear_unless(&mut self.icons, v.has_icons());
         clear_unless(&mut self.execution, v.has_tasks());
@@ -226,13 +237,19 @@ impl ForVersion for ContentBlock {
 
 impl ForVersion for CallToolResult {
     fn adapt_to(&mut self, v: ProtocolVersion) {
-        if !v.has_structured_content()
-            && let Some(structured) = self.structured_content.take()
-            && self.content.is_empty()
-        {
-            // Older clients only read `content`: keep the structured result visible there.
-            self.content
-                .push(ContentBlock::text(structured.to_string()));
+        // Before 2026-07-28 `structuredContent` is an object (older revisions have none): any
+        // other goes, kept visible in `content` for clients that read only that.
+        let keeps = v.has_structured_content()
+            && (v.is_stateless()
+                || self
+                    .structured_content
+                    .as_ref()
+                    .is_none_or(Value::is_object));
+        if !keeps && let Some(structured) = self.structured_content.take() {
+            if self.content.is_empty() {
+                self.content
+                    .push(ContentBlock::text(structured.to_string()));
+            }
         }
         self.content.adapt_to(v);
     }

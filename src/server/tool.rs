@@ -188,6 +188,8 @@ pub struct ToolDef {
     pub(crate) timeout: Option<Duration>,
     pub(crate) execution: Execution,
     pub(crate) validator: Option<Arc<jsonschema::Validator>>,
+    /// The output schema's validator: `structuredContent` is checked against it.
+    pub(crate) output_validator: Option<Arc<jsonschema::Validator>>,
     /// The arguments mirrored in `Mcp-Param-*` headers (`x-mcp-header`), from `prepare`.
     pub(crate) param_headers: Vec<ParamHeader>,
     /// Client capabilities a call needs (`-32021` without them).
@@ -326,6 +328,7 @@ where
         timeout: None,
         execution: Execution::Async,
         validator: None,
+        output_validator: None,
         param_headers: Vec::new(),
         required_capabilities: None,
         task_support: TaskSupport::Forbidden,
@@ -544,12 +547,14 @@ impl ToolDef {
                 reason: err.to_string(),
             })?;
         if let Some(output) = &self.definition.output_schema {
-            jsonschema::validator_for(&Value::Object(output.clone())).map_err(|err| {
-                BuildError::InvalidSchema {
-                    tool: self.definition.name.clone(),
-                    reason: err.to_string(),
-                }
-            })?;
+            let output =
+                jsonschema::validator_for(&Value::Object(output.clone())).map_err(|err| {
+                    BuildError::InvalidSchema {
+                        tool: self.definition.name.clone(),
+                        reason: format!("the output schema: {err}"),
+                    }
+                })?;
+            self.output_validator = Some(Arc::new(output));
         }
         self.validator = Some(Arc::new(validator));
         self.param_headers = param_headers(&self.definition.input_schema).map_err(|reason| {
@@ -563,25 +568,25 @@ impl ToolDef {
 
     /// Validates arguments against the input schema; `Err` lists what is wrong.
     pub(crate) fn validate(&self, arguments: &Value) -> Result<(), String> {
-        let Some(validator) = &self.validator else {
+        match &self.validator {
+            Some(validator) => problems(validator, arguments),
+            None => Ok(()),
+        }
+    }
+
+    /// Validates a successful result's `structuredContent` against the output schema, when
+    /// the tool declares one (the spec: the server MUST return conforming structured
+    /// content); `Err` says what is wrong.
+    pub(crate) fn validate_output(&self, result: &CallToolResult) -> Result<(), String> {
+        let Some(validator) = &self.output_validator else {
             return Ok(());
         };
-        let errors: Vec<String> = validator
-            .iter_errors(arguments)
-            .take(5)
-            .map(|err| {
-                let path = err.instance_path().to_string();
-                if path.is_empty() {
-                    err.to_string()
-                } else {
-                    format!("{path}: {err}")
-                }
-            })
-            .collect();
-        if errors.is_empty() {
-            Ok(())
-        } else {
-            Err(errors.join("; "))
+        if result.is_error() {
+            return Ok(());
+        }
+        match &result.structured_content {
+            None => Err("it declares an output schema but returned no structuredContent".into()),
+            Some(structured) => problems(validator, structured),
         }
     }
 
@@ -590,6 +595,27 @@ impl ToolDef {
         parts: HandlerParts,
     ) -> futures::future::BoxFuture<'static, Result<CallToolResult, HandlerError>> {
         (self.handler)(parts)
+    }
+}
+
+/// What `validator` finds wrong with `instance` (at most five problems, with their paths).
+fn problems(validator: &jsonschema::Validator, instance: &Value) -> Result<(), String> {
+    let errors: Vec<String> = validator
+        .iter_errors(instance)
+        .take(5)
+        .map(|err| {
+            let path = err.instance_path().to_string();
+            if path.is_empty() {
+                err.to_string()
+            } else {
+                format!("{path}: {err}")
+            }
+        })
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors.join("; "))
     }
 }
 

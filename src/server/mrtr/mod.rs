@@ -267,6 +267,27 @@ impl MrtrConfig {
     }
 }
 
+/// `-32021` unless the request declared the capability each of `requests` needs: nothing is
+/// asked of a client that cannot answer.
+pub(crate) fn require_declared(
+    caps: &crate::protocol::ClientCapabilities,
+    requests: &crate::protocol::InputRequests,
+) -> Result<(), McpError> {
+    for request in requests.values() {
+        let (required, declared) = request.capability(caps);
+        if !declared {
+            let what = required
+                .as_object()
+                .and_then(|m| m.keys().next().cloned())
+                .unwrap_or_default();
+            return Err(McpError::from(crate::protocol::modern::missing_capability(
+                required, &what,
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// `-32602` for a single-use state a retry has used already.
 fn used_state() -> McpError {
     McpError::invalid_params(

@@ -10,7 +10,6 @@
 use futures::future::try_join_all;
 
 use crate::error::McpError;
-use crate::protocol::modern::missing_capability;
 use crate::protocol::{InputRequiredResult, InputResponses};
 use crate::server::context::{RequestContext, RoundInput};
 
@@ -28,16 +27,7 @@ pub(crate) async fn ask(
     result: InputRequiredResult,
 ) -> Result<RoundInput, McpError> {
     let requests = result.input_requests.unwrap_or_default();
-    for request in requests.values() {
-        let (required, declared) = request.capability(cx.client_capabilities());
-        if !declared {
-            let what = required
-                .as_object()
-                .and_then(|m| m.keys().next().cloned())
-                .unwrap_or_default();
-            return Err(McpError::from(missing_capability(required, &what)));
-        }
-    }
+    super::require_declared(cx.client_capabilities(), &requests)?;
     let answers = try_join_all(requests.into_iter().map(|(key, request)| async move {
         let answer = cx
             .request_client(&request.method, request.params)

@@ -166,6 +166,9 @@ pub(super) fn input_required(
             "an input_required answer without its result",
         ));
     };
+    if let Some(requests) = &result.input_requests {
+        crate::server::mrtr::require_declared(cx.client_capabilities(), requests)?;
+    }
     mrtr.seal(server, &mut result);
     Ok(to_raw(&result.to_value()))
 }

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use actix_mcp_actors::{ErrorObject, Reply, Request, SupervisedError};
 
-use crate::error::{ErrorKind, McpError};
+use crate::error::{ErrorKind, McpError, code};
 use crate::protocol::{
     CallToolRequestParams, CallToolResult, ForVersion, ListToolsResult, PaginatedRequestParams,
     TaskSupport,
@@ -151,6 +151,10 @@ pub(super) async fn call_tool(
         )),
         Ok(Err(HandlerError::Failed(error))) => match error.kind() {
             ErrorKind::ToolFailed => CallToolResult::error_text(error.message()),
+            // A 2025-11-25 client knows no -32021: the model sees what was missing.
+            ErrorKind::Other(code::MISSING_REQUIRED_CLIENT_CAPABILITY) if !cx.is_stateless() => {
+                CallToolResult::error_text(error.message())
+            }
             ErrorKind::Internal => {
                 server.report(ExceptionReport {
                     message: error.message().to_owned(),
@@ -178,5 +182,17 @@ pub(super) async fn call_tool(
         )),
         Err(_) => return Err(McpError::internal("the tool call was cancelled")),
     };
+    if let Err(problem) = def.validate_output(&result) {
+        // A server bug, not the model's: reported, and the model is told the tool failed.
+        server.report(ExceptionReport {
+            message: format!("tool `{name}` returned output its output schema refuses: {problem}"),
+            panicked: false,
+            site: site(),
+            session_id: cx.session_id().cloned(),
+        });
+        return finish(CallToolResult::error_text(format!(
+            "tool `{name}` failed: its output does not match its output schema"
+        )));
+    }
     finish(result)
 }
