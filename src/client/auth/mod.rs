@@ -126,6 +126,7 @@
 
 mod assertion;
 mod authorizer;
+mod builder;
 mod challenge;
 mod client_auth;
 mod code;
@@ -147,6 +148,7 @@ pub use authorizer::{
     AuthorizationCallback, AuthorizationRequest, Authorizer, FnAuthorizer, HeadlessAuthorizer,
     authorize_with,
 };
+pub use builder::OAuthBuilder;
 pub use challenge::{BearerChallenge, Challenge};
 pub use client_auth::TokenEndpointAuth;
 pub use code::{AuthorizationCode, validate_callback};
@@ -163,7 +165,7 @@ pub use metadata::{
     AuthorizationServerMetadata, ProtectedResourceMetadata, authorization_server_metadata_urls,
     protected_resource_metadata_urls, resource_matches,
 };
-pub use oauth::{DEFAULT_MAX_STEP_UP, OAuth, OAuthBuilder};
+pub use oauth::{DEFAULT_MAX_STEP_UP, OAuth};
 pub use provider::{AuthProvider, Refusal, RefusalAction, RequestTarget};
 pub use registration::{ClientCredential, ClientMetadata, ClientRegistration, RegistrationKind};
 pub use scope::OFFLINE_ACCESS;

@@ -23,24 +23,20 @@ use reqwest::Url;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 
 use super::authorizer::Authorizer;
+use super::builder::OAuthBuilder;
 use super::challenge::BearerChallenge;
 use super::code::AuthorizationCode;
-use super::dpop::{Dpop, DpopKey, DpopUse, demands_nonce};
+use super::dpop::{Dpop, DpopKey, demands_nonce};
 use super::error::AuthError;
-use super::grant::{DEFAULT_AUTHORIZATION_TIMEOUT, Grant, GrantContext, Interaction};
-use super::http::{
-    AuthHttp, DEFAULT_MAX_BODY, DEFAULT_TIMEOUT, HookRequest, HookResponse, HookVerdict,
-    RequestHook, RequestKind, checked_url, no_redirect_client,
-};
+use super::grant::{Grant, GrantContext, Interaction};
+use super::http::{AuthHttp, HookRequest, HookResponse, HookVerdict, RequestKind, checked_url};
 use super::metadata::{
     AuthorizationServerMetadata, ProtectedResourceMetadata, discover_resource, discover_server,
 };
 use super::provider::{AuthProvider, Refusal, RefusalAction, RequestTarget};
-use super::registration::{
-    ClientMetadata, ClientRegistration, RegistrationKind, check_metadata_document_url, register,
-};
+use super::registration::{ClientMetadata, ClientRegistration, RegistrationKind, register};
 use super::scope;
-use super::store::{InMemoryTokenStore, TokenKey, TokenStore};
+use super::store::{TokenKey, TokenStore};
 use super::token::{Token, request_token};
 use crate::client::error::ClientError;
 
@@ -74,30 +70,31 @@ const EXPIRY_MARGIN: Duration = Duration::from_secs(30);
 /// ```
 #[derive(Clone)]
 pub struct OAuth {
-    inner: Arc<Inner>,
+    pub(super) inner: Arc<Inner>,
 }
 
-struct Inner {
-    grant: Arc<dyn Grant>,
-    metadata: ClientMetadata,
-    document: Option<String>,
-    pre_registered: Vec<ClientRegistration>,
-    fallback_scope: Vec<String>,
-    max_step_up: u32,
-    store: Arc<dyn TokenStore>,
-    http: AuthHttp,
+/// What an [`OAuth`] holds (made by its builder).
+pub(super) struct Inner {
+    pub(super) grant: Arc<dyn Grant>,
+    pub(super) metadata: ClientMetadata,
+    pub(super) document: Option<String>,
+    pub(super) pre_registered: Vec<ClientRegistration>,
+    pub(super) fallback_scope: Vec<String>,
+    pub(super) max_step_up: u32,
+    pub(super) store: Arc<dyn TokenStore>,
+    pub(super) http: AuthHttp,
     /// DPoP, when on (also among the request hooks of `http`).
-    dpop: Option<Arc<Dpop>>,
+    pub(super) dpop: Option<Arc<Dpop>>,
     /// The user's part of the flow: its time limit and the time spent in it.
-    interaction: Interaction,
-    current: Mutex<Option<Current>>,
+    pub(super) interaction: Interaction,
+    pub(super) current: Mutex<Option<Current>>,
     /// Held while a flow (or a refresh) runs.
-    flow: tokio::sync::Mutex<()>,
+    pub(super) flow: tokio::sync::Mutex<()>,
 }
 
 /// The token in use, with what refreshing it needs.
 #[derive(Clone)]
-struct Current {
+pub(super) struct Current {
     key: TokenKey,
     token: Token,
     server: Arc<AuthorizationServerMetadata>,
@@ -559,224 +556,5 @@ impl AuthProvider for OAuth {
     fn answered(&self, target: &RequestTarget, status: StatusCode, headers: &HeaderMap) {
         // What the hooks learn (a DPoP nonce) is kept; nothing is sent again.
         let _ = self.hook_verdict(target, status, headers, &HeaderMap::new());
-    }
-}
-
-/// The DPoP setting of a builder.
-#[derive(Debug)]
-enum DpopSetting {
-    Key(Box<DpopKey>),
-    Generate(DpopUse),
-}
-
-/// Builds an [`OAuth`]. Defaults are not part of semver.
-#[derive(Debug)]
-#[must_use]
-pub struct OAuthBuilder {
-    grant: Arc<dyn Grant>,
-    metadata: ClientMetadata,
-    document: Option<String>,
-    pre_registered: Vec<ClientRegistration>,
-    scope: Vec<String>,
-    store: Option<Arc<dyn TokenStore>>,
-    max_step_up: u32,
-    timeout: Duration,
-    max_body: usize,
-    client: Option<reqwest::Client>,
-    hook: Option<Arc<dyn RequestHook>>,
-    dpop: Option<DpopSetting>,
-    authorization_timeout: Duration,
-}
-
-impl OAuthBuilder {
-    fn new(grant: Arc<dyn Grant>) -> Self {
-        Self {
-            grant,
-            metadata: ClientMetadata::named("actix-mcp client"),
-            document: None,
-            pre_registered: Vec::new(),
-            scope: Vec::new(),
-            store: None,
-            max_step_up: DEFAULT_MAX_STEP_UP,
-            timeout: DEFAULT_TIMEOUT,
-            max_body: DEFAULT_MAX_BODY,
-            client: None,
-            hook: None,
-            dpop: None,
-            authorization_timeout: DEFAULT_AUTHORIZATION_TIMEOUT,
-        }
-    }
-
-    /// The client's name in registrations (default `actix-mcp client`).
-    pub fn client_name(mut self, name: impl Into<String>) -> Self {
-        self.metadata.client_name = Some(name.into());
-        self
-    }
-
-    /// The client metadata sent in dynamic registrations (the grant adds its redirect URIs,
-    /// grant and response types; `application_type` is inferred when unset).
-    pub fn client_metadata(mut self, metadata: ClientMetadata) -> Self {
-        self.metadata = metadata;
-        self
-    }
-
-    /// The URL of the client's metadata document (an `https` URL with a path), used as its
-    /// `client_id` at authorization servers that advertise
-    /// `client_id_metadata_document_supported`. The document must be published there, with
-    /// this URL as its `client_id` and the redirect URI among its `redirect_uris`.
-    pub fn client_metadata_url(mut self, url: impl Into<String>) -> Self {
-        self.document = Some(url.into());
-        self
-    }
-
-    /// Pre-registered credentials (call once per authorization server); preferred over any
-    /// other registration at the server they are bound to.
-    pub fn client_registration(mut self, registration: ClientRegistration) -> Self {
-        self.pre_registered.push(registration);
-        self
-    }
-
-    /// The scopes to ask for when neither the server's challenge nor its metadata name any
-    /// (space-separated; default none).
-    pub fn scope(mut self, scope: &str) -> Self {
-        self.scope = scope::parse(scope);
-        self
-    }
-
-    /// Where tokens and registrations are kept (default an [`InMemoryTokenStore`]).
-    pub fn store(mut self, store: impl TokenStore + 'static) -> Self {
-        self.store = Some(Arc::new(store));
-        self
-    }
-
-    /// The same, shared.
-    pub fn shared_store(mut self, store: Arc<dyn TokenStore>) -> Self {
-        self.store = Some(store);
-        self
-    }
-
-    /// How many step-up authorizations one request may cause before the client gives up on
-    /// `403 insufficient_scope` (default 2).
-    pub fn max_step_up(mut self, attempts: u32) -> Self {
-        self.max_step_up = attempts;
-        self
-    }
-
-    /// The time limit of each request to a metadata, registration or token endpoint
-    /// (default 30 s).
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
-        self
-    }
-
-    /// How long the user's part of an authorization (the [`Authorizer`]'s) may take (default
-    /// 5 minutes). That time does not count against the client's request and discovery
-    /// timeouts: a request waiting for the user keeps its own time limit for the server.
-    pub fn authorization_timeout(mut self, timeout: Duration) -> Self {
-        self.authorization_timeout = timeout;
-        self
-    }
-
-    /// The size limit of each answer from those endpoints (default 1 MiB).
-    pub fn max_response_size(mut self, bytes: usize) -> Self {
-        self.max_body = bytes.max(1);
-        self
-    }
-
-    /// The `reqwest` client for those requests. It must not follow redirects (the flow
-    /// follows only same-origin ones itself); the default is built so.
-    pub fn http_client(mut self, client: reqwest::Client) -> Self {
-        self.client = Some(client);
-        self
-    }
-
-    /// A hook that adds headers to every request to the MCP server and the token and
-    /// registration endpoints, and reads their answers (runs after DPoP's, when on).
-    pub fn request_hook(mut self, hook: impl RequestHook + 'static) -> Self {
-        self.hook = Some(Arc::new(hook));
-        self
-    }
-
-    /// DPoP (RFC 9449) with `key`, with every authorization server: token requests carry
-    /// proofs, and a token the server binds to the key (`token_type` `DPoP`) is presented
-    /// with a proof on every request to the MCP server; server nonces are honoured (see
-    /// [DPoP](super#dpop)). Give the same key again with tokens kept across runs.
-    pub fn dpop(mut self, key: DpopKey) -> Self {
-        self.dpop = Some(DpopSetting::Key(Box::new(key)));
-        self
-    }
-
-    /// DPoP as [`dpop`](Self::dpop), with a fresh ES256 key made by
-    /// [`build`](Self::build).
-    pub fn dpop_generate(mut self) -> Self {
-        self.dpop = Some(DpopSetting::Generate(DpopUse::Always));
-        self
-    }
-
-    /// DPoP with a fresh ES256 key, used only with the authorization servers that list
-    /// `ES256` in `dpop_signing_alg_values_supported`; with the others the client sends no
-    /// proofs and gets bearer tokens.
-    pub fn dpop_auto(mut self) -> Self {
-        self.dpop = Some(DpopSetting::Generate(DpopUse::WhenSupported));
-        self
-    }
-
-    /// Checks the settings and builds the client.
-    ///
-    /// # Errors
-    /// [`ClientError::Auth`] with [`AuthError::Config`] for an unusable redirect URI or
-    /// client metadata URL, or when the HTTP client cannot be built.
-    pub fn build(self) -> Result<OAuth, ClientError> {
-        if let Some(url) = &self.document {
-            check_metadata_document_url(url)?;
-        }
-        self.grant.check()?;
-        if !self.grant.dynamic_registration()
-            && self.pre_registered.is_empty()
-            && self.document.is_none()
-        {
-            return Err(AuthError::Config(
-                "this grant needs the client's registration (client_registration)".into(),
-            )
-            .into());
-        }
-        let client = match self.client {
-            Some(client) => client,
-            None => no_redirect_client(self.timeout)?,
-        };
-        let dpop = match self.dpop {
-            None => None,
-            Some(DpopSetting::Key(key)) => Some(Dpop::new(*key, DpopUse::Always)),
-            Some(DpopSetting::Generate(usage)) => {
-                let key = DpopKey::generate().map_err(|err| {
-                    AuthError::Config(format!("could not make a DPoP key: {err}"))
-                })?;
-                Some(Dpop::new(key, usage))
-            }
-        }
-        .map(Arc::new);
-        let mut hooks: Vec<Arc<dyn RequestHook>> = Vec::new();
-        if let Some(dpop) = &dpop {
-            hooks.push(dpop.clone());
-        }
-        hooks.extend(self.hook);
-        Ok(OAuth {
-            inner: Arc::new(Inner {
-                grant: self.grant,
-                metadata: self.metadata,
-                document: self.document,
-                pre_registered: self.pre_registered,
-                fallback_scope: self.scope,
-                max_step_up: self.max_step_up,
-                store: self
-                    .store
-                    .unwrap_or_else(|| Arc::new(InMemoryTokenStore::new())),
-                http: AuthHttp::new(client, self.timeout, self.max_body, hooks),
-                dpop,
-                interaction: Interaction::new(self.authorization_timeout),
-                current: Mutex::new(None),
-                flow: tokio::sync::Mutex::new(()),
-            }),
-        })
     }
 }
