@@ -2,7 +2,7 @@
 //!
 //! | the transport sees | the flow does |
 //! | --- | --- |
-//! | any request | adds `Authorization: <type> <token>` (and the request hook's headers) once there is a token; refreshes an expired token first when it can |
+//! | any request | adds `Authorization: <type> <token>` (and the request hook's headers) once there is a token for the request's URL (its resource covers it: same origin, a path under the resource's); refreshes an expired token first when it can |
 //! | `401` | discovers the resource and its authorization server, then: a stored token other than the rejected one, else a refresh, else registration and the grant; the request is sent again |
 //! | `401` with a DPoP `use_dpop_nonce` challenge | sent again once with a proof carrying the new nonce (DPoP on); never a new authorization |
 //! | `403` with `insufficient_scope` | a new grant for the union of the scopes asked before and the challenge's (no refresh: it would give the same scopes), at most `max_step_up` times per request |
@@ -32,6 +32,7 @@ use super::grant::{Grant, GrantContext, Interaction};
 use super::http::{AuthHttp, HookRequest, HookResponse, HookVerdict, RequestKind, checked_url};
 use super::metadata::{
     AuthorizationServerMetadata, ProtectedResourceMetadata, discover_resource, discover_server,
+    resource_matches,
 };
 use super::provider::{AuthProvider, Refusal, RefusalAction, RequestTarget};
 use super::registration::{ClientMetadata, ClientRegistration, RegistrationKind, register};
@@ -167,6 +168,14 @@ impl OAuth {
         lock(&self.inner.current).clone()
     }
 
+    /// The token in use if it is for the resource at `url`: the same origin, and a path its
+    /// resource identifier covers ([`resource_matches`], the check its metadata passed). A
+    /// token is never presented anywhere else, not even to another path of the same server.
+    fn current_for(&self, url: &Url) -> Option<Current> {
+        self.current()
+            .filter(|current| resource_matches(&current.key.resource, url))
+    }
+
     fn set_current(&self, current: Option<Current>) {
         *lock(&self.inner.current) = current;
     }
@@ -199,13 +208,13 @@ impl OAuth {
     }
 
     async fn headers_of(&self, target: &RequestTarget) -> Result<HeaderMap, ClientError> {
-        let mut current = self.current();
+        let mut current = self.current_for(&target.url);
         let stale = current.as_ref().is_some_and(|c| {
             c.token.is_expired(EXPIRY_MARGIN) && c.token.refresh_token().is_some()
         });
         if stale {
             let _flow = self.inner.flow.lock().await;
-            current = self.current();
+            current = self.current_for(&target.url);
             if let Some(stale) = current
                 .clone()
                 .filter(|c| c.token.is_expired(EXPIRY_MARGIN))
@@ -235,7 +244,7 @@ impl OAuth {
         headers: &HeaderMap,
         sent: &HeaderMap,
     ) -> HookVerdict {
-        let token = self.current().map(|current| current.token);
+        let token = self.current_for(&target.url).map(|current| current.token);
         let request = HookRequest {
             kind: RequestKind::Resource,
             method: &target.method,
@@ -316,7 +325,7 @@ impl OAuth {
         };
         let _flow = self.inner.flow.lock().await;
         // Another request's flow renewed the token meanwhile: send again with that one.
-        if let Some(current) = self.current()
+        if let Some(current) = self.current_for(&refusal.target.url)
             && Some(current.token.authorization()) != sent
         {
             return Ok(RefusalAction::Retry);
