@@ -81,7 +81,10 @@ impl OAuthBuilder {
     }
 
     /// Pre-registered credentials (call once per authorization server); preferred over any
-    /// other registration at the server they are bound to.
+    /// other registration at the server they are bound to. Bind them to their issuer
+    /// ([`ClientRegistration::issuer`]); only a public client's may go unbound, with the
+    /// authorization-code flow ([`ClientRegistration::pre_registered`] has the rule, which
+    /// [`build`](Self::build) enforces).
     pub fn client_registration(mut self, registration: ClientRegistration) -> Self {
         self.pre_registered.push(registration);
         self
@@ -176,12 +179,33 @@ impl OAuthBuilder {
     ///
     /// # Errors
     /// [`ClientError::Auth`] with [`AuthError::Config`] for an unusable redirect URI or
-    /// client metadata URL, or when the HTTP client cannot be built.
+    /// client metadata URL, a pre-registration bound to no issuer that has a secret or a key
+    /// or is given to a grant that needs it bound, or when the HTTP client cannot be built.
     pub fn build(self) -> Result<OAuth, ClientError> {
         if let Some(url) = &self.document {
             check_metadata_document_url(url)?;
         }
         self.grant.check()?;
+        for client in self
+            .pre_registered
+            .iter()
+            .filter(|c| c.issuer_id().is_none())
+        {
+            if client.is_confidential() || !self.grant.accepts_unbound_client() {
+                let what = if client.is_confidential() {
+                    "has a secret or a private key"
+                } else {
+                    "is for a grant that sends assertions or credentials"
+                };
+                return Err(AuthError::Config(format!(
+                    "the pre-registered client {:?} {what}: bind it to the issuer of its \
+                     authorization server (ClientRegistration::issuer), so that it is sent \
+                     nowhere else",
+                    client.client_id()
+                ))
+                .into());
+            }
+        }
         if !self.grant.dynamic_registration()
             && self.pre_registered.is_empty()
             && self.document.is_none()

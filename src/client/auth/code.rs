@@ -213,6 +213,10 @@ impl Grant for AuthorizationCode {
     fn refreshable(&self) -> bool {
         self.refresh
     }
+
+    fn accepts_unbound_client(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

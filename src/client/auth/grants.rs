@@ -82,6 +82,7 @@ where
 /// use actix_mcp::client::auth::{OAuth, token_with};
 ///
 /// let oauth = OAuth::jwt_bearer(
+///     "https://auth.example.com",
 ///     "my-workload",
 ///     token_with(|| async {
 ///         // Read the token the platform mounts, which it rotates.
@@ -114,8 +115,12 @@ fn with_scope<'a>(params: &mut Vec<(&'a str, &'a str)>, scope: Option<&'a str>) 
 /// ```
 /// use actix_mcp::client::auth::{ClientCredential, OAuth};
 ///
-/// let oauth = OAuth::client_credentials("my-service", ClientCredential::secret("s3cret"))
-///     .build();
+/// let oauth = OAuth::client_credentials(
+///     "https://auth.example.com",
+///     "my-service",
+///     ClientCredential::secret("s3cret"),
+/// )
+/// .build();
 /// assert!(oauth.is_ok());
 /// ```
 #[derive(Debug, Clone, Default)]
@@ -162,7 +167,7 @@ fn add_grant_type(metadata: &mut ClientMetadata, grant: &str) {
 /// use actix_mcp::client::auth::OAuth;
 ///
 /// # let workload_token = String::from("eyJ...");
-/// let oauth = OAuth::jwt_bearer("my-workload", workload_token).build();
+/// let oauth = OAuth::jwt_bearer("https://auth.example.com", "my-workload", workload_token).build();
 /// assert!(oauth.is_ok());
 /// ```
 #[derive(Clone)]
@@ -279,8 +284,14 @@ impl IdentityProvider {
 ///
 /// # let id_token = String::from("eyJ...");
 /// let idp = IdentityProvider::new("https://idp.example.com", "mcp-client-at-idp");
-/// let oauth = OAuth::enterprise("mcp-client", ClientCredential::secret("s3cret"), idp, id_token)
-///     .build();
+/// let oauth = OAuth::enterprise(
+///     "https://auth.example.com",
+///     "mcp-client",
+///     ClientCredential::secret("s3cret"),
+///     idp,
+///     id_token,
+/// )
+/// .build();
 /// assert!(oauth.is_ok());
 /// ```
 #[derive(Clone)]
@@ -358,38 +369,56 @@ impl Grant for EnterpriseAuthorization {
 
 impl OAuth {
     /// A builder for the client credentials grant ([`ClientCredentials`]): the client
-    /// `client_id`, authenticated with `credential` (a [`ClientCredential::Secret`], or a
-    /// [`SigningKey`](super::SigningKey) for `private_key_jwt`).
+    /// `client_id` of the authorization server `issuer`, authenticated with `credential` (a
+    /// [`ClientCredential::Secret`], or a [`SigningKey`](super::SigningKey) for
+    /// `private_key_jwt`).
+    ///
+    /// `issuer` is the issuer identifier of the authorization server the credentials were
+    /// issued by, compared as a string with the one the MCP server names: the credentials are
+    /// sent to that server only. An MCP server that names another one gets no token from this
+    /// client ([`AuthError::NoRegistration`]).
     pub fn client_credentials(
+        issuer: impl Into<String>,
         client_id: impl Into<String>,
         credential: impl Into<ClientCredential>,
     ) -> OAuthBuilder {
         Self::builder(ClientCredentials::new()).client_registration(
-            ClientRegistration::pre_registered(client_id).credential(credential),
+            ClientRegistration::pre_registered(client_id)
+                .credential(credential)
+                .issuer(issuer),
         )
     }
 
     /// A builder for workload identity federation ([`JwtBearer`]): the client `client_id`
-    /// (a public client) presents the workload identity token `assertion` gives.
+    /// (a public client) of the authorization server `issuer` presents the workload identity
+    /// token `assertion` gives, to that server only (as
+    /// [`client_credentials`](Self::client_credentials) binds its credentials).
     pub fn jwt_bearer(
+        issuer: impl Into<String>,
         client_id: impl Into<String>,
         assertion: impl TokenSource + 'static,
     ) -> OAuthBuilder {
         Self::builder(JwtBearer::new(assertion))
-            .client_registration(ClientRegistration::pre_registered(client_id))
+            .client_registration(ClientRegistration::pre_registered(client_id).issuer(issuer))
     }
 
     /// A builder for enterprise-managed authorization ([`EnterpriseAuthorization`]): the
     /// user's ID token from `id_token` is exchanged at `idp` for an ID-JAG, which the client
-    /// `client_id`, authenticated with `credential`, presents to the authorization server.
+    /// `client_id`, authenticated with `credential`, presents to the authorization server
+    /// `issuer`. Both the credentials and the exchange are for that server only (as
+    /// [`client_credentials`](Self::client_credentials) binds its credentials): an MCP server
+    /// that names another one gets nothing, and the identity provider is not asked.
     pub fn enterprise(
+        issuer: impl Into<String>,
         client_id: impl Into<String>,
         credential: impl Into<ClientCredential>,
         idp: IdentityProvider,
         id_token: impl TokenSource + 'static,
     ) -> OAuthBuilder {
         Self::builder(EnterpriseAuthorization::new(idp, id_token)).client_registration(
-            ClientRegistration::pre_registered(client_id).credential(credential),
+            ClientRegistration::pre_registered(client_id)
+                .credential(credential)
+                .issuer(issuer),
         )
     }
 }

@@ -52,6 +52,14 @@
 //! issuer (or without `iss` where one was promised) or with another `state` are refused with
 //! a specific [`AuthError`], before any code or credential is sent.
 //!
+//! The MCP server is not trusted with more than its own token:
+//!
+//! * credentials (a client secret, a private key) and the assertions of the browserless
+//!   grants go only to the authorization server whose issuer they are bound to, never to one
+//!   the MCP server merely names ([`ClientRegistration::pre_registered`] has the rule);
+//! * a token is presented only to requests its resource covers (the same origin, a path under
+//!   the resource identifier), not to another server or path that shares the client.
+//!
 //! # Seams for other grants and proof of possession
 //!
 //! * **How a token is obtained** once metadata is known is a [`Grant`] (`grant` module):
@@ -86,14 +94,16 @@
 //!
 //! | extension | use |
 //! | --- | --- |
-//! | client credentials | [`OAuth::client_credentials`] with a secret or a [`SigningKey`] (`private_key_jwt`) |
-//! | workload identity federation | [`OAuth::jwt_bearer`] with the workload's identity token |
-//! | enterprise-managed authorization | [`OAuth::enterprise`] with the enterprise [`IdentityProvider`] and the user's ID token |
+//! | client credentials | [`OAuth::client_credentials`] with the authorization server's issuer and a secret or a [`SigningKey`] (`private_key_jwt`) |
+//! | workload identity federation | [`OAuth::jwt_bearer`] with the authorization server's issuer and the workload's identity token |
+//! | enterprise-managed authorization | [`OAuth::enterprise`] with the authorization server's issuer, the enterprise [`IdentityProvider`] and the user's ID token |
 //! | DPoP (sender-constrained tokens, RFC 9449) | [`OAuthBuilder::dpop`] with a [`DpopKey`], [`OAuthBuilder::dpop_generate`], or [`OAuthBuilder::dpop_auto`] (where the authorization server supports it), with any grant |
 //!
 //! The first three get tokens without a browser, through the same flow as the
 //! authorization-code grant (discovery, scope selection, `resource`, client authentication,
-//! DPoP); the client never registers dynamically for them, and a refused token request is
+//! DPoP); their credentials are bound to the issuer they are given with, so an MCP server that
+//! names another authorization server gets nothing from them ([`AuthError::NoRegistration`]);
+//! the client never registers dynamically for them, and a refused token request is
 //! not retried (but for a DPoP nonce) nor another grant tried: the request that needed the
 //! token fails with [`AuthError::TokenRequest`]. The tokens the application brings (a
 //! workload's identity token, a user's ID token) come from a [`TokenSource`], asked each time a

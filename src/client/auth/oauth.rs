@@ -486,7 +486,9 @@ impl OAuth {
     }
 
     /// The registration to use at `server` without registering: pre-registered credentials
-    /// for it, a client ID metadata document it accepts, or a stored registration.
+    /// for it, a client ID metadata document it accepts, or a stored registration. A
+    /// pre-registration bound to no issuer is used only when it is public and the grant sends
+    /// nothing another server could replay (see [`ClientRegistration::pre_registered`]).
     async fn known_registration(
         &self,
         server: &AuthorizationServerMetadata,
@@ -498,10 +500,11 @@ impl OAuth {
             .iter()
             .find(|c| c.issuer_id() == Some(issuer.as_str()))
             .or_else(|| {
-                inner
-                    .pre_registered
-                    .iter()
-                    .find(|c| c.issuer_id().is_none())
+                inner.pre_registered.iter().find(|c| {
+                    c.issuer_id().is_none()
+                        && c.valid_at(issuer)
+                        && inner.grant.accepts_unbound_client()
+                })
             });
         if let Some(client) = pre_registered {
             return Some(client.clone());
