@@ -6,7 +6,9 @@ use std::time::Duration;
 use super::dpop::{Dpop, DpopKey, DpopUse};
 use super::error::AuthError;
 use super::grant::{DEFAULT_AUTHORIZATION_TIMEOUT, Grant, Interaction};
-use super::http::{AuthHttp, DEFAULT_MAX_BODY, DEFAULT_TIMEOUT, RequestHook, no_redirect_client};
+use super::http::{
+    AuthHttp, DEFAULT_MAX_BODY, DEFAULT_TIMEOUT, RequestHook, Resolver, resolving_client,
+};
 use super::oauth::{DEFAULT_MAX_STEP_UP, Inner, OAuth};
 use super::registration::{ClientMetadata, ClientRegistration, check_metadata_document_url};
 use super::scope;
@@ -34,6 +36,7 @@ pub struct OAuthBuilder {
     timeout: Duration,
     max_body: usize,
     client: Option<reqwest::Client>,
+    resolver: Option<Resolver>,
     hook: Option<Arc<dyn RequestHook>>,
     dpop: Option<DpopSetting>,
     authorization_timeout: Duration,
@@ -52,6 +55,7 @@ impl OAuthBuilder {
             timeout: DEFAULT_TIMEOUT,
             max_body: DEFAULT_MAX_BODY,
             client: None,
+            resolver: None,
             hook: None,
             dpop: None,
             authorization_timeout: DEFAULT_AUTHORIZATION_TIMEOUT,
@@ -144,6 +148,14 @@ impl OAuthBuilder {
         self
     }
 
+    /// The DNS resolver of the requests to metadata, registration and token endpoints
+    /// (default the system's, through `getaddrinfo`). Not used with a client given by
+    /// [`http_client`](Self::http_client), which resolves with its own.
+    pub fn dns_resolver(mut self, resolver: impl reqwest::dns::Resolve + 'static) -> Self {
+        self.resolver = Some(Resolver(Arc::new(resolver)));
+        self
+    }
+
     /// A hook that adds headers to every request to the MCP server and the token and
     /// registration endpoints, and reads their answers (runs after DPoP's, when on).
     pub fn request_hook(mut self, hook: impl RequestHook + 'static) -> Self {
@@ -217,7 +229,7 @@ impl OAuthBuilder {
         }
         let client = match self.client {
             Some(client) => client,
-            None => no_redirect_client(self.timeout)?,
+            None => resolving_client(self.timeout, self.resolver.map(|r| r.0))?,
         };
         let dpop = match self.dpop {
             None => None,

@@ -20,6 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use reqwest::dns::Resolve;
 use reqwest::header::{self, HeaderMap, HeaderValue, LOCATION};
 use reqwest::{Method, StatusCode, Url};
 use serde::de::DeserializeOwned;
@@ -214,12 +215,34 @@ impl fmt::Debug for AuthHttp {
 
 /// Builds a client that follows no redirects (the flow decides which to follow).
 pub(crate) fn no_redirect_client(timeout: Duration) -> Result<reqwest::Client, AuthError> {
-    reqwest::Client::builder()
+    resolving_client(timeout, None)
+}
+
+/// The same, resolving host names with `resolver` when given.
+pub(crate) fn resolving_client(
+    timeout: Duration,
+    resolver: Option<Arc<dyn Resolve>>,
+) -> Result<reqwest::Client, AuthError> {
+    let mut builder = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(timeout)
-        .timeout(timeout)
+        .timeout(timeout);
+    if let Some(resolver) = resolver {
+        builder = builder.dns_resolver(resolver);
+    }
+    builder
         .build()
         .map_err(|err| AuthError::Config(format!("could not build the HTTP client: {err}")))
+}
+
+/// A DNS resolver given by the application ([`OAuthBuilder::dns_resolver`](super::OAuthBuilder::dns_resolver)).
+#[derive(Clone)]
+pub(crate) struct Resolver(pub(crate) Arc<dyn Resolve>);
+
+impl fmt::Debug for Resolver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Resolver(..)")
+    }
 }
 
 impl AuthHttp {
