@@ -130,10 +130,14 @@ impl Recorder {
 /// The path of the protected resource metadata of a [`protected`] server's `/mcp`.
 pub const PRM_PATH: &str = "/.well-known/oauth-protected-resource/mcp";
 
+/// The `resource_metadata` of a [`protected`] server's `401`, from its base URL (`None`: no
+/// link).
+pub type Link = Box<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
 /// What a [`protected`] MCP server says about itself.
 pub struct Protected {
-    /// The `resource_metadata` of its `401`, from its base URL (`None`: no link).
-    pub link: Box<dyn Fn(&str) -> Option<String> + Send + Sync>,
+    /// The `resource_metadata` of its `401`.
+    pub link: Link,
     /// The `authorization_servers` of the metadata it serves at [`PRM_PATH`] (`None`: it
     /// serves none).
     pub authorization_servers: Option<Vec<String>>,
