@@ -1,16 +1,20 @@
 //! The OAuth client against servers it must not trust with more than they are owed (the
-//! security review's client findings): a token goes only to the resource it was issued for,
-//! every server on `127.0.0.1:0` records every request, and each test checks what was *not*
+//! security review's client findings): a token goes only to the resource it was issued for;
+//! credentials and assertions go only to the authorization server they are bound to, whatever
+//! the MCP server names; discovery and token requests reach no loopback, private or link-local
+//! address the MCP server is not on itself (host names resolved by a test resolver). Every
+//! server runs on `127.0.0.1:0` and records every request, and each test checks what was *not*
 //! sent.
 
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod common;
 
-use std::time::Duration;
-
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use actix_mcp::client::auth::{
     AuthError, ClientCredential, ClientCredentials, ClientRegistration, HeadlessAuthorizer,
@@ -261,4 +265,239 @@ async fn unbound_pre_registrations_are_refused_where_they_could_leak() {
         .client_registration(ClientRegistration::pre_registered("public-client"))
         .build();
     assert!(public.is_ok(), "{public:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// F3: discovery and token requests reach no internal address
+
+/// A resolver that maps names to the addresses a test gives, and notes every name asked.
+#[derive(Clone, Default)]
+struct Names {
+    map: Arc<HashMap<String, Vec<IpAddr>>>,
+    asked: Arc<Mutex<Vec<String>>>,
+}
+
+impl Names {
+    fn new(entries: &[(&str, &[&str])]) -> Self {
+        let map = entries
+            .iter()
+            .map(|(name, ips)| {
+                let ips = ips.iter().map(|ip| ip.parse().unwrap()).collect();
+                ((*name).to_owned(), ips)
+            })
+            .collect();
+        Self {
+            map: Arc::new(map),
+            asked: Arc::default(),
+        }
+    }
+
+    fn asked(&self) -> Vec<String> {
+        self.asked.lock().unwrap().clone()
+    }
+}
+
+impl reqwest::dns::Resolve for Names {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let name = name.as_str().to_owned();
+        self.asked.lock().unwrap().push(name.clone());
+        let found = self.map.get(&name).cloned();
+        Box::pin(async move {
+            let ips = found.ok_or_else(|| format!("no such name {name}"))?;
+            let addrs: reqwest::dns::Addrs =
+                Box::new(ips.into_iter().map(|ip| SocketAddr::new(ip, 0)));
+            Ok(addrs)
+        })
+    }
+}
+
+/// Asserts that `error` refuses a URL naming `host`, for a reason that names `why`.
+fn assert_refused(error: &AuthError, host: &str, why: &str) {
+    match error {
+        AuthError::InsecureUrl { url, reason } => {
+            assert!(url.contains(host), "{error:?}");
+            assert!(reason.contains(why), "{error:?}");
+        }
+        other => panic!("expected {host} refused ({why}), got {other:?}"),
+    }
+}
+
+/// A short time limit: a request that goes out to an unroutable address fails soon.
+const SHORT: Duration = Duration::from_secs(2);
+
+#[actix_web::test]
+async fn discovery_refuses_names_that_resolve_to_internal_addresses() {
+    let names = Names::new(&[
+        ("metadata.internal.test", &["10.1.2.3"]),
+        ("as.internal.test", &["169.254.169.254"]),
+        ("zero.internal.test", &["0.0.0.0"]),
+        ("mixed.internal.test", &["203.0.113.10", "10.0.0.1"]),
+        ("token.internal.test", &["fd00::1"]),
+        ("register.internal.test", &["192.168.1.1"]),
+    ]);
+    // The challenge's resource_metadata link, to a private address, to 0.0.0.0 (which is
+    // this host), to a name with one public and one private address.
+    for (host, why) in [
+        ("metadata.internal.test", "private"),
+        ("zero.internal.test", "unspecified"),
+        ("mixed.internal.test", "private"),
+    ] {
+        let hostile = protected(Protected {
+            link: Box::new(move |_| Some(format!("https://{host}/prm"))),
+            authorization_servers: None,
+        });
+        let oauth = OAuth::authorization_code(REDIRECT, HeadlessAuthorizer::new())
+            .dns_resolver(names.clone())
+            .timeout(SHORT)
+            .build()
+            .unwrap();
+        let error = auth_error(connect(&format!("{}/mcp", hostile.base), oauth).await);
+        assert_refused(&error, host, why);
+        hostile.stop().await;
+    }
+
+    // The same through a client the application gives, which resolves names itself: they
+    // are resolved and checked before the request.
+    let hostile = protected(Protected {
+        link: Box::new(|_| Some("https://metadata.internal.test/prm".into())),
+        authorization_servers: None,
+    });
+    let given = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .dns_resolver(Arc::new(names.clone()))
+        .build()
+        .unwrap();
+    let oauth = OAuth::authorization_code(REDIRECT, HeadlessAuthorizer::new())
+        .http_client(given)
+        .dns_resolver(names.clone())
+        .timeout(SHORT)
+        .build()
+        .unwrap();
+    let error = auth_error(connect(&format!("{}/mcp", hostile.base), oauth).await);
+    assert_refused(&error, "metadata.internal.test", "private");
+    hostile.stop().await;
+
+    // The authorization server the metadata names, on the link-local metadata address.
+    let hostile = protected(Protected::naming(vec!["https://as.internal.test".into()]));
+    let oauth = OAuth::authorization_code(REDIRECT, HeadlessAuthorizer::new())
+        .dns_resolver(names.clone())
+        .timeout(SHORT)
+        .build()
+        .unwrap();
+    let error = auth_error(connect(&format!("{}/mcp", hostile.base), oauth).await);
+    assert_refused(&error, "as.internal.test", "link-local");
+    hostile.stop().await;
+
+    // The token endpoint of a (loopback) authorization server, on a unique-local address: the
+    // client's secret is not sent.
+    let server =
+        authorization_server(|_| json!({"token_endpoint": "https://token.internal.test/token"}));
+    let hostile = protected(Protected::naming(vec![server.base.clone()]));
+    let oauth = OAuth::client_credentials(&server.base, "svc", ClientCredential::secret("s3cret"))
+        .dns_resolver(names.clone())
+        .timeout(SHORT);
+    let error = auth_error(connect(&format!("{}/mcp", hostile.base), oauth.build().unwrap()).await);
+    assert_refused(&error, "token.internal.test", "unique-local");
+    assert_eq!(server.posts().len(), 0);
+    hostile.stop().await;
+    server.stop().await;
+
+    // Its registration endpoint, on a private address.
+    let server = authorization_server(
+        |_| json!({"registration_endpoint": "https://register.internal.test/register"}),
+    );
+    let hostile = protected(Protected::naming(vec![server.base.clone()]));
+    let oauth = OAuth::authorization_code(REDIRECT, HeadlessAuthorizer::new())
+        .dns_resolver(names.clone())
+        .timeout(SHORT);
+    let error = auth_error(connect(&format!("{}/mcp", hostile.base), oauth.build().unwrap()).await);
+    assert_refused(&error, "register.internal.test", "private");
+    hostile.stop().await;
+    server.stop().await;
+
+    // Every name was resolved before it was refused.
+    let asked = names.asked();
+    for name in ["metadata", "zero", "mixed", "as", "token", "register"] {
+        let name = format!("{name}.internal.test");
+        assert!(asked.contains(&name), "{name} not resolved: {asked:?}");
+    }
+}
+
+#[actix_web::test]
+async fn discovery_refuses_internal_literal_addresses() {
+    // (The URL shows an IPv4-mapped address in hexadecimal.)
+    for (link, host, why) in [
+        (
+            "https://169.254.169.254/latest/meta-data/",
+            "169.254.169.254",
+            "link-local",
+        ),
+        ("https://10.0.0.1/prm", "10.0.0.1", "private"),
+        ("https://[fd12:3456::1]/prm", "fd12:3456::1", "unique-local"),
+        (
+            "https://[::ffff:169.254.169.254]/prm",
+            "::ffff:a9fe:a9fe",
+            "link-local",
+        ),
+    ] {
+        let hostile = protected(Protected {
+            link: Box::new(move |_| Some(link.to_owned())),
+            authorization_servers: None,
+        });
+        let oauth = OAuth::authorization_code(REDIRECT, HeadlessAuthorizer::new())
+            .timeout(SHORT)
+            .build()
+            .unwrap();
+        let error = auth_error(connect(&format!("{}/mcp", hostile.base), oauth).await);
+        assert_refused(&error, host, why);
+        hostile.stop().await;
+    }
+}
+
+/// An MCP server that stands on a public address (`mcp.public.test`, which its transport
+/// reaches on loopback while the OAuth client's resolver says 203.0.113.10), whose `401` links
+/// to a service on this host's loopback: the client connects with `oauth`.
+async fn public_server_linking_to_loopback(
+    oauth: OAuthBuilder,
+) -> (Result<(), ClientError>, Vec<String>) {
+    let internal = Recorder::start(|_, _| actix_web::HttpResponse::NotFound().finish());
+    let link = format!("{}/prm", internal.base);
+    let hostile = protected(Protected {
+        link: Box::new(move |_| Some(link.clone())),
+        authorization_servers: None,
+    });
+    let port = hostile.base.rsplit(':').next().unwrap().to_owned();
+    let transport = reqwest::Client::builder()
+        .no_proxy()
+        .resolve("mcp.public.test", "127.0.0.1:0".parse().unwrap())
+        .build()
+        .unwrap();
+    let oauth = oauth
+        .dns_resolver(Names::new(&[("mcp.public.test", &["203.0.113.10"])]))
+        .timeout(SHORT)
+        .build()
+        .unwrap();
+    let options = HttpOptions::default().client(transport).auth(oauth);
+    let result = connect_with(&format!("http://mcp.public.test:{port}/mcp"), options).await;
+    let reached = internal.lines();
+    assert!(!hostile.seen().is_empty(), "the MCP server was reached");
+    hostile.stop().await;
+    internal.stop().await;
+    (result, reached)
+}
+
+#[actix_web::test]
+async fn a_public_mcp_server_cannot_lead_the_client_to_loopback() {
+    let oauth = || OAuth::authorization_code(REDIRECT, HeadlessAuthorizer::new());
+    let (result, reached) = public_server_linking_to_loopback(oauth()).await;
+    assert_refused(&auth_error(result), "127.0.0.1", "loopback");
+    assert_eq!(
+        reached,
+        Vec::<String>::new(),
+        "nothing reached the loopback service"
+    );
+
+    // Allowed explicitly, the same link is followed.
+    let (_, reached) = public_server_linking_to_loopback(oauth().allow_private_network(true)).await;
+    assert_eq!(reached, ["GET /prm"]);
 }

@@ -6,9 +6,8 @@ use std::time::Duration;
 use super::dpop::{Dpop, DpopKey, DpopUse};
 use super::error::AuthError;
 use super::grant::{DEFAULT_AUTHORIZATION_TIMEOUT, Grant, Interaction};
-use super::http::{
-    AuthHttp, DEFAULT_MAX_BODY, DEFAULT_TIMEOUT, RequestHook, Resolver, resolving_client,
-};
+use super::http::{AuthHttp, DEFAULT_MAX_BODY, DEFAULT_TIMEOUT, RequestHook, Resolver};
+use super::network::Network;
 use super::oauth::{DEFAULT_MAX_STEP_UP, Inner, OAuth};
 use super::registration::{ClientMetadata, ClientRegistration, check_metadata_document_url};
 use super::scope;
@@ -37,6 +36,7 @@ pub struct OAuthBuilder {
     max_body: usize,
     client: Option<reqwest::Client>,
     resolver: Option<Resolver>,
+    allow_private_network: bool,
     hook: Option<Arc<dyn RequestHook>>,
     dpop: Option<DpopSetting>,
     authorization_timeout: Duration,
@@ -56,6 +56,7 @@ impl OAuthBuilder {
             max_body: DEFAULT_MAX_BODY,
             client: None,
             resolver: None,
+            allow_private_network: false,
             hook: None,
             dpop: None,
             authorization_timeout: DEFAULT_AUTHORIZATION_TIMEOUT,
@@ -142,17 +143,40 @@ impl OAuthBuilder {
     }
 
     /// The `reqwest` client for those requests. It must not follow redirects (the flow
-    /// follows only same-origin ones itself); the default is built so.
+    /// follows only same-origin ones itself); the default is built so. It connects through
+    /// its own resolver, so the addresses of host names are checked before each request but
+    /// not pinned to the connection as the built-in clients pin them
+    /// ([`allow_private_network`](Self::allow_private_network) has the policy).
     pub fn http_client(mut self, client: reqwest::Client) -> Self {
         self.client = Some(client);
         self
     }
 
-    /// The DNS resolver of the requests to metadata, registration and token endpoints
-    /// (default the system's, through `getaddrinfo`). Not used with a client given by
-    /// [`http_client`](Self::http_client), which resolves with its own.
+    /// The DNS resolver of the requests to metadata, registration and token endpoints, and of
+    /// the MCP server's host when its addresses are classed (default the system's, through
+    /// `getaddrinfo`). With a client given by [`http_client`](Self::http_client), which
+    /// connects through its own resolver, it resolves for the address checks only.
     pub fn dns_resolver(mut self, resolver: impl reqwest::dns::Resolve + 'static) -> Self {
         self.resolver = Some(Resolver(Arc::new(resolver)));
+        self
+    }
+
+    /// Whether the requests to metadata, registration and token endpoints may reach loopback,
+    /// private (`10/8`, `172.16/12`, `192.168/16`, `100.64/10`), link-local (`169.254/16`,
+    /// `fe80::/10`) and unique-local (`fc00::/7`) addresses whatever the MCP server is on
+    /// (default `false`).
+    ///
+    /// By default such an address is reached only when the MCP server is on one of the same
+    /// kind itself (its host resolves to one): an MCP server on loopback may lead the client to
+    /// loopback, one on a private network to private addresses, a public one to public
+    /// addresses only. Anything else the server's metadata points at is refused before a
+    /// request goes out ([`AuthError::InsecureUrl`]): a hostile MCP server cannot have the
+    /// client fetch from, or post credentials to, the services of the client's own network
+    /// (server-side request forgery). Unspecified, multicast and broadcast addresses are never
+    /// reached. Turn this on when the authorization server is on an internal network while
+    /// the MCP server is not, and only for MCP servers you trust with that network.
+    pub fn allow_private_network(mut self, allow: bool) -> Self {
+        self.allow_private_network = allow;
         self
     }
 
@@ -227,10 +251,7 @@ impl OAuthBuilder {
             )
             .into());
         }
-        let client = match self.client {
-            Some(client) => client,
-            None => resolving_client(self.timeout, self.resolver.map(|r| r.0))?,
-        };
+        let network = Network::new(self.resolver.map(|r| r.0), self.allow_private_network);
         let dpop = match self.dpop {
             None => None,
             Some(DpopSetting::Key(key)) => Some(Dpop::new(*key, DpopUse::Always)),
@@ -258,7 +279,7 @@ impl OAuthBuilder {
                 store: self
                     .store
                     .unwrap_or_else(|| Arc::new(InMemoryTokenStore::new())),
-                http: AuthHttp::new(client, self.timeout, self.max_body, hooks),
+                http: AuthHttp::new(self.client, network, self.timeout, self.max_body, hooks)?,
                 dpop,
                 interaction: Interaction::new(self.authorization_timeout),
                 current: Mutex::new(None),

@@ -9,8 +9,10 @@
 #[non_exhaustive]
 pub enum AuthError {
     /// A URL from the network or the settings is refused before anything is sent to it: not
-    /// `https://` (nor `http://` to a loopback host), with user credentials or a fragment, or
-    /// not a URL at all.
+    /// `https://` (nor `http://` to a loopback host), with user credentials or a fragment, not
+    /// a URL at all, or on an address the request may not reach (a loopback, private or
+    /// link-local one the MCP server is not on:
+    /// [`OAuthBuilder::allow_private_network`](super::OAuthBuilder::allow_private_network)).
     #[error("refused URL {url:?}: {reason}")]
     InsecureUrl {
         /// The URL as given.

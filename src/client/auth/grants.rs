@@ -21,6 +21,7 @@ use futures::future::BoxFuture;
 
 use super::error::AuthError;
 use super::grant::{Grant, GrantContext};
+use super::http::{AuthHttp, checked_url};
 use super::metadata::{AuthorizationServerMetadata, discover_server};
 use super::registration::{ClientCredential, ClientMetadata, ClientRegistration};
 use super::scope;
@@ -257,17 +258,21 @@ impl IdentityProvider {
         &self.issuer
     }
 
+    /// The HTTP side of the requests to it. The application named it, so they may reach the
+    /// addresses of its own kind (an identity provider on the internal network), whatever the
+    /// MCP server is on.
+    async fn http(&self, cx: &GrantContext<'_>) -> Result<AuthHttp, AuthError> {
+        cx.http.for_server(&checked_url(&self.issuer)?).await
+    }
+
     /// Its metadata: the token endpoint given, or discovered.
-    async fn metadata(
-        &self,
-        cx: &GrantContext<'_>,
-    ) -> Result<AuthorizationServerMetadata, AuthError> {
+    async fn metadata(&self, http: &AuthHttp) -> Result<AuthorizationServerMetadata, AuthError> {
         match &self.token_endpoint {
             Some(endpoint) => Ok(AuthorizationServerMetadata::with_token_endpoint(
                 &self.issuer,
                 endpoint,
             )),
-            None => discover_server(cx.http, &self.issuer).await,
+            None => discover_server(http, &self.issuer).await,
         }
     }
 }
@@ -321,7 +326,8 @@ impl EnterpriseAuthorization {
 impl Grant for EnterpriseAuthorization {
     fn obtain<'a>(&'a self, cx: GrantContext<'a>) -> BoxFuture<'a, Result<Token, ClientError>> {
         Box::pin(async move {
-            let idp = self.idp.metadata(&cx).await?;
+            let http = self.idp.http(&cx).await?;
+            let idp = self.idp.metadata(&http).await?;
             let id_token = self.id_token.token().await?;
             let scope = scope::join(cx.scopes());
             let mut params = vec![
@@ -332,7 +338,7 @@ impl Grant for EnterpriseAuthorization {
             ];
             with_scope(&mut params, scope.as_deref());
             let grant = request_token(
-                cx.http,
+                &http,
                 &idp,
                 &self.idp.client,
                 &self.idp.client.token_endpoint_auth(&idp),

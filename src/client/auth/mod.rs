@@ -45,8 +45,12 @@
 //! # Safety of what comes from the network
 //!
 //! Every URL the flow contacts is checked first ([`checked_url`]: `https://`, or `http://`
-//! to a loopback host, no credentials, no fragment); metadata requests follow redirects only on
-//! the same origin, registration and token requests follow none; every answer is read within a
+//! to a loopback host, no credentials, no fragment), and so is every address it resolves to:
+//! a loopback, private, link-local or unique-local address only when the MCP server is on one
+//! of the same kind itself, never an unspecified or multicast one, checked where the flow's own
+//! HTTP client resolves the name so the connection goes where the check looked
+//! ([`OAuthBuilder::allow_private_network`] has the rule, and the option to lift it);
+//! metadata requests follow redirects only on the same origin, registration and token requests follow none; every answer is read within a
 //! time limit and a size limit. A protected resource metadata document for another resource,
 //! authorization server metadata for another issuer, an authorization response from another
 //! issuer (or without `iss` where one was promised) or with another `state` are refused with
@@ -146,6 +150,7 @@ mod grant;
 mod grants;
 mod http;
 mod metadata;
+mod network;
 mod oauth;
 mod provider;
 mod registration;

@@ -219,7 +219,11 @@ impl OAuth {
                 .clone()
                 .filter(|c| c.token.is_expired(EXPIRY_MARGIN))
             {
-                current = match self.refresh(&stale).await {
+                let refreshed = match self.inner.http.for_server(&target.url).await {
+                    Ok(http) => self.refresh(&http, &stale).await,
+                    Err(error) => Err(error.into()),
+                };
+                current = match refreshed {
                     Ok(fresh) => Some(fresh),
                     Err(error) => {
                         tracing::debug!(%error, "refreshing the expired token failed");
@@ -261,15 +265,15 @@ impl OAuth {
         self.inner.http.hook_verdict(&request, &response)
     }
 
-    /// Refreshes `current`'s token; stores and uses the new one.
-    async fn refresh(&self, current: &Current) -> Result<Current, ClientError> {
+    /// Refreshes `current`'s token through `http`; stores and uses the new one.
+    async fn refresh(&self, http: &AuthHttp, current: &Current) -> Result<Current, ClientError> {
         let (Some(refresh_token), Some(client)) =
             (current.token.refresh_token(), current.client.as_ref())
         else {
             return Err(AuthError::Unauthorized("the token cannot be refreshed".into()).into());
         };
         let mut token = request_token(
-            &self.inner.http,
+            http,
             &current.server,
             client,
             &client.token_endpoint_auth(&current.server),
@@ -364,25 +368,23 @@ impl OAuth {
         sent: Option<&str>,
     ) -> Result<(), ClientError> {
         let inner = &self.inner;
-        let resource = discover_resource(
-            &inner.http,
-            server_url,
-            challenge.resource_metadata.as_deref(),
-        )
-        .await?;
+        // Every request of the flow reaches only what this MCP server may lead to.
+        let http = inner.http.for_server(server_url).await?;
+        let resource =
+            discover_resource(&http, server_url, challenge.resource_metadata.as_deref()).await?;
         let issuer = resource
             .authorization_servers
             .iter()
             .find(|issuer| checked_url(issuer).is_ok())
             .ok_or(AuthError::NoAuthorizationServer)?
             .clone();
-        let server = Arc::new(discover_server(&inner.http, &issuer).await?);
+        let server = Arc::new(discover_server(&http, &issuer).await?);
         let key = TokenKey {
             resource: resource.resource.clone(),
             issuer,
         };
         let previous = self.current();
-        if step == Step::Unauthorized && self.reuse_stored(&key, &server, sent).await {
+        if step == Step::Unauthorized && self.reuse_stored(&http, &key, &server, sent).await {
             return Ok(());
         }
         let before = previous
@@ -395,8 +397,10 @@ impl OAuth {
             &server,
             inner.grant.refreshable(),
         );
-        let client = self.registration(&server).await?;
-        let token = self.obtain(&resource, &server, &client, &scopes).await?;
+        let client = self.registration(&http, &server).await?;
+        let token = self
+            .obtain(&http, &resource, &server, &client, &scopes)
+            .await?;
         inner.store.save_token(&key, token.clone()).await;
         self.set_current(Some(Current {
             key,
@@ -411,6 +415,7 @@ impl OAuth {
     /// stored one. `true` when there is a token to send again with.
     async fn reuse_stored(
         &self,
+        http: &AuthHttp,
         key: &TokenKey,
         server: &Arc<AuthorizationServerMetadata>,
         sent: Option<&str>,
@@ -432,7 +437,7 @@ impl OAuth {
             self.set_current(Some(current));
             return true;
         }
-        match self.refresh(&current).await {
+        match self.refresh(http, &current).await {
             Ok(_) => true,
             Err(error) => {
                 tracing::debug!(%error, "the stored token was refused and cannot be refreshed");
@@ -446,6 +451,7 @@ impl OAuth {
     /// longer knows (`invalid_client`) is forgotten, so that the next flow registers anew.
     async fn obtain(
         &self,
+        http: &AuthHttp,
         resource: &ProtectedResourceMetadata,
         server: &AuthorizationServerMetadata,
         client: &ClientRegistration,
@@ -458,7 +464,7 @@ impl OAuth {
             .filter(|dpop| dpop.applies_to(Some(server)))
             .map(Dpop::key);
         let cx = GrantContext {
-            http: &self.inner.http,
+            http,
             resource,
             server,
             client,
@@ -524,6 +530,7 @@ impl OAuth {
     /// The registration to use at `server`: a known one, else a new dynamic registration.
     async fn registration(
         &self,
+        http: &AuthHttp,
         server: &AuthorizationServerMetadata,
     ) -> Result<ClientRegistration, ClientError> {
         if let Some(client) = self.known_registration(server).await {
@@ -537,7 +544,7 @@ impl OAuth {
         }
         let mut metadata = self.inner.metadata.clone();
         self.inner.grant.client_metadata(&mut metadata);
-        let client = register(&self.inner.http, server, metadata).await?;
+        let client = register(http, server, metadata).await?;
         self.inner
             .store
             .save_registration(&server.issuer, client.clone())
