@@ -2,9 +2,9 @@
 //! security review's client findings): a token goes only to the resource it was issued for;
 //! credentials and assertions go only to the authorization server they are bound to, whatever
 //! the MCP server names; discovery and token requests reach no loopback, private or link-local
-//! address the MCP server is not on itself (host names resolved by a test resolver). Every
-//! server runs on `127.0.0.1:0` and records every request, and each test checks what was *not*
-//! sent.
+//! address the MCP server is not on itself (host names resolved by a test resolver); a server
+//! URL's credentials stay out of messages. Every server runs on `127.0.0.1:0` and records
+//! every request, and each test checks what was *not* sent.
 
 #![allow(clippy::unwrap_used, missing_docs)]
 
@@ -500,4 +500,29 @@ async fn a_public_mcp_server_cannot_lead_the_client_to_loopback() {
     // Allowed explicitly, the same link is followed.
     let (_, reached) = public_server_linking_to_loopback(oauth().allow_private_network(true)).await;
     assert_eq!(reached, ["GET /prm"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Secrets kept out of messages
+
+#[actix_web::test]
+async fn a_server_url_is_shown_without_its_credentials() {
+    let transport = HttpTransport::new("http://alice:pa55word@[::1");
+    let shown = format!("{transport:?}");
+    assert!(
+        !shown.contains("pa55word") && !shown.contains("alice"),
+        "{shown}"
+    );
+    let connected = Client::builder("hostile-test", "1.0.0")
+        .connect(transport)
+        .await;
+    let message = match connected {
+        Err(ClientError::Transport(message)) => message,
+        other => panic!("expected a transport error, got {other:?}"),
+    };
+    assert!(message.contains("invalid server URL"), "{message}");
+    assert!(
+        !message.contains("pa55word") && !message.contains("alice"),
+        "{message}"
+    );
 }

@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use super::error::AuthError;
+use super::error::{AuthError, redact_url};
 use super::grant::{Grant, GrantContext};
 use super::http::{AuthHttp, checked_url};
 use super::metadata::{AuthorizationServerMetadata, discover_server};
@@ -352,7 +352,7 @@ impl Grant for EnterpriseAuthorization {
                     what: "token exchange".into(),
                     reason: format!(
                         "the identity provider {:?} issued {:?}, not an ID-JAG",
-                        self.idp.issuer,
+                        redact_url(&self.idp.issuer),
                         grant
                             .issued_token_type()
                             .unwrap_or("a token of no stated type")

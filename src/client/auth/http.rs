@@ -29,7 +29,7 @@ use reqwest::header::{self, HeaderMap, HeaderValue, LOCATION};
 use reqwest::{Method, StatusCode, Url};
 use serde::de::DeserializeOwned;
 
-use super::error::AuthError;
+use super::error::{AuthError, redact_url};
 use super::metadata::AuthorizationServerMetadata;
 use super::network::{Network, Reach, Refused, refusal_in};
 use super::token::Token;
@@ -148,7 +148,7 @@ pub(crate) fn is_loopback(url: &Url) -> bool {
 /// [`AuthError::InsecureUrl`] saying why not.
 pub fn checked_url(raw: &str) -> Result<Url, AuthError> {
     let refuse = |reason: &str| AuthError::InsecureUrl {
-        url: raw.to_owned(),
+        url: redact_url(raw),
         reason: reason.to_owned(),
     };
     let url = Url::parse(raw).map_err(|err| refuse(&format!("not a URL ({err})")))?;
@@ -567,5 +567,22 @@ mod tests {
         assert!(checked_url("https://user:pw@as.example.com/").is_err());
         assert!(checked_url("https://as.example.com/#frag").is_err());
         assert!(checked_url("not a url").is_err());
+    }
+
+    #[test]
+    fn refused_urls_are_shown_without_their_credentials() {
+        for raw in [
+            "https://alice:pa55word@as.example.com/x",
+            "http://alice:pa55word@as.example.com/x",
+            "ftp://alice:pa55word@as.example.com/x",
+        ] {
+            let shown = checked_url(raw).map_err(|err| err.to_string()).err();
+            assert!(
+                shown
+                    .as_deref()
+                    .is_some_and(|s| !s.contains("pa55word") && !s.contains("alice")),
+                "{shown:?}"
+            );
+        }
     }
 }

@@ -169,6 +169,7 @@ pub use client_auth::TokenEndpointAuth;
 pub use code::{AuthorizationCode, validate_callback};
 pub use dpop::DpopKey;
 pub use error::AuthError;
+pub(crate) use error::redact_url;
 pub use grant::{Grant, GrantContext};
 pub use grants::{
     ClientCredentials, EnterpriseAuthorization, FnTokenSource, GRANT_CLIENT_CREDENTIALS,

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 use super::assertion::SigningKey;
 use super::client_auth::TokenEndpointAuth;
-use super::error::AuthError;
+use super::error::{AuthError, redact_url};
 use super::http::{AuthHttp, RequestKind, checked_url, is_loopback};
 use super::metadata::AuthorizationServerMetadata;
 use super::token::endpoint_error;
@@ -420,8 +420,12 @@ pub(crate) async fn register(
 /// # Errors
 /// [`AuthError::Config`] saying why not.
 pub(crate) fn check_metadata_document_url(raw: &str) -> Result<(), AuthError> {
-    let refuse =
-        |why: &str| AuthError::Config(format!("client metadata document URL {raw:?} {why}"));
+    let refuse = |why: &str| {
+        AuthError::Config(format!(
+            "client metadata document URL {:?} {why}",
+            redact_url(raw)
+        ))
+    };
     let url = reqwest::Url::parse(raw).map_err(|_| refuse("is not a URL"))?;
     if url.scheme() != "https" {
         return Err(refuse("is not https"));
@@ -463,6 +467,15 @@ mod tests {
         assert!(check_metadata_document_url("https://app.example.com/").is_err());
         assert!(check_metadata_document_url("https://app.example.com/c.json?x=1").is_err());
         assert!(check_metadata_document_url("https://app.example.com/a/../c.json").is_err());
+        let shown = check_metadata_document_url("https://alice:pa55word@app.example.com/c.json")
+            .map_err(|err| err.to_string())
+            .err();
+        assert!(
+            shown
+                .as_deref()
+                .is_some_and(|s| s.contains("credentials") && !s.contains("pa55word")),
+            "{shown:?}"
+        );
     }
 
     #[test]
