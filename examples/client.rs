@@ -8,15 +8,17 @@
 //! cargo run --example client -- --url https://mcp.example.com/mcp --oauth \
 //!     --oauth-client-metadata-url https://app.example.com/client.json tools
 //! cargo run --example client -- --url https://mcp.example.com/mcp --oauth \
-//!     --oauth-client-credentials --oauth-client-id my-service --oauth-private-key key.pem tools
+//!     --oauth-client-credentials --oauth-client-id my-service \
+//!     --oauth-issuer https://auth.example.com --oauth-private-key key.pem tools
 //! ```
 //!
 //! `--oauth` authorizes with OAuth 2.1 when the server answers `401`, headless: the
 //! authorization URL is fetched without following its redirect and the code is read from the
 //! `Location` (an authorization server that shows a login page cannot be used this way). The
 //! client is identified by `--oauth-client-id` (pre-registered, with `--oauth-client-secret` or
-//! `--oauth-private-key`, and `--oauth-issuer`), by `--oauth-client-metadata-url` where the
-//! server accepts client metadata documents, or by dynamic registration.
+//! `--oauth-private-key`, which need `--oauth-issuer`: credentials go to their own
+//! authorization server only), by `--oauth-client-metadata-url` where the server accepts
+//! client metadata documents, or by dynamic registration.
 //! `--oauth-client-credentials` uses the client credentials grant instead (machine to machine:
 //! no user, no registration): the pre-registered client authenticates with its secret, or with
 //! its private key (`private_key_jwt`; an ES256, ES384, RS256 or EdDSA key in a PKCS#8 PEM
@@ -62,18 +64,21 @@ struct Cli {
     /// A pre-registered OAuth client ID.
     #[arg(long, value_name = "ID", requires = "oauth")]
     oauth_client_id: Option<String>,
-    /// The secret of the pre-registered client.
-    #[arg(long, value_name = "SECRET", requires = "oauth_client_id")]
+    /// The secret of the pre-registered client (needs `--oauth-issuer`).
+    #[arg(long, value_name = "SECRET", requires_all = ["oauth_client_id", "oauth_issuer"])]
     oauth_client_secret: Option<String>,
-    /// A PEM file with the pre-registered client's private key, for `private_key_jwt`.
-    #[arg(long, value_name = "PEM_FILE", requires = "oauth_client_id")]
+    /// A PEM file with the pre-registered client's private key, for `private_key_jwt` (needs
+    /// `--oauth-issuer`).
+    #[arg(long, value_name = "PEM_FILE", requires_all = ["oauth_client_id", "oauth_issuer"])]
     oauth_private_key: Option<std::path::PathBuf>,
-    /// The issuer the pre-registered client belongs to (its credentials go nowhere else).
+    /// The issuer the pre-registered client belongs to (its credentials go nowhere else);
+    /// without it, only a public client ID is used, with whichever authorization server the
+    /// MCP server names.
     #[arg(long, value_name = "URL", requires = "oauth_client_id")]
     oauth_issuer: Option<String>,
-    /// Use the client credentials grant (needs `--oauth-client-id` with a secret or a private
-    /// key) instead of the authorization-code flow.
-    #[arg(long, requires = "oauth_client_id")]
+    /// Use the client credentials grant (needs `--oauth-client-id` and `--oauth-issuer` with
+    /// a secret or a private key) instead of the authorization-code flow.
+    #[arg(long, requires_all = ["oauth_client_id", "oauth_issuer"])]
     oauth_client_credentials: bool,
     /// The redirect URI (`https://`, or `http://` on a loopback host).
     #[arg(

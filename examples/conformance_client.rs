@@ -16,7 +16,8 @@
 //! (used where the authorization server accepts one), DPoP where the authorization server
 //! offers it (`auth/dpop`, `auth/dpop-nonce`) and, for `auth/pre-registration`, the
 //! credentials of the context. The extension scenarios use the extensions' grants with the
-//! context's credentials: `auth/client-credentials-basic` and `-jwt` (client credentials
+//! context's credentials, bound to the authorization server the suite's MCP server names:
+//! `auth/client-credentials-basic` and `-jwt` (client credentials
 //! with a secret or a private key), `auth/enterprise-managed-authorization` (the ID token
 //! exchanged at the identity provider for an ID-JAG), `auth/wif-jwt-bearer` (the workload's
 //! JWT).
@@ -29,7 +30,7 @@ use std::process::ExitCode;
 
 use actix_mcp::client::auth::{
     Algorithm, ClientCredential, ClientRegistration, HeadlessAuthorizer, IdentityProvider, OAuth,
-    OAuthBuilder, SigningKey,
+    OAuthBuilder, ProtectedResourceMetadata, SigningKey, protected_resource_metadata_urls,
 };
 use actix_mcp::client::transport::{HttpOptions, HttpTransport};
 use actix_mcp::client::{
@@ -284,15 +285,47 @@ fn required(context: &Value, name: &str) -> Result<String, ClientError> {
         .ok_or_else(|| ClientError::Protocol(format!("the context has no {name:?}")))
 }
 
-/// The OAuth client of the `auth/*` scenarios. The extension scenarios get their grants,
-/// with the context's credentials. The others get the authorization-code flow, headless, with
-/// the pre-registered credentials of the context when it has some (bound to its issuer), and
-/// DPoP with the authorization servers that offer it.
-fn oauth(scenario: &str) -> Result<OAuth, ClientError> {
+/// The authorization server the suite's MCP server at `url` names first in its protected
+/// resource metadata (RFC 9728, at the well-known URLs).
+///
+/// The extension scenarios give their credentials without the issuer they belong to, and the
+/// OAuth client sends credentials only to the authorization server they are bound to. This
+/// program trusts the suite's MCP server to name it, as an application may trust a server it
+/// runs itself; an application given credentials by an authorization server binds them to that
+/// server's issuer instead.
+async fn named_issuer(url: &str) -> Result<String, ClientError> {
+    let fail = |why: String| ClientError::Protocol(format!("the server's issuer: {why}"));
+    let server = url.parse().map_err(|err| fail(format!("{url:?}: {err}")))?;
+    let http = reqwest::Client::new();
+    for metadata_url in protected_resource_metadata_urls(&server) {
+        let response = http
+            .get(metadata_url)
+            .send()
+            .await
+            .map_err(|err| fail(err.to_string()))?;
+        if !response.status().is_success() {
+            continue;
+        }
+        let metadata: ProtectedResourceMetadata =
+            response.json().await.map_err(|err| fail(err.to_string()))?;
+        if let Some(issuer) = metadata.authorization_servers.into_iter().next() {
+            return Ok(issuer);
+        }
+    }
+    Err(fail("no protected resource metadata names one".into()))
+}
+
+/// The OAuth client of the `auth/*` scenarios at `url`. The extension scenarios get their
+/// grants, with the context's credentials, bound to the issuer the server names
+/// ([`named_issuer`]). The others get the authorization-code flow, headless, with the
+/// pre-registered credentials of the context when it has some (bound to its issuer), and DPoP
+/// with the authorization servers that offer it.
+async fn oauth(url: &str, scenario: &str) -> Result<OAuth, ClientError> {
     let context = context();
     let text = |name: &str| context.get(name).and_then(Value::as_str).map(str::to_owned);
     let builder: OAuthBuilder = match scenario {
         "auth/client-credentials-basic" => OAuth::client_credentials(
+            named_issuer(url).await?,
             required(&context, "client_id")?,
             ClientCredential::secret(required(&context, "client_secret")?),
         ),
@@ -303,7 +336,11 @@ fn oauth(scenario: &str) -> Result<OAuth, ClientError> {
                 .map_err(|_| ClientError::Protocol(format!("unknown algorithm {alg:?}")))?;
             let key = SigningKey::from_pem(required(&context, "private_key_pem")?, alg)
                 .map_err(|err| ClientError::Protocol(format!("the private key: {err}")))?;
-            OAuth::client_credentials(required(&context, "client_id")?, key)
+            OAuth::client_credentials(
+                named_issuer(url).await?,
+                required(&context, "client_id")?,
+                key,
+            )
         }
         "auth/enterprise-managed-authorization" => {
             let idp = IdentityProvider::new(
@@ -312,6 +349,7 @@ fn oauth(scenario: &str) -> Result<OAuth, ClientError> {
             )
             .token_endpoint(required(&context, "idp_token_endpoint")?);
             OAuth::enterprise(
+                named_issuer(url).await?,
                 required(&context, "client_id")?,
                 ClientCredential::secret(required(&context, "client_secret")?),
                 idp,
@@ -319,6 +357,7 @@ fn oauth(scenario: &str) -> Result<OAuth, ClientError> {
             )
         }
         "auth/wif-jwt-bearer" => OAuth::jwt_bearer(
+            named_issuer(url).await?,
             required(&context, "client_id")?,
             required(&context, "valid_jwt")?,
         ),
@@ -347,7 +386,7 @@ fn oauth(scenario: &str) -> Result<OAuth, ClientError> {
 /// guard with more scopes), close. A scenario that expects a refusal ends with the client's
 /// authorization error.
 async fn authorized(url: &str, scenario: &str) -> Result<(), ClientError> {
-    let options = HttpOptions::default().auth(oauth(scenario)?);
+    let options = HttpOptions::default().auth(oauth(url, scenario).await?);
     let client = connect_with(builder(), url, options).await?;
     client.tools().await?;
     let result = client.call_tool("test-tool", json!({})).await?;

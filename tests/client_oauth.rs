@@ -1338,7 +1338,7 @@ fn assert_browserless(mock: &Mock) -> HashMap<String, String> {
 async fn client_credentials_with_a_secret_authenticate_as_the_server_lists() {
     // client_secret_basic: form-encoded id and secret in the Basic header.
     let mock = start(m2m("client_credentials", &["client_secret_basic"]));
-    let oauth = OAuth::client_credentials("svc:1", ClientCredential::secret("s3 cret"))
+    let oauth = OAuth::client_credentials(&mock.base, "svc:1", ClientCredential::secret("s3 cret"))
         .build()
         .unwrap();
     run(&mock, oauth).await.unwrap();
@@ -1354,7 +1354,7 @@ async fn client_credentials_with_a_secret_authenticate_as_the_server_lists() {
         prm_scopes: Some(vec!["mcp:a", "mcp:b"]),
         ..m2m("client_credentials", &["client_secret_post"])
     });
-    let oauth = OAuth::client_credentials("svc", ClientCredential::secret("s3"))
+    let oauth = OAuth::client_credentials(&mock.base, "svc", ClientCredential::secret("s3"))
         .build()
         .unwrap();
     run(&mock, oauth).await.unwrap();
@@ -1380,7 +1380,9 @@ async fn private_key_jwt_assertions_verify_at_the_server_for_ec_and_rsa_keys() {
                 &["private_key_jwt", "client_secret_basic"],
             )
         });
-        let oauth = OAuth::client_credentials("svc", key).build().unwrap();
+        let oauth = OAuth::client_credentials(&mock.base, "svc", key)
+            .build()
+            .unwrap();
         run(&mock, oauth).await.unwrap();
         let form = assert_browserless(&mock);
         assert_eq!(form["client_assertion_type"], ASSERTION_TYPE);
@@ -1394,7 +1396,9 @@ async fn private_key_jwt_assertions_verify_at_the_server_for_ec_and_rsa_keys() {
         ..m2m("client_credentials", &["private_key_jwt"])
     });
     let key = SigningKey::from_pem(p256_pem(), Algorithm::ES256).unwrap();
-    let oauth = OAuth::client_credentials("svc", key).build().unwrap();
+    let oauth = OAuth::client_credentials(&mock.base, "svc", key)
+        .build()
+        .unwrap();
     let error = auth_error(run(&mock, oauth).await);
     assert!(
         matches!(error, AuthError::TokenRequest { ref error, .. } if error == "invalid_client")
@@ -1442,7 +1446,9 @@ async fn workload_identity_presents_the_sources_token_and_never_retries() {
         counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         async { Ok("workload-ok".to_owned()) }
     });
-    let oauth = OAuth::jwt_bearer("workload", source).build().unwrap();
+    let oauth = OAuth::jwt_bearer(&mock.base, "workload", source)
+        .build()
+        .unwrap();
     run(&mock, oauth).await.unwrap();
     let form = assert_browserless(&mock);
     assert_eq!(form["grant_type"], JWT_BEARER);
@@ -1456,7 +1462,7 @@ async fn workload_identity_presents_the_sources_token_and_never_retries() {
         dcr: false,
         ..m2m(JWT_BEARER, &["none"])
     });
-    let oauth = OAuth::jwt_bearer("workload", "expired".to_owned())
+    let oauth = OAuth::jwt_bearer(&mock.base, "workload", "expired".to_owned())
         .build()
         .unwrap();
     let error = auth_error(run(&mock, oauth).await);
@@ -1476,6 +1482,7 @@ async fn enterprise_authorization_exchanges_the_id_token_for_an_id_jag() {
             idp = idp.token_endpoint(format!("{}/idp/token", mock.base));
         }
         let oauth = OAuth::enterprise(
+            &mock.base,
             "xaa-client",
             ClientCredential::secret("xaa-secret"),
             idp,
@@ -1513,6 +1520,7 @@ async fn enterprise_authorization_exchanges_the_id_token_for_an_id_jag() {
     let idp = IdentityProvider::new(format!("{}/idp", mock.base), "idp-client")
         .token_endpoint(format!("{}/idp/token", mock.base));
     let oauth = OAuth::enterprise(
+        &mock.base,
         "c",
         ClientCredential::secret("s"),
         idp,
@@ -1632,7 +1640,7 @@ async fn client_credentials_can_be_dpop_bound_too() {
         as_nonce: Some("n"),
         ..m2m("client_credentials", &["client_secret_basic"])
     });
-    let oauth = OAuth::client_credentials("svc", ClientCredential::secret("s3"))
+    let oauth = OAuth::client_credentials(&mock.base, "svc", ClientCredential::secret("s3"))
         .dpop_generate()
         .build()
         .unwrap();
@@ -1740,7 +1748,8 @@ async fn the_cli_runs_client_credentials_with_a_private_key() {
             "--oauth",
             "--oauth-client-credentials",
         ])
-        .args(["--oauth-client-id", "svc", "--oauth-private-key"])
+        .args(["--oauth-client-id", "svc", "--oauth-issuer", &mock.base])
+        .arg("--oauth-private-key")
         .arg(&key_file)
         .arg("tools")
         .kill_on_drop(true);

@@ -2,7 +2,8 @@
 //! MCP JSON schema, the bound every wait uses, an SSE frame reader ([`sse`]), a real
 //! Streamable HTTP server with a raw client ([`http`]) and the tools it serves in the HTTP tests
 //! ([`http_tools`]), a client over stdio framing ([`pipe`]) and the protocol model's golden
-//! fixtures with their per-revision schemas ([`golden`]).
+//! fixtures with their per-revision schemas ([`golden`]), and recording servers that stand for
+//! hostile MCP and authorization servers ([`hostile`]).
 //!
 //! The schema is the spec's own `schema.json` (2025-11-25), vendored under
 //! `tests/fixtures/protocol/_schema/`.
@@ -19,6 +20,7 @@ use serde_json::Value;
 pub mod authz;
 pub mod client_server;
 pub mod golden;
+pub mod hostile;
 pub mod http;
 pub mod http_tools;
 pub mod pipe;

@@ -34,10 +34,28 @@ pub struct AuthorizationRequest {
     pub scopes: Vec<String>,
 }
 
-/// The authorization response: the parameters of the redirect back to the client.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// The authorization response: the parameters of the redirect back to the client. `Debug`
+/// shows every parameter but the value of `code` (a credential: with the PKCE verifier, it
+/// buys a token).
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct AuthorizationCallback {
     params: Vec<(String, String)>,
+}
+
+impl fmt::Debug for AuthorizationCallback {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let shown: Vec<(&str, &str)> = self
+            .params
+            .iter()
+            .map(|(name, value)| {
+                let value = if name == "code" { ".." } else { value.as_str() };
+                (name.as_str(), value)
+            })
+            .collect();
+        f.debug_struct("AuthorizationCallback")
+            .field("params", &shown)
+            .finish()
+    }
 }
 
 impl AuthorizationCallback {
@@ -250,5 +268,21 @@ mod tests {
         assert_eq!(callback.param("error").ok().flatten(), None);
         let twice = AuthorizationCallback::from_query("?code=a&code=b");
         assert!(twice.param("code").is_err());
+    }
+
+    #[test]
+    fn debug_shows_no_code() {
+        let callback =
+            AuthorizationCallback::new("the-secret-code", "s1").iss("https://as.example");
+        let shown = format!("{callback:?}");
+        assert!(!shown.contains("the-secret-code"), "{shown}");
+        assert!(
+            shown.contains("code") && shown.contains("https://as.example"),
+            "{shown}"
+        );
+        let repeated = AuthorizationCallback::from_query("code=one&code=two&error=x");
+        let shown = format!("{repeated:?}");
+        assert!(!shown.contains("one") && !shown.contains("two"), "{shown}");
+        assert!(shown.contains("error"), "{shown}");
     }
 }

@@ -17,7 +17,7 @@ use futures::future::BoxFuture;
 use oauth2::{CsrfToken, PkceCodeChallenge};
 
 use super::authorizer::{AuthorizationCallback, AuthorizationRequest, Authorizer};
-use super::error::AuthError;
+use super::error::{AuthError, redact_url};
 use super::grant::{Grant, GrantContext};
 use super::http::{checked_url, is_loopback};
 use super::metadata::AuthorizationServerMetadata;
@@ -98,7 +98,7 @@ pub fn validate_callback(
         Some(iss) if iss != server.issuer => {
             return Err(AuthError::IssMismatch {
                 expected: server.issuer.clone(),
-                found: iss.to_owned(),
+                found: redact_url(iss),
             });
         }
         None if server.authorization_response_iss_parameter_supported => {
@@ -212,6 +212,10 @@ impl Grant for AuthorizationCode {
 
     fn refreshable(&self) -> bool {
         self.refresh
+    }
+
+    fn accepts_unbound_client(&self) -> bool {
+        true
     }
 }
 

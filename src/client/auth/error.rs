@@ -1,5 +1,6 @@
 //! Why authorizing a client failed: one variant per refusal, so that a caller can tell a
-//! misconfigured server from a hostile one (and a test can tell which check fired).
+//! misconfigured server from a hostile one (and a test can tell which check fired). A URL in an
+//! error is shown without the user credentials it may carry ([`redact_url`]).
 
 /// Why the client could not obtain (or use) an access token. Carried by
 /// [`ClientError::Auth`](crate::client::ClientError::Auth).
@@ -9,8 +10,10 @@
 #[non_exhaustive]
 pub enum AuthError {
     /// A URL from the network or the settings is refused before anything is sent to it: not
-    /// `https://` (nor `http://` to a loopback host), with user credentials or a fragment, or
-    /// not a URL at all.
+    /// `https://` (nor `http://` to a loopback host), with user credentials or a fragment, not
+    /// a URL at all, or on an address the request may not reach (a loopback, private or
+    /// link-local one the MCP server is not on:
+    /// [`OAuthBuilder::allow_private_network`](super::OAuthBuilder::allow_private_network)).
     #[error("refused URL {url:?}: {reason}")]
     InsecureUrl {
         /// The URL as given.
@@ -159,4 +162,42 @@ pub enum AuthError {
     /// The authorization settings are unusable (a bad redirect URI or client metadata URL).
     #[error("invalid authorization settings: {0}")]
     Config(String),
+}
+
+/// `raw` with the user credentials of its URL authority (`user:password@`) replaced by
+/// `***@`, for error messages and logs: works on any text, parsable as a URL or not.
+pub(crate) fn redact_url(raw: &str) -> String {
+    let Some(scheme_end) = raw.find("://") else {
+        return raw.to_owned();
+    };
+    let start = scheme_end + 3;
+    let rest = &raw[start..];
+    let authority_len = rest.find(['/', '?', '#', '\\']).unwrap_or(rest.len());
+    match rest[..authority_len].rfind('@') {
+        Some(at) => format!("{}***{}", &raw[..start], &rest[at..]),
+        None => raw.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_are_redacted_from_urls() {
+        assert_eq!(
+            redact_url("https://alice:pa55@as.example.com/x?y=z@w"),
+            "https://***@as.example.com/x?y=z@w"
+        );
+        assert_eq!(
+            redact_url("http://token@[::1]:8080"),
+            "http://***@[::1]:8080"
+        );
+        assert_eq!(redact_url("https://a:b@c@host/"), "https://***@host/");
+        assert_eq!(
+            redact_url("https://as.example.com/a@b"),
+            "https://as.example.com/a@b"
+        );
+        assert_eq!(redact_url("not a url, user:pw@"), "not a url, user:pw@");
+    }
 }

@@ -52,6 +52,18 @@ pub trait Grant: Send + Sync + fmt::Debug {
         true
     }
 
+    /// Whether the grant may use a public pre-registration bound to no issuer (a
+    /// [`ClientRegistration::pre_registered`] without
+    /// [`issuer`](ClientRegistration::issuer)) at whichever authorization server the MCP
+    /// server names. Such a registration has no secret and no key, so the grant sends its
+    /// `client_id` and nothing another server could replay; a grant that sends an assertion or
+    /// a token it did not get from that server must answer `false`. Default `false`;
+    /// [`AuthorizationCode`](super::AuthorizationCode) answers `true` (the code it redeems
+    /// comes from the server it redeems it at).
+    fn accepts_unbound_client(&self) -> bool {
+        false
+    }
+
     /// Whether the grant may yield refresh tokens, so that the client asks for
     /// `offline_access` where the server offers it. Default `false`.
     fn refreshable(&self) -> bool {

@@ -19,8 +19,9 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use super::error::AuthError;
+use super::error::{AuthError, redact_url};
 use super::grant::{Grant, GrantContext};
+use super::http::{AuthHttp, checked_url};
 use super::metadata::{AuthorizationServerMetadata, discover_server};
 use super::registration::{ClientCredential, ClientMetadata, ClientRegistration};
 use super::scope;
@@ -82,6 +83,7 @@ where
 /// use actix_mcp::client::auth::{OAuth, token_with};
 ///
 /// let oauth = OAuth::jwt_bearer(
+///     "https://auth.example.com",
 ///     "my-workload",
 ///     token_with(|| async {
 ///         // Read the token the platform mounts, which it rotates.
@@ -114,8 +116,12 @@ fn with_scope<'a>(params: &mut Vec<(&'a str, &'a str)>, scope: Option<&'a str>) 
 /// ```
 /// use actix_mcp::client::auth::{ClientCredential, OAuth};
 ///
-/// let oauth = OAuth::client_credentials("my-service", ClientCredential::secret("s3cret"))
-///     .build();
+/// let oauth = OAuth::client_credentials(
+///     "https://auth.example.com",
+///     "my-service",
+///     ClientCredential::secret("s3cret"),
+/// )
+/// .build();
 /// assert!(oauth.is_ok());
 /// ```
 #[derive(Debug, Clone, Default)]
@@ -162,7 +168,7 @@ fn add_grant_type(metadata: &mut ClientMetadata, grant: &str) {
 /// use actix_mcp::client::auth::OAuth;
 ///
 /// # let workload_token = String::from("eyJ...");
-/// let oauth = OAuth::jwt_bearer("my-workload", workload_token).build();
+/// let oauth = OAuth::jwt_bearer("https://auth.example.com", "my-workload", workload_token).build();
 /// assert!(oauth.is_ok());
 /// ```
 #[derive(Clone)]
@@ -252,17 +258,21 @@ impl IdentityProvider {
         &self.issuer
     }
 
+    /// The HTTP side of the requests to it. The application named it, so they may reach the
+    /// addresses of its own kind (an identity provider on the internal network), whatever the
+    /// MCP server is on.
+    async fn http(&self, cx: &GrantContext<'_>) -> Result<AuthHttp, AuthError> {
+        cx.http.for_server(&checked_url(&self.issuer)?).await
+    }
+
     /// Its metadata: the token endpoint given, or discovered.
-    async fn metadata(
-        &self,
-        cx: &GrantContext<'_>,
-    ) -> Result<AuthorizationServerMetadata, AuthError> {
+    async fn metadata(&self, http: &AuthHttp) -> Result<AuthorizationServerMetadata, AuthError> {
         match &self.token_endpoint {
             Some(endpoint) => Ok(AuthorizationServerMetadata::with_token_endpoint(
                 &self.issuer,
                 endpoint,
             )),
-            None => discover_server(cx.http, &self.issuer).await,
+            None => discover_server(http, &self.issuer).await,
         }
     }
 }
@@ -279,8 +289,14 @@ impl IdentityProvider {
 ///
 /// # let id_token = String::from("eyJ...");
 /// let idp = IdentityProvider::new("https://idp.example.com", "mcp-client-at-idp");
-/// let oauth = OAuth::enterprise("mcp-client", ClientCredential::secret("s3cret"), idp, id_token)
-///     .build();
+/// let oauth = OAuth::enterprise(
+///     "https://auth.example.com",
+///     "mcp-client",
+///     ClientCredential::secret("s3cret"),
+///     idp,
+///     id_token,
+/// )
+/// .build();
 /// assert!(oauth.is_ok());
 /// ```
 #[derive(Clone)]
@@ -310,7 +326,8 @@ impl EnterpriseAuthorization {
 impl Grant for EnterpriseAuthorization {
     fn obtain<'a>(&'a self, cx: GrantContext<'a>) -> BoxFuture<'a, Result<Token, ClientError>> {
         Box::pin(async move {
-            let idp = self.idp.metadata(&cx).await?;
+            let http = self.idp.http(&cx).await?;
+            let idp = self.idp.metadata(&http).await?;
             let id_token = self.id_token.token().await?;
             let scope = scope::join(cx.scopes());
             let mut params = vec![
@@ -321,7 +338,7 @@ impl Grant for EnterpriseAuthorization {
             ];
             with_scope(&mut params, scope.as_deref());
             let grant = request_token(
-                cx.http,
+                &http,
                 &idp,
                 &self.idp.client,
                 &self.idp.client.token_endpoint_auth(&idp),
@@ -335,7 +352,7 @@ impl Grant for EnterpriseAuthorization {
                     what: "token exchange".into(),
                     reason: format!(
                         "the identity provider {:?} issued {:?}, not an ID-JAG",
-                        self.idp.issuer,
+                        redact_url(&self.idp.issuer),
                         grant
                             .issued_token_type()
                             .unwrap_or("a token of no stated type")
@@ -358,38 +375,56 @@ impl Grant for EnterpriseAuthorization {
 
 impl OAuth {
     /// A builder for the client credentials grant ([`ClientCredentials`]): the client
-    /// `client_id`, authenticated with `credential` (a [`ClientCredential::Secret`], or a
-    /// [`SigningKey`](super::SigningKey) for `private_key_jwt`).
+    /// `client_id` of the authorization server `issuer`, authenticated with `credential` (a
+    /// [`ClientCredential::Secret`], or a [`SigningKey`](super::SigningKey) for
+    /// `private_key_jwt`).
+    ///
+    /// `issuer` is the issuer identifier of the authorization server the credentials were
+    /// issued by, compared as a string with the one the MCP server names: the credentials are
+    /// sent to that server only. An MCP server that names another one gets no token from this
+    /// client ([`AuthError::NoRegistration`]).
     pub fn client_credentials(
+        issuer: impl Into<String>,
         client_id: impl Into<String>,
         credential: impl Into<ClientCredential>,
     ) -> OAuthBuilder {
         Self::builder(ClientCredentials::new()).client_registration(
-            ClientRegistration::pre_registered(client_id).credential(credential),
+            ClientRegistration::pre_registered(client_id)
+                .credential(credential)
+                .issuer(issuer),
         )
     }
 
     /// A builder for workload identity federation ([`JwtBearer`]): the client `client_id`
-    /// (a public client) presents the workload identity token `assertion` gives.
+    /// (a public client) of the authorization server `issuer` presents the workload identity
+    /// token `assertion` gives, to that server only (as
+    /// [`client_credentials`](Self::client_credentials) binds its credentials).
     pub fn jwt_bearer(
+        issuer: impl Into<String>,
         client_id: impl Into<String>,
         assertion: impl TokenSource + 'static,
     ) -> OAuthBuilder {
         Self::builder(JwtBearer::new(assertion))
-            .client_registration(ClientRegistration::pre_registered(client_id))
+            .client_registration(ClientRegistration::pre_registered(client_id).issuer(issuer))
     }
 
     /// A builder for enterprise-managed authorization ([`EnterpriseAuthorization`]): the
     /// user's ID token from `id_token` is exchanged at `idp` for an ID-JAG, which the client
-    /// `client_id`, authenticated with `credential`, presents to the authorization server.
+    /// `client_id`, authenticated with `credential`, presents to the authorization server
+    /// `issuer`. Both the credentials and the exchange are for that server only (as
+    /// [`client_credentials`](Self::client_credentials) binds its credentials): an MCP server
+    /// that names another one gets nothing, and the identity provider is not asked.
     pub fn enterprise(
+        issuer: impl Into<String>,
         client_id: impl Into<String>,
         credential: impl Into<ClientCredential>,
         idp: IdentityProvider,
         id_token: impl TokenSource + 'static,
     ) -> OAuthBuilder {
         Self::builder(EnterpriseAuthorization::new(idp, id_token)).client_registration(
-            ClientRegistration::pre_registered(client_id).credential(credential),
+            ClientRegistration::pre_registered(client_id)
+                .credential(credential)
+                .issuer(issuer),
         )
     }
 }

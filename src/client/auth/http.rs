@@ -4,7 +4,10 @@
 //! Every URL that comes from the network (a `resource_metadata` link, an authorization
 //! server, an endpoint in its metadata, a redirect) or from the settings is checked before
 //! anything is sent to it ([`checked_url`]): `https://`, or `http://` to a loopback host
-//! (`localhost`, `127.0.0.0/8`, `::1`), with neither user credentials nor a fragment.
+//! (`localhost`, `127.0.0.0/8`, `::1`), with neither user credentials nor a fragment. The
+//! addresses it leads to are checked too (`network` module): loopback, private and link-local
+//! ones only where the MCP server is on one itself, by a resolver inside the flow's own HTTP
+//! client, so that a connection goes only to the addresses checked.
 //! Metadata `GET`s follow at most a few redirects, and only on the same origin; `POST`s
 //! (registration, token) follow none. Every answer is read within a time limit and up to a
 //! size limit.
@@ -14,18 +17,21 @@
 //! [`RequestHook`], as does [`OAuth`](super::OAuth) for every request to the MCP server: the
 //! seam where DPoP proofs (RFC 9449) are added and server nonces picked up.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::net::IpAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
+use reqwest::dns::Resolve;
 use reqwest::header::{self, HeaderMap, HeaderValue, LOCATION};
 use reqwest::{Method, StatusCode, Url};
 use serde::de::DeserializeOwned;
 
-use super::error::AuthError;
+use super::error::{AuthError, redact_url};
 use super::metadata::AuthorizationServerMetadata;
+use super::network::{Network, Reach, Refused, refusal_in};
 use super::token::Token;
 use crate::client::error::ClientError;
 
@@ -134,13 +140,15 @@ pub(crate) fn is_loopback(url: &Url) -> bool {
 }
 
 /// `raw` as a URL the client may contact: `https://`, or `http://` to a loopback host;
-/// no user credentials, no fragment.
+/// no user credentials, no fragment. (Which addresses a request to it may then reach is
+/// checked when it is sent: see
+/// [`OAuthBuilder::allow_private_network`](super::OAuthBuilder::allow_private_network).)
 ///
 /// # Errors
 /// [`AuthError::InsecureUrl`] saying why not.
 pub fn checked_url(raw: &str) -> Result<Url, AuthError> {
     let refuse = |reason: &str| AuthError::InsecureUrl {
-        url: raw.to_owned(),
+        url: redact_url(raw),
         reason: reason.to_owned(),
     };
     let url = Url::parse(raw).map_err(|err| refuse(&format!("not a URL ({err})")))?;
@@ -193,13 +201,28 @@ impl Answer {
     }
 }
 
-/// The HTTP client of the authorization flow, with its limits and hook.
+/// The HTTP client of the authorization flow, with its limits, hooks and address policy
+/// (`network` module). A flow works with the view [`for_server`](Self::for_server) gives for its
+/// MCP server, which reaches only what that server may lead to.
 #[derive(Clone)]
 pub(crate) struct AuthHttp {
+    clients: Arc<Clients>,
+    network: Arc<Network>,
+    /// What this view's requests may reach.
+    reach: Reach,
+    /// The client of this view: the application's, or the built-in one of `reach`.
     client: reqwest::Client,
     timeout: Duration,
     max_body: usize,
     hooks: Vec<Arc<dyn RequestHook>>,
+}
+
+/// The HTTP clients of the flow: the application's, or one built per [`Reach`], whose
+/// resolver checks every address it answers.
+struct Clients {
+    given: Option<reqwest::Client>,
+    built: Mutex<HashMap<Reach, reqwest::Client>>,
+    timeout: Duration,
 }
 
 impl fmt::Debug for AuthHttp {
@@ -207,6 +230,8 @@ impl fmt::Debug for AuthHttp {
         f.debug_struct("AuthHttp")
             .field("timeout", &self.timeout)
             .field("max_body", &self.max_body)
+            .field("network", &self.network)
+            .field("reach", &self.reach)
             .field("hooks", &self.hooks)
             .finish()
     }
@@ -214,27 +239,122 @@ impl fmt::Debug for AuthHttp {
 
 /// Builds a client that follows no redirects (the flow decides which to follow).
 pub(crate) fn no_redirect_client(timeout: Duration) -> Result<reqwest::Client, AuthError> {
-    reqwest::Client::builder()
+    resolving_client(timeout, None)
+}
+
+/// The same, resolving host names with `resolver` when given.
+fn resolving_client(
+    timeout: Duration,
+    resolver: Option<Arc<dyn Resolve>>,
+) -> Result<reqwest::Client, AuthError> {
+    let mut builder = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(timeout)
-        .timeout(timeout)
+        .timeout(timeout);
+    if let Some(resolver) = resolver {
+        builder = builder.dns_resolver(resolver);
+    }
+    builder
         .build()
         .map_err(|err| AuthError::Config(format!("could not build the HTTP client: {err}")))
 }
 
+/// A DNS resolver given by the application ([`OAuthBuilder::dns_resolver`](super::OAuthBuilder::dns_resolver)).
+#[derive(Clone)]
+pub(crate) struct Resolver(pub(crate) Arc<dyn Resolve>);
+
+impl fmt::Debug for Resolver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Resolver(..)")
+    }
+}
+
+impl Clients {
+    /// The client whose requests may reach `reach`.
+    fn get(&self, network: &Arc<Network>, reach: Reach) -> Result<reqwest::Client, AuthError> {
+        if let Some(client) = &self.given {
+            return Ok(client.clone());
+        }
+        let mut built = self
+            .built
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(client) = built.get(&reach) {
+            return Ok(client.clone());
+        }
+        let client = resolving_client(self.timeout, Some(network.checking_resolver(reach)))?;
+        built.insert(reach, client.clone());
+        Ok(client)
+    }
+}
+
 impl AuthHttp {
+    /// The flow's HTTP side: `given` (the application's client) or built-in clients, with the
+    /// address policy `network`; this view reaches public addresses only.
     pub(crate) fn new(
-        client: reqwest::Client,
+        given: Option<reqwest::Client>,
+        network: Network,
         timeout: Duration,
         max_body: usize,
         hooks: Vec<Arc<dyn RequestHook>>,
-    ) -> Self {
-        Self {
+    ) -> Result<Self, AuthError> {
+        let clients = Arc::new(Clients {
+            given,
+            built: Mutex::default(),
+            timeout,
+        });
+        let network = Arc::new(network);
+        let client = clients.get(&network, Reach::PUBLIC)?;
+        Ok(Self {
+            clients,
+            network,
+            reach: Reach::PUBLIC,
             client,
             timeout,
             max_body,
             hooks,
+        })
+    }
+
+    /// The view for the requests of a flow for the server at `server` (the MCP server, or an
+    /// identity provider the application named): they may reach public addresses and those
+    /// of the classes the server is on.
+    ///
+    /// # Errors
+    /// [`AuthError::Config`] when an HTTP client cannot be built.
+    pub(crate) async fn for_server(&self, server: &Url) -> Result<Self, AuthError> {
+        let reach = self.network.reach_of(server).await;
+        let client = self.clients.get(&self.network, reach)?;
+        Ok(Self {
+            reach,
+            client,
+            ..self.clone()
+        })
+    }
+
+    /// Checks the address of `url` before a request to it: a literal one always; a host name
+    /// only where the connection does not resolve it through the checking resolver (a proxy,
+    /// the application's client).
+    async fn check_target(&self, url: &Url) -> Result<(), AuthError> {
+        let refuse = |refused: Refused| AuthError::InsecureUrl {
+            url: url.to_string(),
+            reason: refused.to_string(),
+        };
+        self.network
+            .check_literal(self.reach, url)
+            .map_err(refuse)?;
+        let given = self.clients.given.is_some();
+        if given || self.network.proxied() {
+            // The application's client resolves names itself: a name that does not resolve
+            // here is refused. Through a proxy, which may resolve what this host cannot, it
+            // goes to the proxy.
+            let unresolved_passes = !given;
+            self.network
+                .check_name(self.reach, url, unresolved_passes)
+                .await
+                .map_err(refuse)?;
         }
+        Ok(())
     }
 
     /// The request hooks, in the order they run.
@@ -271,6 +391,14 @@ impl AuthHttp {
             what: what.to_owned(),
             reason,
         };
+        // A refusal of the checking resolver comes back wrapped in the client's error.
+        let failed = |err: reqwest::Error| match refusal_in(&err) {
+            Some(refused) => AuthError::InsecureUrl {
+                url: url.to_string(),
+                reason: refused.to_string(),
+            },
+            None => fail(describe(&err)),
+        };
         let mut request = self
             .client
             .request(method, url.clone())
@@ -280,7 +408,8 @@ impl AuthHttp {
             request = request.body(body);
         }
         let send = async {
-            let mut response = request.send().await.map_err(|err| fail(describe(&err)))?;
+            self.check_target(url).await?;
+            let mut response = request.send().await.map_err(failed)?;
             if response
                 .content_length()
                 .is_some_and(|length| length > self.max_body as u64)
@@ -438,5 +567,22 @@ mod tests {
         assert!(checked_url("https://user:pw@as.example.com/").is_err());
         assert!(checked_url("https://as.example.com/#frag").is_err());
         assert!(checked_url("not a url").is_err());
+    }
+
+    #[test]
+    fn refused_urls_are_shown_without_their_credentials() {
+        for raw in [
+            "https://alice:pa55word@as.example.com/x",
+            "http://alice:pa55word@as.example.com/x",
+            "ftp://alice:pa55word@as.example.com/x",
+        ] {
+            let shown = checked_url(raw).map_err(|err| err.to_string()).err();
+            assert!(
+                shown
+                    .as_deref()
+                    .is_some_and(|s| !s.contains("pa55word") && !s.contains("alice")),
+                "{shown:?}"
+            );
+        }
     }
 }

@@ -20,7 +20,7 @@ use reqwest::Url;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::error::AuthError;
+use super::error::{AuthError, redact_url};
 use super::http::{AuthHttp, checked_url, same_origin};
 
 const PRM_WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
@@ -256,14 +256,14 @@ pub(crate) async fn discover_resource(
         };
         if !resource_matches(&metadata.resource, server) {
             return Err(AuthError::ResourceMismatch {
-                resource: metadata.resource,
-                server: server.to_string(),
+                resource: redact_url(&metadata.resource),
+                server: redact_url(server.as_str()),
             });
         }
         return Ok(metadata);
     }
     Err(AuthError::NoResourceMetadata {
-        server: server.to_string(),
+        server: redact_url(server.as_str()),
     })
 }
 
@@ -290,7 +290,7 @@ pub(crate) async fn discover_server(
         if metadata.issuer != issuer {
             return Err(AuthError::IssuerMismatch {
                 expected: issuer.to_owned(),
-                found: metadata.issuer,
+                found: redact_url(&metadata.issuer),
                 url: url.to_string(),
             });
         }

@@ -45,12 +45,24 @@
 //! # Safety of what comes from the network
 //!
 //! Every URL the flow contacts is checked first ([`checked_url`]: `https://`, or `http://`
-//! to a loopback host, no credentials, no fragment); metadata requests follow redirects only on
-//! the same origin, registration and token requests follow none; every answer is read within a
+//! to a loopback host, no credentials, no fragment), and so is every address it resolves to:
+//! a loopback, private, link-local or unique-local address only when the MCP server is on one
+//! of the same kind itself, never an unspecified or multicast one, checked where the flow's own
+//! HTTP client resolves the name so the connection goes where the check looked
+//! ([`OAuthBuilder::allow_private_network`] has the rule, and the option to lift it);
+//! metadata requests follow redirects only on the same origin, registration and token requests follow none; every answer is read within a
 //! time limit and a size limit. A protected resource metadata document for another resource,
 //! authorization server metadata for another issuer, an authorization response from another
 //! issuer (or without `iss` where one was promised) or with another `state` are refused with
 //! a specific [`AuthError`], before any code or credential is sent.
+//!
+//! The MCP server is not trusted with more than its own token:
+//!
+//! * credentials (a client secret, a private key) and the assertions of the browserless
+//!   grants go only to the authorization server whose issuer they are bound to, never to one
+//!   the MCP server merely names ([`ClientRegistration::pre_registered`] has the rule);
+//! * a token is presented only to requests its resource covers (the same origin, a path under
+//!   the resource identifier), not to another server or path that shares the client.
 //!
 //! # Seams for other grants and proof of possession
 //!
@@ -86,14 +98,16 @@
 //!
 //! | extension | use |
 //! | --- | --- |
-//! | client credentials | [`OAuth::client_credentials`] with a secret or a [`SigningKey`] (`private_key_jwt`) |
-//! | workload identity federation | [`OAuth::jwt_bearer`] with the workload's identity token |
-//! | enterprise-managed authorization | [`OAuth::enterprise`] with the enterprise [`IdentityProvider`] and the user's ID token |
+//! | client credentials | [`OAuth::client_credentials`] with the authorization server's issuer and a secret or a [`SigningKey`] (`private_key_jwt`) |
+//! | workload identity federation | [`OAuth::jwt_bearer`] with the authorization server's issuer and the workload's identity token |
+//! | enterprise-managed authorization | [`OAuth::enterprise`] with the authorization server's issuer, the enterprise [`IdentityProvider`] and the user's ID token |
 //! | DPoP (sender-constrained tokens, RFC 9449) | [`OAuthBuilder::dpop`] with a [`DpopKey`], [`OAuthBuilder::dpop_generate`], or [`OAuthBuilder::dpop_auto`] (where the authorization server supports it), with any grant |
 //!
 //! The first three get tokens without a browser, through the same flow as the
 //! authorization-code grant (discovery, scope selection, `resource`, client authentication,
-//! DPoP); the client never registers dynamically for them, and a refused token request is
+//! DPoP); their credentials are bound to the issuer they are given with, so an MCP server that
+//! names another authorization server gets nothing from them ([`AuthError::NoRegistration`]);
+//! the client never registers dynamically for them, and a refused token request is
 //! not retried (but for a DPoP nonce) nor another grant tried: the request that needed the
 //! token fails with [`AuthError::TokenRequest`]. The tokens the application brings (a
 //! workload's identity token, a user's ID token) come from a [`TokenSource`], asked each time a
@@ -126,6 +140,7 @@
 
 mod assertion;
 mod authorizer;
+mod builder;
 mod challenge;
 mod client_auth;
 mod code;
@@ -135,6 +150,7 @@ mod grant;
 mod grants;
 mod http;
 mod metadata;
+mod network;
 mod oauth;
 mod provider;
 mod registration;
@@ -147,11 +163,13 @@ pub use authorizer::{
     AuthorizationCallback, AuthorizationRequest, Authorizer, FnAuthorizer, HeadlessAuthorizer,
     authorize_with,
 };
+pub use builder::OAuthBuilder;
 pub use challenge::{BearerChallenge, Challenge};
 pub use client_auth::TokenEndpointAuth;
 pub use code::{AuthorizationCode, validate_callback};
 pub use dpop::DpopKey;
 pub use error::AuthError;
+pub(crate) use error::redact_url;
 pub use grant::{Grant, GrantContext};
 pub use grants::{
     ClientCredentials, EnterpriseAuthorization, FnTokenSource, GRANT_CLIENT_CREDENTIALS,
@@ -163,7 +181,7 @@ pub use metadata::{
     AuthorizationServerMetadata, ProtectedResourceMetadata, authorization_server_metadata_urls,
     protected_resource_metadata_urls, resource_matches,
 };
-pub use oauth::{DEFAULT_MAX_STEP_UP, OAuth, OAuthBuilder};
+pub use oauth::{DEFAULT_MAX_STEP_UP, OAuth};
 pub use provider::{AuthProvider, Refusal, RefusalAction, RequestTarget};
 pub use registration::{ClientCredential, ClientMetadata, ClientRegistration, RegistrationKind};
 pub use scope::OFFLINE_ACCESS;

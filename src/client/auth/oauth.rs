@@ -2,7 +2,7 @@
 //!
 //! | the transport sees | the flow does |
 //! | --- | --- |
-//! | any request | adds `Authorization: <type> <token>` (and the request hook's headers) once there is a token; refreshes an expired token first when it can |
+//! | any request | adds `Authorization: <type> <token>` (and the request hook's headers) once there is a token for the request's URL (its resource covers it: same origin, a path under the resource's); refreshes an expired token first when it can |
 //! | `401` | discovers the resource and its authorization server, then: a stored token other than the rejected one, else a refresh, else registration and the grant; the request is sent again |
 //! | `401` with a DPoP `use_dpop_nonce` challenge | sent again once with a proof carrying the new nonce (DPoP on); never a new authorization |
 //! | `403` with `insufficient_scope` | a new grant for the union of the scopes asked before and the challenge's (no refresh: it would give the same scopes), at most `max_step_up` times per request |
@@ -23,24 +23,21 @@ use reqwest::Url;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 
 use super::authorizer::Authorizer;
+use super::builder::OAuthBuilder;
 use super::challenge::BearerChallenge;
 use super::code::AuthorizationCode;
-use super::dpop::{Dpop, DpopKey, DpopUse, demands_nonce};
+use super::dpop::{Dpop, DpopKey, demands_nonce};
 use super::error::AuthError;
-use super::grant::{DEFAULT_AUTHORIZATION_TIMEOUT, Grant, GrantContext, Interaction};
-use super::http::{
-    AuthHttp, DEFAULT_MAX_BODY, DEFAULT_TIMEOUT, HookRequest, HookResponse, HookVerdict,
-    RequestHook, RequestKind, checked_url, no_redirect_client,
-};
+use super::grant::{Grant, GrantContext, Interaction};
+use super::http::{AuthHttp, HookRequest, HookResponse, HookVerdict, RequestKind, checked_url};
 use super::metadata::{
     AuthorizationServerMetadata, ProtectedResourceMetadata, discover_resource, discover_server,
+    resource_matches,
 };
 use super::provider::{AuthProvider, Refusal, RefusalAction, RequestTarget};
-use super::registration::{
-    ClientMetadata, ClientRegistration, RegistrationKind, check_metadata_document_url, register,
-};
+use super::registration::{ClientMetadata, ClientRegistration, RegistrationKind, register};
 use super::scope;
-use super::store::{InMemoryTokenStore, TokenKey, TokenStore};
+use super::store::{TokenKey, TokenStore};
 use super::token::{Token, request_token};
 use crate::client::error::ClientError;
 
@@ -74,30 +71,31 @@ const EXPIRY_MARGIN: Duration = Duration::from_secs(30);
 /// ```
 #[derive(Clone)]
 pub struct OAuth {
-    inner: Arc<Inner>,
+    pub(super) inner: Arc<Inner>,
 }
 
-struct Inner {
-    grant: Arc<dyn Grant>,
-    metadata: ClientMetadata,
-    document: Option<String>,
-    pre_registered: Vec<ClientRegistration>,
-    fallback_scope: Vec<String>,
-    max_step_up: u32,
-    store: Arc<dyn TokenStore>,
-    http: AuthHttp,
+/// What an [`OAuth`] holds (made by its builder).
+pub(super) struct Inner {
+    pub(super) grant: Arc<dyn Grant>,
+    pub(super) metadata: ClientMetadata,
+    pub(super) document: Option<String>,
+    pub(super) pre_registered: Vec<ClientRegistration>,
+    pub(super) fallback_scope: Vec<String>,
+    pub(super) max_step_up: u32,
+    pub(super) store: Arc<dyn TokenStore>,
+    pub(super) http: AuthHttp,
     /// DPoP, when on (also among the request hooks of `http`).
-    dpop: Option<Arc<Dpop>>,
+    pub(super) dpop: Option<Arc<Dpop>>,
     /// The user's part of the flow: its time limit and the time spent in it.
-    interaction: Interaction,
-    current: Mutex<Option<Current>>,
+    pub(super) interaction: Interaction,
+    pub(super) current: Mutex<Option<Current>>,
     /// Held while a flow (or a refresh) runs.
-    flow: tokio::sync::Mutex<()>,
+    pub(super) flow: tokio::sync::Mutex<()>,
 }
 
 /// The token in use, with what refreshing it needs.
 #[derive(Clone)]
-struct Current {
+pub(super) struct Current {
     key: TokenKey,
     token: Token,
     server: Arc<AuthorizationServerMetadata>,
@@ -170,6 +168,14 @@ impl OAuth {
         lock(&self.inner.current).clone()
     }
 
+    /// The token in use if it is for the resource at `url`: the same origin, and a path its
+    /// resource identifier covers ([`resource_matches`], the check its metadata passed). A
+    /// token is never presented anywhere else, not even to another path of the same server.
+    fn current_for(&self, url: &Url) -> Option<Current> {
+        self.current()
+            .filter(|current| resource_matches(&current.key.resource, url))
+    }
+
     fn set_current(&self, current: Option<Current>) {
         *lock(&self.inner.current) = current;
     }
@@ -202,18 +208,22 @@ impl OAuth {
     }
 
     async fn headers_of(&self, target: &RequestTarget) -> Result<HeaderMap, ClientError> {
-        let mut current = self.current();
+        let mut current = self.current_for(&target.url);
         let stale = current.as_ref().is_some_and(|c| {
             c.token.is_expired(EXPIRY_MARGIN) && c.token.refresh_token().is_some()
         });
         if stale {
             let _flow = self.inner.flow.lock().await;
-            current = self.current();
+            current = self.current_for(&target.url);
             if let Some(stale) = current
                 .clone()
                 .filter(|c| c.token.is_expired(EXPIRY_MARGIN))
             {
-                current = match self.refresh(&stale).await {
+                let refreshed = match self.inner.http.for_server(&target.url).await {
+                    Ok(http) => self.refresh(&http, &stale).await,
+                    Err(error) => Err(error.into()),
+                };
+                current = match refreshed {
                     Ok(fresh) => Some(fresh),
                     Err(error) => {
                         tracing::debug!(%error, "refreshing the expired token failed");
@@ -238,7 +248,7 @@ impl OAuth {
         headers: &HeaderMap,
         sent: &HeaderMap,
     ) -> HookVerdict {
-        let token = self.current().map(|current| current.token);
+        let token = self.current_for(&target.url).map(|current| current.token);
         let request = HookRequest {
             kind: RequestKind::Resource,
             method: &target.method,
@@ -255,15 +265,15 @@ impl OAuth {
         self.inner.http.hook_verdict(&request, &response)
     }
 
-    /// Refreshes `current`'s token; stores and uses the new one.
-    async fn refresh(&self, current: &Current) -> Result<Current, ClientError> {
+    /// Refreshes `current`'s token through `http`; stores and uses the new one.
+    async fn refresh(&self, http: &AuthHttp, current: &Current) -> Result<Current, ClientError> {
         let (Some(refresh_token), Some(client)) =
             (current.token.refresh_token(), current.client.as_ref())
         else {
             return Err(AuthError::Unauthorized("the token cannot be refreshed".into()).into());
         };
         let mut token = request_token(
-            &self.inner.http,
+            http,
             &current.server,
             client,
             &client.token_endpoint_auth(&current.server),
@@ -319,7 +329,7 @@ impl OAuth {
         };
         let _flow = self.inner.flow.lock().await;
         // Another request's flow renewed the token meanwhile: send again with that one.
-        if let Some(current) = self.current()
+        if let Some(current) = self.current_for(&refusal.target.url)
             && Some(current.token.authorization()) != sent
         {
             return Ok(RefusalAction::Retry);
@@ -358,25 +368,23 @@ impl OAuth {
         sent: Option<&str>,
     ) -> Result<(), ClientError> {
         let inner = &self.inner;
-        let resource = discover_resource(
-            &inner.http,
-            server_url,
-            challenge.resource_metadata.as_deref(),
-        )
-        .await?;
+        // Every request of the flow reaches only what this MCP server may lead to.
+        let http = inner.http.for_server(server_url).await?;
+        let resource =
+            discover_resource(&http, server_url, challenge.resource_metadata.as_deref()).await?;
         let issuer = resource
             .authorization_servers
             .iter()
             .find(|issuer| checked_url(issuer).is_ok())
             .ok_or(AuthError::NoAuthorizationServer)?
             .clone();
-        let server = Arc::new(discover_server(&inner.http, &issuer).await?);
+        let server = Arc::new(discover_server(&http, &issuer).await?);
         let key = TokenKey {
             resource: resource.resource.clone(),
             issuer,
         };
         let previous = self.current();
-        if step == Step::Unauthorized && self.reuse_stored(&key, &server, sent).await {
+        if step == Step::Unauthorized && self.reuse_stored(&http, &key, &server, sent).await {
             return Ok(());
         }
         let before = previous
@@ -389,8 +397,10 @@ impl OAuth {
             &server,
             inner.grant.refreshable(),
         );
-        let client = self.registration(&server).await?;
-        let token = self.obtain(&resource, &server, &client, &scopes).await?;
+        let client = self.registration(&http, &server).await?;
+        let token = self
+            .obtain(&http, &resource, &server, &client, &scopes)
+            .await?;
         inner.store.save_token(&key, token.clone()).await;
         self.set_current(Some(Current {
             key,
@@ -405,6 +415,7 @@ impl OAuth {
     /// stored one. `true` when there is a token to send again with.
     async fn reuse_stored(
         &self,
+        http: &AuthHttp,
         key: &TokenKey,
         server: &Arc<AuthorizationServerMetadata>,
         sent: Option<&str>,
@@ -426,7 +437,7 @@ impl OAuth {
             self.set_current(Some(current));
             return true;
         }
-        match self.refresh(&current).await {
+        match self.refresh(http, &current).await {
             Ok(_) => true,
             Err(error) => {
                 tracing::debug!(%error, "the stored token was refused and cannot be refreshed");
@@ -440,6 +451,7 @@ impl OAuth {
     /// longer knows (`invalid_client`) is forgotten, so that the next flow registers anew.
     async fn obtain(
         &self,
+        http: &AuthHttp,
         resource: &ProtectedResourceMetadata,
         server: &AuthorizationServerMetadata,
         client: &ClientRegistration,
@@ -452,7 +464,7 @@ impl OAuth {
             .filter(|dpop| dpop.applies_to(Some(server)))
             .map(Dpop::key);
         let cx = GrantContext {
-            http: &self.inner.http,
+            http,
             resource,
             server,
             client,
@@ -480,7 +492,9 @@ impl OAuth {
     }
 
     /// The registration to use at `server` without registering: pre-registered credentials
-    /// for it, a client ID metadata document it accepts, or a stored registration.
+    /// for it, a client ID metadata document it accepts, or a stored registration. A
+    /// pre-registration bound to no issuer is used only when it is public and the grant sends
+    /// nothing another server could replay (see [`ClientRegistration::pre_registered`]).
     async fn known_registration(
         &self,
         server: &AuthorizationServerMetadata,
@@ -492,10 +506,11 @@ impl OAuth {
             .iter()
             .find(|c| c.issuer_id() == Some(issuer.as_str()))
             .or_else(|| {
-                inner
-                    .pre_registered
-                    .iter()
-                    .find(|c| c.issuer_id().is_none())
+                inner.pre_registered.iter().find(|c| {
+                    c.issuer_id().is_none()
+                        && c.valid_at(issuer)
+                        && inner.grant.accepts_unbound_client()
+                })
             });
         if let Some(client) = pre_registered {
             return Some(client.clone());
@@ -515,6 +530,7 @@ impl OAuth {
     /// The registration to use at `server`: a known one, else a new dynamic registration.
     async fn registration(
         &self,
+        http: &AuthHttp,
         server: &AuthorizationServerMetadata,
     ) -> Result<ClientRegistration, ClientError> {
         if let Some(client) = self.known_registration(server).await {
@@ -528,7 +544,7 @@ impl OAuth {
         }
         let mut metadata = self.inner.metadata.clone();
         self.inner.grant.client_metadata(&mut metadata);
-        let client = register(&self.inner.http, server, metadata).await?;
+        let client = register(http, server, metadata).await?;
         self.inner
             .store
             .save_registration(&server.issuer, client.clone())
@@ -559,224 +575,5 @@ impl AuthProvider for OAuth {
     fn answered(&self, target: &RequestTarget, status: StatusCode, headers: &HeaderMap) {
         // What the hooks learn (a DPoP nonce) is kept; nothing is sent again.
         let _ = self.hook_verdict(target, status, headers, &HeaderMap::new());
-    }
-}
-
-/// The DPoP setting of a builder.
-#[derive(Debug)]
-enum DpopSetting {
-    Key(Box<DpopKey>),
-    Generate(DpopUse),
-}
-
-/// Builds an [`OAuth`]. Defaults are not part of semver.
-#[derive(Debug)]
-#[must_use]
-pub struct OAuthBuilder {
-    grant: Arc<dyn Grant>,
-    metadata: ClientMetadata,
-    document: Option<String>,
-    pre_registered: Vec<ClientRegistration>,
-    scope: Vec<String>,
-    store: Option<Arc<dyn TokenStore>>,
-    max_step_up: u32,
-    timeout: Duration,
-    max_body: usize,
-    client: Option<reqwest::Client>,
-    hook: Option<Arc<dyn RequestHook>>,
-    dpop: Option<DpopSetting>,
-    authorization_timeout: Duration,
-}
-
-impl OAuthBuilder {
-    fn new(grant: Arc<dyn Grant>) -> Self {
-        Self {
-            grant,
-            metadata: ClientMetadata::named("actix-mcp client"),
-            document: None,
-            pre_registered: Vec::new(),
-            scope: Vec::new(),
-            store: None,
-            max_step_up: DEFAULT_MAX_STEP_UP,
-            timeout: DEFAULT_TIMEOUT,
-            max_body: DEFAULT_MAX_BODY,
-            client: None,
-            hook: None,
-            dpop: None,
-            authorization_timeout: DEFAULT_AUTHORIZATION_TIMEOUT,
-        }
-    }
-
-    /// The client's name in registrations (default `actix-mcp client`).
-    pub fn client_name(mut self, name: impl Into<String>) -> Self {
-        self.metadata.client_name = Some(name.into());
-        self
-    }
-
-    /// The client metadata sent in dynamic registrations (the grant adds its redirect URIs,
-    /// grant and response types; `application_type` is inferred when unset).
-    pub fn client_metadata(mut self, metadata: ClientMetadata) -> Self {
-        self.metadata = metadata;
-        self
-    }
-
-    /// The URL of the client's metadata document (an `https` URL with a path), used as its
-    /// `client_id` at authorization servers that advertise
-    /// `client_id_metadata_document_supported`. The document must be published there, with
-    /// this URL as its `client_id` and the redirect URI among its `redirect_uris`.
-    pub fn client_metadata_url(mut self, url: impl Into<String>) -> Self {
-        self.document = Some(url.into());
-        self
-    }
-
-    /// Pre-registered credentials (call once per authorization server); preferred over any
-    /// other registration at the server they are bound to.
-    pub fn client_registration(mut self, registration: ClientRegistration) -> Self {
-        self.pre_registered.push(registration);
-        self
-    }
-
-    /// The scopes to ask for when neither the server's challenge nor its metadata name any
-    /// (space-separated; default none).
-    pub fn scope(mut self, scope: &str) -> Self {
-        self.scope = scope::parse(scope);
-        self
-    }
-
-    /// Where tokens and registrations are kept (default an [`InMemoryTokenStore`]).
-    pub fn store(mut self, store: impl TokenStore + 'static) -> Self {
-        self.store = Some(Arc::new(store));
-        self
-    }
-
-    /// The same, shared.
-    pub fn shared_store(mut self, store: Arc<dyn TokenStore>) -> Self {
-        self.store = Some(store);
-        self
-    }
-
-    /// How many step-up authorizations one request may cause before the client gives up on
-    /// `403 insufficient_scope` (default 2).
-    pub fn max_step_up(mut self, attempts: u32) -> Self {
-        self.max_step_up = attempts;
-        self
-    }
-
-    /// The time limit of each request to a metadata, registration or token endpoint
-    /// (default 30 s).
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
-        self
-    }
-
-    /// How long the user's part of an authorization (the [`Authorizer`]'s) may take (default
-    /// 5 minutes). That time does not count against the client's request and discovery
-    /// timeouts: a request waiting for the user keeps its own time limit for the server.
-    pub fn authorization_timeout(mut self, timeout: Duration) -> Self {
-        self.authorization_timeout = timeout;
-        self
-    }
-
-    /// The size limit of each answer from those endpoints (default 1 MiB).
-    pub fn max_response_size(mut self, bytes: usize) -> Self {
-        self.max_body = bytes.max(1);
-        self
-    }
-
-    /// The `reqwest` client for those requests. It must not follow redirects (the flow
-    /// follows only same-origin ones itself); the default is built so.
-    pub fn http_client(mut self, client: reqwest::Client) -> Self {
-        self.client = Some(client);
-        self
-    }
-
-    /// A hook that adds headers to every request to the MCP server and the token and
-    /// registration endpoints, and reads their answers (runs after DPoP's, when on).
-    pub fn request_hook(mut self, hook: impl RequestHook + 'static) -> Self {
-        self.hook = Some(Arc::new(hook));
-        self
-    }
-
-    /// DPoP (RFC 9449) with `key`, with every authorization server: token requests carry
-    /// proofs, and a token the server binds to the key (`token_type` `DPoP`) is presented
-    /// with a proof on every request to the MCP server; server nonces are honoured (see
-    /// [DPoP](super#dpop)). Give the same key again with tokens kept across runs.
-    pub fn dpop(mut self, key: DpopKey) -> Self {
-        self.dpop = Some(DpopSetting::Key(Box::new(key)));
-        self
-    }
-
-    /// DPoP as [`dpop`](Self::dpop), with a fresh ES256 key made by
-    /// [`build`](Self::build).
-    pub fn dpop_generate(mut self) -> Self {
-        self.dpop = Some(DpopSetting::Generate(DpopUse::Always));
-        self
-    }
-
-    /// DPoP with a fresh ES256 key, used only with the authorization servers that list
-    /// `ES256` in `dpop_signing_alg_values_supported`; with the others the client sends no
-    /// proofs and gets bearer tokens.
-    pub fn dpop_auto(mut self) -> Self {
-        self.dpop = Some(DpopSetting::Generate(DpopUse::WhenSupported));
-        self
-    }
-
-    /// Checks the settings and builds the client.
-    ///
-    /// # Errors
-    /// [`ClientError::Auth`] with [`AuthError::Config`] for an unusable redirect URI or
-    /// client metadata URL, or when the HTTP client cannot be built.
-    pub fn build(self) -> Result<OAuth, ClientError> {
-        if let Some(url) = &self.document {
-            check_metadata_document_url(url)?;
-        }
-        self.grant.check()?;
-        if !self.grant.dynamic_registration()
-            && self.pre_registered.is_empty()
-            && self.document.is_none()
-        {
-            return Err(AuthError::Config(
-                "this grant needs the client's registration (client_registration)".into(),
-            )
-            .into());
-        }
-        let client = match self.client {
-            Some(client) => client,
-            None => no_redirect_client(self.timeout)?,
-        };
-        let dpop = match self.dpop {
-            None => None,
-            Some(DpopSetting::Key(key)) => Some(Dpop::new(*key, DpopUse::Always)),
-            Some(DpopSetting::Generate(usage)) => {
-                let key = DpopKey::generate().map_err(|err| {
-                    AuthError::Config(format!("could not make a DPoP key: {err}"))
-                })?;
-                Some(Dpop::new(key, usage))
-            }
-        }
-        .map(Arc::new);
-        let mut hooks: Vec<Arc<dyn RequestHook>> = Vec::new();
-        if let Some(dpop) = &dpop {
-            hooks.push(dpop.clone());
-        }
-        hooks.extend(self.hook);
-        Ok(OAuth {
-            inner: Arc::new(Inner {
-                grant: self.grant,
-                metadata: self.metadata,
-                document: self.document,
-                pre_registered: self.pre_registered,
-                fallback_scope: self.scope,
-                max_step_up: self.max_step_up,
-                store: self
-                    .store
-                    .unwrap_or_else(|| Arc::new(InMemoryTokenStore::new())),
-                http: AuthHttp::new(client, self.timeout, self.max_body, hooks),
-                dpop,
-                interaction: Interaction::new(self.authorization_timeout),
-                current: Mutex::new(None),
-                flow: tokio::sync::Mutex::new(()),
-            }),
-        })
     }
 }

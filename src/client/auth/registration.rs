@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 use super::assertion::SigningKey;
 use super::client_auth::TokenEndpointAuth;
-use super::error::AuthError;
+use super::error::{AuthError, redact_url};
 use super::http::{AuthHttp, RequestKind, checked_url, is_loopback};
 use super::metadata::AuthorizationServerMetadata;
 use super::token::endpoint_error;
@@ -133,8 +133,21 @@ impl fmt::Debug for ClientRegistration {
 
 impl ClientRegistration {
     /// Pre-registered credentials: `client_id`, for the authorization server
-    /// [`issuer`](Self::issuer) names (or, without one, for whichever server the MCP server
-    /// names; bind them to their issuer so they never reach another).
+    /// [`issuer`](Self::issuer) names.
+    ///
+    /// Bind them to their issuer: they are then used with that authorization server only.
+    /// Without an issuer they are used with whichever authorization server the MCP server
+    /// names, so only where that gives nothing away:
+    ///
+    /// * a public client's `client_id` alone (no [`secret`](Self::secret), no
+    ///   [`private_key`](Self::private_key)), with a grant that sends nothing another server
+    ///   could replay: the authorization-code flow
+    ///   ([`Grant::accepts_unbound_client`](super::Grant::accepts_unbound_client));
+    /// * never a confidential client's (with a secret or a private key), and never with the
+    ///   client credentials, JWT-bearer or enterprise grants (an assertion or an ID-JAG
+    ///   is as good as a secret to whoever receives it):
+    ///   [`OAuthBuilder::build`](super::OAuthBuilder::build) refuses such a registration
+    ///   ([`AuthError::Config`]).
     pub fn pre_registered(client_id: impl Into<String>) -> Self {
         Self {
             client_id: client_id.into(),
@@ -173,7 +186,8 @@ impl ClientRegistration {
     }
 
     /// The same, valid only at the authorization server whose issuer identifier is `issuer`
-    /// (compared as a string).
+    /// (compared as a string with the issuer the MCP server's metadata names, which its own
+    /// metadata must confirm).
     #[must_use]
     pub fn issuer(mut self, issuer: impl Into<String>) -> Self {
         self.issuer = Some(issuer.into());
@@ -225,9 +239,19 @@ impl ClientRegistration {
         self.kind
     }
 
-    /// Whether it may be used with the authorization server `issuer`.
+    /// Whether it has credentials (a secret or a private key): a confidential client.
+    pub fn is_confidential(&self) -> bool {
+        self.client_secret.is_some() || self.signing_key.is_some()
+    }
+
+    /// Whether it may be used with the authorization server `issuer`: bound to that issuer,
+    /// or bound to none and public (see [`pre_registered`](Self::pre_registered)). A
+    /// confidential registration bound to no issuer is valid nowhere.
     pub fn valid_at(&self, issuer: &str) -> bool {
-        self.issuer.as_deref().is_none_or(|bound| bound == issuer)
+        match self.issuer.as_deref() {
+            Some(bound) => bound == issuer,
+            None => !self.is_confidential(),
+        }
     }
 
     /// Whether its secret has expired.
@@ -396,8 +420,12 @@ pub(crate) async fn register(
 /// # Errors
 /// [`AuthError::Config`] saying why not.
 pub(crate) fn check_metadata_document_url(raw: &str) -> Result<(), AuthError> {
-    let refuse =
-        |why: &str| AuthError::Config(format!("client metadata document URL {raw:?} {why}"));
+    let refuse = |why: &str| {
+        AuthError::Config(format!(
+            "client metadata document URL {:?} {why}",
+            redact_url(raw)
+        ))
+    };
     let url = reqwest::Url::parse(raw).map_err(|_| refuse("is not a URL"))?;
     if url.scheme() != "https" {
         return Err(refuse("is not https"));
@@ -439,6 +467,15 @@ mod tests {
         assert!(check_metadata_document_url("https://app.example.com/").is_err());
         assert!(check_metadata_document_url("https://app.example.com/c.json?x=1").is_err());
         assert!(check_metadata_document_url("https://app.example.com/a/../c.json").is_err());
+        let shown = check_metadata_document_url("https://alice:pa55word@app.example.com/c.json")
+            .map_err(|err| err.to_string())
+            .err();
+        assert!(
+            shown
+                .as_deref()
+                .is_some_and(|s| s.contains("credentials") && !s.contains("pa55word")),
+            "{shown:?}"
+        );
     }
 
     #[test]
@@ -448,5 +485,12 @@ mod tests {
         assert!(!bound.valid_at("https://as.example.com/"));
         assert!(ClientRegistration::pre_registered("id").valid_at("https://other.example.com"));
         assert!(!format!("{:?}", bound.secret("s3cret")).contains("s3cret"));
+        // A confidential client bound to no issuer is valid nowhere.
+        let unbound = ClientRegistration::pre_registered("id").secret("s3cret");
+        assert!(unbound.is_confidential());
+        assert!(!unbound.valid_at("https://as.example.com"));
+        let keyed = ClientRegistration::pre_registered("id")
+            .private_key(SigningKey::generate_es256().unwrap_or_else(|err| panic!("a key: {err}")));
+        assert!(!keyed.valid_at("https://as.example.com"));
     }
 }

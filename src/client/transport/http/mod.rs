@@ -127,7 +127,7 @@ pub struct HttpTransport {
 impl fmt::Debug for HttpTransport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HttpTransport")
-            .field("url", &self.url)
+            .field("url", &crate::client::auth::redact_url(&self.url))
             .field("options", &self.options)
             .finish()
     }

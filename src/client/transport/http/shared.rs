@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::HttpTransport;
 use super::options::Limits;
 use super::streams::Reader;
-use crate::client::auth::{AuthProvider, Refusal, RefusalAction, RequestTarget};
+use crate::client::auth::{AuthProvider, Refusal, RefusalAction, RequestTarget, redact_url};
 use crate::client::error::ClientError;
 use crate::client::transport::{Inbound, Inbox, Outgoing};
 use crate::protocol::method;
@@ -179,8 +179,9 @@ pub(super) async fn read_body(
 impl Shared {
     pub(super) fn new(transport: HttpTransport, inbox: Inbox) -> Result<Self, ClientError> {
         let HttpTransport { url, options } = transport;
-        let url = Url::parse(&url)
-            .map_err(|err| ClientError::Transport(format!("invalid server URL {url:?}: {err}")))?;
+        let url = Url::parse(&url).map_err(|err| {
+            ClientError::Transport(format!("invalid server URL {:?}: {err}", redact_url(&url)))
+        })?;
         if !matches!(url.scheme(), "http" | "https") {
             return Err(ClientError::Transport(format!(
                 "the server URL must be http:// or https://, not {}://",
