@@ -323,6 +323,7 @@ impl IntrospectionValidator {
                 "the token was not issued for this server",
             ));
         }
+        identity.check_usable()?;
         Ok(identity)
     }
 }
@@ -474,6 +475,9 @@ mod tests {
         let mut other_iss = good.clone();
         other_iss["iss"] = json!("https://evil.example.com");
         assert!(v.judge(answer(other_iss)).is_err());
+        let mut nobody = good.clone();
+        nobody.as_object_mut().map(|m| m.remove("sub"));
+        assert!(v.judge(answer(nobody)).is_err());
         let mut expired = good;
         expired["exp"] = json!(1_000);
         assert!(v.judge(answer(expired)).is_err());

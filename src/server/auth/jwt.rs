@@ -279,7 +279,11 @@ impl JwtValidator {
         }));
         for candidate in matching(&keys, header.kid.as_deref(), alg) {
             match jsonwebtoken::decode::<Map<String, Value>>(token, &candidate.key, &validation) {
-                Ok(data) => return Ok(Identity::from_claims(data.claims)),
+                Ok(data) => {
+                    let identity = Identity::from_claims(data.claims);
+                    identity.check_usable()?;
+                    return Ok(identity);
+                }
                 // Without a key id every key of the family is tried.
                 Err(err) if *err.kind() == ErrorKind::InvalidSignature => {
                     outcome = Err(describe(err.kind()));

@@ -22,7 +22,12 @@
 //! | the validator cannot reach the authorization server | 503 |
 //!
 //! Each error answer carries a JSON-RPC error body with the request's id (`null` when the
-//! message is not a request). The endpoint's protected resource metadata (RFC 9728) is served
+//! message is not a request).
+//!
+//! A token must name its holder: a subject (`sub`) or, for a client acting for itself, a client
+//! (`client_id` or `azp`). One naming neither is refused (401 `invalid_token`) whatever the
+//! validator: sessions, tasks, request states and per-identity limits are keyed by issuer and
+//! holder, so every such token of an issuer would otherwise be the same caller. The endpoint's protected resource metadata (RFC 9728) is served
 //! without authentication at `/.well-known/oauth-protected-resource` plus the endpoint's path,
 //! and at the root `/.well-known/oauth-protected-resource`.
 //!
@@ -55,8 +60,9 @@
 //!
 //! # Sessions
 //!
-//! A 2025-11-25 session is bound to the identity that opened it (issuer and subject): a request
-//! on it with another identity's token is answered 404, as if the session did not exist.
+//! A 2025-11-25 session is bound to the identity that opened it (issuer and subject, or client
+//! id without a subject): a request on it with another identity's token is answered 404, as if
+//! the session did not exist.
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization>,
 //! RFC 6750 (bearer tokens), RFC 9728 (protected resource metadata), RFC 7662 (introspection),
