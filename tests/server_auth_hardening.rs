@@ -1,5 +1,6 @@
 //! Bearer-protected servers against abuse, with the harness of [`common::bearer`]: a token that
-//! names no principal is refused (it would share one owner with every other such token).
+//! names no principal is refused (it would share one owner with every other such token), and so
+//! is a DPoP-bound token sent as a plain bearer token.
 
 #![allow(clippy::unwrap_used, missing_docs)]
 
@@ -7,6 +8,7 @@ mod common;
 
 use actix_mcp::server::auth::{ClientAuth, IntrospectionValidator};
 use reqwest::StatusCode;
+use reqwest::header::AUTHORIZATION;
 use serde_json::{Value, json};
 
 use common::bearer::{AuthServer, McpServer, challenge, jwt_setup, now, read, token};
@@ -94,6 +96,50 @@ async fn a_token_naming_no_principal_is_refused() {
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     assert_eq!(error, "invalid_token");
     assert!(description.contains("sub"), "{description}");
+    assert_eq!(mcp.runs(), 0);
+    mcp.stop().await;
+    auth_server.stop().await;
+}
+
+/// RFC 9449 §7.1: a DPoP-bound token (`cnf.jkt`) sent as a plain bearer token is refused,
+/// whether a JWT carries the binding or introspection reports it.
+#[actix_rt::test]
+async fn a_dpop_bound_token_is_refused_as_a_bearer_token() {
+    let (auth_server, mcp) = jwt_setup().await;
+    let bound = token(
+        "ec-a",
+        Some("ec-a"),
+        &auth_server.url,
+        &mcp.url,
+        json!({"cnf": {"jkt": "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I"}}),
+    );
+    let (status, error, description) = whoami(&mcp, &bound).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(error, "invalid_token");
+    assert!(description.contains("DPoP"), "{description}");
+    mcp.stop().await;
+    auth_server.stop().await;
+
+    let auth_server = AuthServer::start(&[]);
+    let mcp = introspection_setup(&auth_server);
+    let answer = active(
+        &auth_server,
+        &mcp,
+        json!({"cnf": {"jkt": "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I"}}),
+    );
+    auth_server.answer("opaque-bound", answer);
+    let (status, error, description) = whoami(&mcp, "opaque-bound").await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(error, "invalid_token");
+    assert!(description.contains("DPoP"), "{description}");
+    // Sent with its own scheme it is refused too: this server does not check DPoP proofs.
+    let call = json!({"name": "whoami", "arguments": {}});
+    let response = send(
+        mcp.modern(2, "tools/call", call, None)
+            .header(AUTHORIZATION, "DPoP opaque-bound"),
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
     assert_eq!(mcp.runs(), 0);
     mcp.stop().await;
     auth_server.stop().await;

@@ -206,12 +206,24 @@ impl Identity {
 
     /// Refuses an identity a protected endpoint cannot use: one naming no principal (neither
     /// `sub` nor `client_id`/`azp`), which would share its owner (sessions, tasks, request
-    /// states, per-identity limits) with every other such token of its issuer.
+    /// states, per-identity limits) with every other such token of its issuer; and one bound to
+    /// a DPoP key (`cnf.jkt`, RFC 9449 §6), which is only valid with a DPoP proof, never as the
+    /// plain bearer token the endpoint accepts (RFC 9449 §7.1).
     pub(crate) fn check_usable(&self) -> Result<(), AuthError> {
         if self.principal().is_none() {
             return Err(AuthError::invalid_token(
                 "the token names no subject (`sub`) and no client (`client_id` or `azp`): \
                  its holder cannot be told apart from others",
+            ));
+        }
+        let dpop_bound = self
+            .claims
+            .get("cnf")
+            .and_then(|cnf| cnf.get("jkt"))
+            .is_some();
+        if dpop_bound {
+            return Err(AuthError::invalid_token(
+                "the token is bound to a DPoP key (`cnf.jkt`): it cannot be used as a bearer token",
             ));
         }
         Ok(())
@@ -272,13 +284,17 @@ mod tests {
     }
 
     #[test]
-    fn an_identity_without_subject_or_client_is_unusable() {
+    fn an_identity_without_subject_or_client_or_bound_to_dpop_is_unusable() {
         let usable = |value: Value| Identity::from_claims(claims(value)).check_usable().is_ok();
         assert!(usable(json!({"sub": "u"})));
         assert!(usable(json!({"client_id": "c"})));
         assert!(usable(json!({"sub": "", "azp": "app"})));
         assert!(!usable(json!({"iss": "https://as"})));
         assert!(!usable(json!({"sub": "", "client_id": ""})));
+        assert!(!usable(json!({"sub": "u", "cnf": {"jkt": "0ZcOCORZNYy"}})));
+        assert!(usable(
+            json!({"sub": "u", "cnf": {"x5t#S256": "bwcK0esc3ACC3DB2"}})
+        ));
         let client = Identity::from_claims(claims(json!({"sub": "", "client_id": "c"})));
         assert_eq!(client.owner_key(), "\0c");
     }

@@ -27,7 +27,9 @@
 //! A token must name its holder: a subject (`sub`) or, for a client acting for itself, a client
 //! (`client_id` or `azp`). One naming neither is refused (401 `invalid_token`) whatever the
 //! validator: sessions, tasks, request states and per-identity limits are keyed by issuer and
-//! holder, so every such token of an issuer would otherwise be the same caller. The endpoint's protected resource metadata (RFC 9728) is served
+//! holder, so every such token of an issuer would otherwise be the same caller. A token bound
+//! to a DPoP key (a `cnf.jkt` claim, or introspection answer member; RFC 9449) is refused too:
+//! the endpoint accepts bearer tokens only, and a DPoP-bound token is valid only with its proof. The endpoint's protected resource metadata (RFC 9728) is served
 //! without authentication at `/.well-known/oauth-protected-resource` plus the endpoint's path,
 //! and at the root `/.well-known/oauth-protected-resource`.
 //!
