@@ -91,7 +91,7 @@ async fn every_bad_token_gets_401_invalid_token_and_no_handler_runs() {
     let unsigned =
         format!(
         "{}.{}.",
-        b64(br#"{"alg":"none","typ":"JWT"}"#),
+        b64(br#"{"alg":"none","typ":"at+jwt"}"#),
         b64(json!({"iss": iss, "aud": aud, "sub": "mallory", "scope": "mcp", "exp": now() + 300})
             .to_string()
             .as_bytes())
@@ -99,6 +99,7 @@ async fn every_bad_token_gets_401_invalid_token_and_no_handler_runs() {
     let forged_hs256 = {
         let mut header = Header::new(Algorithm::HS256);
         header.kid = Some("rsa-a".into());
+        header.typ = Some("at+jwt".into());
         let claims =
             json!({"iss": iss, "aud": aud, "sub": "mallory", "scope": "mcp", "exp": now() + 300});
         jsonwebtoken::encode(

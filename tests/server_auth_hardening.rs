@@ -1,17 +1,17 @@
 //! Bearer-protected servers against abuse, with the harness of [`common::bearer`]: a token that
 //! names no principal is refused (it would share one owner with every other such token), and so
-//! is a DPoP-bound token sent as a plain bearer token.
+//! are a DPoP-bound token sent as a plain bearer token and a JWT typed other than `at+jwt`.
 
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod common;
 
-use actix_mcp::server::auth::{ClientAuth, IntrospectionValidator};
+use actix_mcp::server::auth::{AuthError, ClientAuth, IntrospectionValidator, TokenValidator};
 use reqwest::StatusCode;
 use reqwest::header::AUTHORIZATION;
 use serde_json::{Value, json};
 
-use common::bearer::{AuthServer, McpServer, challenge, jwt_setup, now, read, token};
+use common::bearer::{AuthServer, McpServer, challenge, jwt_setup, now, read, token, token_typed};
 use common::http::send;
 
 /// An MCP server trusting `auth_server`'s introspection endpoint.
@@ -142,5 +142,46 @@ async fn a_dpop_bound_token_is_refused_as_a_bearer_token() {
     assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
     assert_eq!(mcp.runs(), 0);
     mcp.stop().await;
+    auth_server.stop().await;
+}
+
+/// RFC 9068 §4: a JWT access token typed otherwise than `at+jwt` (an ID token, a logout token,
+/// ...) is refused; one without `typ` is accepted.
+#[actix_rt::test]
+async fn a_jwt_typed_otherwise_than_at_jwt_is_refused() {
+    let auth_server = AuthServer::start(&["rsa-a"]);
+    let audience = "https://mcp.example.com/mcp";
+    let validator = auth_server.jwt_validator(audience).build().unwrap();
+    let typed = |typ: Option<&str>| {
+        token_typed(
+            "rsa-a",
+            Some("rsa-a"),
+            typ,
+            &auth_server.url,
+            audience,
+            json!({}),
+        )
+    };
+    for typ in [
+        None,
+        Some("at+jwt"),
+        Some("application/AT+JWT"),
+        Some("AT+JWT"),
+    ] {
+        let outcome = validator.validate(&typed(typ)).await;
+        assert!(outcome.is_ok(), "{typ:?}: {outcome:?}");
+    }
+    for typ in ["JWT", "id_token+jwt", "logout+jwt", "at+jwt+x"] {
+        let err = validator.validate(&typed(Some(typ))).await.unwrap_err();
+        assert!(matches!(err, AuthError::InvalidToken(_)), "{typ}: {err}");
+    }
+    // An authorization server typing its access tokens `JWT` is admitted by choice.
+    let lenient = auth_server
+        .jwt_validator(audience)
+        .accept_token_type("JWT")
+        .build()
+        .unwrap();
+    assert!(lenient.validate(&typed(Some("jwt"))).await.is_ok());
+    assert!(lenient.validate(&typed(Some("logout+jwt"))).await.is_err());
     auth_server.stop().await;
 }

@@ -1,5 +1,10 @@
 //! [`JwtValidator`]: JWT access tokens verified against the authorization server's JWKS.
 //!
+//! A token typed in its JOSE header (`typ`) must be typed `at+jwt` (or `application/at+jwt`,
+//! RFC 9068 §4), unless [`accept_token_type`](JwtValidatorBuilder::accept_token_type) admits
+//! another type: an ID token or a logout token of the same issuer is not an access token. A
+//! token without `typ` is accepted.
+//!
 //! The key set is fetched on first use and cached; it is fetched again every
 //! [`refresh_interval`](JwtValidatorBuilder::refresh_interval), and at once when a token names
 //! a key id the cache does not hold (key rotation), at most once per
@@ -70,6 +75,8 @@ struct JwtInner {
     min_refresh_interval: Duration,
     fetch_timeout: Duration,
     max_jwks_bytes: usize,
+    /// The accepted `typ` values, as [`media_type`] gives them.
+    token_types: Vec<String>,
     http: reqwest::Client,
     keys: RwLock<Arc<KeySet>>,
     /// Held while the key set is fetched: one fetch at a time.
@@ -120,8 +127,22 @@ pub struct JwtValidatorBuilder {
     min_refresh_interval: Duration,
     fetch_timeout: Duration,
     max_jwks_bytes: usize,
+    token_types: Vec<String>,
     allow_http: bool,
     http: Option<reqwest::Client>,
+}
+
+/// The `typ` of a JWT access token (RFC 9068 §2.1), as [`media_type`] gives it.
+const ACCESS_TOKEN_TYPE: &str = "at+jwt";
+
+/// A JOSE `typ` as compared: in lower case, without the `application/` prefix RFC 7515 §4.1.9
+/// lets it omit.
+fn media_type(typ: &str) -> String {
+    let typ = typ.trim().to_ascii_lowercase();
+    match typ.strip_prefix("application/") {
+        Some(short) => short.to_owned(),
+        None => typ,
+    }
 }
 
 impl JwtValidator {
@@ -138,6 +159,7 @@ impl JwtValidator {
             min_refresh_interval: Duration::from_secs(30),
             fetch_timeout: Duration::from_secs(5),
             max_jwks_bytes: 256 * 1024,
+            token_types: vec![ACCESS_TOKEN_TYPE.to_owned()],
             allow_http: false,
             http: None,
         }
@@ -253,6 +275,13 @@ impl JwtValidator {
                 "the token is not a well-formed JWT with a supported algorithm",
             )
         })?;
+        if let Some(typ) = &header.typ
+            && !self.inner.token_types.contains(&media_type(typ))
+        {
+            return Err(AuthError::invalid_token(
+                "the token is not typed as an access token (its `typ` is not `at+jwt`)",
+            ));
+        }
         let alg = header.alg;
         if !self.inner.algorithms.contains(&alg) {
             return Err(AuthError::invalid_token(format!(
@@ -457,6 +486,16 @@ impl JwtValidatorBuilder {
         self
     }
 
+    /// Also accepts tokens whose JOSE header names this type (`typ`, compared without case and
+    /// with or without `application/`), for an authorization server that does not type its
+    /// access tokens `at+jwt` (RFC 9068), e.g. `JWT`. By default only `at+jwt` is accepted, and
+    /// tokens without `typ`. Accepting a generic type such as `JWT` lets the issuer's other
+    /// tokens of that type through when their audience is this server; call again for more.
+    pub fn accept_token_type(mut self, typ: impl AsRef<str>) -> Self {
+        self.token_types.push(media_type(typ.as_ref()));
+        self
+    }
+
     /// Accepts a plain `http` JWKS URI to a host that is not loopback (default off: `https`,
     /// or `http` to `localhost`, `127.0.0.1` or `[::1]`). Whoever can alter the key set can
     /// mint tokens: allow it only inside a trusted network.
@@ -509,6 +548,7 @@ impl JwtValidatorBuilder {
                 min_refresh_interval: self.min_refresh_interval,
                 fetch_timeout: self.fetch_timeout,
                 max_jwks_bytes: self.max_jwks_bytes,
+                token_types: self.token_types,
                 http,
                 keys: RwLock::default(),
                 refreshing: tokio::sync::Mutex::new(()),
@@ -558,6 +598,17 @@ mod tests {
             insecure.build(),
             Err(AuthConfigError::InsecureUrl { .. })
         ));
+    }
+
+    #[test]
+    fn token_types_compare_without_case_or_application_prefix() {
+        assert_eq!(media_type("at+jwt"), "at+jwt");
+        assert_eq!(media_type("application/AT+JWT"), "at+jwt");
+        assert_eq!(media_type(" JWT "), "jwt");
+        assert_eq!(
+            media_type("application/application/at+jwt"),
+            "application/at+jwt"
+        );
     }
 
     #[test]
