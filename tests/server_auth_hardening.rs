@@ -1,6 +1,7 @@
 //! Bearer-protected servers against abuse, with the harness of [`common::bearer`]: a token that
 //! names no principal is refused (it would share one owner with every other such token), and so
-//! are a DPoP-bound token sent as a plain bearer token and a JWT typed other than `at+jwt`.
+//! are a DPoP-bound token sent as a plain bearer token, a JWT typed other than `at+jwt`, and a
+//! token without `kid` that none of the first keys of its algorithm verifies.
 
 #![allow(clippy::unwrap_used, missing_docs)]
 
@@ -11,7 +12,9 @@ use reqwest::StatusCode;
 use reqwest::header::AUTHORIZATION;
 use serde_json::{Value, json};
 
-use common::bearer::{AuthServer, McpServer, challenge, jwt_setup, now, read, token, token_typed};
+use common::bearer::{
+    AuthServer, McpServer, challenge, jwk, jwt_setup, now, read, token, token_typed,
+};
 use common::http::send;
 
 /// An MCP server trusting `auth_server`'s introspection endpoint.
@@ -183,5 +186,46 @@ async fn a_jwt_typed_otherwise_than_at_jwt_is_refused() {
         .unwrap();
     assert!(lenient.validate(&typed(Some("jwt"))).await.is_ok());
     assert!(lenient.validate(&typed(Some("logout+jwt"))).await.is_err());
+    auth_server.stop().await;
+}
+
+/// A token without `kid` is tried against the first four keys of its algorithm only (keys of
+/// other types do not count), not against a whole key set.
+#[actix_rt::test]
+async fn a_token_without_a_key_id_is_tried_against_four_keys_at_most() {
+    let auth_server = AuthServer::start(&[]);
+    let audience = "https://mcp.example.com/mcp";
+    let renamed = |key: &str, kid: String| {
+        let mut jwk = jwk(key);
+        jwk["kid"] = json!(kid);
+        jwk
+    };
+    let unnamed = token("rsa-a", None, &auth_server.url, audience, json!({}));
+    // Four EC keys, three other RSA keys, then the signing key: the fourth RSA key.
+    let mut keys: Vec<Value> = (0..4).map(|i| renamed("ec-a", format!("ec-{i}"))).collect();
+    keys.extend((0..3).map(|i| renamed("rsa-b", format!("rsa-b-{i}"))));
+    keys.push(jwk("rsa-a"));
+    auth_server.set_jwks(keys);
+    let validator = auth_server.jwt_validator(audience).build().unwrap();
+    let identity = validator.validate(&unnamed).await.unwrap();
+    assert_eq!(identity.subject(), Some("alice"));
+    // Four other RSA keys before it: not tried.
+    let mut keys: Vec<Value> = (0..4)
+        .map(|i| renamed("rsa-b", format!("rsa-b-{i}")))
+        .collect();
+    keys.push(jwk("rsa-a"));
+    auth_server.set_jwks(keys);
+    let validator = auth_server.jwt_validator(audience).build().unwrap();
+    let err = validator.validate(&unnamed).await.unwrap_err();
+    assert!(matches!(err, AuthError::InvalidToken(_)), "{err}");
+    // Named, the same key is found wherever it is.
+    let named = token(
+        "rsa-a",
+        Some("rsa-a"),
+        &auth_server.url,
+        audience,
+        json!({}),
+    );
+    assert!(validator.validate(&named).await.is_ok());
     auth_server.stop().await;
 }

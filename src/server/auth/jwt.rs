@@ -1,5 +1,9 @@
 //! [`JwtValidator`]: JWT access tokens verified against the authorization server's JWKS.
 //!
+//! A token without a key id (`kid`) is tried against the first four keys of the set whose type
+//! and algorithm fit it, in the set's order, and no more: name the key in tokens when the set
+//! holds more keys of one algorithm.
+//!
 //! A token typed in its JOSE header (`typ`) must be typed `at+jwt` (or `application/at+jwt`,
 //! RFC 9068 §4), unless [`accept_token_type`](JwtValidatorBuilder::accept_token_type) admits
 //! another type: an ID token or a logout token of the same issuer is not an access token. A
@@ -29,6 +33,14 @@ use super::{AuthConfigError, AuthError, Identity, TokenValidator};
 
 /// The longest token looked at; a longer one is refused unparsed.
 const MAX_TOKEN_LEN: usize = 16 * 1024;
+
+/// The most keys a token's signature is tried against: those of its key id (normally one) or,
+/// for a token without `kid`, the first keys of the set whose type and algorithm fit it. A key
+/// set of many keys does not make a token without `kid` cost as many verifications.
+const MAX_CANDIDATE_KEYS: usize = 4;
+
+/// Why a token without `kid` is refused when no key verifies it.
+const UNNAMED_KEY_NOT_FOUND: &str = "no key of the issuer verifies the token (without `kid`, only the first 4 keys of its algorithm are tried)";
 
 /// The longest interval or leeway honoured (longer ones are cut to it): a year.
 pub(super) const MAX_INTERVAL: Duration = Duration::from_secs(365 * 24 * 3600);
@@ -304,18 +316,22 @@ impl JwtValidator {
         let validation = self.validation(alg);
         let mut outcome = Err(AuthError::invalid_token(match header.kid {
             Some(_) => "the token's key id is unknown",
-            None => "no key of the issuer can verify the token",
+            None => UNNAMED_KEY_NOT_FOUND,
         }));
-        for candidate in matching(&keys, header.kid.as_deref(), alg) {
+        let candidates = matching(&keys, header.kid.as_deref(), alg).take(MAX_CANDIDATE_KEYS);
+        for candidate in candidates {
             match jsonwebtoken::decode::<Map<String, Value>>(token, &candidate.key, &validation) {
                 Ok(data) => {
                     let identity = Identity::from_claims(data.claims);
                     identity.check_usable()?;
                     return Ok(identity);
                 }
-                // Without a key id every key of the family is tried.
+                // Without a key id the next candidate may be the one.
                 Err(err) if *err.kind() == ErrorKind::InvalidSignature => {
-                    outcome = Err(describe(err.kind()));
+                    outcome = Err(match header.kid {
+                        Some(_) => describe(err.kind()),
+                        None => AuthError::invalid_token(UNNAMED_KEY_NOT_FOUND),
+                    });
                 }
                 Err(err) => return Err(describe(err.kind())),
             }
@@ -598,6 +614,11 @@ mod tests {
             insecure.build(),
             Err(AuthConfigError::InsecureUrl { .. })
         ));
+    }
+
+    #[test]
+    fn the_refusal_of_a_token_without_kid_states_the_bound() {
+        assert!(UNNAMED_KEY_NOT_FOUND.contains(&format!(" {MAX_CANDIDATE_KEYS} keys")));
     }
 
     #[test]

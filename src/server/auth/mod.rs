@@ -7,7 +7,7 @@
 //!
 //! | validator | checks |
 //! | --- | --- |
-//! | [`JwtValidator`] | a JWT's signature against the authorization server's JWKS (cached, refreshed, one rate-limited refresh for an unknown `kid`), `iss`, `aud`, `exp`, `nbf`, the allowed algorithms (never `none`, never HMAC), the type (`typ`, when present: `at+jwt`, RFC 9068) |
+//! | [`JwtValidator`] | a JWT's signature against the authorization server's JWKS (cached, refreshed, one rate-limited refresh for an unknown `kid`; without `kid`, the first 4 keys of the token's algorithm), `iss`, `aud`, `exp`, `nbf`, the allowed algorithms (never `none`, never HMAC), the type (`typ`, when present: `at+jwt`, RFC 9068) |
 //! | [`IntrospectionValidator`] | RFC 7662 introspection at the authorization server (authenticated as a client): `active`, `iss`, `aud`, `exp`; active answers cached briefly |
 //! | your own | implement [`TokenValidator`] |
 //!
