@@ -1,16 +1,20 @@
 //! Bearer-protected servers against abuse, with the harness of [`common::bearer`]: a token that
 //! names no principal is refused (it would share one owner with every other such token), and so
 //! are a DPoP-bound token sent as a plain bearer token, a JWT typed other than `at+jwt`, and a
-//! token without `kid` that none of the first keys of its algorithm verifies.
+//! token without `kid` that none of the first keys of its algorithm verifies; a request without
+//! usable credentials is refused before its body is read.
 
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod common;
 
+use std::time::{Duration, Instant};
+
 use actix_mcp::server::auth::{AuthError, ClientAuth, IntrospectionValidator, TokenValidator};
 use reqwest::StatusCode;
 use reqwest::header::AUTHORIZATION;
 use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 use common::bearer::{
     AuthServer, McpServer, challenge, jwk, jwt_setup, now, read, token, token_typed,
@@ -100,6 +104,51 @@ async fn a_token_naming_no_principal_is_refused() {
     assert_eq!(error, "invalid_token");
     assert!(description.contains("sub"), "{description}");
     assert_eq!(mcp.runs(), 0);
+    mcp.stop().await;
+    auth_server.stop().await;
+}
+
+/// F8: a POST without credentials, or with unusable ones, is answered 401 as soon as its
+/// headers are in: the server does not wait for (nor read) the body it announced.
+#[actix_rt::test]
+async fn a_post_without_usable_credentials_is_refused_before_its_body_is_read() {
+    let auth_server = AuthServer::start(&[]);
+    let mcp = introspection_setup(&auth_server);
+    let authority = mcp.origin.trim_start_matches("http://").to_owned();
+    for authorization in [None, Some("Basic YWxpY2U6cGFzcw=="), Some("Bearer a b")] {
+        let mut stream = tokio::net::TcpStream::connect(&authority).await.unwrap();
+        let mut head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {authority}\r\n\
+             Accept: application/json, text/event-stream\r\n\
+             Content-Type: application/json\r\nContent-Length: 4000000\r\n"
+        );
+        if let Some(value) = authorization {
+            head.push_str(&format!("Authorization: {value}\r\n"));
+        }
+        head.push_str("\r\n{\"jsonrpc\":");
+        stream.write_all(head.as_bytes()).await.unwrap();
+        let started = Instant::now();
+        let mut answer = Vec::new();
+        let mut buffer = [0u8; 4096];
+        while !answer.windows(4).any(|w| w == b"\r\n\r\n") {
+            let read = tokio::time::timeout(Duration::from_secs(3), stream.read(&mut buffer))
+                .await
+                .unwrap_or_else(|_| {
+                    panic!("{authorization:?}: no answer in 3 s: the server waits for the body")
+                })
+                .unwrap();
+            assert!(read > 0, "{authorization:?}: closed without an answer");
+            answer.extend_from_slice(&buffer[..read]);
+        }
+        let answer = String::from_utf8_lossy(&answer).to_lowercase();
+        assert!(
+            answer.starts_with("http/1.1 401"),
+            "{authorization:?}: {answer}"
+        );
+        assert!(answer.contains("www-authenticate: bearer"), "{answer}");
+        assert!(started.elapsed() < Duration::from_secs(2));
+    }
+    assert_eq!(auth_server.introspection_hits(), 0);
     mcp.stop().await;
     auth_server.stop().await;
 }

@@ -22,7 +22,10 @@
 //! | the validator cannot reach the authorization server | 503 |
 //!
 //! Each error answer carries a JSON-RPC error body with the request's id (`null` when the
-//! message is not a request).
+//! message is not a request, and for a POST refused before its body is read). A POST without
+//! credentials, or with unusable ones (another scheme, a malformed token, a token in the
+//! query), is refused as soon as its headers are in: its body is not read, and the connection
+//! is closed. A well-formed token is validated once the body is read.
 //!
 //! A token must name its holder: a subject (`sub`) or, for a client acting for itself, a client
 //! (`client_id` or `azp`). One naming neither is refused (401 `invalid_token`) whatever the
