@@ -2,7 +2,8 @@
 //! names no principal is refused (it would share one owner with every other such token), and so
 //! are a DPoP-bound token sent as a plain bearer token, a JWT typed other than `at+jwt`, and a
 //! token without `kid` that none of the first keys of its algorithm verifies; a request without
-//! usable credentials is refused before its body is read.
+//! usable credentials is refused before its body is read; introspection is asked once per
+//! refused token for a while.
 
 #![allow(clippy::unwrap_used, missing_docs)]
 
@@ -149,6 +150,33 @@ async fn a_post_without_usable_credentials_is_refused_before_its_body_is_read() 
         assert!(started.elapsed() < Duration::from_secs(2));
     }
     assert_eq!(auth_server.introspection_hits(), 0);
+    mcp.stop().await;
+    auth_server.stop().await;
+}
+
+/// F8: a refused token is introspected once, however often (or however many at once) it is
+/// presented within the negative cache's lifetime; an accepted one still works.
+#[actix_rt::test]
+async fn a_refused_token_is_introspected_once() {
+    let auth_server = AuthServer::start(&[]);
+    let mcp = introspection_setup(&auth_server);
+    auth_server.answer("opaque-carol", active(&auth_server, &mcp, json!({})));
+    for _ in 0..5 {
+        let (status, error, _) = whoami(&mcp, "opaque-unknown").await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+        assert_eq!(error, "invalid_token");
+    }
+    assert_eq!(auth_server.introspection_hits(), 1, "sequential requests");
+    auth_server.slow_introspection(Duration::from_millis(200));
+    let burst = (0..8).map(|_| whoami(&mcp, "opaque-other-unknown"));
+    for (status, error, _) in futures::future::join_all(burst).await {
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+        assert_eq!(error, "invalid_token");
+    }
+    assert_eq!(auth_server.introspection_hits(), 2, "concurrent requests");
+    let (status, _, _) = whoami(&mcp, "opaque-carol").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(auth_server.introspection_hits(), 3);
     mcp.stop().await;
     auth_server.stop().await;
 }

@@ -4,13 +4,19 @@
 //! The server authenticates to the introspection endpoint as a client ([`ClientAuth`]). An
 //! active answer is cached for a short while (never past the token's `exp`), keyed by the
 //! token's SHA-256 so the cache holds no token; the cache is bounded, and a full cache drops
-//! expired answers first, then the ones expiring soonest. Inactive answers are not cached.
+//! expired answers first, then the ones expiring soonest.
+//!
+//! A refused token (inactive, or failing a check of the answer) is refused again without
+//! asking for a short while too ([`negative_cache_ttl`](IntrospectionValidatorBuilder::negative_cache_ttl),
+//! in a cache of its own, bounded, the oldest refusals dropped first), so a client repeating a
+//! bad token costs one call. Validations of one token at the same time share one call. An
+//! unreachable or failing endpoint is not remembered: the next validation asks again.
 //!
 //! Spec: <https://www.rfc-editor.org/rfc/rfc7662>
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
 use base64::Engine as _;
@@ -23,6 +29,7 @@ use url::Url;
 use super::fetch;
 use super::identity::numeric_date;
 use super::jwt::MAX_INTERVAL;
+use super::refusals::{Refusals, TokenKey};
 use super::{AuthConfigError, AuthError, Identity, TokenValidator};
 
 /// The longest token sent for introspection; a longer one is refused at once.
@@ -116,7 +123,35 @@ struct IntrospectionInner {
     timeout: Duration,
     max_response_bytes: usize,
     http: reqwest::Client,
-    cache: Mutex<HashMap<[u8; 32], Cached>>,
+    cache: Mutex<HashMap<TokenKey, Cached>>,
+    refusals: Refusals,
+    /// The calls in flight by token, with how many validations share each: validations of a
+    /// token meanwhile wait for its answer.
+    flights: Mutex<HashMap<TokenKey, (Flight, usize)>>,
+}
+
+/// One introspection call, shared by the validations of its token that arrive while it runs.
+type Flight = Arc<tokio::sync::OnceCell<Result<Identity, AuthError>>>;
+
+/// A validation's share in a [`Flight`]: the last share to go (answered or cancelled) removes
+/// the flight, so the next validation asks again unless a cache answers it.
+struct Share<'a> {
+    validator: &'a IntrospectionValidator,
+    key: TokenKey,
+    flight: Flight,
+}
+
+impl Drop for Share<'_> {
+    fn drop(&mut self) {
+        let mut flights = self.validator.lock_flights();
+        // The flight of this key is this share's: it goes only with its last share.
+        if let Some((_, shares)) = flights.get_mut(&self.key) {
+            *shares = shares.saturating_sub(1);
+            if *shares == 0 {
+                flights.remove(&self.key);
+            }
+        }
+    }
 }
 
 struct Cached {
@@ -132,6 +167,7 @@ impl fmt::Debug for IntrospectionValidator {
             .field("issuer", &self.inner.issuer)
             .field("audience", &self.inner.audience)
             .field("cached", &self.lock_cache().len())
+            .field("refused", &self.inner.refusals.len())
             .finish()
     }
 }
@@ -148,6 +184,8 @@ pub struct IntrospectionValidatorBuilder {
     leeway: Duration,
     cache_ttl: Duration,
     cache_capacity: usize,
+    negative_cache_ttl: Duration,
+    negative_cache_capacity: usize,
     timeout: Duration,
     max_response_bytes: usize,
     allow_http: bool,
@@ -166,6 +204,8 @@ impl IntrospectionValidator {
             leeway: Duration::from_secs(30),
             cache_ttl: Duration::from_secs(30),
             cache_capacity: 1024,
+            negative_cache_ttl: Duration::from_secs(30),
+            negative_cache_capacity: 4096,
             timeout: Duration::from_secs(5),
             max_response_bytes: 64 * 1024,
             allow_http: false,
@@ -173,14 +213,41 @@ impl IntrospectionValidator {
         }
     }
 
-    fn lock_cache(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], Cached>> {
+    fn lock_cache(&self) -> MutexGuard<'_, HashMap<TokenKey, Cached>> {
         self.inner
             .cache
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    fn cached(&self, key: &[u8; 32]) -> Option<Identity> {
+    fn lock_flights(&self) -> MutexGuard<'_, HashMap<TokenKey, (Flight, usize)>> {
+        self.inner
+            .flights
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// A share in the call in flight for this token, or in a new one.
+    fn join(&self, key: TokenKey) -> Share<'_> {
+        let mut flights = self.lock_flights();
+        let (flight, shares) = flights.entry(key).or_default();
+        *shares += 1;
+        Share {
+            validator: self,
+            key,
+            flight: flight.clone(),
+        }
+    }
+
+    /// What the caches say of a token: its identity, its refusal, or nothing.
+    fn remembered(&self, key: &TokenKey) -> Option<Result<Identity, AuthError>> {
+        if let Some(identity) = self.cached(key) {
+            return Some(Ok(identity));
+        }
+        self.inner.refusals.get(key).map(Err)
+    }
+
+    fn cached(&self, key: &TokenKey) -> Option<Identity> {
         let mut cache = self.lock_cache();
         match cache.get(key) {
             Some(entry) if Instant::now() < entry.until => Some(entry.identity.clone()),
@@ -192,7 +259,7 @@ impl IntrospectionValidator {
         }
     }
 
-    fn remember(&self, key: [u8; 32], identity: &Identity) {
+    fn remember(&self, key: TokenKey, identity: &Identity) {
         let capacity = self.inner.cache_capacity;
         if capacity == 0 || self.inner.cache_ttl.is_zero() {
             return;
@@ -274,9 +341,25 @@ impl IntrospectionValidator {
         if token.len() > MAX_TOKEN_LEN {
             return Err(AuthError::invalid_token("the token is too long"));
         }
-        let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-        if let Some(identity) = self.cached(&key) {
-            return Ok(identity);
+        let key: TokenKey = Sha256::digest(token.as_bytes()).into();
+        if let Some(outcome) = self.remembered(&key) {
+            return outcome;
+        }
+        let share = self.join(key);
+        share
+            .flight
+            .get_or_init(|| self.introspect(key, token))
+            .await
+            .clone()
+    }
+
+    /// Asks the authorization server about a token (the one call of its flight), and remembers
+    /// the verdict: an identity, or a refusal that lasts. An endpoint that cannot answer is not
+    /// remembered.
+    async fn introspect(&self, key: TokenKey, token: &str) -> Result<Identity, AuthError> {
+        // A flight that ended as this one began left its verdict in a cache.
+        if let Some(outcome) = self.remembered(&key) {
+            return outcome;
         }
         let answer = fetch::json_object(
             "token introspection",
@@ -284,9 +367,26 @@ impl IntrospectionValidator {
             self.inner.max_response_bytes,
         )
         .await?;
-        let identity = self.judge(answer)?;
-        self.remember(key, &identity);
-        Ok(identity)
+        // A token not valid yet may become valid while its refusal would be remembered.
+        let lasting = !self.not_yet_valid(&answer);
+        match self.judge(answer) {
+            Ok(identity) => {
+                self.remember(key, &identity);
+                Ok(identity)
+            }
+            Err(refusal) => {
+                if lasting && matches!(refusal, AuthError::InvalidToken(_)) {
+                    self.inner.refusals.insert(key, &refusal);
+                }
+                Err(refusal)
+            }
+        }
+    }
+
+    /// Whether the answer's `nbf` is still ahead, beyond the leeway.
+    fn not_yet_valid(&self, answer: &Map<String, Value>) -> bool {
+        numeric_date(answer.get("nbf"))
+            .is_some_and(|nbf| nbf > SystemTime::now() + self.inner.leeway)
     }
 
     /// Accepts an introspection answer, or says why not.
@@ -301,9 +401,7 @@ impl IntrospectionValidator {
         {
             return Err(AuthError::invalid_token("the token has expired"));
         }
-        if let Some(nbf) = numeric_date(answer.get("nbf"))
-            && nbf > now + leeway
-        {
+        if self.not_yet_valid(&answer) {
             return Err(AuthError::invalid_token("the token is not valid yet"));
         }
         let identity = Identity::from_claims(answer);
@@ -369,6 +467,23 @@ impl IntrospectionValidatorBuilder {
         self
     }
 
+    /// How long a refused token (inactive, or failing a check of the answer) is refused again
+    /// without asking (default 30 s; zero turns the negative cache off; at most a year). A
+    /// token that is not valid yet (`nbf`) is asked about again each time.
+    pub fn negative_cache_ttl(mut self, ttl: Duration) -> Self {
+        self.negative_cache_ttl = ttl.min(MAX_INTERVAL);
+        self
+    }
+
+    /// Most refusals remembered at once (default 4096; the oldest are dropped first; zero
+    /// turns the negative cache off). Kept apart from the answers of
+    /// [`cache_capacity`](Self::cache_capacity): a flood of bad tokens does not evict good
+    /// ones.
+    pub fn negative_cache_capacity(mut self, entries: usize) -> Self {
+        self.negative_cache_capacity = entries;
+        self
+    }
+
     /// Time limit of one introspection request (default 5 s).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout.min(MAX_INTERVAL);
@@ -425,6 +540,8 @@ impl IntrospectionValidatorBuilder {
                 max_response_bytes: self.max_response_bytes,
                 http,
                 cache: Mutex::default(),
+                refusals: Refusals::new(self.negative_cache_ttl, self.negative_cache_capacity),
+                flights: Mutex::default(),
             }),
         })
     }

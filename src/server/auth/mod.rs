@@ -78,6 +78,7 @@ mod fetch;
 mod identity;
 mod introspection;
 mod jwt;
+mod refusals;
 pub(crate) mod scopes;
 
 use futures::future::BoxFuture;
