@@ -3,12 +3,13 @@
 //! are a DPoP-bound token sent as a plain bearer token, a JWT typed other than `at+jwt`, and a
 //! token without `kid` that none of the first keys of its algorithm verifies; a request without
 //! usable credentials is refused before its body is read; introspection is asked once per
-//! refused token for a while.
+//! refused token for a while, and by a few validations at once at most.
 
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod common;
 
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use actix_mcp::server::auth::{AuthError, ClientAuth, IntrospectionValidator, TokenValidator};
@@ -178,6 +179,59 @@ async fn a_refused_token_is_introspected_once() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(auth_server.introspection_hits(), 3);
     mcp.stop().await;
+    auth_server.stop().await;
+}
+
+/// F8: however many distinct tokens arrive at once, only a few introspection calls are in
+/// flight; the others wait for a slot and are answered all the same.
+#[actix_rt::test]
+async fn introspection_calls_in_flight_are_capped() {
+    let auth_server = AuthServer::start(&[]);
+    auth_server.slow_introspection(Duration::from_millis(150));
+    let validator = IntrospectionValidator::builder(
+        format!("{}/introspect", auth_server.url),
+        ClientAuth::basic("mcp-server", "s3cret"),
+    )
+    .audience("https://mcp.example.com/mcp")
+    .build()
+    .unwrap();
+    let tokens: Vec<String> = (0..40).map(|i| format!("opaque-flood-{i}")).collect();
+    let checks = tokens.iter().map(|token| validator.validate(token));
+    for outcome in futures::future::join_all(checks).await {
+        let err = outcome.unwrap_err();
+        assert!(matches!(err, AuthError::InvalidToken(_)), "{err}");
+    }
+    assert_eq!(auth_server.introspection_hits(), 40);
+    let peak = auth_server.introspection_peak();
+    assert!(
+        peak <= 16,
+        "{peak} introspection calls at once (the default cap)"
+    );
+    // A cap of its own: the twelve calls go three at a time, and all are answered.
+    let validator = IntrospectionValidator::builder(
+        format!("{}/introspect", auth_server.url),
+        ClientAuth::basic("mcp-server", "s3cret"),
+    )
+    .audience("https://mcp.example.com/mcp")
+    .max_concurrent_calls(3)
+    .build()
+    .unwrap();
+    auth_server
+        .state
+        .introspection_peak
+        .store(0, Ordering::SeqCst);
+    let tokens: Vec<String> = (0..12).map(|i| format!("opaque-capped-{i}")).collect();
+    let checks = tokens.iter().map(|token| validator.validate(token));
+    for outcome in futures::future::join_all(checks).await {
+        let err = outcome.unwrap_err();
+        assert!(matches!(err, AuthError::InvalidToken(_)), "{err}");
+    }
+    assert_eq!(auth_server.introspection_hits(), 52);
+    let peak = auth_server.introspection_peak();
+    assert!(
+        (2..=3).contains(&peak),
+        "{peak} introspection calls at once (cap 3)"
+    );
     auth_server.stop().await;
 }
 

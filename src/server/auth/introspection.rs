@@ -12,6 +12,12 @@
 //! bad token costs one call. Validations of one token at the same time share one call. An
 //! unreachable or failing endpoint is not remembered: the next validation asks again.
 //!
+//! At most [`max_concurrent_calls`](IntrospectionValidatorBuilder::max_concurrent_calls) calls
+//! (default 16) are in flight at once, whatever arrives: a validation beyond them waits for a
+//! call to end, for at most the request [`timeout`](IntrospectionValidatorBuilder::timeout),
+//! then cannot be decided ([`AuthError::Unavailable`]: the endpoint answers 503 with
+//! `Retry-After`).
+//!
 //! Spec: <https://www.rfc-editor.org/rfc/rfc7662>
 
 use std::collections::HashMap;
@@ -125,6 +131,9 @@ struct IntrospectionInner {
     http: reqwest::Client,
     cache: Mutex<HashMap<TokenKey, Cached>>,
     refusals: Refusals,
+    /// One permit per introspection call in flight.
+    calls: tokio::sync::Semaphore,
+    max_calls: usize,
     /// The calls in flight by token, with how many validations share each: validations of a
     /// token meanwhile wait for its answer.
     flights: Mutex<HashMap<TokenKey, (Flight, usize)>>,
@@ -186,6 +195,7 @@ pub struct IntrospectionValidatorBuilder {
     cache_capacity: usize,
     negative_cache_ttl: Duration,
     negative_cache_capacity: usize,
+    max_calls: usize,
     timeout: Duration,
     max_response_bytes: usize,
     allow_http: bool,
@@ -206,6 +216,7 @@ impl IntrospectionValidator {
             cache_capacity: 1024,
             negative_cache_ttl: Duration::from_secs(30),
             negative_cache_capacity: 4096,
+            max_calls: 16,
             timeout: Duration::from_secs(5),
             max_response_bytes: 64 * 1024,
             allow_http: false,
@@ -361,6 +372,17 @@ impl IntrospectionValidator {
         if let Some(outcome) = self.remembered(&key) {
             return outcome;
         }
+        let inner = &self.inner;
+        let _call = match tokio::time::timeout(inner.timeout, inner.calls.acquire()).await {
+            Ok(Ok(permit)) => permit,
+            Ok(Err(_)) | Err(_) => {
+                return Err(AuthError::unavailable(format!(
+                    "token introspection: {} calls in flight, and none ended within {} ms",
+                    inner.max_calls,
+                    inner.timeout.as_millis()
+                )));
+            }
+        };
         let answer = fetch::json_object(
             "token introspection",
             self.request(token),
@@ -484,7 +506,17 @@ impl IntrospectionValidatorBuilder {
         self
     }
 
-    /// Time limit of one introspection request (default 5 s).
+    /// Most introspection calls in flight at once (default 16; at least 1). A validation beyond
+    /// them waits for one to end, for at most the [`timeout`](Self::timeout); then it cannot
+    /// be decided ([`AuthError::Unavailable`], answered 503 with `Retry-After`). Validations of
+    /// one token share one call.
+    pub fn max_concurrent_calls(mut self, calls: usize) -> Self {
+        self.max_calls = calls.clamp(1, tokio::sync::Semaphore::MAX_PERMITS);
+        self
+    }
+
+    /// Time limit of one introspection request (default 5 s), and of the wait for a free call
+    /// ([`max_concurrent_calls`](Self::max_concurrent_calls)).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout.min(MAX_INTERVAL);
         self
@@ -541,6 +573,8 @@ impl IntrospectionValidatorBuilder {
                 http,
                 cache: Mutex::default(),
                 refusals: Refusals::new(self.negative_cache_ttl, self.negative_cache_capacity),
+                calls: tokio::sync::Semaphore::new(self.max_calls),
+                max_calls: self.max_calls,
                 flights: Mutex::default(),
             }),
         })
@@ -598,6 +632,33 @@ mod tests {
         let mut expired = good;
         expired["exp"] = json!(1_000);
         assert!(v.judge(answer(expired)).is_err());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_validation_waits_for_a_free_call_no_longer_than_the_timeout() {
+        let v = IntrospectionValidator::builder(
+            "https://as.example.com/introspect",
+            ClientAuth::basic("a", "b"),
+        )
+        .audience("https://mcp.example.com/mcp")
+        .max_concurrent_calls(2)
+        .timeout(Duration::from_millis(300))
+        .build()
+        .unwrap_or_else(|err| panic!("{err}"));
+        // Both calls are taken (as by two slow calls): the endpoint is never reached.
+        let busy = v.inner.calls.try_acquire_many(2);
+        assert!(busy.is_ok());
+        let started = Instant::now();
+        let err = v.validate("opaque").await.err();
+        assert!(
+            matches!(&err, Some(AuthError::Unavailable(why)) if why.contains("2 calls in flight")),
+            "{err:?}"
+        );
+        assert_eq!(started.elapsed(), Duration::from_millis(300));
+        assert!(
+            v.lock_flights().is_empty(),
+            "the flight is gone with its last share"
+        );
     }
 
     #[actix_rt::test]
