@@ -40,7 +40,8 @@ const MAX_TOKEN_LEN: usize = 16 * 1024;
 const MAX_CANDIDATE_KEYS: usize = 4;
 
 /// Why a token without `kid` is refused when no key verifies it.
-const UNNAMED_KEY_NOT_FOUND: &str = "no key of the issuer verifies the token (without `kid`, only the first 4 keys of its algorithm are tried)";
+const UNNAMED_KEY_NOT_FOUND: &str = "no key of the issuer verifies the token (without `kid`, \
+                                     only the first 4 keys of its algorithm are tried)";
 
 /// The longest interval or leeway honoured (longer ones are cut to it): a year.
 pub(super) const MAX_INTERVAL: Duration = Duration::from_secs(365 * 24 * 3600);
