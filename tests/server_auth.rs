@@ -1,7 +1,7 @@
 //! Bearer-protected servers: a real endpoint on `127.0.0.1:0` with `bearer_auth`, and a tiny
 //! authorization server in process (a JWKS that tests change, an RFC 7662 introspection
-//! endpoint). Tokens are minted with the committed test keys of `tests/fixtures/auth/`
-//! (RS256 and ES256). Covers: the identity reaching handlers in both eras; every kind of bad
+//! endpoint; both in [`common::bearer`]). Tokens are minted with the committed test keys of
+//! `tests/fixtures/auth/` (RS256 and ES256). Covers: the identity reaching handlers in both eras; every kind of bad
 //! token refused with 401 `invalid_token` before any handler runs; key rotation and the
 //! rate-limited refresh for unknown key ids; 403 `insufficient_scope` for tools, prompts,
 //! resources and the server's base scopes; the protected resource metadata; sessions bound to
@@ -11,515 +11,21 @@
 
 mod common;
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use actix_mcp::prelude::*;
 use actix_mcp::server::auth::{
-    AuthError, BearerAuth, ClientAuth, IntrospectionValidator, JwtValidator, TokenValidator,
+    AuthError, ClientAuth, IntrospectionValidator, JwtValidator, TokenValidator,
 };
-use actix_mcp::transport::http::McpHttp;
-use actix_web::dev::ServerHandle;
-use actix_web::{HttpRequest, HttpResponse, web};
-use base64::Engine as _;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use reqwest::StatusCode;
-use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use serde_json::{Value, json};
 
-use common::WAIT;
-use common::http::{http_client, send};
-
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/auth");
-const MODERN: &str = "2026-07-28";
-const SESSION_VERSION: &str = "2025-11-25";
-
-fn fixture(name: &str) -> Vec<u8> {
-    std::fs::read(format!("{FIXTURES}/{name}")).unwrap()
-}
-
-/// The public JWKs of the test keys, by key id.
-fn jwk(kid: &str) -> Value {
-    let all: Value = serde_json::from_slice(&fixture("jwks.json")).unwrap();
-    all[kid].clone()
-}
-
-/// A test signing key: `rsa-a`, `rsa-b` (RS256), `ec-a`, `ec-rogue` (ES256).
-fn signing_key(name: &str) -> (Algorithm, EncodingKey) {
-    let pem = fixture(&format!("{name}.pem"));
-    if name.starts_with("rsa") {
-        (Algorithm::RS256, EncodingKey::from_rsa_pem(&pem).unwrap())
-    } else {
-        (Algorithm::ES256, EncodingKey::from_ec_pem(&pem).unwrap())
-    }
-}
-
-fn now() -> u64 {
-    jsonwebtoken::get_current_timestamp()
-}
-
-fn b64(bytes: &[u8]) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
-}
-
-// ---------------------------------------------------------------------------------------------
-// The authorization server: a JWKS and an introspection endpoint.
-
-#[derive(Default)]
-struct AsState {
-    jwks: Mutex<Vec<Value>>,
-    jwks_hits: AtomicUsize,
-    /// Introspection answers by token.
-    introspection: Mutex<HashMap<String, Value>>,
-    introspection_hits: AtomicUsize,
-}
-
-struct AuthServer {
-    url: String,
-    state: Arc<AsState>,
-    handle: ServerHandle,
-}
-
-impl AuthServer {
-    fn start(keys: &[&str]) -> Self {
-        let state = Arc::new(AsState::default());
-        *state.jwks.lock().unwrap() = keys.iter().map(|k| jwk(k)).collect();
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let app_state = state.clone();
-        let server = actix_web::HttpServer::new(move || {
-            actix_web::App::new()
-                .app_data(web::Data::from(app_state.clone()))
-                .route("/jwks", web::get().to(jwks))
-                .route("/introspect", web::post().to(introspect))
-        })
-        .workers(1)
-        .disable_signals()
-        .shutdown_timeout(1)
-        .listen(listener)
-        .unwrap()
-        .run();
-        let handle = server.handle();
-        actix_rt::spawn(server);
-        Self {
-            url: format!("http://127.0.0.1:{port}"),
-            state,
-            handle,
-        }
-    }
-
-    fn set_keys(&self, keys: &[&str]) {
-        *self.state.jwks.lock().unwrap() = keys.iter().map(|k| jwk(k)).collect();
-    }
-
-    fn jwks_hits(&self) -> usize {
-        self.state.jwks_hits.load(Ordering::SeqCst)
-    }
-
-    fn jwt_validator(&self, audience: &str) -> actix_mcp::server::auth::JwtValidatorBuilder {
-        JwtValidator::builder(format!("{}/jwks", self.url))
-            .issuer(&self.url)
-            .audience(audience)
-            .leeway(Duration::from_secs(5))
-    }
-
-    async fn stop(self) {
-        tokio::time::timeout(WAIT, self.handle.stop(true))
-            .await
-            .unwrap();
-    }
-}
-
-async fn jwks(state: web::Data<AsState>) -> HttpResponse {
-    state.jwks_hits.fetch_add(1, Ordering::SeqCst);
-    let keys = state.jwks.lock().unwrap().clone();
-    HttpResponse::Ok().json(json!({"keys": keys}))
-}
-
-/// RFC 7662: requires HTTP Basic `mcp-server:s3cret`, answers the registered answer of the
-/// token (inactive when unknown).
-async fn introspect(req: HttpRequest, body: web::Bytes, state: web::Data<AsState>) -> HttpResponse {
-    state.introspection_hits.fetch_add(1, Ordering::SeqCst);
-    let expected = format!(
-        "Basic {}",
-        base64::engine::general_purpose::STANDARD.encode("mcp-server:s3cret")
-    );
-    let authorized = req
-        .headers()
-        .get("authorization")
-        .and_then(|v| v.to_str().ok())
-        == Some(expected.as_str());
-    if !authorized {
-        return HttpResponse::Unauthorized().json(json!({"error": "invalid_client"}));
-    }
-    let token = url::form_urlencoded::parse(&body)
-        .find(|(key, _)| key == "token")
-        .map(|(_, value)| value.into_owned())
-        .unwrap_or_default();
-    let answer = state
-        .introspection
-        .lock()
-        .unwrap()
-        .get(&token)
-        .cloned()
-        .unwrap_or_else(|| json!({"active": false}));
-    HttpResponse::Ok().json(answer)
-}
-
-// ---------------------------------------------------------------------------------------------
-// The MCP server.
-
-/// Counts handler runs: a refused request must never reach one.
-#[derive(Default)]
-struct Runs(AtomicUsize);
-
-/// What a handler saw of its caller, as JSON text.
-fn describe(cx: &RequestContext) -> String {
-    if let Some(runs) = cx.state::<Runs>() {
-        runs.0.fetch_add(1, Ordering::SeqCst);
-    }
-    let identity = cx.identity();
-    let headers = cx.http_headers();
-    json!({
-        "subject": identity.and_then(|i| i.subject()),
-        "scopes": identity.map(|i| i.scopes().to_vec()),
-        "client": identity.and_then(|i| i.client_id()),
-        "tenant": identity.and_then(|i| i.claim("tenant")),
-        "sawAuthorization": headers.map(|h| h.contains_key("authorization")),
-        "trace": headers
-            .and_then(|h| h.get("x-trace"))
-            .and_then(|v| v.to_str().ok()),
-    })
-    .to_string()
-}
-
-fn server(runs: Arc<Runs>) -> Server {
-    Server::builder("auth-test", "1.0.0")
-        .state_arc(runs)
-        .required_scopes(["mcp"])
-        .tool(tool(
-            "whoami",
-            "Describes the caller",
-            |cx: RequestContext| async move { describe(&cx) },
-        ))
-        .tool(
-            tool("write", "Writes files", |cx: RequestContext| async move {
-                describe(&cx)
-            })
-            .required_scopes(["files:write"]),
-        )
-        .prompt(
-            prompt(
-                "secret",
-                "A guarded prompt",
-                |cx: RequestContext| async move { PromptMessage::user_text(describe(&cx)) },
-            )
-            .required_scopes(["prompts:secret"]),
-        )
-        .resource(
-            resource(
-                Resource::new("file:///vault.txt", "vault"),
-                |cx: RequestContext| async move { describe(&cx) },
-            )
-            .required_scopes(["vault:read"]),
-        )
-        .custom_method("whoami/custom", |cx: RequestContext| async move {
-            json!({"who": describe(&cx)})
-        })
-        .tasks(actix_mcp::TaskConfig::default())
-        .tool(
-            tool(
-                "job",
-                "Runs until cancelled",
-                |cx: RequestContext| async move {
-                    cx.cancelled().await;
-                    "cancelled"
-                },
-            )
-            .task_support(actix_mcp::protocol::TaskSupport::Optional),
-        )
-        .tool(tool(
-            "confirm",
-            "Asks the caller to confirm",
-            |cx: RequestContext| async move {
-                match cx.input_response("ok") {
-                    Some(_) => Ok(describe(&cx)),
-                    None => {
-                        let schema = serde_json::from_value(json!({
-                            "type": "object",
-                            "properties": {"ok": {"type": "boolean"}},
-                        }))
-                        .unwrap();
-                        Err(McpError::input_required(
-                            actix_mcp::protocol::InputRequiredResult::ask(
-                                "ok",
-                                actix_mcp::protocol::InputRequest::elicitation(
-                                    &actix_mcp::protocol::ElicitRequestParams::form(
-                                        "Sure?", schema,
-                                    ),
-                                ),
-                            )
-                            .with_state("asked"),
-                        ))
-                    }
-                }
-            },
-        ))
-        .build()
-        .unwrap()
-}
-
-struct McpServer {
-    /// `http://127.0.0.1:<port>/mcp`: the endpoint and the resource (the tokens' audience).
-    url: String,
-    origin: String,
-    metadata_url: String,
-    runs: Arc<Runs>,
-    handle: ServerHandle,
-    http: reqwest::Client,
-}
-
-impl McpServer {
-    /// Serves the test server at `http://127.0.0.1:<port>/mcp`, protected by the validator
-    /// `validator` builds for the endpoint's URL (its audience).
-    fn start<V: TokenValidator>(validator: impl FnOnce(&str) -> V, issuer: &str) -> Self {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let origin = format!("http://127.0.0.1:{port}");
-        let url = format!("{origin}/mcp");
-        let auth = BearerAuth::builder(&url, validator(&url))
-            .authorization_server(issuer)
-            .metadata("resource_name", "auth test")
-            .build()
-            .unwrap();
-        let metadata_url = auth.metadata_url().to_owned();
-        let runs = Arc::new(Runs::default());
-        let mcp: McpHttp = server(runs.clone()).http("/mcp").bearer_auth(auth);
-        let server =
-            actix_web::HttpServer::new(move || actix_web::App::new().configure(mcp.configure()))
-                .workers(1)
-                .disable_signals()
-                .shutdown_timeout(1)
-                .listen(listener)
-                .unwrap()
-                .run();
-        let handle = server.handle();
-        actix_rt::spawn(server);
-        Self {
-            url,
-            origin,
-            metadata_url,
-            runs,
-            handle,
-            http: http_client(),
-        }
-    }
-
-    /// How many handlers have run.
-    fn runs(&self) -> usize {
-        self.runs.0.load(Ordering::SeqCst)
-    }
-
-    /// A POST of `body` with the given token (and session, for 2025 requests).
-    fn post(
-        &self,
-        body: &Value,
-        token: Option<&str>,
-        session: Option<&str>,
-    ) -> reqwest::RequestBuilder {
-        let mut builder = self
-            .http
-            .post(&self.url)
-            .header(ACCEPT, "application/json, text/event-stream")
-            .header(CONTENT_TYPE, "application/json")
-            .header("x-trace", "trace-42")
-            .body(body.to_string());
-        if let Some(token) = token {
-            builder = builder.header(AUTHORIZATION, format!("Bearer {token}"));
-        }
-        if let Some(session) = session {
-            builder = builder
-                .header("Mcp-Session-Id", session)
-                .header("MCP-Protocol-Version", SESSION_VERSION);
-        }
-        builder
-    }
-
-    /// A 2026-07-28 request, with its `_meta` envelope and standard headers.
-    fn modern(
-        &self,
-        id: i64,
-        method: &str,
-        params: Value,
-        token: Option<&str>,
-    ) -> reqwest::RequestBuilder {
-        let mut params = params;
-        params["_meta"] = json!({
-            "io.modelcontextprotocol/protocolVersion": MODERN,
-            "io.modelcontextprotocol/clientCapabilities": {
-                "extensions": {"io.modelcontextprotocol/tasks": {}},
-                "elicitation": {},
-            },
-            "io.modelcontextprotocol/clientInfo": {"name": "auth-test", "version": "1.0.0"},
-        });
-        let name = match method {
-            "tools/call" | "prompts/get" => params["name"].as_str().map(str::to_owned),
-            "resources/read" => params["uri"].as_str().map(str::to_owned),
-            "tasks/get" | "tasks/update" | "tasks/cancel" => {
-                params["taskId"].as_str().map(str::to_owned)
-            }
-            _ => None,
-        };
-        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        let mut builder = self
-            .post(&body, token, None)
-            .header("MCP-Protocol-Version", MODERN)
-            .header("Mcp-Method", method);
-        if let Some(name) = name {
-            builder = builder.header("Mcp-Name", name);
-        }
-        builder
-    }
-
-    /// `initialize` + `notifications/initialized` with `token`; the session id.
-    async fn open_session(&self, token: &str) -> String {
-        let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": SESSION_VERSION, "capabilities": {},
-            "clientInfo": {"name": "auth-test", "version": "1.0.0"}}});
-        let response = send(self.post(&body, Some(token), None)).await;
-        assert_eq!(response.status(), StatusCode::OK);
-        let session = response.headers()["mcp-session-id"]
-            .to_str()
-            .unwrap()
-            .to_owned();
-        let (_, message) = read(response).await;
-        assert!(message.get("result").is_some(), "{message}");
-        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-        let response = send(self.post(&initialized, Some(token), Some(&session))).await;
-        assert_eq!(response.status(), StatusCode::ACCEPTED);
-        session
-    }
-
-    fn get(&self, token: Option<&str>, session: &str) -> reqwest::RequestBuilder {
-        let mut builder = self
-            .http
-            .get(&self.url)
-            .header(ACCEPT, "text/event-stream")
-            .header("Mcp-Session-Id", session)
-            .header("MCP-Protocol-Version", SESSION_VERSION);
-        if let Some(token) = token {
-            builder = builder.header(AUTHORIZATION, format!("Bearer {token}"));
-        }
-        builder
-    }
-
-    fn delete(&self, token: Option<&str>, session: &str) -> reqwest::RequestBuilder {
-        let mut builder = self
-            .http
-            .delete(&self.url)
-            .header("Mcp-Session-Id", session)
-            .header("MCP-Protocol-Version", SESSION_VERSION);
-        if let Some(token) = token {
-            builder = builder.header(AUTHORIZATION, format!("Bearer {token}"));
-        }
-        builder
-    }
-
-    async fn stop(self) {
-        tokio::time::timeout(WAIT, self.handle.stop(true))
-            .await
-            .unwrap();
-    }
-}
-
-/// The status and the JSON-RPC message of an answer (one JSON body, or the last message of an
-/// SSE stream).
-async fn read(response: reqwest::Response) -> (StatusCode, Value) {
-    let status = response.status();
-    let text = tokio::time::timeout(WAIT, response.text())
-        .await
-        .unwrap()
-        .unwrap();
-    let json = if text.starts_with('{') {
-        text
-    } else {
-        text.lines()
-            .filter_map(|line| line.strip_prefix("data:"))
-            .map(str::trim)
-            .rfind(|data| data.starts_with('{'))
-            .unwrap_or_else(|| panic!("no message in {text:?}"))
-            .to_owned()
-    };
-    (status, serde_json::from_str(&json).unwrap())
-}
-
-/// The parameters of a `Bearer` challenge.
-fn challenge(response: &reqwest::Response) -> HashMap<String, String> {
-    let value = response
-        .headers()
-        .get(WWW_AUTHENTICATE)
-        .unwrap_or_else(|| panic!("no WWW-Authenticate on {}", response.status()))
-        .to_str()
-        .unwrap();
-    let rest = value
-        .strip_prefix("Bearer ")
-        .unwrap_or_else(|| panic!("not a Bearer challenge: {value}"));
-    let mut params = HashMap::new();
-    let mut rest = rest.trim();
-    while !rest.is_empty() {
-        let (key, after) = rest.split_once("=\"").unwrap();
-        let end = after.find('"').unwrap();
-        params.insert(key.trim().to_owned(), after[..end].to_owned());
-        rest = after[end + 1..].trim_start_matches([',', ' ']);
-    }
-    params
-}
-
-/// A token: claims `iss`, `aud`, `sub`, `exp` and `iat` by default, then `extra` (a `null`
-/// removes a claim), signed with `key` under key id `kid`.
-fn token(key: &str, kid: Option<&str>, issuer: &str, audience: &str, extra: Value) -> String {
-    let mut claims = json!({
-        "iss": issuer, "aud": audience, "sub": "alice", "client_id": "cli",
-        "scope": "mcp", "iat": now(), "exp": now() + 300,
-    });
-    for (name, value) in extra.as_object().unwrap() {
-        if value.is_null() {
-            claims.as_object_mut().unwrap().remove(name);
-        } else {
-            claims[name] = value.clone();
-        }
-    }
-    let (alg, encoding) = signing_key(key);
-    let mut header = Header::new(alg);
-    header.kid = kid.map(str::to_owned);
-    jsonwebtoken::encode(&header, &claims, &encoding).unwrap()
-}
-
-/// The authorization server, and an MCP server trusting it through its JWKS (unknown key ids
-/// refresh the key set at once).
-async fn jwt_setup() -> (AuthServer, McpServer) {
-    let auth_server = AuthServer::start(&["rsa-a", "ec-a"]);
-    let issuer = auth_server.url.clone();
-    let jwks = format!("{issuer}/jwks");
-    let mcp = McpServer::start(
-        |audience| {
-            JwtValidator::builder(&jwks)
-                .issuer(&issuer)
-                .audience(audience)
-                .leeway(Duration::from_secs(5))
-                .min_refresh_interval(Duration::ZERO)
-                .build()
-                .unwrap()
-        },
-        &auth_server.url,
-    );
-    (auth_server, mcp)
-}
-
-// ---------------------------------------------------------------------------------------------
-// Tests.
+use common::bearer::{
+    AuthServer, McpServer, SESSION_VERSION, b64, challenge, fixture, jwt_setup, now, read, token,
+};
+use common::http::send;
 
 #[actix_rt::test]
 async fn a_valid_token_reaches_handlers_with_its_identity_in_both_eras() {
@@ -585,7 +91,7 @@ async fn every_bad_token_gets_401_invalid_token_and_no_handler_runs() {
     let unsigned =
         format!(
         "{}.{}.",
-        b64(br#"{"alg":"none","typ":"JWT"}"#),
+        b64(br#"{"alg":"none","typ":"at+jwt"}"#),
         b64(json!({"iss": iss, "aud": aud, "sub": "mallory", "scope": "mcp", "exp": now() + 300})
             .to_string()
             .as_bytes())
@@ -593,6 +99,7 @@ async fn every_bad_token_gets_401_invalid_token_and_no_handler_runs() {
     let forged_hs256 = {
         let mut header = Header::new(Algorithm::HS256);
         header.kid = Some("rsa-a".into());
+        header.typ = Some("at+jwt".into());
         let claims =
             json!({"iss": iss, "aud": aud, "sub": "mallory", "scope": "mcp", "exp": now() + 300});
         jsonwebtoken::encode(
@@ -652,7 +159,13 @@ async fn every_bad_token_gets_401_invalid_token_and_no_handler_runs() {
             assert_eq!(params["resource_metadata"], mcp.metadata_url, "{what}");
             assert_eq!(params["scope"], "mcp", "{what}");
             let (_, body) = read(response).await;
-            assert_eq!(body["id"], 7, "{what}: {body}");
+            // A malformed token is refused before the body is read: no id to answer.
+            let id = if *what == "garbage" {
+                Value::Null
+            } else {
+                json!(7)
+            };
+            assert_eq!(body["id"], id, "{what}: {body}");
             assert!(body["error"]["message"].is_string(), "{what}: {body}");
         }
     }
@@ -682,7 +195,7 @@ async fn every_bad_token_gets_401_invalid_token_and_no_handler_runs() {
     assert_eq!(params["resource_metadata"], mcp.metadata_url);
     assert_eq!(params["scope"], "mcp");
     let (_, body) = read(missing).await;
-    assert_eq!(body["id"], 7);
+    assert_eq!(body["id"], Value::Null, "refused before the body is read");
     // A notification without a token: refused, with a null id.
     let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
     let response = send(mcp.post(&note, None, None)).await;

@@ -13,8 +13,10 @@ use std::time::Duration;
 
 use actix_mcp::protocol::{InputRequiredResult, TaskSupport};
 use actix_mcp::{
-    InMemoryTaskStore, McpError, RequestContext, Server, ServerBuilder, TaskConfig, tool,
+    InMemoryTaskStore, McpError, RequestContext, Server, ServerBuilder, StoredTask, TaskConfig,
+    TaskStore, TaskStoreError, tool,
 };
+use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
@@ -608,6 +610,79 @@ async fn status_changes_reach_listen_streams() {
         7
     );
     drop(stream);
+    test_server.stop().await;
+}
+
+/// A store whose reads take a while: a `subscriptions/listen` naming tasks waits on it.
+struct SlowReads(InMemoryTaskStore);
+
+impl TaskStore for SlowReads {
+    fn create(&self, task: StoredTask, limit: usize) -> BoxFuture<'_, Result<(), TaskStoreError>> {
+        self.0.create(task, limit)
+    }
+
+    fn get(&self, task_id: &str) -> BoxFuture<'_, Result<Option<StoredTask>, TaskStoreError>> {
+        let task_id = task_id.to_owned();
+        Box::pin(async move {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            self.0.get(&task_id).await
+        })
+    }
+
+    fn update(&self, task: StoredTask) -> BoxFuture<'_, Result<bool, TaskStoreError>> {
+        self.0.update(task)
+    }
+
+    fn delete(&self, task_id: &str) -> BoxFuture<'_, Result<bool, TaskStoreError>> {
+        self.0.delete(task_id)
+    }
+
+    fn purge_expired(&self) -> BoxFuture<'_, Result<usize, TaskStoreError>> {
+        self.0.purge_expired()
+    }
+}
+
+/// `max_listeners` holds when listen requests arrive together: each takes its place before it
+/// looks its tasks up, so the ones beyond the limit are refused, not all admitted at once.
+#[actix_web::test]
+async fn concurrent_listen_requests_never_exceed_max_listeners() {
+    let server = build(
+        Server::builder("tasks-test", "1.0.0")
+            .tasks(TaskConfig::default().store(SlowReads(InMemoryTaskStore::new())))
+            .max_listeners(2),
+    );
+    let test_server = spawn(server.http("/mcp"), 1);
+    let client = common::http::http_client();
+    let listen = || {
+        post(
+            &client,
+            &test_server.url,
+            "subscriptions/listen",
+            None,
+            json!({ "notifications": { "taskIds": ["no-such-task"] } }),
+        )
+    };
+    let responses = futures::future::join_all((0..6).map(|_| listen())).await;
+    let (mut open, mut refused) = (Vec::new(), 0);
+    for response in responses {
+        let sse = response
+            .headers()
+            .get("content-type")
+            .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+        if sse {
+            let mut stream = SseReader::new(response);
+            let ack = stream.next_message().await;
+            assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+            open.push(stream);
+        } else {
+            let refusal: Value = response.json().await.unwrap_or_default();
+            // -32000: server busy.
+            assert_eq!(refusal["error"]["code"], -32000, "{refusal}");
+            refused += 1;
+        }
+    }
+    assert_eq!((open.len(), refused), (2, 4));
+    drop(open);
     test_server.stop().await;
 }
 

@@ -41,10 +41,13 @@ pub(crate) enum Change {
     Task { id: String, task: Value },
 }
 
-/// The open listeners of one server.
+/// The open listeners of one server, and the places taken by those about to open: a place is
+/// taken ([`reserve`](Listeners::reserve)) in the same step as the count is checked, before the
+/// listen request looks anything up, so concurrent requests cannot all pass the check.
 #[derive(Default)]
 pub(crate) struct Listeners {
-    open: Mutex<HashMap<u64, Addr<Listener>>>,
+    /// By key: the listener, or `None` while its request is still preparing it.
+    open: Mutex<HashMap<u64, Option<Addr<Listener>>>>,
     next: AtomicU64,
 }
 
@@ -57,36 +60,49 @@ impl fmt::Debug for Listeners {
 }
 
 impl Listeners {
-    fn open(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Addr<Listener>>> {
+    fn open(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Option<Addr<Listener>>>> {
         self.open
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// How many listeners are open.
+    /// How many places are taken (listeners open or being prepared).
     pub(crate) fn len(&self) -> usize {
         self.open().len()
     }
 
-    /// Registers a listener unless `limit` are open; its key, to [`remove`](Self::remove) it.
-    pub(crate) fn add(&self, addr: Addr<Listener>, limit: usize) -> Option<u64> {
+    /// Takes a place for a listener unless `limit` are taken, counting and taking under one
+    /// lock; its key, to [`fill`](Self::fill) and [`remove`](Self::remove) it.
+    pub(crate) fn reserve(&self, limit: usize) -> Option<u64> {
         let mut open = self.open();
         if open.len() >= limit {
             return None;
         }
         let key = self.next.fetch_add(1, Ordering::Relaxed);
-        open.insert(key, addr);
+        open.insert(key, None);
         Some(key)
     }
 
-    /// Unregisters a listener.
+    /// Puts a started listener in the place `key` reserved; `false` (and nothing kept) when the
+    /// place was given up meanwhile.
+    pub(crate) fn fill(&self, key: u64, addr: Addr<Listener>) -> bool {
+        match self.open().get_mut(&key) {
+            Some(place) => {
+                *place = Some(addr);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Gives up a place, and forgets its listener.
     pub(crate) fn remove(&self, key: u64) {
         self.open().remove(&key);
     }
 
     /// Tells every open listener about `change`.
     pub(crate) fn publish(&self, change: &Change) {
-        let open: Vec<Addr<Listener>> = self.open().values().cloned().collect();
+        let open: Vec<Addr<Listener>> = self.open().values().flatten().cloned().collect();
         for listener in open {
             listener.do_send(change.clone());
         }

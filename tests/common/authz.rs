@@ -251,6 +251,7 @@ impl State {
         let key = keys.last().unwrap();
         let mut header = Header::new(Algorithm::ES256);
         header.kid = Some(key.kid.clone());
+        header.typ = Some("at+jwt".into());
         jsonwebtoken::encode(&header, claims, &key.key).unwrap()
     }
 

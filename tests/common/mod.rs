@@ -18,6 +18,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub mod authz;
+pub mod bearer;
 pub mod client_server;
 pub mod golden;
 pub mod hostile;

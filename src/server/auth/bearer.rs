@@ -134,9 +134,12 @@ impl BearerAuth {
         &self.inner.metadata_path
     }
 
-    /// Validates a token with the configured validator.
+    /// Validates a token with the configured validator, then refuses an identity the endpoint
+    /// cannot use, whatever the validator (see [`Identity::check_usable`]).
     pub(crate) async fn validate(&self, token: &str) -> Result<Identity, AuthError> {
-        self.inner.validator.validate(token).await
+        let identity = self.inner.validator.validate(token).await?;
+        identity.check_usable()?;
+        Ok(identity)
     }
 
     /// The protected resource metadata document; `server_scopes` gives the default

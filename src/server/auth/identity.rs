@@ -8,6 +8,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value};
 
+use super::AuthError;
+
 /// The caller of a request on a bearer-protected endpoint: subject, scopes, client, issuer,
 /// audience, expiry, and every claim the token (or its introspection) carried.
 ///
@@ -195,17 +197,47 @@ impl Identity {
         self.claims.get(name)
     }
 
-    /// The key a session is bound to: the issuer and the subject (or, without one, the client
-    /// id). Separated by a NUL, which neither may contain.
+    /// Who holds the token: its subject, or, without one, the client it was issued to (a
+    /// client acting for itself). Empty values name no one.
+    fn principal(&self) -> Option<&str> {
+        let subject = self.subject.as_deref().filter(|s| !s.is_empty());
+        subject.or_else(|| self.client_id.as_deref().filter(|c| !c.is_empty()))
+    }
+
+    /// Refuses an identity a protected endpoint cannot use: one naming no principal (neither
+    /// `sub` nor `client_id`/`azp`), which would share its owner (sessions, tasks, request
+    /// states, per-identity limits) with every other such token of its issuer; and one bound to
+    /// a DPoP key (`cnf.jkt`, RFC 9449 §6), which is only valid with a DPoP proof, never as the
+    /// plain bearer token the endpoint accepts (RFC 9449 §7.1).
+    pub(crate) fn check_usable(&self) -> Result<(), AuthError> {
+        if self.principal().is_none() {
+            return Err(AuthError::invalid_token(
+                "the token names no subject (`sub`) and no client (`client_id` or `azp`): \
+                 its holder cannot be told apart from others",
+            ));
+        }
+        let dpop_bound = self
+            .claims
+            .get("cnf")
+            .and_then(|cnf| cnf.get("jkt"))
+            .is_some();
+        if dpop_bound {
+            return Err(AuthError::invalid_token(
+                "the token is bound to a DPoP key (`cnf.jkt`): it cannot be used as a bearer token",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The key a session (a task, a request state, a per-identity limit) is bound to: the
+    /// issuer and the principal (the subject or, without one, the client id). Separated by a
+    /// NUL, which neither may contain. An identity without a principal never gets this far on a
+    /// protected endpoint ([`check_usable`](Self::check_usable)).
     pub(crate) fn owner_key(&self) -> String {
-        let principal = self
-            .subject
-            .as_deref()
-            .or(self.client_id.as_deref())
-            .unwrap_or_default();
         format!(
-            "{}\0{principal}",
-            self.issuer.as_deref().unwrap_or_default()
+            "{}\0{}",
+            self.issuer.as_deref().unwrap_or_default(),
+            self.principal().unwrap_or_default()
         )
     }
 }
@@ -249,5 +281,21 @@ mod tests {
         assert_ne!(a.owner_key(), b.owner_key());
         assert_ne!(a.owner_key(), c.owner_key());
         assert_eq!(a.owner_key(), a.clone().with_scopes(["x"]).owner_key());
+    }
+
+    #[test]
+    fn an_identity_without_subject_or_client_or_bound_to_dpop_is_unusable() {
+        let usable = |value: Value| Identity::from_claims(claims(value)).check_usable().is_ok();
+        assert!(usable(json!({"sub": "u"})));
+        assert!(usable(json!({"client_id": "c"})));
+        assert!(usable(json!({"sub": "", "azp": "app"})));
+        assert!(!usable(json!({"iss": "https://as"})));
+        assert!(!usable(json!({"sub": "", "client_id": ""})));
+        assert!(!usable(json!({"sub": "u", "cnf": {"jkt": "0ZcOCORZNYy"}})));
+        assert!(usable(
+            json!({"sub": "u", "cnf": {"x5t#S256": "bwcK0esc3ACC3DB2"}})
+        ));
+        let client = Identity::from_claims(claims(json!({"sub": "", "client_id": "c"})));
+        assert_eq!(client.owner_key(), "\0c");
     }
 }

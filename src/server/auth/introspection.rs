@@ -4,13 +4,25 @@
 //! The server authenticates to the introspection endpoint as a client ([`ClientAuth`]). An
 //! active answer is cached for a short while (never past the token's `exp`), keyed by the
 //! token's SHA-256 so the cache holds no token; the cache is bounded, and a full cache drops
-//! expired answers first, then the ones expiring soonest. Inactive answers are not cached.
+//! expired answers first, then the ones expiring soonest.
+//!
+//! A refused token (inactive, or failing a check of the answer) is refused again without
+//! asking for a short while too ([`negative_cache_ttl`](IntrospectionValidatorBuilder::negative_cache_ttl),
+//! in a cache of its own, bounded, the oldest refusals dropped first), so a client repeating a
+//! bad token costs one call. Validations of one token at the same time share one call. An
+//! unreachable or failing endpoint is not remembered: the next validation asks again.
+//!
+//! At most [`max_concurrent_calls`](IntrospectionValidatorBuilder::max_concurrent_calls) calls
+//! (default 16) are in flight at once, whatever arrives: a validation beyond them waits for a
+//! call to end, for at most the request [`timeout`](IntrospectionValidatorBuilder::timeout),
+//! then cannot be decided ([`AuthError::Unavailable`]: the endpoint answers 503 with
+//! `Retry-After`).
 //!
 //! Spec: <https://www.rfc-editor.org/rfc/rfc7662>
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
 use base64::Engine as _;
@@ -23,6 +35,7 @@ use url::Url;
 use super::fetch;
 use super::identity::numeric_date;
 use super::jwt::MAX_INTERVAL;
+use super::refusals::{Refusals, TokenKey};
 use super::{AuthConfigError, AuthError, Identity, TokenValidator};
 
 /// The longest token sent for introspection; a longer one is refused at once.
@@ -116,7 +129,38 @@ struct IntrospectionInner {
     timeout: Duration,
     max_response_bytes: usize,
     http: reqwest::Client,
-    cache: Mutex<HashMap<[u8; 32], Cached>>,
+    cache: Mutex<HashMap<TokenKey, Cached>>,
+    refusals: Refusals,
+    /// One permit per introspection call in flight.
+    calls: tokio::sync::Semaphore,
+    max_calls: usize,
+    /// The calls in flight by token, with how many validations share each: validations of a
+    /// token meanwhile wait for its answer.
+    flights: Mutex<HashMap<TokenKey, (Flight, usize)>>,
+}
+
+/// One introspection call, shared by the validations of its token that arrive while it runs.
+type Flight = Arc<tokio::sync::OnceCell<Result<Identity, AuthError>>>;
+
+/// A validation's share in a [`Flight`]: the last share to go (answered or cancelled) removes
+/// the flight, so the next validation asks again unless a cache answers it.
+struct Share<'a> {
+    validator: &'a IntrospectionValidator,
+    key: TokenKey,
+    flight: Flight,
+}
+
+impl Drop for Share<'_> {
+    fn drop(&mut self) {
+        let mut flights = self.validator.lock_flights();
+        // The flight of this key is this share's: it goes only with its last share.
+        if let Some((_, shares)) = flights.get_mut(&self.key) {
+            *shares = shares.saturating_sub(1);
+            if *shares == 0 {
+                flights.remove(&self.key);
+            }
+        }
+    }
 }
 
 struct Cached {
@@ -132,6 +176,7 @@ impl fmt::Debug for IntrospectionValidator {
             .field("issuer", &self.inner.issuer)
             .field("audience", &self.inner.audience)
             .field("cached", &self.lock_cache().len())
+            .field("refused", &self.inner.refusals.len())
             .finish()
     }
 }
@@ -148,6 +193,9 @@ pub struct IntrospectionValidatorBuilder {
     leeway: Duration,
     cache_ttl: Duration,
     cache_capacity: usize,
+    negative_cache_ttl: Duration,
+    negative_cache_capacity: usize,
+    max_calls: usize,
     timeout: Duration,
     max_response_bytes: usize,
     allow_http: bool,
@@ -166,6 +214,9 @@ impl IntrospectionValidator {
             leeway: Duration::from_secs(30),
             cache_ttl: Duration::from_secs(30),
             cache_capacity: 1024,
+            negative_cache_ttl: Duration::from_secs(30),
+            negative_cache_capacity: 4096,
+            max_calls: 16,
             timeout: Duration::from_secs(5),
             max_response_bytes: 64 * 1024,
             allow_http: false,
@@ -173,14 +224,41 @@ impl IntrospectionValidator {
         }
     }
 
-    fn lock_cache(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], Cached>> {
+    fn lock_cache(&self) -> MutexGuard<'_, HashMap<TokenKey, Cached>> {
         self.inner
             .cache
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    fn cached(&self, key: &[u8; 32]) -> Option<Identity> {
+    fn lock_flights(&self) -> MutexGuard<'_, HashMap<TokenKey, (Flight, usize)>> {
+        self.inner
+            .flights
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// A share in the call in flight for this token, or in a new one.
+    fn join(&self, key: TokenKey) -> Share<'_> {
+        let mut flights = self.lock_flights();
+        let (flight, shares) = flights.entry(key).or_default();
+        *shares += 1;
+        Share {
+            validator: self,
+            key,
+            flight: flight.clone(),
+        }
+    }
+
+    /// What the caches say of a token: its identity, its refusal, or nothing.
+    fn remembered(&self, key: &TokenKey) -> Option<Result<Identity, AuthError>> {
+        if let Some(identity) = self.cached(key) {
+            return Some(Ok(identity));
+        }
+        self.inner.refusals.get(key).map(Err)
+    }
+
+    fn cached(&self, key: &TokenKey) -> Option<Identity> {
         let mut cache = self.lock_cache();
         match cache.get(key) {
             Some(entry) if Instant::now() < entry.until => Some(entry.identity.clone()),
@@ -192,7 +270,7 @@ impl IntrospectionValidator {
         }
     }
 
-    fn remember(&self, key: [u8; 32], identity: &Identity) {
+    fn remember(&self, key: TokenKey, identity: &Identity) {
         let capacity = self.inner.cache_capacity;
         if capacity == 0 || self.inner.cache_ttl.is_zero() {
             return;
@@ -274,19 +352,63 @@ impl IntrospectionValidator {
         if token.len() > MAX_TOKEN_LEN {
             return Err(AuthError::invalid_token("the token is too long"));
         }
-        let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-        if let Some(identity) = self.cached(&key) {
-            return Ok(identity);
+        let key: TokenKey = Sha256::digest(token.as_bytes()).into();
+        if let Some(outcome) = self.remembered(&key) {
+            return outcome;
         }
+        let share = self.join(key);
+        share
+            .flight
+            .get_or_init(|| self.introspect(key, token))
+            .await
+            .clone()
+    }
+
+    /// Asks the authorization server about a token (the one call of its flight), and remembers
+    /// the verdict: an identity, or a refusal that lasts. An endpoint that cannot answer is not
+    /// remembered.
+    async fn introspect(&self, key: TokenKey, token: &str) -> Result<Identity, AuthError> {
+        // A flight that ended as this one began left its verdict in a cache.
+        if let Some(outcome) = self.remembered(&key) {
+            return outcome;
+        }
+        let inner = &self.inner;
+        let _call = match tokio::time::timeout(inner.timeout, inner.calls.acquire()).await {
+            Ok(Ok(permit)) => permit,
+            Ok(Err(_)) | Err(_) => {
+                return Err(AuthError::unavailable(format!(
+                    "token introspection: {} calls in flight, and none ended within {} ms",
+                    inner.max_calls,
+                    inner.timeout.as_millis()
+                )));
+            }
+        };
         let answer = fetch::json_object(
             "token introspection",
             self.request(token),
             self.inner.max_response_bytes,
         )
         .await?;
-        let identity = self.judge(answer)?;
-        self.remember(key, &identity);
-        Ok(identity)
+        // A token not valid yet may become valid while its refusal would be remembered.
+        let lasting = !self.not_yet_valid(&answer);
+        match self.judge(answer) {
+            Ok(identity) => {
+                self.remember(key, &identity);
+                Ok(identity)
+            }
+            Err(refusal) => {
+                if lasting && matches!(refusal, AuthError::InvalidToken(_)) {
+                    self.inner.refusals.insert(key, &refusal);
+                }
+                Err(refusal)
+            }
+        }
+    }
+
+    /// Whether the answer's `nbf` is still ahead, beyond the leeway.
+    fn not_yet_valid(&self, answer: &Map<String, Value>) -> bool {
+        numeric_date(answer.get("nbf"))
+            .is_some_and(|nbf| nbf > SystemTime::now() + self.inner.leeway)
     }
 
     /// Accepts an introspection answer, or says why not.
@@ -301,9 +423,7 @@ impl IntrospectionValidator {
         {
             return Err(AuthError::invalid_token("the token has expired"));
         }
-        if let Some(nbf) = numeric_date(answer.get("nbf"))
-            && nbf > now + leeway
-        {
+        if self.not_yet_valid(&answer) {
             return Err(AuthError::invalid_token("the token is not valid yet"));
         }
         let identity = Identity::from_claims(answer);
@@ -323,6 +443,7 @@ impl IntrospectionValidator {
                 "the token was not issued for this server",
             ));
         }
+        identity.check_usable()?;
         Ok(identity)
     }
 }
@@ -368,7 +489,34 @@ impl IntrospectionValidatorBuilder {
         self
     }
 
-    /// Time limit of one introspection request (default 5 s).
+    /// How long a refused token (inactive, or failing a check of the answer) is refused again
+    /// without asking (default 30 s; zero turns the negative cache off; at most a year). A
+    /// token that is not valid yet (`nbf`) is asked about again each time.
+    pub fn negative_cache_ttl(mut self, ttl: Duration) -> Self {
+        self.negative_cache_ttl = ttl.min(MAX_INTERVAL);
+        self
+    }
+
+    /// Most refusals remembered at once (default 4096; the oldest are dropped first; zero
+    /// turns the negative cache off). Kept apart from the answers of
+    /// [`cache_capacity`](Self::cache_capacity): a flood of bad tokens does not evict good
+    /// ones.
+    pub fn negative_cache_capacity(mut self, entries: usize) -> Self {
+        self.negative_cache_capacity = entries;
+        self
+    }
+
+    /// Most introspection calls in flight at once (default 16; at least 1). A validation beyond
+    /// them waits for one to end, for at most the [`timeout`](Self::timeout); then it cannot
+    /// be decided ([`AuthError::Unavailable`], answered 503 with `Retry-After`). Validations of
+    /// one token share one call.
+    pub fn max_concurrent_calls(mut self, calls: usize) -> Self {
+        self.max_calls = calls.clamp(1, tokio::sync::Semaphore::MAX_PERMITS);
+        self
+    }
+
+    /// Time limit of one introspection request (default 5 s), and of the wait for a free call
+    /// ([`max_concurrent_calls`](Self::max_concurrent_calls)).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout.min(MAX_INTERVAL);
         self
@@ -424,6 +572,10 @@ impl IntrospectionValidatorBuilder {
                 max_response_bytes: self.max_response_bytes,
                 http,
                 cache: Mutex::default(),
+                refusals: Refusals::new(self.negative_cache_ttl, self.negative_cache_capacity),
+                calls: tokio::sync::Semaphore::new(self.max_calls),
+                max_calls: self.max_calls,
+                flights: Mutex::default(),
             }),
         })
     }
@@ -474,9 +626,39 @@ mod tests {
         let mut other_iss = good.clone();
         other_iss["iss"] = json!("https://evil.example.com");
         assert!(v.judge(answer(other_iss)).is_err());
+        let mut nobody = good.clone();
+        nobody.as_object_mut().map(|m| m.remove("sub"));
+        assert!(v.judge(answer(nobody)).is_err());
         let mut expired = good;
         expired["exp"] = json!(1_000);
         assert!(v.judge(answer(expired)).is_err());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_validation_waits_for_a_free_call_no_longer_than_the_timeout() {
+        let v = IntrospectionValidator::builder(
+            "https://as.example.com/introspect",
+            ClientAuth::basic("a", "b"),
+        )
+        .audience("https://mcp.example.com/mcp")
+        .max_concurrent_calls(2)
+        .timeout(Duration::from_millis(300))
+        .build()
+        .unwrap_or_else(|err| panic!("{err}"));
+        // Both calls are taken (as by two slow calls): the endpoint is never reached.
+        let busy = v.inner.calls.try_acquire_many(2);
+        assert!(busy.is_ok());
+        let started = Instant::now();
+        let err = v.validate("opaque").await.err();
+        assert!(
+            matches!(&err, Some(AuthError::Unavailable(why)) if why.contains("2 calls in flight")),
+            "{err:?}"
+        );
+        assert_eq!(started.elapsed(), Duration::from_millis(300));
+        assert!(
+            v.lock_flights().is_empty(),
+            "the flight is gone with its last share"
+        );
     }
 
     #[actix_rt::test]

@@ -1,5 +1,14 @@
 //! [`JwtValidator`]: JWT access tokens verified against the authorization server's JWKS.
 //!
+//! A token without a key id (`kid`) is tried against the first four keys of the set whose type
+//! and algorithm fit it, in the set's order, and no more: name the key in tokens when the set
+//! holds more keys of one algorithm.
+//!
+//! A token typed in its JOSE header (`typ`) must be typed `at+jwt` (or `application/at+jwt`,
+//! RFC 9068 §4), unless [`accept_token_type`](JwtValidatorBuilder::accept_token_type) admits
+//! another type: an ID token or a logout token of the same issuer is not an access token. A
+//! token without `typ` is accepted.
+//!
 //! The key set is fetched on first use and cached; it is fetched again every
 //! [`refresh_interval`](JwtValidatorBuilder::refresh_interval), and at once when a token names
 //! a key id the cache does not hold (key rotation), at most once per
@@ -24,6 +33,15 @@ use super::{AuthConfigError, AuthError, Identity, TokenValidator};
 
 /// The longest token looked at; a longer one is refused unparsed.
 const MAX_TOKEN_LEN: usize = 16 * 1024;
+
+/// The most keys a token's signature is tried against: those of its key id (normally one) or,
+/// for a token without `kid`, the first keys of the set whose type and algorithm fit it. A key
+/// set of many keys does not make a token without `kid` cost as many verifications.
+const MAX_CANDIDATE_KEYS: usize = 4;
+
+/// Why a token without `kid` is refused when no key verifies it.
+const UNNAMED_KEY_NOT_FOUND: &str = "no key of the issuer verifies the token (without `kid`, \
+                                     only the first 4 keys of its algorithm are tried)";
 
 /// The longest interval or leeway honoured (longer ones are cut to it): a year.
 pub(super) const MAX_INTERVAL: Duration = Duration::from_secs(365 * 24 * 3600);
@@ -70,6 +88,8 @@ struct JwtInner {
     min_refresh_interval: Duration,
     fetch_timeout: Duration,
     max_jwks_bytes: usize,
+    /// The accepted `typ` values, as [`media_type`] gives them.
+    token_types: Vec<String>,
     http: reqwest::Client,
     keys: RwLock<Arc<KeySet>>,
     /// Held while the key set is fetched: one fetch at a time.
@@ -120,8 +140,22 @@ pub struct JwtValidatorBuilder {
     min_refresh_interval: Duration,
     fetch_timeout: Duration,
     max_jwks_bytes: usize,
+    token_types: Vec<String>,
     allow_http: bool,
     http: Option<reqwest::Client>,
+}
+
+/// The `typ` of a JWT access token (RFC 9068 §2.1), as [`media_type`] gives it.
+const ACCESS_TOKEN_TYPE: &str = "at+jwt";
+
+/// A JOSE `typ` as compared: in lower case, without the `application/` prefix RFC 7515 §4.1.9
+/// lets it omit.
+fn media_type(typ: &str) -> String {
+    let typ = typ.trim().to_ascii_lowercase();
+    match typ.strip_prefix("application/") {
+        Some(short) => short.to_owned(),
+        None => typ,
+    }
 }
 
 impl JwtValidator {
@@ -138,6 +172,7 @@ impl JwtValidator {
             min_refresh_interval: Duration::from_secs(30),
             fetch_timeout: Duration::from_secs(5),
             max_jwks_bytes: 256 * 1024,
+            token_types: vec![ACCESS_TOKEN_TYPE.to_owned()],
             allow_http: false,
             http: None,
         }
@@ -253,6 +288,13 @@ impl JwtValidator {
                 "the token is not a well-formed JWT with a supported algorithm",
             )
         })?;
+        if let Some(typ) = &header.typ
+            && !self.inner.token_types.contains(&media_type(typ))
+        {
+            return Err(AuthError::invalid_token(
+                "the token is not typed as an access token (its `typ` is not `at+jwt`)",
+            ));
+        }
         let alg = header.alg;
         if !self.inner.algorithms.contains(&alg) {
             return Err(AuthError::invalid_token(format!(
@@ -275,14 +317,22 @@ impl JwtValidator {
         let validation = self.validation(alg);
         let mut outcome = Err(AuthError::invalid_token(match header.kid {
             Some(_) => "the token's key id is unknown",
-            None => "no key of the issuer can verify the token",
+            None => UNNAMED_KEY_NOT_FOUND,
         }));
-        for candidate in matching(&keys, header.kid.as_deref(), alg) {
+        let candidates = matching(&keys, header.kid.as_deref(), alg).take(MAX_CANDIDATE_KEYS);
+        for candidate in candidates {
             match jsonwebtoken::decode::<Map<String, Value>>(token, &candidate.key, &validation) {
-                Ok(data) => return Ok(Identity::from_claims(data.claims)),
-                // Without a key id every key of the family is tried.
+                Ok(data) => {
+                    let identity = Identity::from_claims(data.claims);
+                    identity.check_usable()?;
+                    return Ok(identity);
+                }
+                // Without a key id the next candidate may be the one.
                 Err(err) if *err.kind() == ErrorKind::InvalidSignature => {
-                    outcome = Err(describe(err.kind()));
+                    outcome = Err(match header.kid {
+                        Some(_) => describe(err.kind()),
+                        None => AuthError::invalid_token(UNNAMED_KEY_NOT_FOUND),
+                    });
                 }
                 Err(err) => return Err(describe(err.kind())),
             }
@@ -453,6 +503,16 @@ impl JwtValidatorBuilder {
         self
     }
 
+    /// Also accepts tokens whose JOSE header names this type (`typ`, compared without case and
+    /// with or without `application/`), for an authorization server that does not type its
+    /// access tokens `at+jwt` (RFC 9068), e.g. `JWT`. By default only `at+jwt` is accepted, and
+    /// tokens without `typ`. Accepting a generic type such as `JWT` lets the issuer's other
+    /// tokens of that type through when their audience is this server; call again for more.
+    pub fn accept_token_type(mut self, typ: impl AsRef<str>) -> Self {
+        self.token_types.push(media_type(typ.as_ref()));
+        self
+    }
+
     /// Accepts a plain `http` JWKS URI to a host that is not loopback (default off: `https`,
     /// or `http` to `localhost`, `127.0.0.1` or `[::1]`). Whoever can alter the key set can
     /// mint tokens: allow it only inside a trusted network.
@@ -505,6 +565,7 @@ impl JwtValidatorBuilder {
                 min_refresh_interval: self.min_refresh_interval,
                 fetch_timeout: self.fetch_timeout,
                 max_jwks_bytes: self.max_jwks_bytes,
+                token_types: self.token_types,
                 http,
                 keys: RwLock::default(),
                 refreshing: tokio::sync::Mutex::new(()),
@@ -554,6 +615,22 @@ mod tests {
             insecure.build(),
             Err(AuthConfigError::InsecureUrl { .. })
         ));
+    }
+
+    #[test]
+    fn the_refusal_of_a_token_without_kid_states_the_bound() {
+        assert!(UNNAMED_KEY_NOT_FOUND.contains(&format!(" {MAX_CANDIDATE_KEYS} keys")));
+    }
+
+    #[test]
+    fn token_types_compare_without_case_or_application_prefix() {
+        assert_eq!(media_type("at+jwt"), "at+jwt");
+        assert_eq!(media_type("application/AT+JWT"), "at+jwt");
+        assert_eq!(media_type(" JWT "), "jwt");
+        assert_eq!(
+            media_type("application/application/at+jwt"),
+            "application/at+jwt"
+        );
     }
 
     #[test]

@@ -7,8 +7,8 @@
 //!
 //! | validator | checks |
 //! | --- | --- |
-//! | [`JwtValidator`] | a JWT's signature against the authorization server's JWKS (cached, refreshed, one rate-limited refresh for an unknown `kid`), `iss`, `aud`, `exp`, `nbf`, the allowed algorithms (never `none`, never HMAC) |
-//! | [`IntrospectionValidator`] | RFC 7662 introspection at the authorization server (authenticated as a client): `active`, `iss`, `aud`, `exp`; active answers cached briefly |
+//! | [`JwtValidator`] | a JWT's signature against the authorization server's JWKS (cached, refreshed, one rate-limited refresh for an unknown `kid`; without `kid`, the first 4 keys of the token's algorithm), `iss`, `aud`, `exp`, `nbf`, the allowed algorithms (never `none`, never HMAC), the type (`typ`, when present: `at+jwt`, RFC 9068) |
+//! | [`IntrospectionValidator`] | RFC 7662 introspection at the authorization server (authenticated as a client): `active`, `iss`, `aud`, `exp`; answers and refusals cached briefly, one call per token at a time, a bounded number at once |
 //! | your own | implement [`TokenValidator`] |
 //!
 //! What the endpoint answers:
@@ -16,15 +16,27 @@
 //! | request | answer |
 //! | --- | --- |
 //! | no `Authorization` header | 401, `WWW-Authenticate: Bearer resource_metadata="…", scope="…"` |
-//! | a bad token, another scheme, a token in the query string | 401, the same plus `error="invalid_token", error_description="…"` |
+//! | a bad token (one naming no subject nor client, a DPoP-bound one), another scheme, a token in the query string | 401, the same plus `error="invalid_token", error_description="…"` |
 //! | a valid token without the scopes the request needs | 403, `WWW-Authenticate: Bearer error="insufficient_scope", scope="…", resource_metadata="…"` |
 //! | another identity's session | 404, as if the session did not exist |
-//! | the validator cannot reach the authorization server | 503 |
+//! | the validator cannot reach the authorization server (or, introspecting, waited past its timeout for a free call) | 503 with `Retry-After` |
 //!
 //! Each error answer carries a JSON-RPC error body with the request's id (`null` when the
-//! message is not a request). The endpoint's protected resource metadata (RFC 9728) is served
-//! without authentication at `/.well-known/oauth-protected-resource` plus the endpoint's path,
-//! and at the root `/.well-known/oauth-protected-resource`.
+//! message is not a request, and for a POST refused before its body is read). The endpoint's
+//! protected resource metadata (RFC 9728) is served without authentication at
+//! `/.well-known/oauth-protected-resource` plus the endpoint's path, and at the root
+//! `/.well-known/oauth-protected-resource`.
+//!
+//! A POST without credentials, or with unusable ones (another scheme, a malformed token, a
+//! token in the query), is refused as soon as its headers are in: its body is not read, and the
+//! connection is closed. A well-formed token is validated once the body is read.
+//!
+//! A token must name its holder: a subject (`sub`) or, for a client acting for itself, a client
+//! (`client_id` or `azp`). One naming neither is refused (401 `invalid_token`) whatever the
+//! validator: sessions, tasks, request states and per-identity limits are keyed by issuer and
+//! holder, so every such token of an issuer would otherwise be the same caller. A token bound
+//! to a DPoP key (a `cnf.jkt` claim, or introspection answer member; RFC 9449) is refused too:
+//! the endpoint accepts bearer tokens only, and a DPoP-bound token is valid only with its proof.
 //!
 //! # Scopes
 //!
@@ -55,8 +67,9 @@
 //!
 //! # Sessions
 //!
-//! A 2025-11-25 session is bound to the identity that opened it (issuer and subject): a request
-//! on it with another identity's token is answered 404, as if the session did not exist.
+//! A 2025-11-25 session is bound to the identity that opened it (issuer and subject, or client
+//! id without a subject): a request on it with another identity's token is answered 404, as if
+//! the session did not exist.
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/authorization>,
 //! RFC 6750 (bearer tokens), RFC 9728 (protected resource metadata), RFC 7662 (introspection),
@@ -67,6 +80,7 @@ mod fetch;
 mod identity;
 mod introspection;
 mod jwt;
+mod refusals;
 pub(crate) mod scopes;
 
 use futures::future::BoxFuture;

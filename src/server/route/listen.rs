@@ -21,17 +21,20 @@ use super::lifecycle::capabilities;
 use super::modern::require;
 use super::support::{take_params, to_raw};
 
-/// Unregisters and stops a listener when its request ends, however it ends.
+/// Gives up a listener's place, and stops the listener once started, when its request ends,
+/// however it ends.
 struct Registration {
     server: Arc<ServerInner>,
     key: u64,
-    listener: Addr<Listener>,
+    listener: Option<Addr<Listener>>,
 }
 
 impl Drop for Registration {
     fn drop(&mut self) {
         self.server.listeners.remove(self.key);
-        self.listener.do_send(StopListening);
+        if let Some(listener) = &self.listener {
+            listener.do_send(StopListening);
+        }
     }
 }
 
@@ -85,13 +88,20 @@ pub(super) async fn listen(
         )
         .map_err(McpError::from)?;
     }
+    // The place is taken as the count is checked, before any await: requests arriving together
+    // cannot all pass the check.
     let limit = server.config.max_listeners;
-    if server.listeners.len() >= limit {
+    let Some(key) = server.listeners.reserve(limit) else {
         return Err(McpError::code(
             code::SERVER_BUSY.0,
             format!("too many open subscriptions/listen streams (limit {limit})"),
         ));
-    }
+    };
+    let mut registration = Registration {
+        server: server.clone(),
+        key,
+        listener: None,
+    };
     let mut filter = honoured(server, p.notifications);
     if let (Some(ids), Some(tasks)) = (filter.task_ids.take(), &server.tasks) {
         // Only live tasks are accepted (the acknowledgement lists them).
@@ -117,15 +127,8 @@ pub(super) async fn listen(
         stopped_tx,
     )
     .start();
-    let key = server
-        .listeners
-        .add(listener.clone(), usize::MAX)
-        .unwrap_or_default();
-    let _registration = Registration {
-        server: server.clone(),
-        key,
-        listener,
-    };
+    server.listeners.fill(key, listener.clone());
+    registration.listener = Some(listener);
     tokio::select! {
         () = cx.cancelled() => {}
         _ = stopped => {}

@@ -112,6 +112,23 @@ fn bearer_token(req: &HttpRequest) -> Result<&str, Option<&'static str>> {
     Ok(token)
 }
 
+/// Refuses, before its body is read, a request to an endpoint with bearer auth that carries no
+/// usable credentials (none, another scheme, a malformed token, a token in the query string):
+/// the 401 answer (with a `null` id: the body is never read). A request with a well-formed
+/// token passes; the token is validated by [`authenticate`] once the message is read.
+pub(super) fn refuse_without_credentials(
+    req: &HttpRequest,
+    shared: &HttpShared,
+) -> Result<(), HttpResponse> {
+    let Some(auth) = &shared.config.auth else {
+        return Ok(());
+    };
+    match bearer_token(req) {
+        Ok(_) => Ok(()),
+        Err(description) => Err(unauthorized(auth, shared, None, description)),
+    }
+}
+
 /// Authenticates a request on an endpoint with bearer auth: the caller's identity, or the
 /// 401 (or 503) answer. `Ok(None)` at once when the endpoint has no bearer auth. `id` is the
 /// request's id for the answer's body.

@@ -86,6 +86,15 @@ impl DrainState {
         self.stopping.is_cancelled()
     }
 
+    /// The 503 answer (with a `null` id) once the drain began.
+    #[allow(clippy::result_large_err)] // the refusal, returned once and sent as it is
+    pub(super) fn refuse_while_draining(&self) -> Result<(), HttpResponse> {
+        if self.is_draining() {
+            return Err(draining_response(None));
+        }
+        Ok(())
+    }
+
     pub(super) fn enter(&self) -> HandlerGuard<'_> {
         self.handlers.fetch_add(1, Ordering::AcqRel);
         HandlerGuard(self)

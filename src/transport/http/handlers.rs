@@ -295,12 +295,11 @@ fn request_dispatch(
     }))
 }
 
-/// The refusals of a POST before its body is read: 503 while the endpoint drains, 429 when
-/// the live session it names is past its rate limit.
+/// The refusals of a POST before its body is read: 503 while draining, 401 without usable
+/// credentials on a protected endpoint, 429 past the rate limit of the live session it names.
 fn admit_unread(req: &HttpRequest, shared: &HttpShared) -> Result<(), HttpResponse> {
-    if shared.drain.is_draining() {
-        return Err(drain::draining_response(None));
-    }
+    shared.drain.refuse_while_draining()?;
+    auth::refuse_without_credentials(req, shared)?;
     if shared.config.admission.has_session_rate()
         && !shared.config.stateless
         && let Some(session) = header_str(req, SESSION_HEADER).map(str::trim)
