@@ -245,11 +245,12 @@ impl ForVersion for CallToolResult {
                     .structured_content
                     .as_ref()
                     .is_none_or(Value::is_object));
-        if !keeps && let Some(structured) = self.structured_content.take() {
-            if self.content.is_empty() {
-                self.content
-                    .push(ContentBlock::text(structured.to_string()));
-            }
+        if !keeps
+            && let Some(structured) = self.structured_content.take()
+            && self.content.is_empty()
+        {
+            self.content
+                .push(ContentBlock::text(structured.to_string()));
         }
         self.content.adapt_to(v);
     }
