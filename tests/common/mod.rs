@@ -18,6 +18,7 @@ use serde_json::Value;
 
 pub mod authz;
 pub mod client_server;
+pub mod fake;
 pub mod golden;
 pub mod http;
 pub mod http_tools;
