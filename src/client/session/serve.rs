@@ -12,6 +12,7 @@ use actix_mcp_actors::{ErrorObject, Frame, Request};
 
 use super::ClientSession;
 use crate::client::handlers::{Handlers, ServerRequest};
+use crate::client::lifecycle::Era;
 use crate::protocol::{ElicitRequestParams, method};
 
 impl ClientSession {
@@ -38,9 +39,14 @@ impl ClientSession {
             cancellation: token.clone(),
         };
         let handlers = self.handlers.clone();
+        let era = if self.envelope.is_some() {
+            Era::Modern
+        } else {
+            Era::Legacy
+        };
         let params = params.unwrap_or_else(|| Value::Object(Map::new()));
         let answer = async move {
-            let answering = answer(&handlers, &method, params, info);
+            let answering = answer(&handlers, era, &method, params, info);
             #[cfg(feature = "otel")]
             if let Some(span) = span {
                 return span.run_handler(answering).await;
@@ -61,9 +67,12 @@ impl ClientSession {
     }
 }
 
-/// Runs the handler for one server-to-client request (or one MRTR input request).
+/// Runs the handler for one server-to-client request of a 2025-11-25 session, or one MRTR
+/// input request of the 2026 era (`era`): a URL-mode elicitation without the `elicitationId`
+/// 2025-11-25 requires is refused with `-32602`, as is a mode the client did not declare.
 pub(crate) async fn answer(
     handlers: &Handlers,
+    era: Era,
     method: &str,
     params: Value,
     info: ServerRequest,
@@ -100,6 +109,14 @@ pub(crate) async fn answer(
             if !allowed {
                 return Err(ErrorObject::invalid_params(
                     "this client does not support that elicitation mode",
+                ));
+            }
+            if era == Era::Legacy
+                && matches!(&params, ElicitRequestParams::Url(url) if url.elicitation_id.is_none())
+            {
+                return Err(ErrorObject::invalid_params(
+                    "invalid params for elicitation/create: a URL-mode elicitation needs an \
+                     elicitationId in 2025-11-25",
                 ));
             }
             encode(&handler(params, info).await?)

@@ -1,0 +1,208 @@
+//! Our client where conformance suites do not look, against the scripted fake servers of
+//! `common::fake` (and our own server where it says so): a URL-mode elicitation without
+//! `elicitationId` (2026-07-28) and with it (2025-11-25). Every wait is bounded.
+
+#![allow(clippy::unwrap_used, missing_docs)]
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use actix_mcp::client::transport::{HttpTransport, IoTransport};
+use actix_mcp::client::{ClientBuilder, Era, Lifecycle};
+use actix_mcp::prelude::*;
+use actix_mcp::protocol::{ElicitAction, ElicitRequestParams, ElicitResult};
+use actix_mcp::transport::stdio::StdioConfig;
+use common::fake::*;
+use serde_json::{Value, json};
+
+/// The `elicitationId` of each URL-mode elicitation a client was asked.
+type Ids = Arc<Mutex<Vec<Option<String>>>>;
+
+/// Accepts URL-mode elicitations only, recording their ids in `seen`.
+fn url_accepting(seen: Ids) -> ClientBuilder {
+    builder()
+        .elicitation(move |params, _| {
+            let seen = seen.clone();
+            async move {
+                let ElicitRequestParams::Url(url) = params else {
+                    panic!("not a URL elicitation: {params:?}");
+                };
+                assert_eq!(url.url, "https://example.com/login");
+                seen.lock().unwrap().push(url.elicitation_id);
+                Ok(ElicitResult::new(ElicitAction::Accept))
+            }
+        })
+        .elicitation_url(true)
+        .elicitation_form(false)
+}
+
+/// A 2026 script whose `tools/call` asks for a URL-mode elicitation without `elicitationId`
+/// (as 2026-07-28 defines it), then answers with the action it got.
+fn url_elicitation_script(body: &Value, _: usize) -> Reply {
+    match body["method"].as_str().unwrap_or("") {
+        "server/discover" => discover(body),
+        "tools/list" => tools_page(
+            body,
+            0,
+            json!([{"name": "visit", "inputSchema": {"type": "object"}}]),
+        ),
+        "tools/call" => match body["params"]["inputResponses"]["login"]["action"].as_str() {
+            Some(action) => text(body, action),
+            None => ok(
+                body,
+                json!({
+                    "resultType": "input_required",
+                    "inputRequests": {"login": {"method": "elicitation/create", "params": {
+                        "mode": "url", "message": "Sign in", "url": "https://example.com/login"}}}
+                }),
+            ),
+        },
+        _ if body.get("id").is_none() => Reply::Nothing,
+        _ => error(404, body, -32601, Value::Null),
+    }
+}
+
+#[actix_web::test]
+async fn a_2026_url_elicitation_without_an_id_is_answered_over_http_and_stdio() {
+    let seen = Ids::default();
+    let (url, http_log) = serve_http(url_elicitation_script);
+    let client = within(url_accepting(seen.clone()).connect(HttpTransport::new(&url)))
+        .await
+        .unwrap();
+    let result = within(client.call_tool("visit", ())).await.unwrap();
+    assert_eq!(result.text_content(), "accept");
+
+    let (transport, stdio_log) = serve_stdio(url_elicitation_script);
+    let client = within(url_accepting(seen.clone()).connect(transport))
+        .await
+        .unwrap();
+    let result = within(client.call_tool("visit", ())).await.unwrap();
+    assert_eq!(result.text_content(), "accept");
+
+    assert_eq!(*seen.lock().unwrap(), [None, None]);
+    for log in [http_log, stdio_log] {
+        let retry = log.with_method("tools/call").pop().unwrap();
+        assert_eq!(
+            retry.body["params"]["inputResponses"]["login"],
+            json!({"action": "accept"})
+        );
+    }
+}
+
+/// A legacy (2025-11-25) script over stdio whose `tools/call` first sends an
+/// `elicitation/create` request with `params`, then answers with the client's answer to it.
+fn legacy_elicitation_script(params: Value) -> impl Fn(&Value, usize) -> Reply + Send + Sync {
+    let call = Arc::new(Mutex::new(Value::Null));
+    move |body, _| match body["method"].as_str() {
+        Some("initialize") => ok(
+            body,
+            json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                   "serverInfo": {"name": "old", "version": "1"}}),
+        ),
+        Some("tools/call") => {
+            *call.lock().unwrap() = body["id"].clone();
+            Reply::Lines(vec![json!({"jsonrpc": "2.0", "id": "ask-1",
+                "method": "elicitation/create", "params": params})])
+        }
+        Some(_) => Reply::Nothing,
+        // The client's answer to ask-1: the call's result carries it.
+        None => {
+            let id = call.lock().unwrap().clone();
+            ok(
+                &json!({"id": id}),
+                json!({"content": [{"type": "text", "text": body.to_string()}]}),
+            )
+        }
+    }
+}
+
+#[actix_rt::test]
+async fn a_2025_url_elicitation_still_needs_its_id() {
+    for (params, handled) in [
+        (
+            json!({"mode": "url", "message": "Sign in", "url": "https://example.com/login"}),
+            false,
+        ),
+        (
+            json!({"mode": "url", "message": "Sign in", "url": "https://example.com/login",
+                   "elicitationId": "login-1"}),
+            true,
+        ),
+    ] {
+        let seen = Ids::default();
+        let (transport, _) = serve_stdio(legacy_elicitation_script(params));
+        let client = within(
+            url_accepting(seen.clone())
+                .lifecycle(Lifecycle::Legacy)
+                .connect(transport),
+        )
+        .await
+        .unwrap();
+        let result = within(client.call_tool("visit", ())).await.unwrap();
+        let answer: Value = serde_json::from_str(&result.text_content()).unwrap();
+        assert_eq!(answer["id"], "ask-1");
+        if handled {
+            assert_eq!(answer["result"]["action"], "accept", "{answer}");
+        } else {
+            assert_eq!(answer["error"]["code"], -32602, "{answer}");
+        }
+        let ids = seen.lock().unwrap().clone();
+        if handled {
+            assert_eq!(ids, [Some("login-1".to_owned())]);
+        } else {
+            assert!(ids.is_empty(), "the handler was not asked: {ids:?}");
+        }
+    }
+}
+
+/// Our server with a tool that asks for a URL-mode elicitation.
+fn url_server() -> Server {
+    Server::builder("edges", "1.0.0")
+        .tool(tool(
+            "visit",
+            "Sends the user to a page",
+            |cx: RequestContext| async move {
+                match cx
+                    .elicit_url("Sign in", "https://example.com/login", "login-1")
+                    .await
+                {
+                    Ok(result) => format!("{:?}", result.action),
+                    Err(err) => format!("error: {err}"),
+                }
+            },
+        ))
+        .build()
+        .unwrap()
+}
+
+#[actix_web::test]
+async fn our_client_answers_our_servers_2026_url_elicitation_over_http_and_stdio() {
+    let seen = Ids::default();
+    let running = common::wire::serve(url_server().http("/mcp").configure());
+    let client = within(url_accepting(seen.clone()).connect(HttpTransport::new(&running.url)))
+        .await
+        .unwrap();
+    assert_eq!(client.era(), Era::Modern);
+    let result = within(client.call_tool("visit", ())).await.unwrap();
+    assert_eq!(result.text_content(), "Accept");
+    client.close().await;
+    running.stop().await;
+
+    let (client_end, server_end) = tokio::io::duplex(1 << 16);
+    let (server_read, server_write) = tokio::io::split(server_end);
+    actix_rt::spawn(async move {
+        let _ = url_server()
+            .serve_io(server_read, server_write, StdioConfig::default())
+            .await;
+    });
+    let (read, write) = tokio::io::split(client_end);
+    let client = within(url_accepting(seen.clone()).connect(IoTransport::new(read, write)))
+        .await
+        .unwrap();
+    assert_eq!(client.era(), Era::Modern);
+    let result = within(client.call_tool("visit", ())).await.unwrap();
+    assert_eq!(result.text_content(), "Accept");
+    // Our server asked in the 2026 shape: no elicitationId.
+    assert_eq!(*seen.lock().unwrap(), [None, None]);
+}
