@@ -1,6 +1,7 @@
 //! Our client where conformance suites do not look, against the scripted fake servers of
 //! `common::fake` (and our own server where it says so): a URL-mode elicitation without
-//! `elicitationId` (2026-07-28) and with it (2025-11-25). Every wait is bounded.
+//! `elicitationId` (2026-07-28) and with it (2025-11-25); the `Mcp-Param-*` headers and the
+//! `-32020` retry of every call that sends `tools/call`. Every wait is bounded.
 
 #![allow(clippy::unwrap_used, missing_docs)]
 
@@ -9,7 +10,7 @@ mod common;
 use std::sync::{Arc, Mutex};
 
 use actix_mcp::client::transport::{HttpTransport, IoTransport};
-use actix_mcp::client::{ClientBuilder, Era, Lifecycle};
+use actix_mcp::client::{CallOptions, ClientBuilder, Era, Lifecycle};
 use actix_mcp::prelude::*;
 use actix_mcp::protocol::{ElicitAction, ElicitRequestParams, ElicitResult};
 use actix_mcp::transport::stdio::StdioConfig;
@@ -205,4 +206,118 @@ async fn our_client_answers_our_servers_2026_url_elicitation_over_http_and_stdio
     assert_eq!(result.text_content(), "Accept");
     // Our server asked in the 2026 shape: no elicitationId.
     assert_eq!(*seen.lock().unwrap(), [None, None]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Mcp-Param-* headers and the -32020 retry, whichever call sends tools/call
+
+/// A server that refuses (`-32020`) a `tools/call` whose `Mcp-Param-Region` header does not
+/// carry `arguments.region`; it lists `route` without its annotation for the first
+/// `plain_lists` lists, with it afterwards.
+fn serve_strict(plain_lists: usize) -> (String, Log) {
+    serve_http_seen(move |seen, before| {
+        let body = &seen.body;
+        let region = seen.headers.get("mcp-param-region").map(String::as_str);
+        match body["method"].as_str().unwrap_or("") {
+            "server/discover" => discover(body),
+            "tools/list" if before < plain_lists => tools_page(
+                body,
+                60_000,
+                json!([{"name": "route", "inputSchema": {"type": "object"}}]),
+            ),
+            "tools/list" => tools_page(
+                body,
+                60_000,
+                json!([serde_json::from_str::<Value>(ANNOTATED_TOOL).unwrap()]),
+            ),
+            "tools/call" if region != body["params"]["arguments"]["region"].as_str() => {
+                error(400, body, -32020, Value::Null)
+            }
+            "tools/call" => text(body, "routed"),
+            _ => error(404, body, -32601, Value::Null),
+        }
+    })
+}
+
+fn route_call() -> Option<Value> {
+    Some(json!({"name": "route", "arguments": {"region": "eu-west"}}))
+}
+
+#[actix_web::test]
+async fn the_generic_request_path_learns_a_tools_headers_before_calling_it() {
+    let (url, log) = serve_strict(0);
+    let client = within(builder().connect(HttpTransport::new(&url)))
+        .await
+        .unwrap();
+    let result: Value = within(client.request("tools/call", route_call(), CallOptions::new()))
+        .await
+        .unwrap();
+    assert_eq!(result["content"][0]["text"], "routed");
+    let calls = log.with_method("tools/call");
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].headers["mcp-param-region"], "eu-west");
+    assert_eq!(log.with_method("tools/list").len(), 1);
+
+    // The lowest-level call too.
+    let (url, log) = serve_strict(0);
+    let client = within(builder().connect(HttpTransport::new(&url)))
+        .await
+        .unwrap();
+    let pending =
+        within(client.start_request::<Value>("tools/call", route_call(), CallOptions::new()))
+            .await
+            .unwrap();
+    let result = within(pending).await.unwrap();
+    assert_eq!(result["content"][0]["text"], "routed");
+    assert_eq!(
+        log.with_method("tools/call")[0].headers["mcp-param-region"],
+        "eu-west"
+    );
+}
+
+#[actix_web::test]
+async fn a_header_mismatch_relists_and_retries_once_whichever_call_sends_it() {
+    // The first list shows the tool without its annotation: the first call has no header.
+    let (url, log) = serve_strict(1);
+    let client = within(builder().connect(HttpTransport::new(&url)))
+        .await
+        .unwrap();
+    within(client.tools()).await.unwrap();
+    let result: Value = within(client.request("tools/call", route_call(), CallOptions::new()))
+        .await
+        .unwrap();
+    assert_eq!(result["content"][0]["text"], "routed");
+    let calls = log.with_method("tools/call");
+    assert_eq!(calls.len(), 2, "refused once, then retried");
+    assert!(!calls[0].headers.contains_key("mcp-param-region"));
+    assert_eq!(calls[1].headers["mcp-param-region"], "eu-west");
+    assert_eq!(log.with_method("tools/list").len(), 2, "listed again");
+
+    // The same through one round of the manual input mode.
+    let (url, log) = serve_strict(1);
+    let client = within(builder().connect(HttpTransport::new(&url)))
+        .await
+        .unwrap();
+    within(client.tools()).await.unwrap();
+    let step =
+        within(client.request_step::<Value>("tools/call", route_call(), None, CallOptions::new()))
+            .await
+            .unwrap();
+    assert_eq!(step.complete().unwrap()["content"][0]["text"], "routed");
+    assert_eq!(log.with_method("tools/call").len(), 2);
+
+    // A server that keeps refusing: one retry, then its error.
+    let (url, log) = serve_http(|body, _| match body["method"].as_str().unwrap_or("") {
+        "server/discover" => discover(body),
+        "tools/list" => tools_page(body, 0, json!([])),
+        _ => error(400, body, -32020, Value::Null),
+    });
+    let client = within(builder().connect(HttpTransport::new(&url)))
+        .await
+        .unwrap();
+    let refused = within(client.request::<Value>("tools/call", route_call(), CallOptions::new()))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.rpc().map(|e| e.code.0), Some(-32020), "{refused:?}");
+    assert_eq!(log.with_method("tools/call").len(), 2);
 }

@@ -55,7 +55,7 @@ pub fn error(status: u16, body: &Value, code: i64, data: Value) -> Reply {
 }
 
 /// What a fake server answers each message with, given how many of its method came before.
-pub type Script = Arc<dyn Fn(&Value, usize) -> Reply + Send + Sync>;
+pub type Script = Arc<dyn Fn(&Seen, usize) -> Reply + Send + Sync>;
 
 /// One message the fake server received: its HTTP headers (lowercase names) and body.
 #[derive(Debug, Clone)]
@@ -137,12 +137,13 @@ async fn post(
             )
         })
         .collect();
-    let before = log.push(Seen {
+    let seen = Seen {
         http_method: "POST".into(),
         headers,
-        body: body.clone(),
-    });
-    match (script.get_ref())(&body, before) {
+        body,
+    };
+    let before = log.push(seen.clone());
+    match (script.get_ref())(&seen, before) {
         Reply::Json(status, message) => {
             HttpResponse::build(actix_web::http::StatusCode::from_u16(status).unwrap())
                 .insert_header(("mcp-session-id", "not-in-2026"))
@@ -179,6 +180,13 @@ async fn other(req: HttpRequest, log: web::Data<Log>) -> HttpResponse {
 /// Serves `script` on `http://127.0.0.1:PORT/mcp`.
 pub fn serve_http(
     script: impl Fn(&Value, usize) -> Reply + Send + Sync + 'static,
+) -> (String, Log) {
+    serve_http_seen(move |seen, before| script(&seen.body, before))
+}
+
+/// [`serve_http`] with a script that sees each message's headers too.
+pub fn serve_http_seen(
+    script: impl Fn(&Seen, usize) -> Reply + Send + Sync + 'static,
 ) -> (String, Log) {
     let log = Log::default();
     let script: Script = Arc::new(script);
