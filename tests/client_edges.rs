@@ -1,18 +1,21 @@
 //! Our client where conformance suites do not look, against the scripted fake servers of
 //! `common::fake` (and our own server where it says so): a URL-mode elicitation without
 //! `elicitationId` (2026-07-28) and with it (2025-11-25); the `Mcp-Param-*` headers and the
-//! `-32020` retry of every call that sends `tools/call`. Every wait is bounded.
+//! `-32020` retry of every call that sends `tools/call`; a server's request on a 2026 response
+//! stream, never answered. Every wait is bounded.
 
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod common;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use actix_mcp::client::transport::{HttpTransport, IoTransport};
 use actix_mcp::client::{CallOptions, ClientBuilder, Era, Lifecycle};
 use actix_mcp::prelude::*;
-use actix_mcp::protocol::{ElicitAction, ElicitRequestParams, ElicitResult};
+use actix_mcp::protocol::{ElicitAction, ElicitRequestParams, ElicitResult, ListRootsResult};
 use actix_mcp::transport::stdio::StdioConfig;
 use common::fake::*;
 use serde_json::{Value, json};
@@ -320,4 +323,65 @@ async fn a_header_mismatch_relists_and_retries_once_whichever_call_sends_it() {
         .unwrap_err();
     assert_eq!(refused.rpc().map(|e| e.code.0), Some(-32020), "{refused:?}");
     assert_eq!(log.with_method("tools/call").len(), 2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A server's request on a response stream (2026 forbids it): never answered
+
+/// A 2026 script whose `tools/call` answer first carries a `roots/list` request of the server.
+fn asking_script(body: &Value, _: usize) -> Reply {
+    match body["method"].as_str() {
+        Some("server/discover") => discover(body),
+        Some("tools/list") => tools_page(body, 0, json!([])),
+        Some("tools/call") => Reply::Lines(vec![
+            json!({"jsonrpc": "2.0", "id": "srv-1", "method": "roots/list"}),
+            json!({"jsonrpc": "2.0", "id": body["id"], "result": {"resultType": "complete",
+                "content": [{"type": "text", "text": "done"}]}}),
+        ]),
+        Some(_) if body.get("id").is_none() => Reply::Nothing,
+        Some(_) => error(404, body, -32601, Value::Null),
+        // A response of the client's: it must never come.
+        None => Reply::Nothing,
+    }
+}
+
+#[actix_web::test]
+async fn a_servers_request_on_a_2026_stream_is_not_answered_over_http_or_stdio() {
+    let asked = Arc::new(AtomicUsize::new(0));
+    let counting = |asked: Arc<AtomicUsize>| {
+        builder().roots(false, move |_| {
+            asked.fetch_add(1, Ordering::SeqCst);
+            async {
+                Ok(ListRootsResult {
+                    roots: Vec::new(),
+                    meta: None,
+                })
+            }
+        })
+    };
+    let (url, http_log) = serve_http(asking_script);
+    let http = within(counting(asked.clone()).connect(HttpTransport::new(&url)))
+        .await
+        .unwrap();
+    let (transport, stdio_log) = serve_stdio(asking_script);
+    let stdio = within(counting(asked.clone()).connect(transport))
+        .await
+        .unwrap();
+    for client in [&http, &stdio] {
+        let result = within(client.call_tool("t", ())).await.unwrap();
+        assert_eq!(result.text_content(), "done", "the stream was read on");
+        // And the client goes on working.
+        within(client.call_tool("t", ())).await.unwrap();
+    }
+    // An answer would have been sent at once; give it time to show.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(asked.load(Ordering::SeqCst), 0, "no handler ran");
+    for log in [http_log, stdio_log] {
+        let responses: Vec<Seen> = log
+            .all()
+            .into_iter()
+            .filter(|seen| seen.body.get("method").is_none())
+            .collect();
+        assert!(responses.is_empty(), "the client answered: {responses:?}");
+    }
 }

@@ -29,7 +29,8 @@
 //! Server-to-client requests (`sampling/createMessage`, `elicitation/create`, `roots/list`,
 //! `ping`) run as futures of this actor ([`serve`]), each cancellable by the server's
 //! `notifications/cancelled`; a handler that fails or panics answers with a JSON-RPC error and
-//! the session goes on.
+//! the session goes on. In the 2026 era, where servers send no requests and clients no
+//! responses, such a request is logged and ignored.
 //!
 //! Lifecycle: Started (reads its inbox) → Running → Stopped on [`Shutdown`] or when the
 //! connection closes: every pending call fails with [`ClientError::TransportClosed`] (or the

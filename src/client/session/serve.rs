@@ -3,6 +3,13 @@
 //! server's `notifications/cancelled`, and answered on the connection. [`answer`] runs the
 //! handler for one request; the 2026 era uses it for the input requests of a multi-round-trip
 //! request too ([`mrtr`](crate::client::mrtr)).
+//!
+//! In the 2026 era a server sends no requests (its streams carry notifications and the
+//! response, never requests) and a client sends no responses: a request that arrives anyway,
+//! on an answer's stream or over stdio, is logged and dropped, no handler runs and nothing is
+//! answered, and the stream is read on.
+//!
+//! Spec: <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http#receiving-messages>
 
 use actix::{ActorFutureExt, AsyncContext, Context, WrapFuture};
 use serde_json::{Map, Value, json};
@@ -17,6 +24,15 @@ use crate::protocol::{ElicitRequestParams, method};
 
 impl ClientSession {
     pub(super) fn on_request(&mut self, request: Request, ctx: &mut Context<Self>) {
+        if self.envelope.is_some() {
+            tracing::warn!(
+                id = %request.id,
+                method = %request.method,
+                "ignored a request of the server: 2026-07-28 servers send none, and clients \
+                 send no responses"
+            );
+            return;
+        }
         #[cfg(feature = "otel")]
         let span = crate::telemetry::ServerSpan::start_handler(
             &request,
@@ -39,14 +55,9 @@ impl ClientSession {
             cancellation: token.clone(),
         };
         let handlers = self.handlers.clone();
-        let era = if self.envelope.is_some() {
-            Era::Modern
-        } else {
-            Era::Legacy
-        };
         let params = params.unwrap_or_else(|| Value::Object(Map::new()));
         let answer = async move {
-            let answering = answer(&handlers, era, &method, params, info);
+            let answering = answer(&handlers, Era::Legacy, &method, params, info);
             #[cfg(feature = "otel")]
             if let Some(span) = span {
                 return span.run_handler(answering).await;
