@@ -2,7 +2,8 @@
 //! `common::fake` (and our own server where it says so): a URL-mode elicitation without
 //! `elicitationId` (2026-07-28) and with it (2025-11-25); the `Mcp-Param-*` headers and the
 //! `-32020` retry of every call that sends `tools/call`; a server's request on a 2026 response
-//! stream, never answered. Every wait is bounded.
+//! stream, never answered; the cache around a list change that meets a list in flight. Every
+//! wait is bounded.
 
 #![allow(clippy::unwrap_used, missing_docs)]
 
@@ -13,11 +14,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use actix_mcp::client::transport::{HttpTransport, IoTransport};
-use actix_mcp::client::{CallOptions, ClientBuilder, Era, Lifecycle};
+use actix_mcp::client::{CallOptions, ClientBuilder, Era, Lifecycle, ListenEvent};
 use actix_mcp::prelude::*;
-use actix_mcp::protocol::{ElicitAction, ElicitRequestParams, ElicitResult, ListRootsResult};
+use actix_mcp::protocol::{
+    ElicitAction, ElicitRequestParams, ElicitResult, ListRootsResult, SubscriptionFilter,
+};
 use actix_mcp::transport::stdio::StdioConfig;
 use common::fake::*;
+use futures::StreamExt;
 use serde_json::{Value, json};
 
 /// The `elicitationId` of each URL-mode elicitation a client was asked.
@@ -384,4 +388,72 @@ async fn a_servers_request_on_a_2026_stream_is_not_answered_over_http_or_stdio()
             .collect();
         assert!(responses.is_empty(), "the client answered: {responses:?}");
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The cache
+
+/// A result response to `body`, as a message.
+fn response(body: &Value, result: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": body["id"], "result": result})
+}
+
+fn tools_filter() -> SubscriptionFilter {
+    SubscriptionFilter {
+        tools_list_changed: Some(true),
+        ..SubscriptionFilter::default()
+    }
+}
+
+/// A listen notification of subscription `id`.
+fn on(method: &str, id: &Value) -> Value {
+    json!({"jsonrpc": "2.0", "method": method, "params": {
+        "_meta": {"io.modelcontextprotocol/subscriptionId": id}}})
+}
+
+fn acknowledged(id: &Value) -> Value {
+    let mut ack = on("notifications/subscriptions/acknowledged", id);
+    ack["params"]["notifications"] = json!({"toolsListChanged": true});
+    ack
+}
+
+#[actix_rt::test]
+async fn a_list_change_during_an_in_flight_list_is_kept() {
+    let listen = Arc::new(Mutex::new(Value::Null));
+    let (transport, log) = serve_stdio(move |body, before| {
+        let page = json!({"resultType": "complete", "ttlMs": 60_000, "cacheScope": "private",
+                          "tools": []});
+        match body["method"].as_str().unwrap_or("") {
+            "server/discover" => discover(body),
+            "subscriptions/listen" => {
+                *listen.lock().unwrap() = body["id"].clone();
+                Reply::Lines(vec![acknowledged(&body["id"])])
+            }
+            // The list changes while the first list is on its way.
+            "tools/list" if before == 0 => {
+                let id = listen.lock().unwrap().clone();
+                Reply::Lines(vec![
+                    on("notifications/tools/list_changed", &id),
+                    response(body, page),
+                ])
+            }
+            "tools/list" => ok(body, page),
+            _ => Reply::Nothing,
+        }
+    });
+    let client = within(builder().connect(transport)).await.unwrap();
+    let mut events = within(client.listen(tools_filter())).await.unwrap();
+    let ack = within(events.next()).await.unwrap().unwrap();
+    assert!(matches!(ack, ListenEvent::Acknowledged(_)), "{ack:?}");
+    within(client.tools()).await.unwrap();
+    let change = within(events.next()).await.unwrap().unwrap();
+    assert_eq!(change, ListenEvent::ToolsListChanged);
+    within(client.tools()).await.unwrap();
+    assert_eq!(
+        log.with_method("tools/list").len(),
+        2,
+        "the list that was in flight is stale: not cached"
+    );
+    within(client.tools()).await.unwrap();
+    assert_eq!(log.with_method("tools/list").len(), 2, "the fresh one is");
 }

@@ -329,12 +329,13 @@ impl Client {
         if !self.is_modern() {
             return self.start_request(method, params, options).await?.await;
         }
-        let cached = self
-            .inner
-            .cache
-            .as_ref()
-            .and_then(|cache| Some((cache, ResultCache::key(method, params.as_ref())?)));
-        if let Some((cache, key)) = &cached
+        // The ticket is taken before the request goes: a change that concerns it from now on
+        // keeps its result out of the cache.
+        let cached = self.inner.cache.as_ref().and_then(|cache| {
+            let key = ResultCache::key(method, params.as_ref())?;
+            Some((cache, key, cache.ticket()))
+        });
+        if let Some((cache, key, _)) = &cached
             && let Some(hit) = cache.get(key)
         {
             return Ok(hit);
@@ -349,9 +350,9 @@ impl Client {
             match self.modern_round(method, sent, options.clone()).await? {
                 CallOutcome::Complete(value) => {
                     if retry.is_none()
-                        && let Some((cache, key)) = cached
+                        && let Some((cache, key, ticket)) = cached
                     {
-                        cache.put(key, method, params.as_ref(), &value);
+                        cache.put(key, method, params.as_ref(), &value, ticket);
                     }
                     return Ok(value);
                 }
