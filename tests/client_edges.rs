@@ -2,8 +2,8 @@
 //! `common::fake` (and our own server where it says so): a URL-mode elicitation without
 //! `elicitationId` (2026-07-28) and with it (2025-11-25); the `Mcp-Param-*` headers and the
 //! `-32020` retry of every call that sends `tools/call`; a server's request on a 2026 response
-//! stream, never answered; the cache around a list change that meets a list in flight. Every
-//! wait is bounded.
+//! stream, never answered; the cache around a list change that meets a list in flight and an
+//! invalid cursor. Every wait is bounded.
 
 #![allow(clippy::unwrap_used, missing_docs)]
 
@@ -456,4 +456,60 @@ async fn a_list_change_during_an_in_flight_list_is_kept() {
     );
     within(client.tools()).await.unwrap();
     assert_eq!(log.with_method("tools/list").len(), 2, "the fresh one is");
+}
+
+#[actix_rt::test]
+async fn an_invalid_cursor_drops_the_cached_pages_and_the_walk_restarts() {
+    let (transport, log) = serve_stdio(|body, before| {
+        let page = |name: &str, next: Option<&str>, ttl: u64| {
+            let mut result = json!({"resultType": "complete", "ttlMs": ttl,
+                "cacheScope": "private", "tools": [{"name": name, "inputSchema": {"type": "object"}}]});
+            if let Some(next) = next {
+                result["nextCursor"] = json!(next);
+            }
+            ok(body, result)
+        };
+        match (
+            body["method"].as_str().unwrap_or(""),
+            body["params"]["cursor"].as_str(),
+        ) {
+            ("server/discover", _) => discover(body),
+            // The server restarted after the first walk: its old cursors are gone.
+            ("tools/list", None) if before == 0 => page("a", Some("old-1"), 60_000),
+            ("tools/list", None) => page("a", Some("new-1"), 60_000),
+            ("tools/list", Some("old-1")) if before < 2 => page("b", None, 0),
+            ("tools/list", Some("new-1")) => page("c", None, 0),
+            ("tools/list", Some(_)) => error(0, body, -32602, json!({"reason": "invalid cursor"})),
+            _ => Reply::Nothing,
+        }
+    });
+    let client = within(builder().connect(transport)).await.unwrap();
+    let names = |tools: Vec<actix_mcp::protocol::Tool>| {
+        tools.into_iter().map(|t| t.name).collect::<Vec<_>>()
+    };
+    assert_eq!(names(within(client.tools()).await.unwrap()), ["a", "b"]);
+    // The first page comes from the cache, its cursor is refused: the cache forgets the pages
+    // and the walk starts again at the server.
+    assert_eq!(names(within(client.tools()).await.unwrap()), ["a", "c"]);
+    let cursors: Vec<Value> = log
+        .with_method("tools/list")
+        .iter()
+        .map(|seen| seen.body["params"]["cursor"].clone())
+        .collect();
+    assert_eq!(
+        cursors,
+        [
+            Value::Null,
+            json!("old-1"),
+            json!("old-1"),
+            Value::Null,
+            json!("new-1")
+        ]
+    );
+
+    // One page with a refused cursor: the error, and the cached pages are gone.
+    let refused = within(client.list_tools(Some("old-1"))).await.unwrap_err();
+    assert_eq!(refused.rpc().map(|e| e.code.0), Some(-32602), "{refused:?}");
+    within(client.list_tools(None)).await.unwrap();
+    assert_eq!(log.with_method("tools/list").len(), 7);
 }

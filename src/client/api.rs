@@ -13,6 +13,7 @@ use super::error::ClientError;
 use super::headers;
 use super::session::{KnowsTool, ProgressCallback};
 use super::{CallOutcome, Client, InputRetry, lifecycle};
+use crate::error::ErrorCode;
 use crate::protocol::{
     CallToolResult, CompleteResult, CompletionArgument, CompletionContext, DiscoverResult,
     GetPromptResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
@@ -247,6 +248,9 @@ impl Client {
         .await
     }
 
+    /// Every page of `method`. With the cache on (2026 era), a cursor the server refuses as
+    /// invalid (`-32602`) restarts the walk once from the first page: the cache dropped the
+    /// list's pages, one of which carried that cursor.
     async fn all_pages<P, T>(
         &self,
         method: &str,
@@ -258,14 +262,30 @@ impl Client {
         let mut items = Vec::new();
         let mut seen = HashSet::new();
         let mut cursor: Option<String> = None;
+        let mut restarted = self.inner.cache.is_none() || !self.is_modern();
         for _ in 0..DEFAULT_PAGE_LIMIT {
-            let page: P = self
+            let answer = self
                 .request(
                     method,
                     cursor_params(cursor.as_deref()),
                     CallOptions::default(),
                 )
-                .await?;
+                .await;
+            let page: P = match answer {
+                Err(ClientError::Rpc(error))
+                    if error.code == ErrorCode::INVALID_PARAMS
+                        && cursor.is_some()
+                        && !restarted =>
+                {
+                    tracing::debug!(method, "the server refused a cursor; listing again");
+                    restarted = true;
+                    items.clear();
+                    seen.clear();
+                    cursor = None;
+                    continue;
+                }
+                answer => answer?,
+            };
             let (page_items, next) = split(page);
             items.extend(page_items);
             match next {

@@ -83,7 +83,7 @@ use std::sync::Mutex;
 use actix_mcp_actors::Notification;
 use tokio::sync::mpsc;
 
-use crate::error::code;
+use crate::error::{ErrorCode, code};
 use crate::protocol::{
     DiscoverResult, Implementation, InitializeResult, InputRequiredResult, InputResponses,
     ProtocolVersion, ResultType, ServerCapabilities, modern::result_type_of,
@@ -347,7 +347,20 @@ impl Client {
                 Some(retry) => Some(retry.apply(params.clone())),
                 None => params.clone(),
             };
-            match self.modern_round(method, sent, options.clone()).await? {
+            let outcome = match self.modern_round(method, sent, options.clone()).await {
+                Err(ClientError::Rpc(error))
+                    if error.code == ErrorCode::INVALID_PARAMS
+                        && params.as_ref().and_then(|p| p.get("cursor")).is_some() =>
+                {
+                    // An invalid cursor: every cached page of the list may be stale.
+                    if let Some((cache, ..)) = &cached {
+                        cache.forget(method);
+                    }
+                    return Err(ClientError::Rpc(error));
+                }
+                outcome => outcome?,
+            };
+            match outcome {
                 CallOutcome::Complete(value) => {
                     if retry.is_none()
                         && let Some((cache, key, ticket)) = cached
