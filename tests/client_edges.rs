@@ -2,8 +2,8 @@
 //! `common::fake` (and our own server where it says so): a URL-mode elicitation without
 //! `elicitationId` (2026-07-28) and with it (2025-11-25); the `Mcp-Param-*` headers and the
 //! `-32020` retry of every call that sends `tools/call`; a server's request on a 2026 response
-//! stream, never answered; the cache around a list change that meets a list in flight and an
-//! invalid cursor. Every wait is bounded.
+//! stream, never answered; the cache around a list change that meets a list in flight, an
+//! invalid cursor and a subscription listened to again. Every wait is bounded.
 
 #![allow(clippy::unwrap_used, missing_docs)]
 
@@ -512,4 +512,33 @@ async fn an_invalid_cursor_drops_the_cached_pages_and_the_walk_restarts() {
     assert_eq!(refused.rpc().map(|e| e.code.0), Some(-32602), "{refused:?}");
     within(client.list_tools(None)).await.unwrap();
     assert_eq!(log.with_method("tools/list").len(), 7);
+}
+
+#[actix_web::test]
+async fn a_relistened_subscription_drops_what_it_may_have_missed() {
+    // Each listen stream ends after its acknowledgement: it broke, and is listened to again.
+    let (url, log) = serve_http(|body, _| match body["method"].as_str().unwrap_or("") {
+        "server/discover" => discover(body),
+        "tools/list" => tools_page(body, 60_000, json!([])),
+        "subscriptions/listen" => Reply::Lines(vec![acknowledged(&body["id"])]),
+        _ => error(404, body, -32601, Value::Null),
+    });
+    let client = within(builder().connect(HttpTransport::new(&url)))
+        .await
+        .unwrap();
+    within(client.tools()).await.unwrap();
+    within(client.tools()).await.unwrap();
+    assert_eq!(log.with_method("tools/list").len(), 1, "cached");
+    let mut events = within(client.listen(tools_filter())).await.unwrap();
+    for _ in 0..2 {
+        let ack = within(events.next()).await.unwrap().unwrap();
+        assert!(matches!(ack, ListenEvent::Acknowledged(_)), "{ack:?}");
+    }
+    assert!(log.with_method("subscriptions/listen").len() >= 2);
+    within(client.tools()).await.unwrap();
+    assert_eq!(
+        log.with_method("tools/list").len(),
+        2,
+        "a change may have been missed while the stream was down"
+    );
 }
