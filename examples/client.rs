@@ -388,7 +388,8 @@ async fn run(cli: &Cli, client: &Client) -> Result<Result<Value, ClientError>, U
         }
     };
     // `request` drives a 2026 server's `input_required` rounds through the handlers above
-    // (sampling, elicitation, roots); `start_request` would return the first round as is.
+    // (sampling, elicitation, roots), and sends a `tools/call` with its `Mcp-Param-*` headers
+    // (retried once on `-32020`); `start_request` would return the first round as is.
     let pending = client.request::<Value>(method, Some(params), options);
     let Some(after) = cli.cancel_after_ms else {
         return Ok(pending.await);

@@ -1,7 +1,8 @@
 //! The command-line client (`examples/client.rs`) as a user runs it: the built binary against
 //! our example servers (`examples/stdio_server` over `--stdio`, `examples/http_server` over
-//! `--url` on a free loopback port) and against `tests/fixtures/cli_peer.py`, a stdio server
-//! doing what ours do not (logging without declaring it, asking for roots).
+//! `--url` on a free loopback port, and `examples/conformance_server` for its header checks) and
+//! against `tests/fixtures/cli_peer.py`, a stdio server doing what ours do not (logging without
+//! declaring it, asking for roots).
 //!
 //! Every subcommand and flag is checked on what it prints: the result as one JSON line on
 //! stdout; progress, log and error lines as JSON on stderr; exit status 0 (done), 1 (the server
@@ -138,9 +139,16 @@ struct HttpServer {
 
 impl HttpServer {
     async fn start() -> Self {
+        Self::start_example("http_server", &["--workers", "1"]).await
+    }
+
+    /// The example server `name` with `args` (after `--port`).
+    async fn start_example(name: &str, args: &[&str]) -> Self {
         let port = free_port();
-        let child = Command::new(common::pipe::example_binary("http_server"))
-            .args(["--port", &port.to_string(), "--workers", "1"])
+        let child = Command::new(common::pipe::example_binary(name))
+            .arg("--port")
+            .arg(port.to_string())
+            .args(args)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .kill_on_drop(true)
@@ -157,7 +165,7 @@ impl HttpServer {
         };
         tokio::time::timeout(RUN_CAP, ready)
             .await
-            .expect("http_server did not listen in time");
+            .unwrap_or_else(|_| panic!("{name} did not listen in time"));
         Self {
             url: format!("http://127.0.0.1:{port}/mcp"),
             _child: child,
@@ -566,4 +574,24 @@ async fn an_unreachable_url_exits_1_with_the_error_on_stderr() {
     let error = client(&["--url", &url, "ping"]).await.failed();
     let message = error["message"].as_str().unwrap();
     assert!(message.contains("127.0.0.1"), "{error}");
+}
+
+#[tokio::test]
+async fn http_calls_mirror_annotated_arguments_in_param_headers() {
+    // The conformance server refuses a call whose Mcp-Param-* headers are missing (-32020):
+    // the CLI's call goes through the same path as `call_tool`.
+    let server = HttpServer::start_example("conformance_server", &[]).await;
+    let run = server
+        .run(&[
+            "call",
+            "test_header_params",
+            r#"{"region":"eu-west","priority":3,"verbose":true,"note":"n"}"#,
+        ])
+        .await
+        .ok();
+    let echoed: Value = serde_json::from_str(&run.text()).unwrap();
+    assert_eq!(
+        echoed,
+        json!({"region": "eu-west", "priority": 3, "verbose": true, "note": "n"})
+    );
 }

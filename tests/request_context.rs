@@ -37,7 +37,7 @@ fn server(probe: Arc<Probe>) -> Server {
                     ElicitRequestURLParams {
                         message: "Sign in to continue".into(),
                         url: "https://example.com/login".into(),
-                        elicitation_id: "login-1".into(),
+                        elicitation_id: Some("login-1".into()),
                         task: None,
                         meta: None,
                     },

@@ -13,7 +13,7 @@ use super::error::ClientError;
 use super::headers;
 use super::session::{KnowsTool, ProgressCallback};
 use super::{CallOutcome, Client, InputRetry, lifecycle};
-use crate::error::code;
+use crate::error::ErrorCode;
 use crate::protocol::{
     CallToolResult, CompleteResult, CompletionArgument, CompletionContext, DiscoverResult,
     GetPromptResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
@@ -248,6 +248,9 @@ impl Client {
         .await
     }
 
+    /// Every page of `method`. With the cache on (2026 era), a cursor the server refuses as
+    /// invalid (`-32602`) restarts the walk once from the first page: the cache dropped the
+    /// list's pages, one of which carried that cursor.
     async fn all_pages<P, T>(
         &self,
         method: &str,
@@ -259,14 +262,30 @@ impl Client {
         let mut items = Vec::new();
         let mut seen = HashSet::new();
         let mut cursor: Option<String> = None;
+        let mut restarted = self.inner.cache.is_none() || !self.is_modern();
         for _ in 0..DEFAULT_PAGE_LIMIT {
-            let page: P = self
+            let answer = self
                 .request(
                     method,
                     cursor_params(cursor.as_deref()),
                     CallOptions::default(),
                 )
-                .await?;
+                .await;
+            let page: P = match answer {
+                Err(ClientError::Rpc(error))
+                    if error.code == ErrorCode::INVALID_PARAMS
+                        && cursor.is_some()
+                        && !restarted =>
+                {
+                    tracing::debug!(method, "the server refused a cursor; listing again");
+                    restarted = true;
+                    items.clear();
+                    seen.clear();
+                    cursor = None;
+                    continue;
+                }
+                answer => answer?,
+            };
             let (page_items, next) = split(page);
             items.extend(page_items);
             match next {
@@ -301,10 +320,11 @@ impl Client {
     /// `tools/call` with options (progress callback, timeout).
     ///
     /// In the 2026 era over HTTP the call carries an `Mcp-Param-*` header for each argument
-    /// the tool's input schema marks with `x-mcp-header`. The client learns those marks from
-    /// `tools/list` results: calling a tool it has not seen listed reads `tools/list` first,
-    /// and a `-32020` (header mismatch) answer makes it read `tools/list` again and retry
-    /// once. A tool the server asks input for is driven to its end ([`mrtr`](super::mrtr)).
+    /// the tool's input schema marks with `x-mcp-header`, as every `tools/call` does whichever
+    /// call sends it ([`Client::request`], [`Client::start_request`], ...): the client learns
+    /// those marks from `tools/list` results, reads `tools/list` first when the tool was not
+    /// listed yet, and on a `-32020` (header mismatch) answer reads it again and retries once.
+    /// A tool the server asks input for is driven to its end ([`mrtr`](super::mrtr)).
     ///
     /// # Errors
     /// See [`ClientError`].
@@ -315,22 +335,8 @@ impl Client {
         options: CallOptions,
     ) -> Result<CallToolResult, ClientError> {
         let params = Self::call_tool_params(name, arguments)?;
-        self.learn_tool_headers(name).await?;
-        let answer = self
-            .request(method::TOOLS_CALL, Some(params.clone()), options.clone())
-            .await;
-        match answer {
-            Err(ClientError::Rpc(error))
-                if self.is_modern() && error.code == code::HEADER_MISMATCH =>
-            {
-                tracing::debug!(tool = name, "header mismatch; reading tools/list again");
-                self.forget_cached(method::TOOLS_LIST);
-                self.tools().await?;
-                self.request(method::TOOLS_CALL, Some(params), options)
-                    .await
-            }
-            other => other,
-        }
+        self.request(method::TOOLS_CALL, Some(params), options)
+            .await
     }
 
     /// One round of `tools/call` (2026 era, manual input mode): `retry` answers the previous
@@ -345,7 +351,6 @@ impl Client {
         retry: Option<InputRetry>,
     ) -> Result<CallOutcome<CallToolResult>, ClientError> {
         let params = Self::call_tool_params(name, arguments)?;
-        self.learn_tool_headers(name).await?;
         self.request_step(
             method::TOOLS_CALL,
             Some(params),
@@ -355,9 +360,19 @@ impl Client {
         .await
     }
 
-    /// Reads `tools/list` when a call is about to name a tool whose `x-mcp-header` marks the
-    /// session does not know (2026 era, over a transport that sends headers).
-    async fn learn_tool_headers(&self, name: &str) -> Result<(), ClientError> {
+    /// Before a `tools/call` (2026 era, over a transport that sends headers): reads
+    /// `tools/list` when the session does not know the named tool's `x-mcp-header` marks.
+    pub(super) async fn learn_tool_headers(
+        &self,
+        method_name: &str,
+        params: Option<&Value>,
+    ) -> Result<(), ClientError> {
+        if method_name != method::TOOLS_CALL {
+            return Ok(());
+        }
+        let Some(name) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else {
+            return Ok(());
+        };
         let known = self
             .inner
             .session
@@ -365,10 +380,17 @@ impl Client {
             .await
             .map_err(|_| ClientError::TransportClosed("the client session has stopped".into()))?;
         if known == Some(false) {
-            self.forget_cached(method::TOOLS_LIST);
-            self.tools().await?;
+            self.relist_tools().await?;
         }
         Ok(())
+    }
+
+    /// Reads `tools/list` again, past the cache, so that the session learns the tools'
+    /// `x-mcp-header` marks (before a call of an unknown tool, after a `-32020`).
+    pub(super) async fn relist_tools(&self) -> Result<(), ClientError> {
+        self.forget_cached(method::TOOLS_LIST);
+        // Boxed: listing is itself a request, whose path leads back here.
+        Box::pin(self.tools()).await.map(|_| ())
     }
 
     /// Drops the cached results of `method_name`.

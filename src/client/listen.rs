@@ -8,7 +8,9 @@
 //! `notifications/cancelled`) the stream ends. When the stream breaks instead (the connection
 //! dropped, the answer's stream closed), the subscription listens again after a bounded
 //! backoff and a new `Acknowledged` follows; after [`RELISTEN_ATTEMPTS`] failures in a row the
-//! stream yields the last error and ends. Dropping the [`Subscription`] ends the listen
+//! stream yields the last error and ends. A change notified while the stream was down is lost:
+//! the cached results the subscription covers are dropped when it breaks and again when it is
+//! acknowledged anew. Dropping the [`Subscription`] ends the listen
 //! request: HTTP closes its stream, stdio sends `notifications/cancelled`.
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions>
@@ -177,6 +179,7 @@ impl Client {
                     return;
                 }
                 Ended::Broken(error) => {
+                    self.drop_missed(&filter);
                     failures += 1;
                     if failures >= RELISTEN_ATTEMPTS {
                         let _ = events.send(Err(error)).await;
@@ -209,9 +212,14 @@ impl Client {
             Err(error) => return Ended::Broken(error),
         };
         let mut pending = std::pin::pin!(pending);
+        let relistened = *failures > 0;
         let mut forward = |notification: Notification| {
             let event = ListenEvent::from_notification(notification);
             if matches!(event, ListenEvent::Acknowledged(_)) {
+                if relistened {
+                    // What changed until now went unnotified.
+                    self.drop_missed(filter);
+                }
                 *failures = 0;
             }
             events.send(Ok(event))
@@ -240,6 +248,37 @@ impl Client {
                 }
                 () = events.closed() => return Ended::Stop(None),
             }
+        }
+    }
+
+    /// Drops the cached results whose changes `filter` would have notified: the subscription
+    /// was down, its notifications may be lost.
+    fn drop_missed(&self, filter: &SubscriptionFilter) {
+        let Some(cache) = &self.inner.cache else {
+            return;
+        };
+        let lists = [
+            (
+                filter.tools_list_changed,
+                method::NOTIFICATION_TOOLS_LIST_CHANGED,
+            ),
+            (
+                filter.prompts_list_changed,
+                method::NOTIFICATION_PROMPTS_LIST_CHANGED,
+            ),
+            (
+                filter.resources_list_changed,
+                method::NOTIFICATION_RESOURCES_LIST_CHANGED,
+            ),
+        ];
+        for (asked, notification) in lists {
+            if asked == Some(true) {
+                cache.invalidate(notification, None);
+            }
+        }
+        for uri in filter.resource_subscriptions.iter().flatten() {
+            let params = serde_json::json!({ "uri": uri });
+            cache.invalidate(method::NOTIFICATION_RESOURCES_UPDATED, Some(&params));
         }
     }
 }

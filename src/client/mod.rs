@@ -83,7 +83,7 @@ use std::sync::Mutex;
 use actix_mcp_actors::Notification;
 use tokio::sync::mpsc;
 
-use crate::error::code;
+use crate::error::{ErrorCode, code};
 use crate::protocol::{
     DiscoverResult, Implementation, InitializeResult, InputRequiredResult, InputResponses,
     ProtocolVersion, ResultType, ServerCapabilities, modern::result_type_of,
@@ -202,14 +202,19 @@ impl Client {
 
     /// Sends a request and returns a handle on its answer at once (see [`PendingRequest`]).
     ///
+    /// In the 2026 era over HTTP a `tools/call` of a tool whose `x-mcp-header` marks the
+    /// client has not learnt yet reads `tools/list` first, so that the call carries its
+    /// `Mcp-Param-*` headers (the `-32020` retry needs [`request`](Self::request)).
+    ///
     /// # Errors
-    /// When the connection is closed.
+    /// When the connection is closed, or the `tools/list` read first fails.
     pub async fn start_request<R: DeserializeOwned>(
         &self,
         method: &str,
         params: Option<Value>,
         options: CallOptions,
     ) -> Result<PendingRequest<R>, ClientError> {
+        self.learn_tool_headers(method, params.as_ref()).await?;
         self.send_call(
             method,
             params,
@@ -299,9 +304,11 @@ impl Client {
     /// Dropping the future before the answer sends `notifications/cancelled` for the request.
     ///
     /// In the 2026 era the request also gets its `_meta`; a `-32022` answer is retried once
-    /// with a version the server lists; a result that asks for input (`tools/call`,
-    /// `prompts/get`, `resources/read`) is driven to its end with the builder's handlers
-    /// ([`mrtr`]); list and read results may come from the cache.
+    /// with a version the server lists; a `tools/call` carries the `Mcp-Param-*` headers of
+    /// its tool (learnt from `tools/list`, read first when the tool was not listed yet) and a
+    /// `-32020` answer to it is retried once after reading `tools/list` again; a result that
+    /// asks for input (`tools/call`, `prompts/get`, `resources/read`) is driven to its end with
+    /// the builder's handlers ([`mrtr`]); list and read results may come from the cache.
     pub async fn request<R: DeserializeOwned>(
         &self,
         method: &str,
@@ -322,12 +329,13 @@ impl Client {
         if !self.is_modern() {
             return self.start_request(method, params, options).await?.await;
         }
-        let cached = self
-            .inner
-            .cache
-            .as_ref()
-            .and_then(|cache| Some((cache, ResultCache::key(method, params.as_ref())?)));
-        if let Some((cache, key)) = &cached
+        // The ticket is taken before the request goes: a change that concerns it from now on
+        // keeps its result out of the cache.
+        let cached = self.inner.cache.as_ref().and_then(|cache| {
+            let key = ResultCache::key(method, params.as_ref())?;
+            Some((cache, key, cache.ticket()))
+        });
+        if let Some((cache, key, _)) = &cached
             && let Some(hit) = cache.get(key)
         {
             return Ok(hit);
@@ -339,12 +347,25 @@ impl Client {
                 Some(retry) => Some(retry.apply(params.clone())),
                 None => params.clone(),
             };
-            match self.modern_round(method, sent, options.clone()).await? {
+            let outcome = match self.modern_round(method, sent, options.clone()).await {
+                Err(ClientError::Rpc(error))
+                    if error.code == ErrorCode::INVALID_PARAMS
+                        && params.as_ref().and_then(|p| p.get("cursor")).is_some() =>
+                {
+                    // An invalid cursor: every cached page of the list may be stale.
+                    if let Some((cache, ..)) = &cached {
+                        cache.forget(method);
+                    }
+                    return Err(ClientError::Rpc(error));
+                }
+                outcome => outcome?,
+            };
+            match outcome {
                 CallOutcome::Complete(value) => {
                     if retry.is_none()
-                        && let Some((cache, key)) = cached
+                        && let Some((cache, key, ticket)) = cached
                     {
-                        cache.put(key, method, params.as_ref(), &value);
+                        cache.put(key, method, params.as_ref(), &value, ticket);
                     }
                     return Ok(value);
                 }
@@ -367,7 +388,8 @@ impl Client {
     }
 
     /// One request of the 2026 era, retried once on `-32022` with a version the server
-    /// lists; its `resultType` read.
+    /// lists, and (a `tools/call`) once on `-32020` after reading `tools/list` again; its
+    /// `resultType` read.
     async fn modern_round(
         &self,
         method: &str,
@@ -375,6 +397,7 @@ impl Client {
         options: CallOptions,
     ) -> Result<CallOutcome<Value>, ClientError> {
         let mut version_retried = false;
+        let mut headers_retried = false;
         loop {
             let answer = self
                 .start_request::<Value>(method, params.clone(), options.clone())
@@ -389,6 +412,16 @@ impl Client {
                         continue;
                     }
                     return Err(ClientError::Rpc(error));
+                }
+                Err(ClientError::Rpc(error))
+                    if error.code == code::HEADER_MISMATCH
+                        && method == crate::protocol::method::TOOLS_CALL
+                        && !headers_retried =>
+                {
+                    headers_retried = true;
+                    tracing::debug!("header mismatch; reading tools/list again");
+                    self.relist_tools().await?;
+                    continue;
                 }
                 other => other?,
             };

@@ -23,6 +23,7 @@ use actix_mcp_actors::RequestId;
 
 use super::error::ClientError;
 use super::handlers::{Handlers, ServerRequest};
+use super::lifecycle::Era;
 use super::session::answer;
 use crate::protocol::{InputRequiredResult, InputResponses, method};
 
@@ -120,7 +121,7 @@ pub(crate) async fn fulfil(
             meta,
             cancellation: CancellationToken::new(),
         };
-        let result = answer(handlers, &request.method, params, info)
+        let result = answer(handlers, Era::Modern, &request.method, params, info)
             .await
             .map_err(|error| ClientError::InputFailed {
                 key: key.clone(),

@@ -5,13 +5,16 @@
 //! lacks and rewrites content kinds it cannot represent (audio before 2025-03-26, resource links
 //! before 2025-06-18, tool use and block arrays in sampling before 2025-11-25) as text.
 //! Result-level `_meta` exists in every revision and is kept; `_meta` on items (tools,
-//! resources, content blocks, ...) arrived in 2025-06-18 and is removed before it.
+//! resources, content blocks, ...) arrived in 2025-06-18 and is removed before it. What
+//! 2026-07-28 removed goes the same way for it (tool `execution`, `task` and a URL
+//! elicitation's `elicitationId`).
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/changelog>
 
 use serde_json::Value;
 
 use super::content::{Annotations, ContentBlock, TextContent};
+use super::elicitation::ElicitRequestParams;
 use super::lifecycle::{ClientCapabilities, Implementation, InitializeResult, ServerCapabilities};
 use super::meta::Meta;
 use super::prompts::{GetPromptResult, ListPromptsResult, Prompt, PromptMessage};
@@ -26,9 +29,10 @@ use super::sampling::{
 use super::tools::{CallToolResult, ListToolsResult, Tool};
 use super::version::ProtocolVersion;
 
-/// A value that can be adapted to what an older protocol revision can represent.
+/// A value that can be adapted to what another protocol revision can represent.
 pub trait ForVersion {
-    /// Removes or rewrites whatever revision `v` does not have; a no-op for the latest revision.
+    /// Removes or rewrites whatever revision `v` does not have; a no-op for 2025-11-25, the
+    /// revision the types follow.
     fn adapt_to(&mut self, v: ProtocolVersion);
 
     /// By-value form of [`ForVersion::adapt_to`].
@@ -412,6 +416,18 @@ impl ForVersion for CreateMessageRequestParams {
             tools.adapt_to(v);
         }
         self.messages.adapt_to(v);
+    }
+}
+
+impl ForVersion for ElicitRequestParams {
+    fn adapt_to(&mut self, v: ProtocolVersion) {
+        match self {
+            Self::Form(form) => clear_unless(&mut form.task, v.has_tasks()),
+            Self::Url(url) => {
+                clear_unless(&mut url.elicitation_id, v.has_elicitation_ids());
+                clear_unless(&mut url.task, v.has_tasks());
+            }
+        }
     }
 }
 

@@ -13,8 +13,8 @@ use serde_json::{Value, json};
 
 use crate::error::{ErrorObject, code};
 use crate::protocol::{
-    ClientCapabilities, CreateMessageRequestParams, ElicitRequestParams, Implementation,
-    JsonObject, LoggingLevel, Meta, ProtocolVersion, ServerCapabilities, method,
+    ClientCapabilities, CreateMessageRequestParams, ElicitRequestParams, ForVersion,
+    Implementation, JsonObject, LoggingLevel, Meta, ProtocolVersion, ServerCapabilities, method,
 };
 
 /// `_meta` key of a request's protocol version (required on every 2026 request).
@@ -265,8 +265,10 @@ pub struct InputRequest {
 }
 
 impl InputRequest {
-    /// An `elicitation/create` input request.
+    /// An `elicitation/create` input request, in its 2026-07-28 shape (a URL-mode
+    /// elicitation's `elicitationId` and any `task` removed).
     pub fn elicitation(params: &ElicitRequestParams) -> Self {
+        let params = params.clone().adapted_to(ProtocolVersion::V2026_07_28);
         Self {
             method: method::ELICITATION_CREATE.to_owned(),
             params: serde_json::to_value(params).ok(),

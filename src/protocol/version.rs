@@ -151,6 +151,12 @@ impl ProtocolVersion {
         self >= Self::V2025_11_25
     }
 
+    /// `elicitationId` on URL-mode elicitations, `notifications/elicitation/complete` and
+    /// `-32042` (2025-11-25 only; 2026-07-28 removed them).
+    pub fn has_elicitation_ids(self) -> bool {
+        self == Self::V2025_11_25
+    }
+
     /// `tools`/`toolChoice` in sampling and tool-use content (2025-11-25+).
     pub fn has_sampling_tools(self) -> bool {
         self >= Self::V2025_11_25

@@ -507,7 +507,8 @@ impl RequestContext {
             .await
     }
 
-    /// Asks the user to visit a URL (URL-mode elicitation, 2025-11-25).
+    /// Asks the user to visit a URL (URL-mode elicitation, 2025-11-25+). `elicitation_id` is
+    /// sent in a 2025-11-25 session, which requires it; a 2026-07-28 input request has none.
     ///
     /// # Errors
     /// See [`elicit`](Self::elicit).

@@ -20,6 +20,7 @@ use serde_json::Value;
 pub mod authz;
 pub mod bearer;
 pub mod client_server;
+pub mod fake;
 pub mod golden;
 pub mod hostile;
 pub mod http;

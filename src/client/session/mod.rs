@@ -27,9 +27,10 @@
 //! [`renewal`]) waits while the session initializes a new one, then is sent again.
 //!
 //! Server-to-client requests (`sampling/createMessage`, `elicitation/create`, `roots/list`,
-//! `ping`) run as futures of this actor, each cancellable by the server's
+//! `ping`) run as futures of this actor ([`serve`]), each cancellable by the server's
 //! `notifications/cancelled`; a handler that fails or panics answers with a JSON-RPC error and
-//! the session goes on.
+//! the session goes on. In the 2026 era, where servers send no requests and clients no
+//! responses, such a request is logged and ignored.
 //!
 //! Lifecycle: Started (reads its inbox) → Running → Stopped on [`Shutdown`] or when the
 //! connection closes: every pending call fails with [`ClientError::TransportClosed`] (or the
@@ -49,15 +50,15 @@ use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use actix_mcp_actors::{ErrorObject, Frame, Incoming, Notification, Request, RequestId, Response};
+use actix_mcp_actors::{Frame, Incoming, Notification, RequestId, Response};
 
 use super::cache::ResultCache;
 use super::error::ClientError;
-use super::handlers::{Handlers, ServerRequest};
+use super::handlers::Handlers;
 use super::headers::{self, ToolHeaders};
 use super::transport::{Inbound, Outgoing, Transport};
 use crate::protocol::{
-    ElicitRequestParams, LoggingLevel, ProgressNotificationParams, ProtocolVersion, method,
+    LoggingLevel, ProgressNotificationParams, ProtocolVersion, method,
     modern::{
         META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION,
         META_SUBSCRIPTION_ID,
@@ -65,9 +66,11 @@ use crate::protocol::{
 };
 
 mod renewal;
+mod serve;
 
 pub(crate) use renewal::EnableRenewal;
 use renewal::Renewal;
+pub(crate) use serve::answer;
 
 /// Called with each `notifications/progress` for a call.
 pub type ProgressCallback = Arc<dyn Fn(ProgressNotificationParams) + Send + Sync>;
@@ -410,102 +413,6 @@ impl ClientSession {
                 }
             }
         }
-    }
-
-    fn on_request(&mut self, request: Request, ctx: &mut Context<Self>) {
-        #[cfg(feature = "otel")]
-        let span = crate::telemetry::ServerSpan::start_handler(
-            &request,
-            if self.transport.mirrors_headers() {
-                crate::telemetry::Network::Tcp
-            } else {
-                crate::telemetry::Network::Pipe
-            },
-        );
-        let Request { id, method, params } = request;
-        let token = CancellationToken::new();
-        let meta = params
-            .as_ref()
-            .and_then(|p| p.get("_meta"))
-            .and_then(Value::as_object)
-            .cloned();
-        let info = ServerRequest {
-            id: id.clone(),
-            meta,
-            cancellation: token.clone(),
-        };
-        let handlers = self.handlers.clone();
-        let params = params.unwrap_or_else(|| Value::Object(Map::new()));
-        let answer = async move {
-            let answering = answer(&handlers, &method, params, info);
-            #[cfg(feature = "otel")]
-            if let Some(span) = span {
-                return span.run_handler(answering).await;
-            }
-            answering.await
-        };
-        let answered_id = id.clone();
-        let handle = ctx.spawn(answer.into_actor(self).map(move |outcome, act, ctx| {
-            act.serving.remove(&answered_id);
-            let frame = Frame::response(&answered_id, &outcome);
-            act.send_quietly(frame, None, ctx);
-        }));
-        if let Some((old, old_token)) = self.serving.insert(id, (handle, token)) {
-            // The server reused the id of a request still being answered: the old one goes.
-            old_token.cancel();
-            ctx.cancel_future(old);
-        }
-    }
-}
-
-/// Runs the handler for one server-to-client request (or one MRTR input request).
-pub(crate) async fn answer(
-    handlers: &Handlers,
-    method: &str,
-    params: Value,
-    info: ServerRequest,
-) -> Result<Value, ErrorObject> {
-    fn decode<T: serde::de::DeserializeOwned>(
-        method: &str,
-        params: Value,
-    ) -> Result<T, ErrorObject> {
-        serde_json::from_value(params).map_err(|err| {
-            ErrorObject::invalid_params(format!("invalid params for {method}: {err}"))
-        })
-    }
-    fn encode<T: serde::Serialize>(result: &T) -> Result<Value, ErrorObject> {
-        serde_json::to_value(result)
-            .map_err(|err| ErrorObject::internal(format!("unserialisable result: {err}")))
-    }
-    let unsupported = || {
-        ErrorObject::method_not_found(method)
-            .with_data(json!({"reason": "this client does not offer it"}))
-    };
-    match method {
-        method::PING => Ok(Value::Object(Map::new())),
-        method::SAMPLING_CREATE_MESSAGE => {
-            let handler = handlers.sampling.as_ref().ok_or_else(unsupported)?;
-            encode(&handler(decode(method, params)?, info).await?)
-        }
-        method::ELICITATION_CREATE => {
-            let handler = handlers.elicitation.as_ref().ok_or_else(unsupported)?;
-            let params: ElicitRequestParams = decode(method, params)?;
-            let allowed = match &params {
-                ElicitRequestParams::Form(_) => handlers.elicitation_form,
-                ElicitRequestParams::Url(_) => handlers.elicitation_url,
-            };
-            if !allowed {
-                return Err(ErrorObject::invalid_params(
-                    "this client does not support that elicitation mode",
-                ));
-            }
-            encode(&handler(params, info).await?)
-        }
-        method::ROOTS_LIST => {
-            let handler = handlers.roots.as_ref().ok_or_else(unsupported)?;
-            encode(&handler(info).await?)
-        }
-        _ => Err(ErrorObject::method_not_found(method)),
     }
 }
 

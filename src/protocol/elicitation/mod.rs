@@ -3,7 +3,13 @@
 //! Form mode collects a flat object described by [`ElicitationSchema`]; URL mode (2025-11-25)
 //! sends the user to a web page. On the wire `mode` is `"form"` (may be absent) or `"url"`.
 //!
-//! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/client/elicitation>
+//! One type serves both eras: a URL-mode elicitation carries an `elicitationId` in 2025-11-25,
+//! which requires it, and none in 2026-07-28, which removed it (with
+//! `notifications/elicitation/complete` and `-32042`); [`ForVersion`](super::ForVersion)
+//! removes it (and `task`) for a 2026 input request.
+//!
+//! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/client/elicitation>,
+//! <https://modelcontextprotocol.io/specification/2026-07-28/client/elicitation>
 
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -89,7 +95,7 @@ impl From<FormRepr> for ElicitRequestFormParams {
     }
 }
 
-/// Params of a URL-mode `elicitation/create` (2025-11-25); written with `mode: "url"`.
+/// Params of a URL-mode `elicitation/create` (2025-11-25+); written with `mode: "url"`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(into = "UrlRepr", from = "UrlRepr")]
 pub struct ElicitRequestURLParams {
@@ -97,8 +103,10 @@ pub struct ElicitRequestURLParams {
     pub message: String,
     /// The URL to open.
     pub url: String,
-    /// Server-chosen id, echoed by `notifications/elicitation/complete`.
-    pub elicitation_id: String,
+    /// Server-chosen id, echoed by `notifications/elicitation/complete`: required in
+    /// 2025-11-25 (a client of that revision refuses a URL elicitation without one), absent in
+    /// 2026-07-28.
+    pub elicitation_id: Option<String>,
     /// Asks for the request to run as a task (2025-11-25).
     pub task: Option<TaskMetadata>,
     /// Request metadata.
@@ -111,7 +119,8 @@ struct UrlRepr {
     mode: UrlTag,
     message: String,
     url: String,
-    elicitation_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    elicitation_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     task: Option<TaskMetadata>,
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
@@ -170,7 +179,7 @@ impl ElicitRequestParams {
         })
     }
 
-    /// URL-mode params.
+    /// URL-mode params with the id 2025-11-25 requires (removed for a 2026 input request).
     pub fn url(
         message: impl Into<String>,
         url: impl Into<String>,
@@ -179,7 +188,7 @@ impl ElicitRequestParams {
         Self::Url(ElicitRequestURLParams {
             message: message.into(),
             url: url.into(),
-            elicitation_id: elicitation_id.into(),
+            elicitation_id: Some(elicitation_id.into()),
             task: None,
             meta: None,
         })
@@ -321,12 +330,22 @@ mod tests {
             "mode": "url", "message": "Log in", "url": "https://example.com/x", "elicitationId": "e1"
         }))
         .unwrap();
-        assert!(matches!(&p, ElicitRequestParams::Url(u) if u.elicitation_id == "e1"));
+        assert!(
+            matches!(&p, ElicitRequestParams::Url(u) if u.elicitation_id.as_deref() == Some("e1"))
+        );
         let bad =
             serde_json::from_value::<ElicitRequestParams>(json!({"mode": "voice", "message": "x"}));
         assert!(bad.is_err());
         let missing_url =
             serde_json::from_value::<ElicitRequestParams>(json!({"mode": "url", "message": "x"}));
         assert!(missing_url.is_err());
+    }
+
+    #[test]
+    fn a_2026_url_elicitation_has_no_id() {
+        let wire = json!({"mode": "url", "message": "Log in", "url": "https://example.com/x"});
+        let p: ElicitRequestParams = serde_json::from_value(wire.clone()).unwrap();
+        assert!(matches!(&p, ElicitRequestParams::Url(u) if u.elicitation_id.is_none()));
+        assert_eq!(serde_json::to_value(&p).unwrap(), wire);
     }
 }
