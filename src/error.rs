@@ -156,6 +156,34 @@ impl McpError {
         serde_json::from_value(self.data.clone()?).ok()
     }
 
+    /// A `-32042` (URL-mode elicitations required, 2025-11-25) as the `input_required` result
+    /// that means the same in 2026-07-28, which has no such code: each elicitation is an input
+    /// request (`url-0`, `url-1`, ...), and the handler is called again once the client has
+    /// answered them. `None` for any other error.
+    pub(crate) fn url_elicitations_as_input(&self) -> Option<crate::protocol::InputRequiredResult> {
+        if self.kind != ErrorKind::UrlElicitationRequired {
+            return None;
+        }
+        let elicitations: Vec<ElicitRequestURLParams> =
+            serde_json::from_value(self.data.as_ref()?.get("elicitations")?.clone()).ok()?;
+        let requests = elicitations
+            .into_iter()
+            .enumerate()
+            .map(|(n, params)| {
+                let params = crate::protocol::ElicitRequestParams::Url(params);
+                (
+                    format!("url-{n}"),
+                    crate::protocol::InputRequest::elicitation(&params),
+                )
+            })
+            .collect();
+        Some(crate::protocol::InputRequiredResult {
+            input_requests: Some(requests),
+            request_state: None,
+            meta: None,
+        })
+    }
+
     /// An error with any JSON-RPC code.
     pub fn code(code: i32, message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Other(ErrorCode(code)), message)

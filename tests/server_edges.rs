@@ -49,6 +49,18 @@ fn server(reports: &Reports) -> Server {
             let roots = cx.list_roots().await?;
             Ok::<_, McpError>(format!("{} roots", roots.roots.len()))
         }))
+        .tool(tool("sign_in", "Needs a sign-in first", |cx: RequestContext| async move {
+            if cx.input_response("url-0").is_some() {
+                return Ok("signed in".to_owned());
+            }
+            cx.notify_elicitation_complete("login-1");
+            let actix_mcp::protocol::ElicitRequestParams::Url(login) =
+                ElicitRequestParams::url("Sign in", "https://example.com/login", "login-1")
+            else {
+                unreachable!("a URL elicitation")
+            };
+            Err(McpError::url_elicitation_required(vec![login]))
+        }))
         .tool(
             tool("counted", "Returns a count", |Arguments(args): Arguments| async move {
                 let n = args.get("n").cloned().unwrap_or(Value::Null);
@@ -223,4 +235,144 @@ async fn non_object_output_is_for_2026_clients_only() {
         json!([1, 2, 3]),
         "{answer}"
     );
+}
+
+/// A malformed answer to an input request is `-32602`, not another round: in a 2026 retry
+/// (checked against the round's sealed requests) and in a 2025-11-25 session's shim.
+#[actix_web::test]
+async fn a_malformed_input_response_is_invalid_params() {
+    let reports = Reports::default();
+    let server = server(&reports);
+    let first = call_2026(1, "ask_explicitly", json!({}), json!({"elicitation": {}}));
+    let answer: Value =
+        serde_json::from_str(&server.handle_json(&first.to_string()).await.unwrap()).unwrap();
+    let state = answer["result"]["requestState"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let mut retry = call_2026(2, "ask_explicitly", json!({}), json!({"elicitation": {}}));
+    retry["params"]["requestState"] = json!(state);
+    retry["params"]["inputResponses"] = json!({"ok": {"action": "bogus"}});
+    let answer: Value =
+        serde_json::from_str(&server.handle_json(&retry.to_string()).await.unwrap()).unwrap();
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("inputResponses"),
+        "{answer}"
+    );
+
+    let mut client = PipeClient::connect(&server, json!({"elicitation": {}})).await;
+    client
+        .send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                     "params": {"name": "ask_explicitly", "arguments": {}}}))
+        .await;
+    let asked = client.read().await;
+    assert_eq!(asked["method"], "elicitation/create", "{asked}");
+    client
+        .send(json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "bogus"}}))
+        .await;
+    let answer = client.read().await;
+    assert_eq!(answer["id"], 3, "{answer}");
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+}
+
+/// 2026-07-28 has no `-32042` and no `notifications/elicitation/complete`: a handler that
+/// needs URL-mode elicitations first answers `input_required` with them (no id), and its
+/// completion notification is not sent; a 2025-11-25 session still gets `-32042`.
+#[actix_web::test]
+async fn url_elicitations_required_are_an_input_round_in_2026() {
+    let reports = Reports::default();
+    let srv = spawn(server(&reports).http("/mcp"), 1);
+    let caps = json!({"elicitation": {"url": {}}});
+    let client = Client::new(&srv.url);
+    let body = call_2026(1, "sign_in", json!({}), caps.clone());
+    let response = common::http::send(client.modern_builder(&body)).await;
+    let answer = read_answer(response, &json!(1)).await;
+    assert!(answer.before.is_empty(), "sent {:?}", answer.before);
+    let result = &answer.response["result"];
+    assert_eq!(
+        result["resultType"], "input_required",
+        "{}",
+        answer.response
+    );
+    let request = &result["inputRequests"]["url-0"];
+    assert_eq!(request["method"], "elicitation/create", "{request}");
+    assert_eq!(request["params"]["mode"], "url", "{request}");
+    assert!(
+        request["params"].get("elicitationId").is_none(),
+        "{request}"
+    );
+    let (status, undeclared) =
+        post_2026(&srv.url, &call_2026(2, "sign_in", json!({}), json!({}))).await;
+    assert_eq!(
+        (status, undeclared["error"]["code"].clone()),
+        (StatusCode::BAD_REQUEST, json!(-32021))
+    );
+
+    let mut session = srv.client();
+    session.initialize(caps).await;
+    let answer = session.call(json!(3), "sign_in", json!({})).await;
+    assert_eq!(
+        answer.response["error"]["code"], -32042,
+        "{}",
+        answer.response
+    );
+    srv.stop().await;
+}
+
+/// A present but malformed 2026 `_meta` (client info, capability shapes) is a 400 as a missing
+/// one; `-32022` and `server/discover` list every version served, newest first.
+#[actix_web::test]
+async fn a_malformed_envelope_is_400_and_versions_are_listed_whole() {
+    let reports = Reports::default();
+    let srv = spawn(server(&reports).http("/mcp"), 1);
+    let client = Client::new(&srv.url);
+    for meta in [
+        json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+               "io.modelcontextprotocol/clientCapabilities": {}, "io.modelcontextprotocol/clientInfo": 5}),
+        json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+               "io.modelcontextprotocol/clientCapabilities": {"sampling": 5}}),
+        json!("oops"),
+    ] {
+        let body =
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}});
+        let response = common::http::send(client.modern_builder(&body)).await;
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{meta}");
+        let answer = read_answer(response, &json!(1)).await;
+        assert_eq!(
+            answer.response["error"]["code"], -32602,
+            "{}",
+            answer.response
+        );
+    }
+    let all = json!([
+        "2026-07-28",
+        "2025-11-25",
+        "2025-06-18",
+        "2025-03-26",
+        "2024-11-05"
+    ]);
+    let mut body = call_2026(2, "counted", json!({"n": 1}), json!({}));
+    body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2099-01-01");
+    let mut request = client.modern_builder(&body).build().unwrap();
+    request
+        .headers_mut()
+        .insert("MCP-Protocol-Version", "2099-01-01".parse().unwrap());
+    let response = common::http::send_request(client.http(), request).await;
+    let answer = read_answer(response, &json!(2)).await;
+    assert_eq!(
+        answer.response["error"]["code"], -32022,
+        "{}",
+        answer.response
+    );
+    assert_eq!(answer.response["error"]["data"]["supported"], all);
+    let discover = json!({"jsonrpc": "2.0", "id": 3, "method": "server/discover", "params": {"_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}}}});
+    let (_, answer) = post_2026(&srv.url, &discover).await;
+    assert_eq!(answer["result"]["supportedVersions"], all, "{answer}");
+    srv.stop().await;
 }

@@ -24,6 +24,14 @@ use common::http::{Client, VERSION, http_client, spawn};
 use common::sse::SseReader;
 
 const MODERN: &str = "2026-07-28";
+/// Every version the server serves, newest first (`supportedVersions`, `data.supported`).
+const ALL_VERSIONS: [&str; 5] = [
+    "2026-07-28",
+    "2025-11-25",
+    "2025-06-18",
+    "2025-03-26",
+    "2024-11-05",
+];
 
 fn schema_2026() -> &'static Value {
     static SCHEMA: OnceLock<Value> = OnceLock::new();
@@ -256,7 +264,7 @@ async fn discover_describes_the_server_with_cache_hints_and_server_info() {
     assert_eq!(status, StatusCode::OK);
     let result = &response["result"];
     assert_valid_2026("DiscoverResult", result);
-    assert_eq!(result["supportedVersions"], json!([MODERN]));
+    assert_eq!(result["supportedVersions"], json!(ALL_VERSIONS));
     assert_eq!(result["resultType"], "complete");
     assert_eq!(result["ttlMs"], 60_000);
     assert_eq!(result["cacheScope"], "private");
@@ -365,7 +373,7 @@ async fn a_bad_envelope_gets_400_with_the_specific_code_and_the_request_id() {
     assert_eq!(response["error"]["code"], -32022);
     assert_eq!(
         response["error"]["data"],
-        json!({"supported": [MODERN], "requested": "v999.0.0"})
+        json!({"supported": ALL_VERSIONS, "requested": "v999.0.0"})
     );
     // Header and body disagreeing: -32020.
     let (status, _, response) = client.send(&body, &[]).await;
@@ -661,7 +669,7 @@ async fn stdio_serves_both_eras_in_one_process() {
         .unwrap();
     let response: Value = serde_json::from_str(&line).unwrap();
     assert_valid_2026("JSONRPCResultResponse", &response);
-    assert_eq!(response["result"]["supportedVersions"], json!([MODERN]));
+    assert_eq!(response["result"]["supportedVersions"], json!(ALL_VERSIONS));
     // A legacy request without initialize is still refused, then the handshake works.
     send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})).await;
     let line = tokio::time::timeout(WAIT, lines.next())

@@ -52,35 +52,6 @@ impl RequestMeta {
         params?.get("_meta")?.get(META_PROTOCOL_VERSION)?.as_str()
     }
 
-    /// Checks the envelope of a request's params as [`parse`](Self::parse) does (the same
-    /// errors), without building it: the fields are there, of the right JSON types, and the
-    /// version is served. The capabilities' and client info's inner shapes are left to `parse`.
-    ///
-    /// # Errors
-    /// See [`parse`](Self::parse).
-    pub fn check(params: Option<&Value>) -> Result<(), ErrorObject> {
-        let Some(meta) = params
-            .and_then(|p| p.get("_meta"))
-            .and_then(Value::as_object)
-        else {
-            return Self::parse(params).map(drop);
-        };
-        let version = meta.get(META_PROTOCOL_VERSION).and_then(Value::as_str);
-        let capabilities = meta.get(META_CLIENT_CAPABILITIES).map(Value::is_object);
-        let log_level_ok = match meta.get(META_LOG_LEVEL) {
-            None | Some(Value::Null) => true,
-            Some(value) => LoggingLevel::deserialize(value).is_ok(),
-        };
-        match (version, capabilities) {
-            (Some(v), Some(true)) if log_level_ok => match v.parse::<ProtocolVersion>() {
-                Ok(version) if version.is_stateless() => Ok(()),
-                _ => Err(unsupported_version(v)),
-            },
-            // The precise error comes from the full parse.
-            _ => Self::parse(params).map(drop),
-        }
-    }
-
     /// Reads and checks the envelope of a request's params.
     ///
     /// # Errors
@@ -158,20 +129,30 @@ impl RequestMeta {
     }
 }
 
-/// `-32022` for a version the server does not serve statelessly, listing the ones it does.
+/// `-32022` for a version the server does not serve statelessly, listing every version it
+/// serves (`data.supported`, newest first: both eras, as a dual-era server lists them) and
+/// the one requested (`data.requested`).
 pub fn unsupported_version(requested: &str) -> ErrorObject {
-    let supported: Vec<&str> = ProtocolVersion::STATELESS
+    // Every version served, newest first: the stateless ones and, this being a dual-era
+    // server, those of the `initialize` handshake (as the versioning page's example lists).
+    let supported: Vec<&str> = ProtocolVersion::ALL
         .iter()
+        .rev()
         .map(|v| v.as_str())
         .collect();
-    ErrorObject::new(
-        code::UNSUPPORTED_PROTOCOL_VERSION,
-        format!(
+    let message = match requested.parse::<ProtocolVersion>() {
+        Ok(version) if !version.is_stateless() => format!(
+            "protocol version {requested:?} is served through the initialize handshake, not \
+             per-request _meta; supported: {}",
+            supported.join(", ")
+        ),
+        _ => format!(
             "unsupported protocol version {requested:?}; supported: {}",
             supported.join(", ")
         ),
-    )
-    .with_data(json!({ "supported": supported, "requested": requested }))
+    };
+    ErrorObject::new(code::UNSUPPORTED_PROTOCOL_VERSION, message)
+        .with_data(json!({ "supported": supported, "requested": requested }))
 }
 
 /// `-32021`: the request needs `required` (a `ClientCapabilities` object) and did not declare
@@ -289,6 +270,26 @@ impl InputRequest {
             method: method::ROOTS_LIST.to_owned(),
             params: None,
         }
+    }
+
+    /// Checks the client's answer to an input request of `method`: an `elicitation/create`
+    /// answer must be an elicitation result, a `sampling/createMessage` one a sampling result,
+    /// a `roots/list` one a roots list. `Err` says what is wrong; other methods pass.
+    ///
+    /// # Errors
+    /// When the answer does not have its method's result shape.
+    pub fn check_response(method_name: &str, answer: &Value) -> Result<(), String> {
+        let checked = match method_name {
+            method::ELICITATION_CREATE => {
+                crate::protocol::ElicitResult::deserialize(answer).map(drop)
+            }
+            method::SAMPLING_CREATE_MESSAGE => {
+                crate::protocol::CreateMessageResult::deserialize(answer).map(drop)
+            }
+            method::ROOTS_LIST => crate::protocol::ListRootsResult::deserialize(answer).map(drop),
+            _ => Ok(()),
+        };
+        checked.map_err(|err| format!("not a valid {method_name} result: {err}"))
     }
 
     /// The client capability this request needs (`elicitation`, `sampling` or `roots`), as a
@@ -524,32 +525,6 @@ mod tests {
     }
 
     #[test]
-    fn check_gives_the_same_verdict_as_parse() {
-        let cases = [
-            None,
-            Some(json!({})),
-            meta(json!({ META_CLIENT_CAPABILITIES: {} })),
-            meta(json!({ META_PROTOCOL_VERSION: "2026-07-28" })),
-            meta(json!({ META_PROTOCOL_VERSION: "2026-07-28", META_CLIENT_CAPABILITIES: [] })),
-            meta(json!({ META_PROTOCOL_VERSION: "v9", META_CLIENT_CAPABILITIES: {} })),
-            meta(
-                json!({ META_PROTOCOL_VERSION: "2026-07-28", META_CLIENT_CAPABILITIES: {}, META_LOG_LEVEL: "x" }),
-            ),
-            meta(
-                json!({ META_PROTOCOL_VERSION: "2026-07-28", META_CLIENT_CAPABILITIES: {}, META_LOG_LEVEL: "info" }),
-            ),
-            meta(json!({ META_PROTOCOL_VERSION: "2026-07-28", META_CLIENT_CAPABILITIES: {} })),
-        ];
-        for params in cases {
-            let checked = RequestMeta::check(params.as_ref()).map_err(|e| (e.code, e.data));
-            let parsed = RequestMeta::parse(params.as_ref())
-                .map(drop)
-                .map_err(|e| (e.code, e.data));
-            assert_eq!(checked, parsed, "{params:?}");
-        }
-    }
-
-    #[test]
     fn refuses_unknown_and_stateful_versions_with_the_supported_list() {
         for version in ["v999.0.0", "2025-11-25"] {
             let params =
@@ -560,7 +535,10 @@ mod tests {
             assert_eq!(err.code, code::UNSUPPORTED_PROTOCOL_VERSION);
             assert_eq!(
                 err.data,
-                Some(json!({ "supported": ["2026-07-28"], "requested": version }))
+                Some(json!({
+                    "supported": ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"],
+                    "requested": version,
+                }))
             );
         }
     }

@@ -523,8 +523,17 @@ impl RequestContext {
     }
 
     /// Tells the client a URL-mode elicitation finished (`notifications/elicitation/complete`).
-    /// It travels on this request's stream, or the session's when that one is closed.
+    /// It travels on this request's stream, or the session's when that one is closed. Does
+    /// nothing in a 2026-07-28 request: that revision has no such notification (the client
+    /// learns of the completion when it retries).
     pub fn notify_elicitation_complete(&self, elicitation_id: &str) {
+        if self.is_stateless() {
+            tracing::debug!(
+                elicitation_id,
+                "notifications/elicitation/complete is not sent to a 2026-07-28 client"
+            );
+            return;
+        }
         let params = serde_json::json!({ "elicitationId": elicitation_id });
         let frame = actix_mcp_actors::Frame::notification(
             method::NOTIFICATION_ELICITATION_COMPLETE,

@@ -42,7 +42,7 @@ use serde_json::Value;
 use actix_mcp_actors::SupervisedError;
 
 use crate::error::McpError;
-use crate::protocol::{InputRequiredResult, InputResponses};
+use crate::protocol::{InputRequest, InputRequiredResult, InputResponses};
 use crate::server::ServerInner;
 use crate::server::context::{RequestContext, RoundInput};
 
@@ -112,6 +112,14 @@ impl Mrtr {
                 .map_err(|err| McpError::invalid_params(err.to_string()))?,
             Some(_) => return Err(McpError::invalid_params("requestState must be a string")),
         };
+        // A malformed answer is an error, not another round (extra answers are ignored).
+        for (key, method_name) in &opened.asked {
+            if let Some(answer) = responses.get(key) {
+                InputRequest::check_response(method_name, answer).map_err(|err| {
+                    McpError::invalid_params(format!("inputResponses[\"{key}\"] is {err}"))
+                })?;
+            }
+        }
         if let Some(id) = &opened.id
             && server.mrtr.single_use
             && !server.mrtr.seen.claim(id, opened.expires)
@@ -202,6 +210,12 @@ impl Mrtr {
             parked: outcome.parked.clone(),
             round: self.opened.round.saturating_add(1),
             answers: outcome.answers.clone(),
+            asked: result
+                .input_requests
+                .iter()
+                .flatten()
+                .map(|(key, request)| (key.clone(), request.method.clone()))
+                .collect(),
             id: server
                 .mrtr
                 .single_use

@@ -326,6 +326,14 @@ pub(crate) struct Payload {
         skip_serializing_if = "InputResponses::is_empty"
     )]
     pub(crate) answers: InputResponses,
+    /// The method of each input request the round asked, by key: the retry's answers are
+    /// checked against them.
+    #[serde(
+        rename = "k",
+        default,
+        skip_serializing_if = "std::collections::BTreeMap::is_empty"
+    )]
+    pub(crate) asked: std::collections::BTreeMap<String, String>,
     /// This state's own id: a single-use state is refused once a retry has used it.
     #[serde(rename = "u", default, skip_serializing_if = "Option::is_none")]
     pub(crate) id: Option<String>,

@@ -10,7 +10,7 @@
 use futures::future::try_join_all;
 
 use crate::error::McpError;
-use crate::protocol::{InputRequiredResult, InputResponses};
+use crate::protocol::{InputRequest, InputRequiredResult, InputResponses};
 use crate::server::context::{RequestContext, RoundInput};
 
 /// Asks the session's client every input request of `result`, at once, and returns the round
@@ -33,6 +33,12 @@ pub(crate) async fn ask(
             .request_client(&request.method, request.params)
             .await
             .map_err(McpError::from)?;
+        InputRequest::check_response(&request.method, &answer).map_err(|err| {
+            McpError::invalid_params(format!(
+                "the client's answer to {} is {err}",
+                request.method
+            ))
+        })?;
         Ok::<_, McpError>((key, answer))
     }))
     .await?;

@@ -102,7 +102,7 @@ pub(super) fn check_offered(server: &ServerInner, method_name: &str) -> Result<(
     }
 }
 
-/// `server/discover`: the stateless versions served, the capabilities, the instructions, and
+/// `server/discover`: the versions served (both eras), the capabilities, the instructions, and
 /// the server's info in `_meta`.
 pub(super) fn discover(server: &Arc<ServerInner>) -> Result<Reply, McpError> {
     let mut capabilities = capabilities(server);
@@ -117,8 +117,10 @@ pub(super) fn discover(server: &Arc<ServerInner>) -> Result<Reply, McpError> {
         }
     }
     let result = DiscoverResult {
-        supported_versions: ProtocolVersion::STATELESS
+        // Every version this dual-era server serves, newest first.
+        supported_versions: ProtocolVersion::ALL
             .iter()
+            .rev()
             .map(|v| v.as_str().to_owned())
             .collect(),
         capabilities,
@@ -152,6 +154,11 @@ pub(super) fn input_required(
     method_name: &str,
     error: McpError,
 ) -> Result<Reply, McpError> {
+    // 2026-07-28 has no -32042: URL-mode elicitations a request needs first are its input.
+    let error = match error.url_elicitations_as_input() {
+        Some(result) => McpError::input_required(result),
+        None => error,
+    };
     if error.kind() != crate::error::ErrorKind::InputRequired {
         return Err(error);
     }

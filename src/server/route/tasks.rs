@@ -28,7 +28,8 @@ use actix_mcp_actors::{
 use crate::error::{McpError, code};
 use crate::protocol::modern::{TASKS_EXTENSION, missing_capability};
 use crate::protocol::{
-    CallToolResult, ForVersion, TaskRequestParams, TaskStatus, TaskSupport, UpdateTaskRequestParams,
+    CallToolResult, ForVersion, InputRequest, TaskRequestParams, TaskStatus, TaskSupport,
+    UpdateTaskRequestParams,
 };
 use crate::server::ServerInner;
 use crate::server::context::RequestContext;
@@ -310,6 +311,16 @@ pub(super) async fn update_task(
     let p: UpdateTaskRequestParams = take_params(request)?;
     let caller = caller(cx);
     let stored = service.get(&p.task_id, caller.as_deref()).await?;
+    // A malformed answer to a request the task shows is an error, not another round.
+    if let Some(shown) = &stored.task.input_requests {
+        for (key, answer) in &p.input_responses {
+            if let Some(request) = shown.get(key) {
+                InputRequest::check_response(&request.method, answer).map_err(|err| {
+                    McpError::invalid_params(format!("inputResponses[\"{key}\"] is {err}"))
+                })?;
+            }
+        }
+    }
     if stored.task.status == TaskStatus::InputRequired {
         if let Some(run) = service.runner(&p.task_id) {
             // A mailbox error means the task just ended: nothing is waiting for the answers.

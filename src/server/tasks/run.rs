@@ -119,6 +119,12 @@ impl Invoked<'_> {
                 ErrorKind::ToolFailed => {
                     RoundOutcome::Result(CallToolResult::error_text(error.message()))
                 }
+                // 2026-07-28 (the only revision with tasks) has no -32042: its elicitations
+                // are the task's input.
+                ErrorKind::UrlElicitationRequired => match error.url_elicitations_as_input() {
+                    Some(input) => RoundOutcome::InputRequired(input),
+                    None => RoundOutcome::Failed(error.to_error_object()),
+                },
                 ErrorKind::InputRequired => match error.as_input_required() {
                     Some(input) => RoundOutcome::InputRequired(input),
                     None => RoundOutcome::Failed(ErrorObject::internal(

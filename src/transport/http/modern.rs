@@ -260,7 +260,8 @@ fn check(
         // Neither era: the header names a revision this server does not know.
         return Err(bad(unsupported_version(header)));
     }
-    if let Err(error) = RequestMeta::check(request.params.as_ref()) {
+    // The whole envelope, inner shapes included: a malformed one is a 400 as a missing one.
+    if let Err(error) = RequestMeta::parse(request.params.as_ref()) {
         return Err(bad(error));
     }
     if method::REMOVED_IN_2026.contains(&request.method.as_str()) {
