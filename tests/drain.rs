@@ -520,3 +520,97 @@ async fn the_example_server_drains_on_sigterm_and_exits_zero() {
         .unwrap();
     assert!(status.success(), "{status}");
 }
+
+/// The `_meta` of a 2026 request.
+fn meta_2026() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    })
+}
+
+/// stdio: a listen stream ends with its closing result as soon as the drain starts (it would
+/// otherwise run until the deadline), and the server returns without waiting for the deadline.
+#[actix_web::test]
+async fn stdio_ends_listen_streams_when_the_drain_starts() {
+    let gate = Gate::default();
+    let mut stdio = Stdio::start(&server(&gate)).await;
+    stdio
+        .send(
+            json!({"jsonrpc": "2.0", "id": 5, "method": "subscriptions/listen", "params": {
+            "_meta": meta_2026(), "notifications": {"toolsListChanged": true}}}),
+        )
+        .await;
+    let ack = stdio.read().await;
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+    let started = tokio::time::Instant::now();
+    stdio.shutdown(Duration::from_secs(30));
+    let closed = stdio.read().await;
+    assert_eq!(closed["id"], 5, "{closed}");
+    assert_eq!(
+        closed["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        5
+    );
+    stdio.finished().await.unwrap();
+    assert!(
+        started.elapsed() < WAIT,
+        "the drain waited for the listen stream"
+    );
+}
+
+/// stdio: a 2026 request still running at the deadline is answered with an error (its
+/// revision forbids `notifications/cancelled` from a server outside listen streams).
+#[actix_web::test]
+async fn stdio_answers_a_2026_request_cut_by_the_drain_with_an_error() {
+    let gate = Gate::default();
+    let mut stdio = Stdio::start(&server(&gate)).await;
+    stdio
+        .send(
+            json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
+            "name": "slow", "arguments": {}, "_meta": meta_2026()}}),
+        )
+        .await;
+    gate.started.wait_for(1).await;
+    stdio.shutdown(Duration::from_millis(100));
+    let answer = stdio.read().await;
+    assert_eq!(answer["id"], 9, "not an answer: {answer}");
+    assert_eq!(answer["error"]["code"], -32800, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(SHUTDOWN_REASON),
+        "{answer}"
+    );
+    gate.stopped.wait_for(1).await;
+    stdio.finished().await.unwrap();
+}
+
+/// HTTP: a listen stream ends with its closing result as soon as the drain starts, and the
+/// drain does not wait for it.
+#[actix_web::test]
+async fn http_listen_streams_end_when_the_drain_starts() {
+    let (_gate, srv) = start(|mcp| mcp);
+    let client = common::http::Client::new(&srv.url);
+    let listen = json!({"jsonrpc": "2.0", "id": 5, "method": "subscriptions/listen", "params": {
+        "_meta": meta_2026(), "notifications": {"toolsListChanged": true}}});
+    let mut reader = SseReader::new(send(client.modern_builder(&listen)).await);
+    let ack = reader.next_message().await;
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+    let drained = drain(&srv, Duration::from_secs(30));
+    let closed = reader.next_message().await;
+    assert_eq!(closed["id"], 5, "{closed}");
+    assert_eq!(
+        closed["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        5
+    );
+    let report = tokio::time::timeout(WAIT, drained).await.unwrap().unwrap();
+    assert_eq!(report.cancelled, 0, "{report:?}");
+    srv.stop().await;
+}

@@ -582,3 +582,46 @@ fn ask_name_without_elicitation_is_an_error_result_and_sends_nothing() {
     assert_eq!(response["result"]["isError"], true, "{response}");
     server.assert_ping(43);
 }
+
+/// SIGTERM while a 2026 listen stream is open and stdin stays open: the stream gets its closing
+/// result at once and the process exits 0 well within the drain deadline (the blocked read of
+/// stdin does not hold it).
+#[cfg(unix)]
+#[test]
+fn sigterm_ends_listen_streams_and_exits_with_stdin_open() {
+    use rustix::process::{Pid, Signal, kill_process};
+
+    let mut server = StdioServer::spawn();
+    server.send(
+        &json!({"jsonrpc": "2.0", "id": 3, "method": "subscriptions/listen", "params": {
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+            "notifications": {"toolsListChanged": true},
+        }}),
+    );
+    let ack = server.recv();
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+    let child = server.child.as_ref().unwrap();
+    let pid = Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
+    let signalled = std::time::Instant::now();
+    kill_process(pid, Signal::TERM).unwrap();
+    let closed = server.recv();
+    assert_eq!(closed["id"], 3, "{closed}");
+    // stdin stays open: the process must not wait for it.
+    let mut child = server.child.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait());
+    });
+    let status = rx
+        .recv_timeout(WAIT)
+        .unwrap_or_else(|_| panic!("still running {WAIT:?} after SIGTERM with stdin open"))
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+    assert!(signalled.elapsed() < WAIT);
+}

@@ -230,7 +230,8 @@ impl Handler<Cancel> for InFlight {
 
 /// Stop this request and tell its peer: `notifications/cancelled` (with the request's id and
 /// `reason`) goes out on the request's outlet first, then the request ends as on [`Cancel`]
-/// and sends no response. Sent by [`SessionHandle::abort_all`](crate::SessionHandle::abort_all)
+/// and sends no response; or, for a request whose scope says so
+/// ([`RequestScope::answer_aborts_with`]), an error response takes the notification's place. Sent by [`SessionHandle::abort_all`](crate::SessionHandle::abort_all)
 /// when a draining server's deadline passes.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
@@ -244,8 +245,14 @@ impl Handler<Abort> for InFlight {
 
     fn handle(&mut self, msg: Abort, ctx: &mut Self::Context) {
         tracing::debug!(id = %self.scope.id(), reason = %msg.reason, "request aborted");
-        // An outlet that carries only the response (a JSON answer) just finishes.
-        if self.scope.outlet().accepts(FrameKind::Notification) {
+        if let Some(code) = self.scope.abort_code() {
+            // Its revision forbids a server's cancellation: it is answered with an error.
+            self.scope.forget();
+            let error = ErrorObject::new(code, format!("request cancelled: {}", msg.reason));
+            let frame = Frame::error(Some(self.scope.id()), &error);
+            self.scope.outlet().deliver_or_log(frame, "abort error");
+        } else if self.scope.outlet().accepts(FrameKind::Notification) {
+            // An outlet that carries only the response (a JSON answer) just finishes.
             let params = serde_json::json!({ "requestId": self.scope.id(), "reason": msg.reason });
             let frame = Frame::notification("notifications/cancelled", Some(&params));
             self.scope.outlet().deliver_or_log(frame, "cancellation");

@@ -50,6 +50,9 @@ struct ScopeInner {
     tool_calls: Mutex<Vec<Recipient<CancelCall>>>,
     /// What the request's work keeps until the request ends (see [`Holds`]).
     holds: Mutex<Holds>,
+    /// When set, an aborted request is answered with an error of this code instead of being
+    /// told `notifications/cancelled`.
+    abort_code: OnceLock<crate::jsonrpc::ErrorCode>,
     metrics: Arc<Metrics>,
 }
 
@@ -95,6 +98,7 @@ impl RequestScope {
                 made_peer_requests: AtomicBool::new(false),
                 tool_calls: Mutex::new(Vec::new()),
                 holds: Mutex::new(Holds::none()),
+                abort_code: OnceLock::new(),
                 metrics,
             }),
         }
@@ -145,6 +149,20 @@ impl RequestScope {
         for call in calls {
             call.do_send(CancelCall);
         }
+    }
+
+    /// Answers this request with an error of `code` (its message saying why) if it is aborted
+    /// ([`Abort`](crate::Abort): a drain's deadline passed), instead of telling the peer
+    /// `notifications/cancelled`: for a protocol revision whose servers must not send that
+    /// notification. The first call counts.
+    pub fn answer_aborts_with(&self, code: crate::jsonrpc::ErrorCode) {
+        let _ = self.inner.abort_code.set(code);
+    }
+
+    /// The code an aborted request is answered with, if any (see
+    /// [`answer_aborts_with`](Self::answer_aborts_with)).
+    pub(crate) fn abort_code(&self) -> Option<crate::jsonrpc::ErrorCode> {
+        self.inner.abort_code.get().copied()
     }
 
     /// Keeps `holds` until the request ends (with whatever it holds already).

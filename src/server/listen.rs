@@ -12,12 +12,12 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, Weak};
+use std::sync::{Arc, Mutex, Weak};
 
 use actix::{Actor, ActorContext, Addr, Context, Handler, Message};
 use serde_json::{Map, Value, json};
 
-use actix_mcp_actors::{Frame, Outlet, RequestId};
+use actix_mcp_actors::{Frame, Metrics, Outlet, RequestId};
 
 use crate::protocol::SubscriptionFilter;
 use crate::protocol::method;
@@ -47,8 +47,15 @@ pub(crate) enum Change {
 #[derive(Default)]
 pub(crate) struct Listeners {
     /// By key: the listener, or `None` while its request is still preparing it.
-    open: Mutex<HashMap<u64, Option<Addr<Listener>>>>,
+    open: Mutex<HashMap<u64, Place>>,
     next: AtomicU64,
+}
+
+/// One taken place: its listener, once started, and the transport its request came over (its
+/// gauges identify it), so that a transport's drain ends its own listeners.
+struct Place {
+    listener: Option<Addr<Listener>>,
+    transport: Arc<Metrics>,
 }
 
 impl fmt::Debug for Listeners {
@@ -60,7 +67,7 @@ impl fmt::Debug for Listeners {
 }
 
 impl Listeners {
-    fn open(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Option<Addr<Listener>>>> {
+    fn open(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Place>> {
         self.open
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -73,13 +80,19 @@ impl Listeners {
 
     /// Takes a place for a listener unless `limit` are taken, counting and taking under one
     /// lock; its key, to [`fill`](Self::fill) and [`remove`](Self::remove) it.
-    pub(crate) fn reserve(&self, limit: usize) -> Option<u64> {
+    pub(crate) fn reserve(&self, limit: usize, transport: Arc<Metrics>) -> Option<u64> {
         let mut open = self.open();
         if open.len() >= limit {
             return None;
         }
         let key = self.next.fetch_add(1, Ordering::Relaxed);
-        open.insert(key, None);
+        open.insert(
+            key,
+            Place {
+                listener: None,
+                transport,
+            },
+        );
         Some(key)
     }
 
@@ -88,10 +101,27 @@ impl Listeners {
     pub(crate) fn fill(&self, key: u64, addr: Addr<Listener>) -> bool {
         match self.open().get_mut(&key) {
             Some(place) => {
-                *place = Some(addr);
+                place.listener = Some(addr);
                 true
             }
             None => false,
+        }
+    }
+
+    /// Ends the listeners of requests that came over `transport` (it drains): each answers its
+    /// closing result at once. A place still being prepared is given up, so its listener stops
+    /// as soon as it starts.
+    pub(crate) fn stop_on(&self, transport: &Arc<Metrics>) {
+        let mut stopped = Vec::new();
+        self.open().retain(|_, place| {
+            if !Arc::ptr_eq(&place.transport, transport) {
+                return true;
+            }
+            stopped.extend(place.listener.take());
+            false
+        });
+        for listener in stopped {
+            listener.do_send(StopListening);
         }
     }
 
@@ -102,7 +132,11 @@ impl Listeners {
 
     /// Tells every open listener about `change`.
     pub(crate) fn publish(&self, change: &Change) {
-        let open: Vec<Addr<Listener>> = self.open().values().flatten().cloned().collect();
+        let open: Vec<Addr<Listener>> = self
+            .open()
+            .values()
+            .filter_map(|place| place.listener.clone())
+            .collect();
         for listener in open {
             listener.do_send(change.clone());
         }

@@ -135,6 +135,44 @@ impl<W: AsyncWrite + Unpin + 'static> FrameSink for WriterOutlet<W> {
     }
 }
 
+/// Standard input, read on a thread of its own: unlike `tokio::io::stdin`, whose blocking read
+/// runs on the runtime's blocking pool and holds the runtime's shutdown (so the process) until
+/// the peer writes again or closes stdin, a server that has finished (a drain) exits at once
+/// while stdin stays open. Falls back to `tokio::io::stdin` when no thread can be started.
+fn stdin() -> Box<dyn AsyncRead + Unpin + Send> {
+    use std::io::Read as _;
+
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<io::Result<bytes::Bytes>>(8);
+    let started = std::thread::Builder::new()
+        .name("mcp-stdin".into())
+        .spawn(move || {
+            let mut stdin = std::io::stdin().lock();
+            let mut buf = vec![0; 64 * 1024];
+            loop {
+                let chunk = match stdin.read(&mut buf) {
+                    Ok(0) => return,
+                    Ok(n) => Ok(bytes::Bytes::copy_from_slice(&buf[..n])),
+                    Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(err) => Err(err),
+                };
+                let failed = chunk.is_err();
+                // The server is gone once nobody receives: so is this thread's work.
+                if tx.blocking_send(chunk).is_err() || failed {
+                    return;
+                }
+            }
+        });
+    match started {
+        Ok(_) => Box::new(tokio_util::io::StreamReader::new(futures::stream::poll_fn(
+            move |cx| rx.poll_recv(cx),
+        ))),
+        Err(err) => {
+            tracing::warn!(%err, "no thread for stdin; reading it on the blocking pool");
+            Box::new(tokio::io::stdin())
+        }
+    }
+}
+
 impl Server {
     /// Serves this server on stdin and stdout until stdin ends. Must run inside an actix
     /// system (e.g. `#[actix_web::main]` or `#[actix::main]`).
@@ -147,7 +185,7 @@ impl Server {
     /// cancels the rest, flushes what was answered and returns.
     pub async fn serve_stdio(&self) -> io::Result<()> {
         self.serve_io_until(
-            tokio::io::stdin(),
+            stdin(),
             tokio::io::stdout(),
             StdioConfig::default(),
             async {
@@ -298,6 +336,9 @@ impl Server {
             }
         };
         if let Some(deadline) = drain_deadline {
+            // A listen stream runs until its client ends it: it ends now, with its closing
+            // result.
+            self.inner.listeners.stop_on(&metrics);
             let until = tokio::time::Instant::now() + deadline;
             tracing::info!(
                 in_flight = session.in_flight(),

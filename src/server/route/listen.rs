@@ -91,7 +91,10 @@ pub(super) async fn listen(
     // The place is taken as the count is checked, before any await: requests arriving together
     // cannot all pass the check.
     let limit = server.config.max_listeners;
-    let Some(key) = server.listeners.reserve(limit) else {
+    let Some(key) = server
+        .listeners
+        .reserve(limit, cx.scope().metrics().clone())
+    else {
         return Err(McpError::code(
             code::SERVER_BUSY.0,
             format!("too many open subscriptions/listen streams (limit {limit})"),
@@ -127,7 +130,10 @@ pub(super) async fn listen(
         stopped_tx,
     )
     .start();
-    server.listeners.fill(key, listener.clone());
+    if !server.listeners.fill(key, listener.clone()) {
+        // Its transport began draining while it was prepared: it ends at once.
+        listener.do_send(StopListening);
+    }
     registration.listener = Some(listener);
     tokio::select! {
         () = cx.cancelled() => {}

@@ -32,7 +32,7 @@ use actix_mcp_actors::{
     RequestScope, ResponseOutlet, SessionHandle,
 };
 
-use crate::error::{ErrorKind, McpError};
+use crate::error::{ErrorKind, McpError, code};
 use crate::protocol::{ProtocolVersion, method};
 use crate::server::context::{RequestContext, TransportInfo};
 use crate::server::mrtr::{self, Mrtr};
@@ -221,6 +221,11 @@ impl Handling {
             Some(Err(error)) => return Err(error),
         };
         let stateless = envelope.is_some();
+        if stateless {
+            // 2026-07-28 forbids `notifications/cancelled` from the server outside listen
+            // streams: a request cut by a drain is answered with an error instead.
+            scope.answer_aborts_with(code::REQUEST_CANCELLED);
+        }
         // A stateless request uses nothing of the session it may arrive on (stdio).
         let state = scope
             .session()

@@ -3,7 +3,9 @@
 //!
 //! 1. stop accepting: every new POST and GET is answered 503 with `Retry-After` (DELETE still
 //!    ends a session), requests waiting in the admission queue are refused the same way, and
-//!    `/readyz` answers 503 so a load balancer stops routing here;
+//!    `/readyz` answers 503 so a load balancer stops routing here; every
+//!    `subscriptions/listen` stream ends with its closing result (clients listen again
+//!    elsewhere);
 //! 2. let the requests in flight finish, until the deadline;
 //! 3. past the deadline, cancel the rest: a session's request gets `notifications/cancelled`
 //!    (reason `"server shutting down"`) on its stream before it ends; a request without a
@@ -170,6 +172,8 @@ async fn drain(shared: &HttpShared, deadline: Duration) -> DrainReport {
     let started = Instant::now();
     let state = &shared.drain;
     state.stopping.cancel();
+    // A listen stream runs until its client ends it: it ends now, with its closing result.
+    shared.server.listeners.stop_on(&shared.metrics);
     let in_flight_at_start = in_flight(shared);
     tracing::info!(
         in_flight = in_flight_at_start,
