@@ -25,11 +25,16 @@ use common::WAIT;
 use common::http::{Client, Probe, TestServer, spawn, tools_call};
 use common::http_tools::start;
 
-/// Tries `body` for a while: `true` as soon as it is admitted (not 429).
-async fn admitted_within(client: &Client, body: &Value, wait: Duration) -> bool {
+/// Tries `body` for a while: `true` as soon as it is not refused with `refusal`.
+async fn admitted_within(
+    client: &Client,
+    body: &Value,
+    wait: Duration,
+    refusal: StatusCode,
+) -> bool {
     let deadline = tokio::time::Instant::now() + wait;
     while tokio::time::Instant::now() < deadline {
-        if client.post(body).await.status() != StatusCode::TOO_MANY_REQUESTS {
+        if client.post(body).await.status() != refusal {
             return true;
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
@@ -62,13 +67,62 @@ async fn a_session_request_keeps_its_slot_after_its_client_went_away() {
     drop(running);
     let echo = tools_call(json!(2), "echo", json!({"message": "x"}));
     assert!(
-        !admitted_within(&client, &echo, Duration::from_millis(600)).await,
+        !admitted_within(
+            &client,
+            &echo,
+            Duration::from_millis(600),
+            StatusCode::TOO_MANY_REQUESTS
+        )
+        .await,
         "the slot was released while `slow` still runs"
     );
     assert_eq!(fixture.probes.stopped.hits(), 0, "`slow` stopped meanwhile");
     client.cancel(json!(1)).await;
     fixture.probes.stopped.wait_for(1).await;
-    assert!(admitted_within(&client, &echo, WAIT).await);
+    assert!(admitted_within(&client, &echo, WAIT, StatusCode::TOO_MANY_REQUESTS).await);
+    srv.stop().await;
+}
+
+/// A `slow` call padded to about `bytes` of JSON.
+fn padded_slow_call(id: i64, bytes: usize) -> Value {
+    let mut call = tools_call(json!(id), "slow", json!({}));
+    let len = call.to_string().len();
+    call["params"]["_meta"] = json!({"pad": "x".repeat(bytes.saturating_sub(len + 20))});
+    call
+}
+
+/// The request bytes a session request holds stay held while it runs on after its client
+/// went away: another large request is refused (503) until it ends.
+#[actix_web::test]
+async fn a_session_request_keeps_its_bytes_after_its_client_went_away() {
+    // A 14 kB call holds about 30 kB of the 40 kB budget (its text and what its parse holds).
+    let (fixture, srv) = start(|mcp| mcp.max_request_bytes_in_flight(40_000));
+    let mut client = srv.client();
+    client.initialize(json!({})).await;
+    let running = client
+        .fresh_connection()
+        .start(
+            json!(1),
+            "tools/call",
+            padded_slow_call(1, 14_000)["params"].clone(),
+        )
+        .await;
+    fixture.probes.started.wait_for(1).await;
+    drop(running);
+    let big = padded_slow_call(2, 14_000);
+    assert!(
+        !admitted_within(
+            &client,
+            &big,
+            Duration::from_millis(600),
+            StatusCode::SERVICE_UNAVAILABLE
+        )
+        .await,
+        "the bytes were released while `slow` still runs"
+    );
+    client.cancel(json!(1)).await;
+    fixture.probes.stopped.wait_for(1).await;
+    assert!(admitted_within(&client, &big, WAIT, StatusCode::SERVICE_UNAVAILABLE).await);
     srv.stop().await;
 }
 
