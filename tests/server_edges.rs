@@ -11,6 +11,7 @@ mod common;
 
 use std::sync::{Arc, Mutex};
 
+use actix_mcp::blocking_tool;
 use actix_mcp::prelude::*;
 use actix_mcp::protocol::{
     CreateMessageRequestParams, ElicitRequestParams, InputRequest, InputRequiredResult,
@@ -376,3 +377,78 @@ async fn a_malformed_envelope_is_400_and_versions_are_listed_whole() {
     assert_eq!(answer["result"]["supportedVersions"], all, "{answer}");
     srv.stop().await;
 }
+
+/// A blocking tool is one supervised invocation (one actor, not two), and a panic in its
+/// closure is reported as a panic of the tool.
+#[actix_web::test]
+async fn a_blocking_tool_is_one_invocation() {
+    let (release, gate) = std::sync::mpsc::channel::<()>();
+    let gate = Arc::new(Mutex::new(gate));
+    let panics = Arc::new(Mutex::new(Vec::new()));
+    let sink = panics.clone();
+    let server = Server::builder("blocking", "1.0.0")
+        .exception_reporter(move |report| {
+            sink.lock()
+                .unwrap()
+                .push((report.panicked, report.message.clone()));
+        })
+        .tool(blocking_tool(
+            "wait",
+            "Waits for the test",
+            move |_: EmptyArgs, _cx| {
+                let _ = gate.lock().unwrap().recv();
+                "released"
+            },
+        ))
+        .tool(blocking_tool(
+            "explode",
+            "Panics",
+            |_: EmptyArgs, _cx| -> String { panic!("boom in a blocking tool") },
+        ))
+        .build()
+        .unwrap();
+    let srv = spawn(server.http("/mcp"), 1);
+    let mut client = srv.client();
+    client.initialize(json!({})).await;
+    let mut reader = client
+        .start(
+            json!(1),
+            "tools/call",
+            json!({"name": "wait", "arguments": {}}),
+        )
+        .await;
+    common::http::eventually("the blocking tool runs", || {
+        srv.mcp.stats().runtime.tool_calls >= 1
+    })
+    .await;
+    assert_eq!(
+        srv.mcp.stats().runtime.tool_calls,
+        1,
+        "one invocation actor"
+    );
+    release.send(()).unwrap();
+    let answer = reader.next_message().await;
+    assert_eq!(
+        answer["result"]["content"][0]["text"], "released",
+        "{answer}"
+    );
+
+    let exploded = client.call(json!(2), "explode", json!({})).await;
+    assert_eq!(
+        exploded.response["result"]["isError"], true,
+        "{}",
+        exploded.response
+    );
+    let reported = panics.lock().unwrap().clone();
+    assert!(
+        reported
+            .iter()
+            .any(|(panicked, message)| *panicked && message.contains("boom")),
+        "{reported:?}"
+    );
+    srv.stop().await;
+}
+
+/// No arguments.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct EmptyArgs {}

@@ -34,12 +34,12 @@ use futures::future::{BoxFuture, CatchUnwind};
 
 use crate::dispatch::{Dispatch, Reply};
 use crate::holds::Holds;
+use crate::invocation::panic_message;
 use crate::jsonrpc::{ErrorObject, Frame, FrameKind, Request};
 use crate::metrics::{Gauge, Metrics};
 use crate::outlet::Outlet;
 use crate::scope::RequestScope;
 use crate::session::{RequestFinished, oversized_progress_token, progress_token};
-use crate::tool_call::panic_message;
 
 /// A request's handler future, with panics caught.
 type Work = CatchUnwind<AssertUnwindSafe<BoxFuture<'static, Reply>>>;

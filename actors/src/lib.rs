@@ -76,6 +76,7 @@ mod error;
 mod holds;
 mod ids;
 mod in_flight;
+mod invocation;
 mod json_cost;
 mod jsonrpc;
 mod metrics;
@@ -84,7 +85,6 @@ mod registry;
 mod scope;
 mod session;
 mod stream;
-mod tool_call;
 
 pub use cluster::{
     Bus, BusMessage, Created, Envelope, InMemorySessionStore, LocalBus, NodeId, Recipients, Relay,
@@ -95,6 +95,11 @@ pub use error::{OpenError, PeerError};
 pub use holds::Holds;
 pub use ids::{EventId, SessionId};
 pub use in_flight::{Abort, Cancel, CancelOnDrop, InFlight};
+#[allow(deprecated)]
+pub use invocation::ToolCall;
+pub use invocation::{
+    Begun, CallStatus, CancelCall, Deliver, GetCallStatus, Invocation, Outcome, SupervisedError,
+};
 pub use json_cost::{BYTES_PER_TOKEN, parsed_size_estimate};
 pub use jsonrpc::{
     ErrorCode, ErrorObject, Frame, FrameKind, Incoming, JSONRPC_VERSION, MAX_ID_LEN,
@@ -103,7 +108,7 @@ pub use jsonrpc::{
 pub use metrics::{Metrics, MetricsSnapshot, ParkedGauge};
 pub use outlet::{ChannelOutlet, FrameSink, Outlet, ResponseOutlet};
 pub use registry::{Broadcast, Registry, RegistryConfig, RegistryHandle, Sweep};
-pub use scope::{ProgressError, RequestScope, peer_error_object};
+pub use scope::{ProgressError, RequestScope, Running, Started, peer_error_object};
 pub use session::{
     ForgetPeerRequest, GetSessionStats, HandleNotification, HandleRequest, HandleResponse,
     MAX_PROGRESS_TOKEN_LEN, OnStopped, OpenStandalone, RegisterStream, RequestFinished, Resume,
@@ -115,4 +120,3 @@ pub use stream::{
     InMemoryEventStore, Replay, ReplayFuture, SessionEvents, Settled, SseEvent, SseStream,
     StreamReceiver, priming_event,
 };
-pub use tool_call::{CallStatus, CancelCall, GetCallStatus, SupervisedError, ToolCall};

@@ -8,10 +8,8 @@
 
 use std::fmt;
 use std::future::Future;
-use std::panic::AssertUnwindSafe;
 use std::task::Poll;
 
-use futures::future::BoxFuture;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -23,11 +21,11 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::PeerError;
 use crate::holds::Holds;
+use crate::invocation::{Begun, CancelCall, Deliver, Invocation, Outcome, SupervisedError};
 use crate::jsonrpc::{ErrorObject, Frame, FrameKind, RequestId};
 use crate::metrics::Metrics;
 use crate::outlet::Outlet;
 use crate::session::{ForgetPeerRequest, SendPeerRequest, SessionHandle};
-use crate::tool_call::{CancelCall, Supervised, SupervisedError, ToolCall, panic_message};
 
 /// The runtime's handle on one in-flight request. Cheap to clone.
 #[derive(Clone)]
@@ -371,18 +369,47 @@ impl RequestScope {
         }
     }
 
-    /// Runs `fut` supervised: a panic becomes [`SupervisedError::Panicked`], `timeout` stops it
-    /// with [`SupervisedError::TimedOut`], and the request's cancellation (or end) stops it with
-    /// [`SupervisedError::Cancelled`], dropping it at its next await.
-    ///
-    /// The future is polled once right here; one that finishes in that poll (a tool that never
-    /// awaits) is done without further ado. One that is still pending moves, as it is, into a
-    /// [`ToolCall`] actor of its own, which polls it to the end; the request tells the actor to
-    /// stop with a [`CancelCall`] message. So every invocation that is actually in flight is an
-    /// actor, and an immediate one costs no actor start, task or channel.
+    /// Begins `fut` supervised for this request (see [`Invocation::begin`]): a panic becomes
+    /// [`SupervisedError::Panicked`], `timeout` stops it with [`SupervisedError::TimedOut`], and
+    /// the request's cancellation (or end) stops it with [`SupervisedError::Cancelled`],
+    /// dropping it at its next await. A future that finishes in its first poll (a tool that
+    /// never awaits) is [`Started::Done`] at once, with no actor, task or channel; one still
+    /// pending runs in an [`Invocation`] actor registered with this request
+    /// ([`Started::Running`], a future of its outcome).
+    pub fn start<F, T>(&self, fut: F, timeout: Option<Duration>) -> Started<T>
+    where
+        F: Future<Output = T> + Send + 'static,
+        T: Send + 'static,
+    {
+        if self.is_cancelled() {
+            return Started::Done(Err(SupervisedError::Cancelled));
+        }
+        let mut receiver = None;
+        let begun = Invocation::begin(Box::pin(fut), timeout, &self.inner.metrics, || {
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            receiver = Some(rx);
+            Box::new(move |outcome| {
+                let _ = tx.send(outcome);
+            })
+        });
+        match (begun, receiver) {
+            (Begun::Running(call), Some(rx)) => {
+                self.register(call.recipient());
+                Started::Running(Running { rx })
+            }
+            (Begun::Done(outcome), _) => Started::Done(outcome),
+            (Begun::Running(_), None) => Started::Done(Err(SupervisedError::Cancelled)),
+        }
+    }
+
+    /// Runs `fut` supervised for this request and waits for its outcome (see
+    /// [`start`](Self::start)).
     ///
     /// # Errors
     /// See [`SupervisedError`].
+    ///
+    /// # Cancel safety
+    /// Dropping the future leaves the invocation running until the request ends.
     pub async fn supervise<F, T>(
         &self,
         fut: F,
@@ -392,27 +419,16 @@ impl RequestScope {
         F: Future<Output = T> + Send + 'static,
         T: Send + 'static,
     {
-        if self.is_cancelled() {
-            return Err(SupervisedError::Cancelled);
+        match self.start(fut, timeout) {
+            Started::Done(outcome) => outcome,
+            Started::Running(running) => running.await,
         }
-        let mut fut: BoxFuture<'static, T> = Box::pin(fut);
-        let first = std::future::poll_fn(|cx| {
-            Poll::Ready(std::panic::catch_unwind(AssertUnwindSafe(|| {
-                fut.as_mut().poll(cx)
-            })))
-        })
-        .await;
-        match first {
-            Ok(Poll::Ready(value)) => return Ok(value),
-            Ok(Poll::Pending) => {}
-            Err(payload) => return Err(SupervisedError::Panicked(panic_message(&*payload))),
-        }
-        self.run_tool_call(Supervised::Async(fut), timeout).await
     }
 
-    /// Runs a blocking closure on the blocking thread pool under a tool-call actor, so the
+    /// Runs a blocking closure on the blocking thread pool under an [`Invocation`] actor, so the
     /// caller's worker never stalls. Cancellation and timeouts stop the wait; the closure itself
-    /// runs to completion on its thread.
+    /// runs to completion on its thread, and keeps the request's holds (its admission slots,
+    /// its share of a byte budget) until it returns.
     ///
     /// # Errors
     /// See [`SupervisedError`].
@@ -425,38 +441,35 @@ impl RequestScope {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        // The closure cannot be stopped: it keeps the request's holds until it returns.
+        if self.is_cancelled() {
+            return Err(SupervisedError::Cancelled);
+        }
         let holds = self.share_holds();
         let f = move || {
             let _holds = holds;
             f()
         };
-        self.run_tool_call(Supervised::Blocking(Box::new(f)), timeout)
-            .await
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let deliver: Deliver<T> = Box::new(move |outcome| {
+            let _ = tx.send(outcome);
+        });
+        let call = Invocation::begin_blocking(f, timeout, &self.inner.metrics, deliver);
+        self.register(call.recipient());
+        Running { rx }.await
     }
 
-    /// Starts a tool-call actor for `work`, registered with this request (so the request's end
-    /// or cancellation reaches it as [`CancelCall`]), and waits for its outcome.
-    async fn run_tool_call<T: Send + 'static>(
-        &self,
-        work: Supervised<T>,
-        timeout: Option<Duration>,
-    ) -> Result<T, SupervisedError> {
-        if self.is_cancelled() {
-            return Err(SupervisedError::Cancelled);
-        }
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        let call = ToolCall::spawn(work, timeout, tx, self.inner.metrics.clone());
+    /// Records an invocation of this request, so its end or cancellation reaches it as
+    /// [`CancelCall`].
+    fn register(&self, call: Recipient<CancelCall>) {
         self.inner
             .tool_calls
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .push(call.recipient());
+            .push(call);
         // The request may have ended while the call was being registered.
         if self.is_cancelled() {
             self.cancel();
         }
-        rx.await.unwrap_or(Err(SupervisedError::Cancelled))
     }
 
     /// Whether this request has sent server-to-client requests.
@@ -508,4 +521,33 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// An invocation begun for a request ([`RequestScope::start`]).
+#[derive(Debug)]
+pub enum Started<T: Send + 'static> {
+    /// It finished (or panicked) in its first poll.
+    Done(Outcome<T>),
+    /// It runs in an [`Invocation`] actor: await this for its outcome.
+    Running(Running<T>),
+}
+
+/// The outcome of an invocation still running: a future. Its end comes from the invocation
+/// actor; if the actor is gone without one, the outcome is [`SupervisedError::Cancelled`].
+#[derive(Debug)]
+pub struct Running<T> {
+    rx: tokio::sync::oneshot::Receiver<Outcome<T>>,
+}
+
+impl<T> Future for Running<T> {
+    type Output = Outcome<T>;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> Poll<Self::Output> {
+        std::pin::Pin::new(&mut self.rx)
+            .poll(cx)
+            .map(|outcome| outcome.unwrap_or(Err(SupervisedError::Cancelled)))
+    }
 }

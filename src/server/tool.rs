@@ -170,23 +170,12 @@ pub trait Tool: Send + Sync + 'static {
 
 pub(crate) type ToolHandler = ErasedHandler<CallToolResult>;
 
-/// How a tool runs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) enum Execution {
-    /// On the session's arbiter, in a tool-call actor.
-    #[default]
-    Async,
-    /// On the blocking thread pool.
-    Blocking,
-}
-
 /// A registered tool: definition, input validator and handler.
 #[derive(Clone)]
 pub struct ToolDef {
     pub(crate) definition: ToolDefinition,
     pub(crate) handler: ToolHandler,
     pub(crate) timeout: Option<Duration>,
-    pub(crate) execution: Execution,
     pub(crate) validator: Option<Arc<jsonschema::Validator>>,
     /// The output schema's validator: `structuredContent` is checked against it.
     pub(crate) output_validator: Option<Arc<jsonschema::Validator>>,
@@ -287,7 +276,6 @@ impl fmt::Debug for ToolDef {
         f.debug_struct("ToolDef")
             .field("name", &self.definition.name)
             .field("timeout", &self.timeout)
-            .field("execution", &self.execution)
             .finish()
     }
 }
@@ -326,7 +314,6 @@ where
         definition,
         handler: erase(handler, IntoCallToolResult::into_call_tool_result),
         timeout: None,
-        execution: Execution::Async,
         validator: None,
         output_validator: None,
         param_headers: Vec::new(),
@@ -350,22 +337,32 @@ where
     O: IntoCallToolResult,
     F: Fn(A, RequestContext) -> O + Clone + Send + Sync + 'static,
 {
+    // The call is supervised once, as any tool's (time limit, cancellation, panics): its
+    // future only waits for the closure on the blocking pool, and a panic there unwinds into
+    // it. The closure cannot be stopped: it keeps the request's holds (admission slots, its
+    // share of the byte budget) until it returns.
     let handler = move |Params(args): Params<A>, cx: RequestContext| {
         let f = f.clone();
-        let scope_cx = cx.clone();
+        let holds = cx.scope().share_holds();
         async move {
-            let timeout = None;
-            scope_cx
-                .scope()
-                .supervise_blocking(move || f(args, cx).into_call_tool_result(), timeout)
-                .await
-                .map_err(|err| McpError::internal(err.to_string()))
-                .and_then(|result| result)
+            let joined = tokio::task::spawn_blocking(move || {
+                let _holds = holds;
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    f(args, cx).into_call_tool_result()
+                }))
+            })
+            .await;
+            match joined {
+                Ok(Ok(result)) => result,
+                Ok(Err(payload)) => std::panic::resume_unwind(payload),
+                Err(err) => Err(McpError::internal(format!(
+                    "the blocking tool did not run: {err}"
+                ))),
+            }
         }
     };
     let mut def = tool(name, description, handler);
     def.definition.output_schema = O::output_schema();
-    def.execution = Execution::Blocking;
     def
 }
 

@@ -5,32 +5,31 @@
 //! [`CallLink`] is what the handler's context and the requests serving the call share: the
 //! answers known so far, the input requests still open, the request currently attached (its
 //! scope carries the handler's progress and log messages, and it waits for the next
-//! [`Step`]), and whether the call is parked. [`ParkedCall`] is the actor that owns the handler's
-//! future from its second poll to its end, across every round (the first poll happens in place:
-//! a handler that finishes at once needs no actor).
-//!
-//! Lifecycle of a [`ParkedCall`]: Started (spawns the handler's future, wrapped in [`Driven`])
-//! → Running: after every poll that leaves the handler waiting, the open input requests are
-//! reported to the attached request as [`Step::Input`] and the call parks in the server's
+//! [`Step`]), and whether the call is parked. [`Driven`] wraps the handler's future so that after
+//! every poll that leaves it waiting, the open input requests are reported to the attached
+//! request as [`Step::Input`] and the call parks in the server's
 //! [`ParkTable`](super::park::ParkTable) under its id (the id travels in the sealed
-//! `requestState`) → a retry takes it out of the table and attaches, its `inputResponses`
-//! resolve the handler's awaited inputs, and the handler goes on where it waited → Stopped when
-//! the handler finishes ([`Step::Done`] to the attached request), when the park is full (the
-//! call is dropped at once; the retry replays it), when it stays parked past its time to live,
-//! or when the attached request goes away ([`CallLink::halt`]). Stopping drops the handler's
-//! future and takes the call out of the table.
+//! `requestState`), expires there, or stops when halted. The runtime's
+//! [`Invocation`](actix_mcp_actors::Invocation) runs it: polled once in place (a handler that
+//! finishes at once needs no actor), then, across every round, in one invocation actor, which
+//! isolates panics; [`CallLink::finish`] hands its outcome to the request attached when it ends.
+//!
+//! A call: begun by its first request → parked after each round → a retry takes it out of the
+//! table and attaches, its `inputResponses` resolve the handler's awaited inputs, and the
+//! handler goes on where it waited → ends when the handler finishes ([`Step::Done`] to the
+//! attached request), when the park is full (the call stops at once; the retry replays it),
+//! when it stays parked past its time to live, or when the attached request goes away
+//! ([`CallLink::halt`]). Ending drops the handler's future and takes the call out of the table.
 
 use std::any::Any;
 use std::fmt;
 use std::future::Future;
-use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context as TaskContext, Poll, Waker};
 use std::time::{Duration, Instant};
 
-use actix::{Actor, ActorContext, ActorFutureExt, AsyncContext, Context, WrapFuture};
 use futures::future::BoxFuture;
 use indexmap::IndexMap;
 use serde_json::Value;
@@ -314,6 +313,36 @@ impl CallLink {
         }
     }
 
+    /// The call ended (its invocation's outcome): the request attached now gets the handler's
+    /// output or panic, and the call leaves the park. A halt, an expiry or a cancellation
+    /// answers nobody (the call's request is gone, or a retry replays it).
+    pub(crate) fn finish(&self, outcome: Result<Result<Output, Halt>, SupervisedError>) {
+        let waiter = {
+            let mut state = self.lock();
+            state.halted = true;
+            state.waiter.take()
+        };
+        if let Some(id) = self.minted_id() {
+            self.table.remove(id);
+        }
+        let done = match outcome {
+            Ok(Ok(output)) => Ok(output),
+            Err(SupervisedError::Panicked(message)) => Err(SupervisedError::Panicked(message)),
+            Ok(Err(halt)) => {
+                tracing::debug!(id = ?self.minted_id(), ?halt, "an input_required call stopped");
+                return;
+            }
+            Err(other) => {
+                tracing::debug!(id = ?self.minted_id(), %other, "an input_required call stopped");
+                return;
+            }
+        };
+        if let Some(waiter) = waiter {
+            // The request may be gone: the outcome is dropped then.
+            let _ = waiter.send(Step::Done(done));
+        }
+    }
+
     /// Reports the open input requests to the attached request, if there are new ones, and
     /// parks the call.
     fn flush(self: &Arc<Self>) -> Flush {
@@ -391,7 +420,7 @@ impl Driven {
 }
 
 impl Future for Driven {
-    type Output = Result<Result<Output, SupervisedError>, Halt>;
+    type Output = Result<Output, Halt>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
@@ -402,18 +431,9 @@ impl Future for Driven {
             }
             state.waker = Some(cx.waker().clone());
         }
-        let polled = std::panic::catch_unwind(AssertUnwindSafe(|| this.work.as_mut().poll(cx)));
-        match polled {
-            Ok(Poll::Ready(output)) => return Poll::Ready(Ok(Ok(output))),
-            Err(payload) => {
-                let message = payload
-                    .downcast_ref::<&str>()
-                    .map(|s| (*s).to_owned())
-                    .or_else(|| payload.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "non-string panic payload".to_owned());
-                return Poll::Ready(Ok(Err(SupervisedError::Panicked(message))));
-            }
-            Ok(Poll::Pending) => {}
+        // A panic unwinds to the invocation running this future, which isolates it.
+        if let Poll::Ready(output) = this.work.as_mut().poll(cx) {
+            return Poll::Ready(Ok(output));
         }
         if let Flush::Stop = this.link.flush() {
             return Poll::Ready(Err(Halt::Stopped));
@@ -446,76 +466,6 @@ impl Future for Driven {
     }
 }
 
-/// The actor owning one implicit-style call's handler future. See the module docs.
-pub(crate) struct ParkedCall {
-    work: Option<Driven>,
-    link: Arc<CallLink>,
-    started: Instant,
-}
-
-impl fmt::Debug for ParkedCall {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ParkedCall")
-            .field("link", &self.link)
-            .field("running_for", &self.started.elapsed())
-            .finish()
-    }
-}
-
-impl ParkedCall {
-    /// Starts the actor on the current arbiter; it takes the handler's future over as it is
-    /// and polls it at once.
-    pub(crate) fn spawn(work: Driven) {
-        Self {
-            link: work.link.clone(),
-            work: Some(work),
-            started: Instant::now(),
-        }
-        .start();
-    }
-
-    /// The handler ended: its outcome goes to the attached request.
-    fn finish(&mut self, outcome: Result<Result<Output, SupervisedError>, Halt>) {
-        let waiter = {
-            let mut state = self.link.lock();
-            state.halted = true;
-            state.waiter.take()
-        };
-        match outcome {
-            Ok(done) => {
-                if let Some(waiter) = waiter {
-                    // The request may be gone: the outcome is dropped then.
-                    let _ = waiter.send(Step::Done(done));
-                }
-            }
-            Err(halt) => {
-                tracing::debug!(id = %self.link.id(), ?halt, "an input_required call stopped");
-            }
-        }
-    }
-}
-
-impl Actor for ParkedCall {
-    type Context = Context<Self>;
-
-    fn started(&mut self, ctx: &mut Self::Context) {
-        let Some(work) = self.work.take() else {
-            ctx.stop();
-            return;
-        };
-        ctx.spawn(work.into_actor(self).map(|outcome, act, ctx| {
-            act.finish(outcome);
-            ctx.stop();
-        }));
-    }
-
-    fn stopped(&mut self, _: &mut Self::Context) {
-        if let Some(id) = self.link.minted_id() {
-            self.link.table.remove(id);
-        }
-    }
-}
-
 /// How long a parked call waits for its retry by default.
 pub(crate) const DEFAULT_PARK_TTL: Duration = Duration::from_secs(600);
 
@@ -529,7 +479,7 @@ mod tests {
         RequestScope::detached(RequestId::Number(id), ChannelOutlet::channel().0, None)
     }
 
-    fn poll(driven: &mut Driven) -> Poll<Result<Result<Output, SupervisedError>, Halt>> {
+    fn poll(driven: &mut Driven) -> Poll<Result<Output, Halt>> {
         let mut cx = TaskContext::from_waker(futures::task::noop_waker_ref());
         Pin::new(driven).poll(&mut cx)
     }
@@ -599,7 +549,7 @@ mod tests {
         let mut answers = InputResponses::new();
         answers.insert("roots-0".into(), serde_json::json!({"roots": []}));
         let mut retry = link.attach(scope(2), None, &answers).unwrap();
-        let Poll::Ready(Ok(Ok(output))) = poll(&mut driven) else {
+        let Poll::Ready(Ok(output)) = poll(&mut driven) else {
             panic!("the call did not go on");
         };
         assert!(*output.downcast::<bool>().unwrap());

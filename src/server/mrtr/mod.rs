@@ -30,23 +30,20 @@ pub(crate) mod seal;
 pub(crate) mod seen;
 pub(crate) mod shim;
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::task::Poll;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use actix_mcp_actors::SupervisedError;
+use actix_mcp_actors::{Begun, Invocation, SupervisedError};
 
 use crate::error::McpError;
 use crate::protocol::{InputRequest, InputRequiredResult, InputResponses};
 use crate::server::ServerInner;
 use crate::server::context::{RequestContext, RoundInput};
 
-use self::call::{CallLink, Driven, Output, ParkedCall, Step};
+use self::call::{CallLink, Driven, Output, Step};
 use self::seal::{Binding, Payload};
 
 /// The MRTR side of one stateless `tools/call`, `prompts/get` or `resources/read`: what it is
@@ -359,18 +356,22 @@ pub(crate) async fn run<T: Send + 'static>(
             let work: BoxFuture<'static, Output> =
                 Box::pin(async move { Box::new(work.await) as Output });
             // Polled once in place: a handler that finishes at once (most never ask) needs no
-            // actor. One still pending moves, as it is, into a parked-call actor.
-            let mut driven = Driven::new(work, link.clone());
-            let first =
-                std::future::poll_fn(|task| Poll::Ready(Pin::new(&mut driven).poll(task))).await;
-            match first {
-                Poll::Ready(Ok(outcome)) => {
-                    mrtr.record(None, link.answers());
-                    return done::<T>(outcome);
+            // actor. One still pending moves, as it is, into an invocation actor, which runs it
+            // across its rounds; its outcome goes to the request attached when it ends.
+            let driven = Box::pin(Driven::new(work, link.clone()));
+            let finisher = link.clone();
+            let begun = Invocation::begin(driven, None, scope.metrics(), || {
+                Box::new(move |outcome| finisher.finish(outcome))
+            });
+            if let Begun::Done(outcome) = begun {
+                match outcome {
+                    Ok(Ok(output)) => {
+                        mrtr.record(None, link.answers());
+                        return done::<T>(Ok(output));
+                    }
+                    // It asked for input and found the park full: the round is in `rx`.
+                    other => link.finish(other),
                 }
-                // It asked for input and found the park full: the round is in `rx`.
-                Poll::Ready(Err(_)) => {}
-                Poll::Pending => ParkedCall::spawn(driven),
             }
             (link, rx)
         }

@@ -13,17 +13,13 @@
 //!
 //! Spec: <https://modelcontextprotocol.io/seps/2663-tasks-extension>
 
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::task::Poll;
 use std::time::SystemTime;
 
 use actix::Actor;
 use serde_json::{Value, json};
 
-use actix_mcp_actors::{
-    ErrorCode, Outlet, Reply, Request, RequestId, RequestScope, SupervisedError,
-};
+use actix_mcp_actors::{ErrorCode, Outlet, Reply, Request, RequestId, RequestScope, Started};
 
 use crate::error::{McpError, code};
 use crate::protocol::modern::{TASKS_EXTENSION, missing_capability};
@@ -33,10 +29,10 @@ use crate::protocol::{
 };
 use crate::server::ServerInner;
 use crate::server::context::RequestContext;
-use crate::server::handler::{HandlerError, HandlerParts};
+use crate::server::handler::HandlerParts;
 use crate::server::listen::Change;
 use crate::server::tasks::run::{
-    CancelTask, Discard, Invocation, Invoked, ProvideInput, RoundOutcome, TaskRun, TaskWork,
+    CancelTask, Discard, Invoked, ProvideInput, RoundOutcome, TaskRun, TaskWork,
 };
 use crate::server::tasks::{
     StoredTask, TaskService, TaskStoreError, new_task, new_task_id, timestamp,
@@ -116,30 +112,6 @@ pub(super) fn placement(
         Ok(()) => Ok(Placement::Task(service.clone())),
         Err(error) if required => Err(error),
         Err(_) => Ok(Placement::Inline),
-    }
-}
-
-/// Polls an invocation once, catching a panic; `None` while it is pending.
-async fn poll_once(
-    fut: &mut Invocation,
-) -> Option<Result<Result<CallToolResult, HandlerError>, SupervisedError>> {
-    let first = std::future::poll_fn(|cx| {
-        Poll::Ready(std::panic::catch_unwind(AssertUnwindSafe(|| {
-            fut.as_mut().poll(cx)
-        })))
-    })
-    .await;
-    match first {
-        Ok(Poll::Ready(value)) => Some(Ok(value)),
-        Ok(Poll::Pending) => None,
-        Err(payload) => {
-            let message = payload
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "non-string panic payload".to_owned());
-            Some(Err(SupervisedError::Panicked(message)))
-        }
     }
 }
 
@@ -227,12 +199,17 @@ pub(super) async fn call_as_task(
         tool: def.name(),
         arguments: &arguments,
     };
-    let mut fut = def.invoke(HandlerParts::shared(arguments.clone(), task_cx));
-    let Some(outcome) = poll_once(&mut fut).await else {
-        let reply = to_raw(&stored.task.to_create_result());
-        let run = TaskRun::new(server.clone(), service.clone(), work, fut, stored, ttl).start();
-        service.register(&task_id, run);
-        return Ok(Some(reply));
+    let fut = def.invoke(HandlerParts::shared(arguments.clone(), task_cx));
+    // Begun here, in the task's scope: one that does not finish at once is the task's.
+    let outcome = match scope.start(fut, work.timeout) {
+        Started::Done(outcome) => outcome,
+        Started::Running(running) => {
+            let reply = to_raw(&stored.task.to_create_result());
+            let run =
+                TaskRun::new(server.clone(), service.clone(), work, running, stored, ttl).start();
+            service.register(&task_id, run);
+            return Ok(Some(reply));
+        }
     };
     scope.cancel();
     let outcome = invoked.outcome(outcome);

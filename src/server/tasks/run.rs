@@ -33,7 +33,8 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use actix_mcp_actors::{
-    ErrorObject, Frame, FrameKind, FrameSink, Holds, RequestScope, SupervisedError,
+    ErrorObject, Frame, FrameKind, FrameSink, Holds, RequestScope, Running, Started,
+    SupervisedError,
 };
 
 use crate::error::ErrorKind;
@@ -65,7 +66,10 @@ impl FrameSink for Discard {
 }
 
 /// The future of one invocation of a tool.
-pub(crate) type Invocation = BoxFuture<'static, Result<CallToolResult, HandlerError>>;
+pub(crate) type ToolFuture = BoxFuture<'static, Result<CallToolResult, HandlerError>>;
+
+/// What one round of a task's tool answers.
+pub(crate) type ToolOutput = Result<CallToolResult, HandlerError>;
 
 /// How one round of a tool ended, as the task records it.
 #[derive(Debug)]
@@ -180,8 +184,8 @@ pub(crate) struct TaskRun {
     server: Arc<ServerInner>,
     service: Arc<TaskService>,
     work: TaskWork,
-    /// The first round's future, until `started`.
-    first: Option<Invocation>,
+    /// The first round, begun by the request that created the task, until `started`.
+    first: Option<Running<ToolOutput>>,
     task: DetailedTask,
     expires_at: Option<SystemTime>,
     /// Who created the task (kept on every write).
@@ -222,7 +226,7 @@ impl TaskRun {
         server: Arc<ServerInner>,
         service: Arc<TaskService>,
         work: TaskWork,
-        first: Invocation,
+        first: Running<ToolOutput>,
         stored: StoredTask,
         ttl: Duration,
     ) -> Self {
@@ -244,30 +248,41 @@ impl TaskRun {
         }
     }
 
-    fn invoke(&self, input: Option<RoundInput>) -> Invocation {
+    fn invoke(&self, input: Option<RoundInput>) -> ToolFuture {
         let cx = self.work.cx.with_input(input);
         (self.work.handler)(HandlerParts::shared(self.work.arguments.clone(), cx))
     }
 
-    /// Runs one round of the tool, supervised; its outcome comes back to [`Self::finish_round`].
-    fn start_round(&mut self, fut: Invocation, ctx: &mut Context<Self>) {
-        let scope = self.work.scope.clone();
-        let timeout = self.work.timeout;
+    /// Runs one round of the tool as an invocation of the task's scope (supervised: time
+    /// limit, panics, cancellation); its outcome comes back to [`Self::finish_round`].
+    fn start_round(&mut self, fut: ToolFuture, ctx: &mut Context<Self>) {
+        match self.work.scope.start(fut, self.work.timeout) {
+            Started::Done(outcome) => self.conclude_round(outcome, ctx),
+            Started::Running(running) => self.await_round(running, ctx),
+        }
+    }
+
+    /// Waits for a round's invocation still running.
+    fn await_round(&mut self, running: Running<ToolOutput>, ctx: &mut Context<Self>) {
         self.round_running = true;
-        ctx.spawn(
-            async move { scope.supervise(fut, timeout).await }
-                .into_actor(self)
-                .map(|outcome, act, ctx| {
-                    act.round_running = false;
-                    let invoked = Invoked {
-                        server: &act.server,
-                        tool: &act.work.tool,
-                        arguments: &act.work.arguments,
-                    };
-                    let outcome = invoked.outcome(outcome);
-                    act.finish_round(outcome, ctx);
-                }),
-        );
+        ctx.spawn(running.into_actor(self).map(|outcome, act, ctx| {
+            act.round_running = false;
+            act.conclude_round(outcome, ctx);
+        }));
+    }
+
+    fn conclude_round(
+        &mut self,
+        outcome: Result<ToolOutput, SupervisedError>,
+        ctx: &mut Context<Self>,
+    ) {
+        let invoked = Invoked {
+            server: &self.server,
+            tool: &self.work.tool,
+            arguments: &self.work.arguments,
+        };
+        let outcome = invoked.outcome(outcome);
+        self.finish_round(outcome, ctx);
     }
 
     /// A key for the client that no earlier request of this task used.
@@ -388,7 +403,7 @@ impl Actor for TaskRun {
 
     fn started(&mut self, ctx: &mut Self::Context) {
         if let Some(first) = self.first.take() {
-            self.start_round(first, ctx);
+            self.await_round(first, ctx);
         }
         ctx.run_later(self.ttl, |act, ctx| {
             tracing::debug!(task = %act.task.task_id, "a task outlived its time to live");
