@@ -342,6 +342,7 @@ async fn touch_renews_records_and_their_count() {
             id: id.clone(),
             owner: None,
             established: true,
+            revision: 0,
             state: json!({"v": 1}),
         };
         assert!(store.create(&record, Duration::from_secs(2)).await.unwrap());
@@ -397,15 +398,16 @@ async fn initialized_on_another_node_is_taken_in_the_store() {
         .to_owned();
     on_a.session = Some(id.clone());
     on_a.version = Some("2025-11-25".to_owned());
-    let key = format!("GET mcp:{{{id}}}:session");
+    let key = format!("HGETALL mcp:{{{id}}}:session");
     assert!(redis.command(&key).contains(r#""established":false"#));
+    assert!(!redis.command(&key).contains("\r\nest\r\n"));
 
     let on_b = on_a.at(&b.url);
     on_b.notify(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         .await;
     assert_eq!(b.mcp.session_count(), 0, "no actor started on B");
     let record = redis.command(&key);
-    assert!(record.contains(r#""established":true"#), "{record}");
+    assert!(record.contains("\r\nest\r\n$1\r\n1\r\n"), "{record}");
     assert!(
         !record.contains(r#""initialized""#),
         "kept once, as the record's own field"
@@ -432,8 +434,8 @@ async fn initialized_on_another_node_is_taken_in_the_store() {
     let mut whole = a.client();
     whole.initialize(json!({})).await;
     let id = whole.session.clone().unwrap();
-    let record = redis.command(&format!("GET mcp:{{{id}}}:session"));
-    assert!(record.contains(r#""established":true"#), "{record}");
+    let record = redis.command(&format!("HGETALL mcp:{{{id}}}:session"));
+    assert!(record.contains("\r\nest\r\n$1\r\n1\r\n"), "{record}");
     assert_eq!(a.mcp.session_count(), 2);
     a.stop().await;
     b.stop().await;

@@ -16,7 +16,7 @@
 //!
 //! | key | type | what | expires |
 //! | --- | --- | --- | --- |
-//! | `mcp:{<session>}:session` | string | the [`SessionRecord`] as JSON | idle timeout, renewed by each request |
+//! | `mcp:{<session>}:session` | hash | the [`SessionRecord`] as created (JSON), its revision, its handshake, and each field of its state changed since ([`RedisSessionStore`]) | idle timeout, renewed by each request |
 //! | `mcp:{<session>}:events` | list | `<stream> <seq> <event data>` per event of the session's streams, at least the newest `max_events` | the event TTL, renewed by each write |
 //! | `mcp:sessions` | sorted set | live sessions by expiry (the cluster-wide count), renewed with the records of the sessions busy on each node every third of the idle timeout (at most a minute) | members pruned as they expire |
 //! | `mcp:task:{<task>}` | string | a task of the Tasks extension ([`RedisTaskStore`]) | with the task |
@@ -24,9 +24,11 @@
 //!
 //! Channels: `mcp:bus` (to every node) and `mcp:bus:<node>` (to one).
 //!
-//! A request costs one round trip (one `GETEX` of its session's record, which renews it; a
-//! record this node read before and that has not changed is not decoded again); events are
-//! written behind, in pipelined batches.
+//! A request costs one round trip (an `HGETALL` of its session's record and the `PEXPIRE` that
+//! renews it, pipelined; a record this node read before at the same revision is not decoded
+//! again); a change of a session's state (`logging/setLevel`, `resources/subscribe`) is one
+//! script that applies it to the stored fields; events are written behind, in pipelined
+//! batches.
 
 mod bus;
 mod connection;
