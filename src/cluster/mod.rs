@@ -15,8 +15,9 @@
 //!   the request runs;
 //! - a DELETE ends the session on every node, and a change of the state a node acts on by
 //!   itself (`logging/setLevel`, `resources/subscribe`) reaches every node holding the
-//!   session; the end of the handshake (`notifications/initialized`) is read from the record
-//!   with the session's next request on each node.
+//!   session; the end of the handshake (`notifications/initialized`), stored, reaches every
+//!   node too (the one that ran `initialize` ends its handshake timer), and is read from the
+//!   record with the session's next request on each node.
 //!
 //! A change of a session's state is stored as a change of its one field, applied to the stored
 //! record atomically ([`SessionStore::update`]), and the request that made it is answered once
@@ -392,10 +393,21 @@ impl ClusterNode {
     }
 
     /// Takes the client's `notifications/initialized` for a session this node holds no actor
-    /// for: in the store only (one round trip); `false` when the session is unknown.
+    /// for: in the store (one round trip), then on the other nodes (the one that ran
+    /// `initialize` ends its handshake timer); `false` when the session is unknown.
     pub(crate) async fn establish(&self, id: &SessionId) -> Result<bool, StoreError> {
         self.listening().await;
-        self.store().establish(id, self.ttl).await
+        let known = self.store().establish(id, self.ttl).await?;
+        if known {
+            self.publish(
+                Recipients::All,
+                BusMessage::Protocol {
+                    topic: ESTABLISHED.to_owned(),
+                    payload: json!({ "session": id }),
+                },
+            );
+        }
+        Ok(known)
     }
 
     /// The handshake of a session held here, completed in the store by
@@ -467,11 +479,11 @@ impl ClusterNode {
             let node = node.upgrade()?;
             let updates = match what {
                 StateChange::Initialized => {
-                    // The record's `established`, in the store only: the other nodes read it
-                    // with the session's next request there.
+                    // The record's `established`, and a word to the other nodes (the node that
+                    // ran `initialize` may be another one, its handshake timer running).
                     let id = id.clone();
                     actix_rt::spawn(async move {
-                        if let Err(err) = node.store().establish(&id, node.ttl).await {
+                        if let Err(err) = node.establish(&id).await {
                             tracing::warn!(session = %id, %err, "could not store the end of a session's handshake");
                         }
                     });
@@ -547,6 +559,10 @@ fn record_of(session: &SessionHandle, state: &SessionState) -> SessionRecord {
     }
 }
 
+/// The topic of a [`BusMessage::Protocol`] telling the other nodes that a session's handshake
+/// is complete (stored already): the node that ran its `initialize` stops its handshake timer.
+pub(crate) const ESTABLISHED: &str = "established";
+
 /// The topic of a [`BusMessage::Protocol`] telling the other nodes that a resource changed.
 pub(crate) const RESOURCE_UPDATED: &str = "resourceUpdated";
 
@@ -579,6 +595,15 @@ fn receive_protocol(
 ) {
     let task_id = payload.get("taskId").and_then(Value::as_str);
     match (topic, task_id) {
+        (ESTABLISHED, _) => {
+            if let Some(session) = payload
+                .get("session")
+                .and_then(Value::as_str)
+                .and_then(|id| registry.find(id))
+            {
+                node.established_here(&session);
+            }
+        }
         (RESOURCE_UPDATED, _) => {
             if let Some(uri) = payload.get("uri").and_then(Value::as_str) {
                 server.resource_updated_here(registry, uri);
