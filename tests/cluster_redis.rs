@@ -465,3 +465,75 @@ async fn a_key_is_claimed_once_until_it_expires() {
     tokio::time::sleep(Duration::from_millis(350)).await;
     assert!(store.claim_once("mrtr:abc", ttl).await.unwrap(), "expired");
 }
+
+/// The node holding a session's GET stream stops; the client resumes the stream with
+/// `Last-Event-ID` on another node: the events it missed are replayed from Redis, and the stream
+/// stays open there, receiving what the session is sent from then on (list changes, log
+/// messages, resource updates, from any node).
+#[actix_web::test]
+async fn a_get_stream_resumed_on_another_node_goes_on_there() {
+    let redis = RedisServer::start();
+    let (fa, a) = node(&redis).await;
+    let (fb, b) = node(&redis).await;
+    let (fc, c) = node(&redis).await;
+    let mut on_a = a.client();
+    on_a.initialize(json!({})).await;
+    let subscribed = on_a
+        .request(
+            json!(1),
+            "resources/subscribe",
+            json!({"uri": "test://kept"}),
+        )
+        .await;
+    assert_eq!(subscribed.status, StatusCode::OK, "{}", subscribed.response);
+    let on_b = on_a.at(&b.url);
+    let on_c = on_a.at(&c.url);
+    let mut stream = SseReader::new(on_a.get(None).await);
+    fa.server.notify_tools_list_changed();
+    let (seen, _) = stream.next_message_with_id().await;
+    let seen = seen.expect("stream events carry ids");
+    // Sent while the client is away: stored, replayed on B.
+    fa.server.notify_prompts_list_changed();
+    drop(stream);
+    fa.server.notify_resources_list_changed();
+    // Written behind: let A's writer store it, then A goes.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    a.stop().await;
+    drop(fa);
+
+    let resumed = on_b.get(Some(&seen)).await;
+    assert_eq!(resumed.status(), StatusCode::OK);
+    let mut resumed = SseReader::new(resumed);
+    assert_eq!(
+        resumed.next_message().await["method"],
+        "notifications/prompts/list_changed"
+    );
+    assert_eq!(
+        resumed.next_message().await["method"],
+        "notifications/resources/list_changed"
+    );
+    // It stays open on B: what B and C raise reaches it.
+    fb.server.notify_tools_list_changed();
+    assert_eq!(
+        resumed.next_message().await["method"],
+        "notifications/tools/list_changed"
+    );
+    fc.server.notify_resource_updated("test://kept");
+    let updated = resumed.next_message().await;
+    assert_eq!(updated["method"], "notifications/resources/updated");
+    assert_eq!(updated["params"]["uri"], "test://kept");
+    let logged = on_c
+        .request(json!(2), "logging/setLevel", json!({"level": "info"}))
+        .await;
+    assert_eq!(logged.status, StatusCode::OK);
+    fc.server.notify_log_message(
+        actix_mcp::protocol::LoggingLevel::Warning,
+        json!("from C"),
+        None,
+    );
+    let message = resumed.next_message().await;
+    assert_eq!(message["method"], "notifications/message");
+    assert_eq!(message["params"]["data"], "from C");
+    b.stop().await;
+    c.stop().await;
+}

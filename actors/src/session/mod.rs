@@ -523,12 +523,19 @@ impl SessionHandle {
     }
 
     /// Resumes a stream after `Last-Event-ID`: replays what it missed and, when the stream is
-    /// still live, attaches the new connection to it; or tells why it cannot.
+    /// still live, attaches the new connection to it; or tells why it cannot. The session's
+    /// standalone stream (HTTP GET) goes on here after the replay, as a new standalone stream
+    /// (its priming event carrying `retry`), wherever it lived before (another node of a
+    /// cluster, or a connection that ended).
     ///
     /// # Errors
     /// When the session has stopped.
-    pub async fn resume(&self, last: EventId) -> Result<Resumed, actix::MailboxError> {
-        self.addr.send(Resume { last }).await
+    pub async fn resume(
+        &self,
+        last: EventId,
+        retry: Duration,
+    ) -> Result<Resumed, actix::MailboxError> {
+        self.addr.send(Resume { last, retry }).await
     }
 
     /// Counts of the session's live work.
