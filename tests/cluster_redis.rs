@@ -537,3 +537,42 @@ async fn a_get_stream_resumed_on_another_node_goes_on_there() {
     b.stop().await;
     c.stop().await;
 }
+
+/// Threads that append events come and go (a blocking pool's): the writer each started ends
+/// with it, once what it queued is written, and nothing of them is lost.
+#[actix_web::test]
+async fn the_event_writers_of_threads_gone_end() {
+    use actix_mcp::cluster::redis::{Redis, RedisEventStore};
+    use actix_mcp_actors::{EventId, EventStore, Replay, SessionId};
+
+    let redis = RedisServer::start();
+    let connection = Redis::connect(&redis.url(), "mcp").await.unwrap();
+    let store = RedisEventStore::new(connection.clone());
+    let session = SessionId::parse("threads").unwrap();
+    let runtime = tokio::runtime::Handle::current();
+    for seq in 1..=8 {
+        let events = store.open(&session);
+        let runtime = runtime.clone();
+        std::thread::spawn(move || {
+            let _inside = runtime.enter();
+            events.append(EventId { stream: 1, seq }, &format!("event {seq}").into());
+        })
+        .join()
+        .unwrap();
+    }
+    store.flush().await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while store.writers() > 1 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{} writers still run for 8 threads gone",
+            store.writers()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let elsewhere = RedisEventStore::new(connection).open(&session);
+    match elsewhere.replay(EventId { stream: 1, seq: 0 }).await {
+        Replay::Events { events, .. } => assert_eq!(events.len(), 8),
+        Replay::Unknown => panic!("the events are stored"),
+    }
+}

@@ -4,7 +4,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use actix_mcp_actors::{
@@ -26,8 +26,10 @@ pub struct RedisEventStore {
     writers: Arc<Writers>,
 }
 
-/// A [`RedisEventStore`]'s writers: one per thread that appends events (on that thread's
-/// runtime, with its own connection), and one for threads with no runtime.
+/// A [`RedisEventStore`]'s writers: one per live thread that appends events (on that thread's
+/// runtime, with its own connection; it ends once the thread has gone and what it queued is
+/// written, so the threads of a blocking pool, which come and go, leave none behind), and one
+/// for threads with no runtime.
 #[derive(Debug)]
 struct Writers {
     /// Tells this store apart in a thread's writers.
@@ -36,8 +38,12 @@ struct Writers {
     ttl: Duration,
     /// The writer of threads with no runtime.
     shared: mpsc::Sender<Job>,
-    /// Every writer started, for [`EventStore::flush`].
-    all: std::sync::Mutex<Vec<mpsc::Sender<Job>>>,
+    /// Every writer started and not ended, for [`EventStore::flush`]: its sender weakly, so
+    /// that a thread's writer ends when the thread has gone (its own sender, in the thread's
+    /// storage, goes with it) and it wrote what was queued.
+    all: std::sync::Mutex<Vec<Writer>>,
+    /// Writers running now.
+    running: Arc<AtomicUsize>,
 }
 
 thread_local! {
@@ -80,7 +86,9 @@ impl RedisEventStore {
     pub fn with_limits(redis: Redis, max_events: usize, ttl: Duration) -> Self {
         let max_events = max_events.max(1);
         let (shared, queue) = mpsc::channel(WRITE_QUEUE);
-        tokio::spawn(write_behind(redis.clone(), queue, max_events, ttl));
+        let running = Arc::new(AtomicUsize::new(0));
+        let (guard, writer) = Running::new(&running, &shared);
+        tokio::spawn(write_behind(redis.clone(), queue, max_events, ttl, guard));
         Self {
             redis,
             local: InMemoryEventStore::default(),
@@ -88,10 +96,18 @@ impl RedisEventStore {
                 id: NEXT_WRITERS.fetch_add(1, Ordering::Relaxed),
                 max_events,
                 ttl,
-                all: std::sync::Mutex::new(vec![shared.clone()]),
+                all: std::sync::Mutex::new(vec![writer]),
+                running,
                 shared,
             }),
         }
+    }
+
+    /// How many writers run now: one per live thread that appended events (a thread's writer
+    /// ends once the thread has gone and it wrote what was queued), and one for threads with no
+    /// runtime.
+    pub fn writers(&self) -> usize {
+        self.writers.running.load(Ordering::Acquire)
     }
 
     /// Queues `job` with this thread's writer (started on first use), or the shared one on a
@@ -111,19 +127,21 @@ impl RedisEventStore {
             // None yet on this thread, or its runtime has gone: start one here.
             writers.retain(|(id, _)| *id != mine);
             let (writer, queue) = mpsc::channel(WRITE_QUEUE);
+            let (guard, known) = Running::new(&self.writers.running, &writer);
             tokio::spawn(write_behind(
                 self.redis.clone(),
                 queue,
                 self.writers.max_events,
                 self.writers.ttl,
+                guard,
             ));
             let mut all = self
                 .writers
                 .all
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
-            all.retain(|writer| !writer.is_closed());
-            all.push(writer.clone());
+            all.retain(|writer| !writer.ended());
+            all.push(known);
             drop(all);
             let queued = writer.try_send(job).is_ok();
             writers.push((mine, writer));
@@ -146,6 +164,7 @@ async fn write_behind(
     mut queue: mpsc::Receiver<Job>,
     max_events: usize,
     ttl: Duration,
+    _running: Running,
 ) {
     let mut batch = Vec::with_capacity(256);
     let mut flushed = Vec::new();
@@ -221,6 +240,52 @@ async fn write_behind(
     }
 }
 
+/// A writer as [`Writers::all`] knows it.
+#[derive(Debug)]
+struct Writer {
+    sender: mpsc::WeakSender<Job>,
+    /// Turns `true` when the writer has ended.
+    ended: tokio::sync::watch::Receiver<bool>,
+}
+
+impl Writer {
+    fn ended(&self) -> bool {
+        *self.ended.borrow()
+    }
+}
+
+/// Counts a writer among a store's running ones while it lives, and says when it has ended.
+struct Running {
+    count: Arc<AtomicUsize>,
+    ended: tokio::sync::watch::Sender<bool>,
+}
+
+impl Running {
+    /// The guard of a writer about to start with `sender`, and how [`Writers::all`] knows it.
+    fn new(count: &Arc<AtomicUsize>, sender: &mpsc::Sender<Job>) -> (Self, Writer) {
+        count.fetch_add(1, Ordering::AcqRel);
+        let (ended, ended_rx) = tokio::sync::watch::channel(false);
+        let writer = Writer {
+            sender: sender.downgrade(),
+            ended: ended_rx,
+        };
+        (
+            Self {
+                count: count.clone(),
+                ended,
+            },
+            writer,
+        )
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.count.fetch_sub(1, Ordering::AcqRel);
+        self.ended.send_replace(true);
+    }
+}
+
 /// When a writer last set the TTL of each session's event list.
 struct Renewals {
     /// The TTL set: the store's TTL and a quarter, so that a list renewed a quarter of the TTL
@@ -280,22 +345,33 @@ impl EventStore for RedisEventStore {
 
     /// Waits (at most 5 s) until every event appended so far is written to Redis.
     fn flush(&self) -> futures::future::BoxFuture<'static, ()> {
-        let writers: Vec<mpsc::Sender<Job>> = self
+        // A writer whose senders are all gone (its thread has) is waited for until it ends,
+        // which is once it wrote what was queued.
+        let writers: Vec<(
+            Option<mpsc::Sender<Job>>,
+            tokio::sync::watch::Receiver<bool>,
+        )> = self
             .writers
             .all
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
             .iter()
-            .filter(|writer| !writer.is_closed())
-            .cloned()
+            .filter(|writer| !writer.ended())
+            .map(|writer| (writer.sender.upgrade(), writer.ended.clone()))
             .collect();
         Box::pin(async move {
-            let flushed = futures::future::join_all(writers.into_iter().map(|writer| async move {
-                let (done, written) = tokio::sync::oneshot::channel();
-                if writer.send(Job::Flush(done)).await.is_ok() {
-                    let _ = written.await;
-                }
-            }));
+            let flushed = futures::future::join_all(writers.into_iter().map(
+                |(writer, mut ended)| async move {
+                    if let Some(writer) = writer {
+                        let (done, written) = tokio::sync::oneshot::channel();
+                        if writer.send(Job::Flush(done)).await.is_ok() {
+                            let _ = written.await;
+                            return;
+                        }
+                    }
+                    let _ = ended.wait_for(|ended| *ended).await;
+                },
+            ));
             if tokio::time::timeout(FLUSH_WAIT, flushed).await.is_err() {
                 tracing::warn!("the stream events were not all written to redis in time");
             }
