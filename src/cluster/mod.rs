@@ -513,10 +513,12 @@ impl ClusterNode {
             };
             let id = id.clone();
             let watched = watched.clone();
-            Some(Box::pin(async move {
+            // Stored whatever becomes of the request that waits for it (its client may go).
+            let (done, stored) = tokio::sync::oneshot::channel();
+            actix_rt::spawn(async move {
                 let stored = node.store().update(&id, &updates, node.ttl).await;
                 let state = watched.upgrade();
-                match stored {
+                let outcome = match stored {
                     Ok(Some(record)) => {
                         if let Some(state) = state
                             && let Err(err) = state.adopt(&record)
@@ -543,7 +545,13 @@ impl ClusterNode {
                         tracing::warn!(session = %id, %err, "could not store a session's changed state");
                         Err(err.to_string())
                     }
-                }
+                };
+                let _ = done.send(outcome);
+            });
+            Some(Box::pin(async move {
+                stored
+                    .await
+                    .unwrap_or_else(|_| Err("the node stopped before storing it".to_owned()))
             }) as crate::server::session::Storing)
         }));
     }
