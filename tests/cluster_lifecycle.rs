@@ -82,6 +82,31 @@ async fn a_handshake_finished_on_another_node_ends_the_timer_of_the_first() {
     b.stop().await;
 }
 
+/// A session has one standalone stream in the whole cluster, as on one node: a GET stream
+/// opened (or resumed) on B ends the one on A, and what A raises then reaches the stream on B,
+/// not a stream its client has left.
+#[actix_web::test]
+async fn a_get_stream_opened_on_another_node_replaces_the_first() {
+    let store = Arc::new(InMemorySessionStore::new());
+    let bus = Arc::new(LocalBus::new());
+    let [(fa, a), (_fb, b)] = nodes(&store, &bus, Duration::from_secs(10));
+    let mut on_a = a.client();
+    on_a.initialize(json!({})).await;
+    let mut first = SseReader::new(on_a.get(None).await);
+    fa.server.notify_tools_list_changed();
+    let (seen, _) = first.next_message_with_id().await;
+    let on_b = on_a.at(&b.url);
+    let mut second = SseReader::new(on_b.get(seen.as_deref()).await);
+    first.expect_end().await;
+    fa.server.notify_prompts_list_changed();
+    assert_eq!(
+        second.next_message().await["method"],
+        "notifications/prompts/list_changed"
+    );
+    a.stop().await;
+    b.stop().await;
+}
+
 /// `sleepy` (a task): sleeps `ms`, then answers "slept"; `endless` (a task): runs until
 /// cancelled.
 fn task_tools(builder: actix_mcp::ServerBuilder) -> actix_mcp::ServerBuilder {

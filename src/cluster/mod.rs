@@ -275,6 +275,11 @@ impl ClusterNode {
             BusMessage::Closed { session } => {
                 registry.close(session.as_str());
             }
+            BusMessage::StandaloneOpened { session, at_ms } => {
+                if let Some(session) = registry.find(session.as_str()) {
+                    session.close_standalone_here(at_ms);
+                }
+            }
             BusMessage::Changed { record } => {
                 if let Some(session) = registry.find(record.id.as_str()) {
                     self.adopt(&session, &Arc::new(record));

@@ -85,6 +85,13 @@ impl fmt::Display for NodeId {
     }
 }
 
+/// Now, in milliseconds since the Unix epoch (0 before it).
+pub(crate) fn epoch_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
 /// A random 64-bit number, from the standard library's randomly seeded hasher.
 pub(crate) fn random_u64() -> u64 {
     use std::hash::{BuildHasher, Hasher};
@@ -384,6 +391,17 @@ pub enum BusMessage {
     Closed {
         /// The session.
         session: SessionId,
+    },
+    /// A session's standalone stream (HTTP GET) opened on the sending node: the other nodes
+    /// close theirs, so that a session has one in the cluster, as on one node (a client that
+    /// left a node for another is sent nothing more on the stream it left).
+    StandaloneOpened {
+        /// The session.
+        session: SessionId,
+        /// When it opened (ms since the Unix epoch, the sender's clock): a node closes only a
+        /// stream it opened before (one it opened since is the newer).
+        #[serde(default)]
+        at_ms: u64,
     },
     /// A session's record changed (its log level, its subscriptions): nodes holding it
     /// locally take the new state.

@@ -95,6 +95,7 @@ impl Session {
             established: AtomicBool::new(false),
             connections: AtomicUsize::new(0),
             standalone: Mutex::new(parts.standalone.map(|outlet| (0, outlet))),
+            standalone_since: AtomicU64::new(0),
             streams: Mutex::default(),
             events,
             torn_down: AtomicBool::new(false),
@@ -421,12 +422,26 @@ impl Session {
         let number = handle.next_stream() | EventId::STANDALONE;
         let (log, receiver) = EventLog::connected_after(handle, number, retry, false, earlier);
         let stream = SseStream::start(log.clone(), self.shared.metrics.clone());
-        let previous = lock(&self.shared.standalone).replace((number, log.outlet()));
+        let opened_ms = crate::cluster::epoch_ms();
+        let previous = {
+            let mut standalone = lock(&self.shared.standalone);
+            self.shared
+                .standalone_since
+                .store(opened_ms, Ordering::Release);
+            standalone.replace((number, log.outlet()))
+        };
         let mut streams = lock(&self.shared.streams);
         if let Some(old) = previous.and_then(|(old, _)| streams.remove(&old)) {
             old.do_send(CloseStream);
         }
         streams.insert(number, stream);
+        drop(streams);
+        if let Some(relay) = &self.shared.relay {
+            relay.publish(crate::cluster::BusMessage::StandaloneOpened {
+                session: self.shared.id.clone(),
+                at_ms: opened_ms,
+            });
+        }
         receiver
     }
 }

@@ -115,6 +115,8 @@ pub(crate) struct SessionShared {
     /// Open stream connections: a session with a connection is never idle.
     connections: AtomicUsize,
     standalone: Mutex<Option<(u64, Outlet)>>,
+    /// When the standalone stream opened (ms since the Unix epoch), in a cluster.
+    standalone_since: std::sync::atomic::AtomicU64,
     /// The live streams, by number, so `Last-Event-ID` can reattach to them.
     streams: Mutex<HashMap<u64, Addr<SseStream>>>,
     events: Option<Arc<dyn SessionEvents>>,
@@ -470,6 +472,24 @@ impl SessionHandle {
         if let Err(frame) = self.try_notify(frame) {
             tracing::debug!(session = %self.shared.id, ?frame, "dropped a session notification: no standalone stream here");
         }
+    }
+
+    /// Closes the session's standalone stream on this node if it opened before `before_ms`
+    /// (ms since the Unix epoch: when another node of the cluster opened one); whether it did.
+    pub fn close_standalone_here(&self, before_ms: u64) -> bool {
+        let mut standalone = lock(&self.shared.standalone);
+        if standalone.is_none() || self.shared.standalone_since.load(Ordering::Acquire) >= before_ms
+        {
+            return false;
+        }
+        let Some((number, _)) = standalone.take() else {
+            return false;
+        };
+        drop(standalone);
+        if let Some(stream) = lock(&self.shared.streams).remove(&number) {
+            stream.do_send(CloseStream);
+        }
+        true
     }
 
     /// Whether the session has a standalone stream (a GET stream, the stdio writer) open on
