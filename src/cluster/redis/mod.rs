@@ -16,7 +16,7 @@
 //!
 //! | key | type | what | expires |
 //! | --- | --- | --- | --- |
-//! | `mcp:{<session>}:session` | hash | the [`SessionRecord`] as created (JSON), its revision, its handshake, and each field of its state changed since ([`RedisSessionStore`]) | idle timeout, renewed by each request |
+//! | `mcp:{<session>}:session` | hash | the [`SessionRecord`](actix_mcp_actors::SessionRecord) as created (JSON), its revision, its handshake, and each field of its state changed since ([`RedisSessionStore`]) | idle timeout, renewed by each request |
 //! | `mcp:{<session>}:events` | list | `<stream> <seq> <event data>` per event of the session's streams, at least the newest `max_events` | the event TTL, renewed by each write |
 //! | `mcp:sessions` | sorted set | live sessions by expiry (the cluster-wide count), renewed with the records of the sessions busy on each node every third of the idle timeout (at most a minute) | members pruned as they expire |
 //! | `mcp:task:{<task>}` | string | a task of the Tasks extension ([`RedisTaskStore`]) | with the task |
