@@ -19,7 +19,7 @@ use serde_json::json;
 use common::http::{SAMPLING, TestServer, caps, eventually, spawn, text_of};
 use common::http_tools::{Fixture, fixture};
 use common::sse::SseReader;
-use common::task_tools::two_questions;
+use common::task_tools::{modern, two_questions, until_status};
 
 /// Two nodes: each its own server (built the same way) and endpoint, sharing `store` and `bus`.
 fn nodes(store: &Arc<InMemorySessionStore>, bus: &Arc<LocalBus>) -> [(Fixture, TestServer); 2] {
@@ -224,53 +224,6 @@ async fn the_session_cap_is_per_cluster() {
     b.1.stop().await;
 }
 
-/// The `_meta` of a 2026 request declaring the Tasks extension and form elicitation.
-fn tasks_meta() -> serde_json::Value {
-    json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {
-            "extensions": { "io.modelcontextprotocol/tasks": {} },
-            "elicitation": {},
-        },
-    })
-}
-
-/// One 2026 request POSTed to `url`, with the routing headers the spec requires: the whole
-/// JSON-RPC response.
-async fn modern(url: &str, method: &str, mut params: serde_json::Value) -> serde_json::Value {
-    // `Mcp-Name`: the tool of a `tools/call`, the task of a `tasks/*` request.
-    let name = params
-        .get("name")
-        .or_else(|| params.get("taskId"))
-        .and_then(serde_json::Value::as_str)
-        .unwrap()
-        .to_owned();
-    params["_meta"] = tasks_meta();
-    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
-    let request = reqwest::Client::new()
-        .post(url)
-        .header("Accept", "application/json, text/event-stream")
-        .header("Content-Type", "application/json")
-        .header("MCP-Protocol-Version", "2026-07-28")
-        .header("Mcp-Method", method)
-        .header("Mcp-Name", name)
-        .body(body.to_string());
-    let response = common::http::send(request).await;
-    let sse = response
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/event-stream"));
-    if sse {
-        return SseReader::new(response).next_message().await;
-    }
-    let text = tokio::time::timeout(common::WAIT, response.text())
-        .await
-        .expect("no body in time")
-        .unwrap();
-    serde_json::from_str(&text).unwrap_or_else(|err| panic!("{err}: {text}"))
-}
-
 /// A bus as slow as a network's: every message takes [`SlowBus::DELAY`] to leave, so a node
 /// that answered before another node acted on its message shows.
 #[derive(Debug, Default)]
@@ -321,28 +274,6 @@ fn task_nodes(tasks: &Arc<actix_mcp::InMemoryTaskStore>) -> [TestServer; 2] {
         );
         spawn(server.http("/mcp").cluster(cluster), 1)
     })
-}
-
-/// Polls `tasks/get` on `url` until the task reaches `status` (any other status but
-/// `working` and `input_required` fails), within [`common::WAIT`]: the task.
-async fn until_status(url: &str, task_id: &str, status: &str) -> serde_json::Value {
-    let deadline = tokio::time::Instant::now() + common::WAIT;
-    loop {
-        let got = modern(url, "tasks/get", json!({ "taskId": task_id })).await;
-        let task = &got["result"];
-        if task["status"] == status {
-            return task.clone();
-        }
-        assert!(
-            ["working", "input_required"].contains(&task["status"].as_str().unwrap_or_default()),
-            "{got}"
-        );
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "never {status}: {got}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
 }
 
 /// Starts `two_questions` as a task on `on`, and waits (reading through `on`) until it asks.

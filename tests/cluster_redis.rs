@@ -342,6 +342,7 @@ async fn touch_renews_records_and_their_count() {
             id: id.clone(),
             owner: None,
             established: true,
+            revision: 0,
             state: json!({"v": 1}),
         };
         assert!(store.create(&record, Duration::from_secs(2)).await.unwrap());
@@ -397,15 +398,16 @@ async fn initialized_on_another_node_is_taken_in_the_store() {
         .to_owned();
     on_a.session = Some(id.clone());
     on_a.version = Some("2025-11-25".to_owned());
-    let key = format!("GET mcp:{{{id}}}:session");
+    let key = format!("HGETALL mcp:{{{id}}}:session");
     assert!(redis.command(&key).contains(r#""established":false"#));
+    assert!(!redis.command(&key).contains("\r\nest\r\n"));
 
     let on_b = on_a.at(&b.url);
     on_b.notify(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         .await;
     assert_eq!(b.mcp.session_count(), 0, "no actor started on B");
     let record = redis.command(&key);
-    assert!(record.contains(r#""established":true"#), "{record}");
+    assert!(record.contains("\r\nest\r\n$1\r\n1\r\n"), "{record}");
     assert!(
         !record.contains(r#""initialized""#),
         "kept once, as the record's own field"
@@ -432,8 +434,8 @@ async fn initialized_on_another_node_is_taken_in_the_store() {
     let mut whole = a.client();
     whole.initialize(json!({})).await;
     let id = whole.session.clone().unwrap();
-    let record = redis.command(&format!("GET mcp:{{{id}}}:session"));
-    assert!(record.contains(r#""established":true"#), "{record}");
+    let record = redis.command(&format!("HGETALL mcp:{{{id}}}:session"));
+    assert!(record.contains("\r\nest\r\n$1\r\n1\r\n"), "{record}");
     assert_eq!(a.mcp.session_count(), 2);
     a.stop().await;
     b.stop().await;
@@ -462,4 +464,115 @@ async fn a_key_is_claimed_once_until_it_expires() {
     assert!(ms > 0 && ms <= 300, "expires with its state: {pttl}");
     tokio::time::sleep(Duration::from_millis(350)).await;
     assert!(store.claim_once("mrtr:abc", ttl).await.unwrap(), "expired");
+}
+
+/// The node holding a session's GET stream stops; the client resumes the stream with
+/// `Last-Event-ID` on another node: the events it missed are replayed from Redis, and the stream
+/// stays open there, receiving what the session is sent from then on (list changes, log
+/// messages, resource updates, from any node).
+#[actix_web::test]
+async fn a_get_stream_resumed_on_another_node_goes_on_there() {
+    let redis = RedisServer::start();
+    let (fa, a) = node(&redis).await;
+    let (fb, b) = node(&redis).await;
+    let (fc, c) = node(&redis).await;
+    let mut on_a = a.client();
+    on_a.initialize(json!({})).await;
+    let subscribed = on_a
+        .request(
+            json!(1),
+            "resources/subscribe",
+            json!({"uri": "test://kept"}),
+        )
+        .await;
+    assert_eq!(subscribed.status, StatusCode::OK, "{}", subscribed.response);
+    let on_b = on_a.at(&b.url);
+    let on_c = on_a.at(&c.url);
+    let mut stream = SseReader::new(on_a.get(None).await);
+    fa.server.notify_tools_list_changed();
+    let (seen, _) = stream.next_message_with_id().await;
+    let seen = seen.expect("stream events carry ids");
+    // Sent while the client is away: stored, replayed on B.
+    fa.server.notify_prompts_list_changed();
+    drop(stream);
+    fa.server.notify_resources_list_changed();
+    // Written behind: let A's writer store it, then A goes.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    a.stop().await;
+    drop(fa);
+
+    let resumed = on_b.get(Some(&seen)).await;
+    assert_eq!(resumed.status(), StatusCode::OK);
+    let mut resumed = SseReader::new(resumed);
+    assert_eq!(
+        resumed.next_message().await["method"],
+        "notifications/prompts/list_changed"
+    );
+    assert_eq!(
+        resumed.next_message().await["method"],
+        "notifications/resources/list_changed"
+    );
+    // It stays open on B: what B and C raise reaches it.
+    fb.server.notify_tools_list_changed();
+    assert_eq!(
+        resumed.next_message().await["method"],
+        "notifications/tools/list_changed"
+    );
+    fc.server.notify_resource_updated("test://kept");
+    let updated = resumed.next_message().await;
+    assert_eq!(updated["method"], "notifications/resources/updated");
+    assert_eq!(updated["params"]["uri"], "test://kept");
+    let logged = on_c
+        .request(json!(2), "logging/setLevel", json!({"level": "info"}))
+        .await;
+    assert_eq!(logged.status, StatusCode::OK);
+    fc.server.notify_log_message(
+        actix_mcp::protocol::LoggingLevel::Warning,
+        json!("from C"),
+        None,
+    );
+    let message = resumed.next_message().await;
+    assert_eq!(message["method"], "notifications/message");
+    assert_eq!(message["params"]["data"], "from C");
+    b.stop().await;
+    c.stop().await;
+}
+
+/// Threads that append events come and go (a blocking pool's): the writer each started ends
+/// with it, once what it queued is written, and nothing of them is lost.
+#[actix_web::test]
+async fn the_event_writers_of_threads_gone_end() {
+    use actix_mcp::cluster::redis::{Redis, RedisEventStore};
+    use actix_mcp_actors::{EventId, EventStore, Replay, SessionId};
+
+    let redis = RedisServer::start();
+    let connection = Redis::connect(&redis.url(), "mcp").await.unwrap();
+    let store = RedisEventStore::new(connection.clone());
+    let session = SessionId::parse("threads").unwrap();
+    let runtime = tokio::runtime::Handle::current();
+    for seq in 1..=8 {
+        let events = store.open(&session);
+        let runtime = runtime.clone();
+        std::thread::spawn(move || {
+            let _inside = runtime.enter();
+            events.append(EventId { stream: 1, seq }, &format!("event {seq}").into());
+        })
+        .join()
+        .unwrap();
+    }
+    store.flush().await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while store.writers() > 1 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{} writers still run for 8 threads gone",
+            store.writers()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let elsewhere = RedisEventStore::new(connection).open(&session);
+    match elsewhere.replay(EventId { stream: 1, seq: 0 }).await {
+        Replay::Events { events, .. } => assert_eq!(events.len(), 8),
+        Replay::Unknown => panic!("the events are stored"),
+    }
 }

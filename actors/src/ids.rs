@@ -66,10 +66,22 @@ impl fmt::Display for SessionId {
 /// Written as `<stream>-<seq>`; sequence 0 is the stream's priming event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct EventId {
-    /// The stream number, unique within the session.
+    /// The stream number, unique within the session; a session's standalone stream (HTTP GET)
+    /// has [`EventId::STANDALONE`] set in it.
     pub stream: u64,
     /// The event's position in its stream.
     pub seq: u64,
+}
+
+impl EventId {
+    /// The bit set in the number of a session's standalone stream (HTTP GET), and in no other:
+    /// whichever node a client resumes such a stream on knows it is the one to go on with.
+    pub const STANDALONE: u64 = 1 << 62;
+
+    /// Whether this event belongs to a session's standalone stream.
+    pub fn is_standalone(&self) -> bool {
+        self.stream & Self::STANDALONE != 0
+    }
 }
 
 impl fmt::Display for EventId {

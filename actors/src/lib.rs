@@ -88,7 +88,7 @@ mod stream;
 
 pub use cluster::{
     Bus, BusMessage, Created, Envelope, InMemorySessionStore, LocalBus, NodeId, Recipients, Relay,
-    SessionRecord, SessionStore, StoreError, StoreFuture,
+    SessionRecord, SessionStore, StateUpdate, StoreError, StoreFuture,
 };
 pub use dispatch::{Dispatch, Reply};
 pub use error::{OpenError, PeerError};

@@ -26,8 +26,11 @@
 //! per owner ([`RegistryConfig::max_sessions_per_owner`]) keeps one principal from taking every
 //! place.
 //!
-//! Lifecycle: Started (schedules the idle sweep) → Running → Stopped with its system. A restart
-//! after a panic keeps the table, which lives outside the actor.
+//! Lifecycle: Started (schedules the idle sweep) → Running → Stopped with its system. A panic in
+//! code the registry runs but does not own (an event store's, on a broadcast or as a session is
+//! torn down; the transport's hook of a session gone) is caught and logged, and the registry
+//! restarts: its supervisor starts it again on the same mailbox, and the table, which lives
+//! outside the actor, is kept.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -35,7 +38,9 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
 use actix::prelude::SendError;
-use actix::{Actor, Addr, AsyncContext, Context, Handler, Message, Supervised, Supervisor};
+use actix::{
+    Actor, ActorContext as _, Addr, AsyncContext, Context, Handler, Message, Supervised, Supervisor,
+};
 
 use crate::cluster::Relay;
 use crate::error::OpenError;
@@ -453,7 +458,8 @@ impl RegistryHandle {
         match self.addr.try_send(Broadcast(frame)) {
             Ok(()) => {}
             Err(SendError::Full(Broadcast(frame)) | SendError::Closed(Broadcast(frame))) => {
-                deliver_to_all(&self.table, &frame);
+                // A panic in an event store was caught and logged there.
+                let _ = deliver_to_all(&self.table, &frame);
             }
         }
     }
@@ -511,15 +517,44 @@ impl RegistryHandle {
     }
 }
 
-fn deliver_to_all(table: &Table, frame: &Frame) {
+/// Delivers `frame` to every live session's standalone stream; whether code the registry does
+/// not own (a session's event store) panicked on the way (the other sessions still get it).
+fn deliver_to_all(table: &Table, frame: &Frame) -> bool {
     let sessions: Vec<SessionHandle> = read(table)
         .live
         .values()
         .map(|entry| entry.handle.clone())
         .collect();
+    let mut panicked = false;
     for session in sessions {
-        session.notify_here(frame.clone());
+        panicked |= guarded("delivering a broadcast", || {
+            session.notify_here(frame.clone());
+        });
     }
+    panicked
+}
+
+/// Runs `work`, which calls code the registry does not own (an event store's, a transport's
+/// hook): a panic in it is caught and logged; whether there was one.
+fn guarded(what: &str, work: impl FnOnce()) -> bool {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)) {
+        Ok(()) => false,
+        Err(panic) => {
+            let message = panic
+                .downcast_ref::<&str>()
+                .map(|message| (*message).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            tracing::error!(what, panic = %message, "a panic in the registry");
+            true
+        }
+    }
+}
+
+/// After a panic in one of its handlers: the registry restarts (its supervisor starts it again
+/// on the same mailbox; the table, outside the actor, is kept), as after any failure.
+fn restart(ctx: &mut Context<Registry>) {
+    ctx.stop();
 }
 
 /// A session actor is gone (stopped, or killed by a panic). Sent by the session itself as it
@@ -539,13 +574,18 @@ impl fmt::Debug for SessionStopped {
 impl Handler<SessionStopped> for Registry {
     type Result = ();
 
-    fn handle(&mut self, msg: SessionStopped, _: &mut Self::Context) {
-        msg.shared.tear_down();
+    fn handle(&mut self, msg: SessionStopped, ctx: &mut Self::Context) {
+        // The session's event store runs here (it closes the session's events): whatever it
+        // does, the session is forgotten.
+        let mut panicked = guarded("tearing a session down", || msg.shared.tear_down());
         let id = msg.shared.id().clone();
         let entry = write(&self.table).forget(&msg.shared);
         tracing::debug!(session = %id, "session gone");
         if let Some(on_stopped) = entry.and_then(|entry| entry.on_stopped) {
-            on_stopped(&id);
+            panicked |= guarded("the transport's hook of a session gone", || on_stopped(&id));
+        }
+        if panicked {
+            restart(ctx);
         }
     }
 }
@@ -558,8 +598,10 @@ pub struct Broadcast(pub Frame);
 impl Handler<Broadcast> for Registry {
     type Result = ();
 
-    fn handle(&mut self, msg: Broadcast, _: &mut Self::Context) {
-        deliver_to_all(&self.table, &msg.0);
+    fn handle(&mut self, msg: Broadcast, ctx: &mut Self::Context) {
+        if deliver_to_all(&self.table, &msg.0) {
+            restart(ctx);
+        }
     }
 }
 

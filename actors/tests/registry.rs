@@ -255,3 +255,58 @@ async fn sessions_that_never_finish_the_handshake_expire() {
     assert!(registry.get("established").is_some());
     assert_eq!(registry.len(), 1);
 }
+
+/// An event store whose sessions' events panic when an event says "boom" (user code the
+/// registry runs when it broadcasts).
+#[derive(Debug, Default)]
+struct Explosive(InMemoryEventStore);
+
+struct ExplosiveEvents(Arc<dyn actix_mcp_actors::SessionEvents>);
+
+impl actix_mcp_actors::SessionEvents for ExplosiveEvents {
+    fn append(&self, id: actix_mcp_actors::EventId, data: &Arc<str>) {
+        assert!(!data.contains("boom"), "the event store exploded");
+        self.0.append(id, data);
+    }
+
+    fn replay_here(&self, after: actix_mcp_actors::EventId) -> actix_mcp_actors::Replay {
+        self.0.replay_here(after)
+    }
+
+    fn finish(&self, stream: u64) {
+        self.0.finish(stream);
+    }
+
+    fn close(&self) {
+        self.0.close();
+    }
+}
+
+impl EventStore for Explosive {
+    fn open(&self, session: &SessionId) -> Arc<dyn actix_mcp_actors::SessionEvents> {
+        Arc::new(ExplosiveEvents(self.0.open(session)))
+    }
+}
+
+/// A panic in user code the registry runs (an event store's, on a broadcast) restarts the
+/// registry, as its supervisor should: it goes on broadcasting and sweeping, its table kept.
+#[actix_rt::test]
+async fn a_panic_in_an_event_store_restarts_the_registry() {
+    let store: Arc<dyn EventStore> = Arc::new(Explosive::default());
+    let registry = registry(4, Some(Duration::from_secs(60)), Some(store));
+    let session = open(&registry, "a", Arc::new(Fake::default()), None);
+    let mut stream = session
+        .open_standalone(Duration::from_secs(1))
+        .await
+        .unwrap();
+    assert!(stream.recv().await.is_some(), "the priming event");
+    registry.broadcast_here(Frame::notification("boom", None::<&Value>));
+    // The registry is back: its mailbox answers, and a broadcast goes through it.
+    let swept = support::within(registry.addr().send(actix_mcp_actors::Sweep)).await;
+    assert!(swept.is_ok(), "the registry is gone: {swept:?}");
+    assert!(registry.addr().connected());
+    registry.broadcast_here(Frame::notification("after", None::<&Value>));
+    let after = support::within(stream.recv()).await.unwrap();
+    assert!(after.data.contains("after"), "{after:?}");
+    assert_eq!(registry.len(), 1, "the table is kept");
+}

@@ -58,7 +58,7 @@ async fn a_client_that_does_not_read_is_dropped_and_resumes_without_loss() {
     // The stream lives on without a connection; the client resumes where it stopped.
     let last = last.unwrap();
     let mut resumed = session
-        .resume(last)
+        .resume(last, Duration::from_secs(1))
         .await
         .unwrap()
         .into_stream()
@@ -101,16 +101,25 @@ async fn a_new_get_stream_replaces_the_old_and_a_finished_stream_replays_from_th
     let two = recv(&mut second).await.unwrap();
     assert!(two.data.contains("\"two\""));
     until("one stream actor left", || registry.metrics().streams == 1).await;
-    // The finished stream is replayed from the store, then ends.
+    // The finished standalone stream is replayed from the store, then goes on as the session's
+    // standalone stream: the second one ends.
     let mut replay = session
-        .resume(EventId {
-            stream: first_stream,
-            seq: 0,
-        })
+        .resume(
+            EventId {
+                stream: first_stream,
+                seq: 0,
+            },
+            Duration::from_secs(1),
+        )
         .await
         .unwrap()
         .into_stream()
         .expect("kept in the store");
     assert!(recv(&mut replay).await.unwrap().data.contains("\"one\""));
-    assert!(recv(&mut replay).await.is_none());
+    let priming = recv(&mut replay).await.unwrap();
+    assert_eq!(priming.data.as_ref(), "");
+    assert!(priming.id.unwrap().is_standalone());
+    assert!(recv(&mut second).await.is_none());
+    session.notify(Frame::notification("three", None::<&Value>));
+    assert!(recv(&mut replay).await.unwrap().data.contains("\"three\""));
 }

@@ -15,8 +15,15 @@
 //!   the request runs;
 //! - a DELETE ends the session on every node, and a change of the state a node acts on by
 //!   itself (`logging/setLevel`, `resources/subscribe`) reaches every node holding the
-//!   session; the end of the handshake (`notifications/initialized`) is read from the record
-//!   with the session's next request on each node.
+//!   session; the end of the handshake (`notifications/initialized`), stored, reaches every
+//!   node too (the one that ran `initialize` ends its handshake timer), and is read from the
+//!   record with the session's next request on each node.
+//!
+//! A change of a session's state is stored as a change of its one field, applied to the stored
+//! record atomically ([`SessionStore::update`]), and the request that made it is answered once
+//! it is stored; a node takes a record only when its revision is newer than what its view
+//! reflects. Concurrent changes on several nodes are all kept (the README's "Running several
+//! nodes" says what is guaranteed).
 //!
 //! With a shared [`EventStore`] (the Redis one, say), a client
 //! resumes a stream with `Last-Event-ID` on any node. Every request of a session costs one
@@ -48,8 +55,8 @@ use std::time::Duration;
 
 use actix_mcp_actors::{
     Bus, BusMessage, Created, Envelope, EventStore, Frame, FrameKind, Incoming, NodeId, Recipients,
-    RegistryHandle, Relay, SessionHandle, SessionId, SessionRecord, SessionStore, StoreError,
-    StoreFuture,
+    RegistryHandle, Relay, SessionHandle, SessionId, SessionRecord, SessionStore, StateUpdate,
+    StoreError, StoreFuture,
 };
 use futures::StreamExt as _;
 use serde::Deserialize as _;
@@ -268,6 +275,11 @@ impl ClusterNode {
             BusMessage::Closed { session } => {
                 registry.close(session.as_str());
             }
+            BusMessage::StandaloneOpened { session, at_ms } => {
+                if let Some(session) = registry.find(session.as_str()) {
+                    session.close_standalone_here(at_ms);
+                }
+            }
             BusMessage::Changed { record } => {
                 if let Some(session) = registry.find(record.id.as_str()) {
                     self.adopt(&session, &Arc::new(record));
@@ -305,7 +317,7 @@ impl ClusterNode {
             self.adopt(&session, &record);
             return Ok(session);
         }
-        let state = SessionState::from_stored(&record.state).map_err(|err| {
+        let state = SessionState::from_stored(&record).map_err(|err| {
             Lookup::Unavailable(StoreError::Corrupt(format!("session {id}: {err}")))
         })?;
         if record.established {
@@ -380,15 +392,27 @@ impl ClusterNode {
             }
             Err(err) => return Err(Lookup::Unavailable(err)),
         }
+        state.stored_as(record.revision);
         self.watch(session, &state);
         Ok(())
     }
 
     /// Takes the client's `notifications/initialized` for a session this node holds no actor
-    /// for: in the store only (one round trip); `false` when the session is unknown.
+    /// for: in the store (one round trip), then on the other nodes (the one that ran
+    /// `initialize` ends its handshake timer); `false` when the session is unknown.
     pub(crate) async fn establish(&self, id: &SessionId) -> Result<bool, StoreError> {
         self.listening().await;
-        self.store().establish(id, self.ttl).await
+        let known = self.store().establish(id, self.ttl).await?;
+        if known {
+            self.publish(
+                Recipients::All,
+                BusMessage::Protocol {
+                    topic: ESTABLISHED.to_owned(),
+                    payload: json!({ "session": id }),
+                },
+            );
+        }
+        Ok(known)
     }
 
     /// The handshake of a session held here, completed in the store by
@@ -417,7 +441,8 @@ impl ClusterNode {
         Ok(known)
     }
 
-    /// Takes the record's state when it differs from the local one.
+    /// Takes a stored record of the session: its handshake, and its state unless the local one
+    /// reflects a revision as new already (see [`SessionState::adopt`]).
     fn adopt(self: &Arc<Self>, session: &SessionHandle, record: &Arc<SessionRecord>) {
         let current = session.data::<SessionState>();
         if record.established {
@@ -426,19 +451,17 @@ impl ClusterNode {
                 state.initialized_elsewhere();
             }
         }
-        if current.as_ref().is_some_and(|state| state.matches(record)) {
-            return;
-        }
-        match SessionState::from_stored(&record.state) {
-            Ok(state) => {
+        let taken = match &current {
+            Some(state) => state.adopt(record).map(drop),
+            None => SessionState::from_stored(record).map(|state| {
                 if record.established {
                     state.initialized_elsewhere();
                 }
                 self.install(session, state);
-            }
-            Err(err) => {
-                tracing::warn!(session = %record.id, %err, "ignored an unreadable session record")
-            }
+            }),
+        };
+        if let Err(err) = taken {
+            tracing::warn!(session = %record.id, %err, "ignored an unreadable session record");
         }
     }
 
@@ -449,43 +472,92 @@ impl ClusterNode {
         }
     }
 
-    /// Stores each change of `state` and tells the other nodes.
+    /// Stores each change of `state` as it is made, as a change of the stored record's fields
+    /// ([`SessionStore::update`]) that keeps whatever other nodes changed meanwhile; the
+    /// request that made it waits until it is stored. The record as it is then is taken here
+    /// and sent to the other nodes.
     fn watch(self: &Arc<Self>, session: &SessionHandle, state: &Arc<SessionState>) {
         let node = Arc::downgrade(self);
-        let owner = session.owner().map(Arc::<str>::from);
         let id = session.id().clone();
-        state.on_change(Arc::new(move |state: &SessionState, what: StateChange| {
-            let Some(node) = node.upgrade() else {
-                return;
-            };
-            if what == StateChange::Initialized {
-                // The record's `established`, in the store only: the other nodes read it with
-                // the session's next request there.
-                let id = id.clone();
-                actix_rt::spawn(async move {
-                    if let Err(err) = node.store().establish(&id, node.ttl).await {
-                        tracing::warn!(session = %id, %err, "could not store the end of a session's handshake");
-                    }
-                });
-                return;
-            }
-            let record = SessionRecord {
-                id: id.clone(),
-                owner: owner.clone(),
-                established: state.is_initialized(),
-                state: state.to_stored(),
-            };
-            actix_rt::spawn(async move {
-                match node.store().save(&record, node.ttl).await {
-                    // What a node acts on without a request (the log level and subscriptions,
-                    // for what it pushes) reaches the others at once.
-                    Ok(true) => node.publish(Recipients::All, BusMessage::Changed { record }),
-                    Ok(false) => {}
-                    Err(err) => {
-                        tracing::warn!(session = %record.id, %err, "could not store a session's changed state");
-                    }
+        let watched = Arc::downgrade(state);
+        state.on_change(Arc::new(move |_: &SessionState, what: StateChange<'_>| {
+            let node = node.upgrade()?;
+            let updates = match what {
+                StateChange::Initialized => {
+                    // The record's `established`, and a word to the other nodes (the node that
+                    // ran `initialize` may be another one, its handshake timer running).
+                    let id = id.clone();
+                    actix_rt::spawn(async move {
+                        if let Err(err) = node.establish(&id).await {
+                            tracing::warn!(session = %id, %err, "could not store the end of a session's handshake");
+                        }
+                    });
+                    return None;
                 }
+                StateChange::LogLevel(level) => vec![StateUpdate::Set {
+                    field: "logLevel".into(),
+                    value: json!(level),
+                }],
+                StateChange::Subscribed { uri, granted } => {
+                    let mut updates = vec![StateUpdate::Insert {
+                        field: "subscriptions".into(),
+                        item: uri.to_owned(),
+                    }];
+                    if let Some(granted) = granted {
+                        updates.push(StateUpdate::Set {
+                            field: "grantedScopes".into(),
+                            value: json!(granted),
+                        });
+                    }
+                    updates
+                }
+                StateChange::Unsubscribed(uri) => vec![StateUpdate::Remove {
+                    field: "subscriptions".into(),
+                    item: uri.to_owned(),
+                }],
+            };
+            let id = id.clone();
+            let watched = watched.clone();
+            // Stored whatever becomes of the request that waits for it (its client may go).
+            let (done, stored) = tokio::sync::oneshot::channel();
+            actix_rt::spawn(async move {
+                let stored = node.store().update(&id, &updates, node.ttl).await;
+                let state = watched.upgrade();
+                let outcome = match stored {
+                    Ok(Some(record)) => {
+                        if let Some(state) = state
+                            && let Err(err) = state.adopt(&record)
+                        {
+                            tracing::warn!(session = %id, %err, "ignored an unreadable session record");
+                        }
+                        // What a node acts on without a request (the log level and
+                        // subscriptions, for what it pushes) reaches the others at once.
+                        node.publish(
+                            Recipients::All,
+                            BusMessage::Changed {
+                                record: SessionRecord::clone(&record),
+                            },
+                        );
+                        Ok(())
+                    }
+                    Ok(None) => Err("the session has ended".to_owned()),
+                    Err(err) => {
+                        // What is stored differs from this node's view now: the next record
+                        // met is taken.
+                        if let Some(state) = state {
+                            state.forget_revision();
+                        }
+                        tracing::warn!(session = %id, %err, "could not store a session's changed state");
+                        Err(err.to_string())
+                    }
+                };
+                let _ = done.send(outcome);
             });
+            Some(Box::pin(async move {
+                stored
+                    .await
+                    .unwrap_or_else(|_| Err("the node stopped before storing it".to_owned()))
+            }) as crate::server::session::Storing)
         }));
     }
 }
@@ -495,9 +567,14 @@ fn record_of(session: &SessionHandle, state: &SessionState) -> SessionRecord {
         id: session.id().clone(),
         owner: session.owner().map(Arc::from),
         established: state.is_initialized(),
+        revision: 0,
         state: state.to_stored(),
     }
 }
+
+/// The topic of a [`BusMessage::Protocol`] telling the other nodes that a session's handshake
+/// is complete (stored already): the node that ran its `initialize` stops its handshake timer.
+pub(crate) const ESTABLISHED: &str = "established";
 
 /// The topic of a [`BusMessage::Protocol`] telling the other nodes that a resource changed.
 pub(crate) const RESOURCE_UPDATED: &str = "resourceUpdated";
@@ -531,6 +608,15 @@ fn receive_protocol(
 ) {
     let task_id = payload.get("taskId").and_then(Value::as_str);
     match (topic, task_id) {
+        (ESTABLISHED, _) => {
+            if let Some(session) = payload
+                .get("session")
+                .and_then(Value::as_str)
+                .and_then(|id| registry.find(id))
+            {
+                node.established_here(&session);
+            }
+        }
         (RESOURCE_UPDATED, _) => {
             if let Some(uri) = payload.get("uri").and_then(Value::as_str) {
                 server.resource_updated_here(registry, uri);

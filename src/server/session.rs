@@ -2,9 +2,10 @@
 //! capabilities (defaults for its requests), its log level and its resource subscriptions.
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -23,20 +24,38 @@ fn shared_capabilities(capabilities: ClientCapabilities) -> Arc<ClientCapabiliti
     }
 }
 
+/// A change of a session's state on its way to a cluster's store: resolves once it is stored,
+/// or with why it could not be.
+pub(crate) type Storing = BoxFuture<'static, Result<(), String>>;
+
 /// Called after each change of a session's state (in a cluster: to store it and tell the
-/// other nodes), with what changed.
-pub(crate) type OnChange = Arc<dyn Fn(&SessionState, StateChange) + Send + Sync>;
+/// other nodes), with what changed; the storing of the change, when the request that made it
+/// is to wait for it.
+pub(crate) type OnChange =
+    Arc<dyn Fn(&SessionState, StateChange<'_>) -> Option<Storing> + Send + Sync>;
 
 /// What changed in a [`SessionState`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum StateChange {
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum StateChange<'a> {
     /// The client sent `notifications/initialized`.
     Initialized,
     /// `logging/setLevel`.
-    LogLevel,
-    /// `resources/subscribe` or `resources/unsubscribe`.
-    Subscriptions,
+    LogLevel(LoggingLevel),
+    /// `resources/subscribe` of `uri`; `granted` holds the subscriber's scopes when they
+    /// replaced those of the last subscriber.
+    Subscribed {
+        /// The URI.
+        uri: &'a str,
+        /// The new scopes, when they changed.
+        granted: Option<Option<Arc<[String]>>>,
+    },
+    /// `resources/unsubscribe` of a URI that was subscribed.
+    Unsubscribed(&'a str),
 }
+
+/// [`SessionState::revision`] while this state does not know which stored record it reflects:
+/// the next record met is taken.
+const REVISION_UNKNOWN: u64 = u64::MAX;
 
 /// Per-session protocol state, stored in the session actor's handle.
 pub struct SessionState {
@@ -54,8 +73,9 @@ pub struct SessionState {
     /// not reveal the protected resources under it).
     granted: Mutex<Option<Arc<[String]>>>,
     on_change: OnceLock<OnChange>,
-    /// In a cluster: the stored record this state was last found to match.
-    matched: Mutex<Option<Arc<actix_mcp_actors::SessionRecord>>>,
+    /// In a cluster: the revision of the stored record this state reflects (a record of a
+    /// lower or equal revision is older, and not taken), or [`REVISION_UNKNOWN`].
+    revision: AtomicU64,
     /// Reports the session's duration when it ends.
     #[cfg(feature = "otel")]
     pub(crate) telemetry: crate::telemetry::ServerSessionTimer,
@@ -119,31 +139,50 @@ impl SessionState {
             subscriptions: Mutex::default(),
             granted: Mutex::default(),
             on_change: OnceLock::new(),
-            matched: Mutex::default(),
+            revision: AtomicU64::new(REVISION_UNKNOWN),
             #[cfg(feature = "otel")]
             telemetry: crate::telemetry::ServerSessionTimer::new(version),
         }
     }
 
-    /// Whether this state matches `record`: at once when it is the record it was last found to
-    /// match (a store hands out the same `Arc` while the record is unchanged), else by
-    /// comparing (and remembering `record` when they match).
-    pub(crate) fn matches(&self, record: &Arc<actix_mcp_actors::SessionRecord>) -> bool {
-        let mut matched = self
-            .matched
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if matched
-            .as_ref()
-            .is_some_and(|seen| Arc::ptr_eq(seen, record))
-        {
-            return true;
+    /// Takes the changeable part (log level, subscriptions, granted scopes) of a stored
+    /// `record` of this session, unless this state reflects a revision as new already (a
+    /// record read before a change this node made, or relayed late, would undo it); whether it
+    /// took it.
+    ///
+    /// # Errors
+    /// When the record's state is not one this version wrote.
+    pub(crate) fn adopt(
+        &self,
+        record: &actix_mcp_actors::SessionRecord,
+    ) -> Result<bool, serde_json::Error> {
+        // Under the subscriptions' lock, as the changes made here are: a change and a record
+        // are taken one after the other, never interleaved.
+        let mut subscriptions = self.subscriptions();
+        let known = self.revision.load(Ordering::Acquire);
+        if known != REVISION_UNKNOWN && record.revision <= known {
+            return Ok(false);
         }
-        let matches = self.to_stored() == record.state;
-        if matches {
-            *matched = Some(record.clone());
+        let stored = StoredState::deserialize(&record.state)?;
+        match stored.log_level {
+            Some(level) => self.store_log_level(level),
+            None => self.log_level.store(LEVEL_UNSET, Ordering::Relaxed),
         }
-        matches
+        *subscriptions = stored.subscriptions.into_iter().collect();
+        *lock(&self.granted) = stored.granted_scopes.map(Arc::from);
+        self.revision.store(record.revision, Ordering::Release);
+        Ok(true)
+    }
+
+    /// This state reflects the stored record of `revision` (the one it was stored as).
+    pub(crate) fn stored_as(&self, revision: u64) {
+        self.revision.store(revision, Ordering::Release);
+    }
+
+    /// This state may differ from every stored record (a change made here could not be
+    /// stored): the next record met is taken, whatever its revision.
+    pub(crate) fn forget_revision(&self) {
+        self.revision.store(REVISION_UNKNOWN, Ordering::Release);
     }
 
     /// The state as a cluster's session store keeps it.
@@ -166,8 +205,10 @@ impl SessionState {
     ///
     /// # Errors
     /// When `stored` is not a state this version wrote.
-    pub(crate) fn from_stored(stored: &Value) -> Result<Self, serde_json::Error> {
-        let stored = StoredState::deserialize(stored)?;
+    pub(crate) fn from_stored(
+        record: &actix_mcp_actors::SessionRecord,
+    ) -> Result<Self, serde_json::Error> {
+        let stored = StoredState::deserialize(&record.state)?;
         let state = Self::new(
             ProtocolVersion::negotiate(&stored.version),
             stored.client_info,
@@ -181,6 +222,7 @@ impl SessionState {
             .store(stored.initialized, Ordering::Relaxed);
         state.subscriptions().extend(stored.subscriptions);
         *lock(&state.granted) = stored.granted_scopes.map(Arc::from);
+        state.stored_as(record.revision);
         Ok(state)
     }
 
@@ -189,10 +231,8 @@ impl SessionState {
         let _ = self.on_change.set(hook);
     }
 
-    fn changed(&self, what: StateChange) {
-        if let Some(hook) = self.on_change.get() {
-            hook(self, what);
-        }
+    fn changed(&self, what: StateChange<'_>) -> Option<Storing> {
+        self.on_change.get().and_then(|hook| hook(self, what))
     }
 
     /// The level the client set with `logging/setLevel`, if any.
@@ -202,9 +242,12 @@ impl SessionState {
             .copied()
     }
 
-    pub(crate) fn set_log_level(&self, level: LoggingLevel) {
+    /// Sets the level; in a cluster, the storing of the change, for the request to wait for.
+    #[must_use = "a cluster stores the change only when the future is polled"]
+    pub(crate) fn set_log_level(&self, level: LoggingLevel) -> Option<Storing> {
+        let _ordered = self.subscriptions();
         self.store_log_level(level);
-        self.changed(StateChange::LogLevel);
+        self.changed(StateChange::LogLevel(level))
     }
 
     fn store_log_level(&self, level: LoggingLevel) {
@@ -226,7 +269,8 @@ impl SessionState {
 
     pub(crate) fn mark_initialized(&self) {
         if !self.initialized.swap(true, Ordering::Relaxed) {
-            self.changed(StateChange::Initialized);
+            // Stored in the background (the hook spawns it): a notification is not answered.
+            let _ = self.changed(StateChange::Initialized);
         }
     }
 
@@ -236,20 +280,30 @@ impl SessionState {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Subscribes to `uri`; `granted` is the subscriber's scopes on a protected endpoint.
-    pub(crate) fn subscribe(&self, uri: &str, granted: Option<&[String]>) {
+    /// Subscribes to `uri`; `granted` is the subscriber's scopes on a protected endpoint. In a
+    /// cluster, the storing of the change, for the request to wait for.
+    #[must_use = "a cluster stores the change only when the future is polled"]
+    pub(crate) fn subscribe(&self, uri: &str, granted: Option<&[String]>) -> Option<Storing> {
+        let mut subscriptions = self.subscriptions();
         let regranted = {
             let mut kept = lock(&self.granted);
             let changed = kept.as_deref() != granted;
             if changed {
                 *kept = granted.map(Arc::from);
             }
-            changed
+            changed.then(|| kept.clone())
         };
-        let added = self.subscriptions().insert(uri.to_owned());
-        if added || regranted {
-            self.changed(StateChange::Subscriptions);
+        let added = subscriptions.insert(uri.to_owned());
+        if added || regranted.is_some() {
+            // Under the lock, as a record taken from the store is: none falls in between.
+            let storing = self.changed(StateChange::Subscribed {
+                uri,
+                granted: regranted,
+            });
+            drop(subscriptions);
+            return storing;
         }
+        None
     }
 
     /// The scopes of the identity that last subscribed, on a protected endpoint.
@@ -257,11 +311,15 @@ impl SessionState {
         lock(&self.granted).clone()
     }
 
-    pub(crate) fn unsubscribe(&self, uri: &str) {
-        let removed = self.subscriptions().remove(uri);
-        if removed {
-            self.changed(StateChange::Subscriptions);
+    /// Unsubscribes from `uri`. In a cluster, the storing of the change, for the request to
+    /// wait for.
+    #[must_use = "a cluster stores the change only when the future is polled"]
+    pub(crate) fn unsubscribe(&self, uri: &str) -> Option<Storing> {
+        let mut subscriptions = self.subscriptions();
+        if subscriptions.remove(uri) {
+            return self.changed(StateChange::Unsubscribed(uri));
         }
+        None
     }
 
     /// Whether the client subscribed to `uri` (or to a resource `uri` lies under).

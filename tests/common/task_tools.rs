@@ -4,6 +4,8 @@ use actix_mcp::protocol::{ElicitRequestParams, InputRequest, InputRequiredResult
 use actix_mcp::{McpError, RequestContext, ToolDef, tool};
 use serde_json::json;
 
+use super::sse::SseReader;
+
 /// A form elicitation asking for one string `property`.
 pub fn form(message: &str, property: &str) -> InputRequest {
     let schema = serde_json::from_value(json!({
@@ -37,4 +39,73 @@ pub fn two_questions() -> ToolDef {
         },
     )
     .task_support(TaskSupport::Optional)
+}
+
+/// The `_meta` of a 2026 request declaring the Tasks extension and form elicitation.
+pub fn tasks_meta() -> serde_json::Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {
+            "extensions": { "io.modelcontextprotocol/tasks": {} },
+            "elicitation": {},
+        },
+    })
+}
+
+/// One 2026 request POSTed to `url`, with the routing headers the spec requires: the whole
+/// JSON-RPC response.
+pub async fn modern(url: &str, method: &str, mut params: serde_json::Value) -> serde_json::Value {
+    // `Mcp-Name`: the tool of a `tools/call`, the task of a `tasks/*` request.
+    let name = params
+        .get("name")
+        .or_else(|| params.get("taskId"))
+        .and_then(serde_json::Value::as_str)
+        .unwrap()
+        .to_owned();
+    params["_meta"] = tasks_meta();
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
+    let request = reqwest::Client::new()
+        .post(url)
+        .header("Accept", "application/json, text/event-stream")
+        .header("Content-Type", "application/json")
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", method)
+        .header("Mcp-Name", name)
+        .body(body.to_string());
+    let response = super::http::send(request).await;
+    let sse = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    if sse {
+        return SseReader::new(response).next_message().await;
+    }
+    let text = tokio::time::timeout(super::WAIT, response.text())
+        .await
+        .expect("no body in time")
+        .unwrap();
+    serde_json::from_str(&text).unwrap_or_else(|err| panic!("{err}: {text}"))
+}
+
+/// Polls `tasks/get` on `url` until the task reaches `status` (any other status but
+/// `working` and `input_required` fails), within [`super::WAIT`]: the task.
+pub async fn until_status(url: &str, task_id: &str, status: &str) -> serde_json::Value {
+    let deadline = tokio::time::Instant::now() + super::WAIT;
+    loop {
+        let got = modern(url, "tasks/get", json!({ "taskId": task_id })).await;
+        let task = &got["result"];
+        if task["status"] == status {
+            return task.clone();
+        }
+        assert!(
+            ["working", "input_required"].contains(&task["status"].as_str().unwrap_or_default()),
+            "{got}"
+        );
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "never {status}: {got}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
 }

@@ -10,7 +10,9 @@ use futures::stream::BoxStream;
 use tokio::sync::broadcast;
 use tokio::time::Instant;
 
-use super::{Bus, Envelope, NodeId, Recipients, SessionRecord, SessionStore, StoreFuture};
+use super::{
+    Bus, Envelope, NodeId, Recipients, SessionRecord, SessionStore, StateUpdate, StoreFuture,
+};
 use crate::ids::SessionId;
 
 /// A [`SessionStore`] in this process's memory: for several endpoints of one process sharing
@@ -118,6 +120,45 @@ impl SessionStore for InMemorySessionStore {
         ready(found)
     }
 
+    fn establish<'a>(&'a self, id: &'a SessionId, ttl: Duration) -> StoreFuture<'a, bool> {
+        let mut records = self.lock();
+        let known = match records.live(id) {
+            Some((record, until)) => {
+                if !record.established {
+                    let mut changed = SessionRecord::clone(record);
+                    changed.established = true;
+                    changed.revision += 1;
+                    *record = Arc::new(changed);
+                }
+                *until = Instant::now() + ttl;
+                true
+            }
+            None => false,
+        };
+        ready(known)
+    }
+
+    fn update<'a>(
+        &'a self,
+        id: &'a SessionId,
+        updates: &'a [StateUpdate],
+        ttl: Duration,
+    ) -> StoreFuture<'a, Option<Arc<SessionRecord>>> {
+        let mut records = self.lock();
+        let updated = records.live(id).map(|(record, until)| {
+            let mut changed = SessionRecord::clone(record);
+            for update in updates {
+                update.apply_to(&mut changed.state);
+            }
+            changed.revision += 1;
+            *record = Arc::new(changed);
+            *until = Instant::now() + ttl;
+            record.clone()
+        });
+        records.wrote();
+        ready(updated)
+    }
+
     fn save<'a>(&'a self, record: &'a SessionRecord, ttl: Duration) -> StoreFuture<'a, bool> {
         let mut records = self.lock();
         let saved = match records.live(&record.id) {
@@ -214,6 +255,7 @@ mod tests {
             id: SessionId::parse(id).expect("id"),
             owner: None,
             established: true,
+            revision: 0,
             state: serde_json::json!({"v": 1}),
         }
     }
@@ -236,6 +278,56 @@ mod tests {
         assert!(now(store.load(&record("a").id, ttl)).is_none());
         assert!(!now(store.save(&record("a"), ttl)));
         assert_eq!(now(store.count()), Some(0));
+    }
+
+    #[tokio::test]
+    async fn updates_apply_to_the_stored_record_and_raise_its_revision() {
+        let store = InMemorySessionStore::new();
+        let ttl = Duration::from_secs(10);
+        let id = record("u").id;
+        assert!(now(store.create(&record("u"), ttl)));
+        let insert = |item: &str| StateUpdate::Insert {
+            field: "subs".into(),
+            item: item.into(),
+        };
+        // Two nodes' changes, each made on what it read first: both are kept.
+        let first = now(store.update(&id, &[insert("a")], ttl)).expect("live");
+        let second = now(store.update(
+            &id,
+            &[StateUpdate::Set {
+                field: "level".into(),
+                value: "debug".into(),
+            }],
+            ttl,
+        ))
+        .expect("live");
+        assert_eq!(first.revision, 1);
+        assert_eq!(second.revision, 2);
+        assert_eq!(second.state["subs"], serde_json::json!(["a"]));
+        assert_eq!(second.state["level"], "debug");
+        let third = now(store.update(
+            &id,
+            &[
+                insert("b"),
+                insert("a"),
+                StateUpdate::Remove {
+                    field: "subs".into(),
+                    item: "a".into(),
+                },
+                StateUpdate::Set {
+                    field: "level".into(),
+                    value: serde_json::Value::Null,
+                },
+            ],
+            ttl,
+        ))
+        .expect("live");
+        assert_eq!(third.state, serde_json::json!({"v": 1, "subs": ["b"]}));
+        // Established already: nothing changes.
+        assert!(now(store.establish(&id, ttl)));
+        let loaded = now(store.load(&id, ttl)).expect("live");
+        assert_eq!(loaded.revision, 3);
+        assert!(now(store.update(&record("gone").id, &[insert("x")], ttl)).is_none());
     }
 
     #[tokio::test]

@@ -85,6 +85,13 @@ impl fmt::Display for NodeId {
     }
 }
 
+/// Now, in milliseconds since the Unix epoch (0 before it).
+pub(crate) fn epoch_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
 /// A random 64-bit number, from the standard library's randomly seeded hasher.
 pub(crate) fn random_u64() -> u64 {
     use std::hash::{BuildHasher, Hasher};
@@ -108,9 +115,82 @@ pub struct SessionRecord {
     /// Whether the client finished the protocol's handshake.
     #[serde(default)]
     pub established: bool,
+    /// How many changes the record has had since it was stored
+    /// ([`SessionStore::update`], [`SessionStore::establish`]): of two copies of one session's
+    /// record, the one of the higher revision is the newer.
+    #[serde(default)]
+    pub revision: u64,
     /// The protocol layer's state of the session (its negotiated version, the client's
     /// capabilities, its log level, its subscriptions), opaque to the runtime.
     pub state: Value,
+}
+
+/// One change of a session record's [`state`](SessionRecord::state) (a JSON object), applied
+/// by [`SessionStore::update`] to the stored record as it is then, not to a copy of it: changes
+/// of different fields, or of different members of one set, made at the same time on several
+/// nodes are all kept.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "camelCase")]
+pub enum StateUpdate {
+    /// Sets `field` to `value`; `null` removes the field.
+    Set {
+        /// The field of the state.
+        field: String,
+        /// Its new value.
+        value: Value,
+    },
+    /// Adds `item` to the array of strings `field` (created when missing), unless it holds it.
+    Insert {
+        /// The field of the state.
+        field: String,
+        /// The string to add.
+        item: String,
+    },
+    /// Removes `item` from the array of strings `field`.
+    Remove {
+        /// The field of the state.
+        field: String,
+        /// The string to remove.
+        item: String,
+    },
+}
+
+impl StateUpdate {
+    /// Applies this change to `state` (made an object when it is not one).
+    pub fn apply_to(&self, state: &mut Value) {
+        if !state.is_object() {
+            *state = Value::Object(serde_json::Map::new());
+        }
+        let Some(fields) = state.as_object_mut() else {
+            return;
+        };
+        match self {
+            Self::Set { field, value } if value.is_null() => {
+                fields.remove(field);
+            }
+            Self::Set { field, value } => {
+                fields.insert(field.clone(), value.clone());
+            }
+            Self::Insert { field, item } => {
+                let set = fields
+                    .entry(field.clone())
+                    .or_insert_with(|| Value::Array(Vec::new()));
+                if !set.is_array() {
+                    *set = Value::Array(Vec::new());
+                }
+                if let Some(items) = set.as_array_mut()
+                    && !items.iter().any(|kept| kept.as_str() == Some(item))
+                {
+                    items.push(Value::String(item.clone()));
+                }
+            }
+            Self::Remove { field, item } => {
+                if let Some(items) = fields.get_mut(field).and_then(Value::as_array_mut) {
+                    items.retain(|kept| kept.as_str() != Some(item));
+                }
+            }
+        }
+    }
 }
 
 /// Where a cluster keeps its sessions' records. Implementations must make every record expire
@@ -146,8 +226,10 @@ pub trait SessionStore: Send + Sync + fmt::Debug + 'static {
     /// Marks the handshake of a live session complete (its record's
     /// [`established`](SessionRecord::established)), its time to live renewed: a node that
     /// holds no actor for the session takes the client's `notifications/initialized` this way.
-    /// `false` when the session is unknown or expired. By default, a load and a save; the Redis
-    /// store runs one script.
+    /// `false` when the session is unknown or expired. A store shared by several nodes must
+    /// do it in one atomic step (the Redis store runs one script; the in-memory one holds its
+    /// lock), so that it loses no concurrent [`update`](Self::update); by default, a load and a
+    /// save, which may.
     fn establish<'a>(&'a self, id: &'a SessionId, ttl: Duration) -> StoreFuture<'a, bool> {
         Box::pin(async move {
             let Some(record) = self.load(id, ttl).await? else {
@@ -158,12 +240,40 @@ pub trait SessionStore: Send + Sync + fmt::Debug + 'static {
             }
             let mut record = SessionRecord::clone(&record);
             record.established = true;
+            record.revision += 1;
             self.save(&record, ttl).await
         })
     }
 
-    /// Replaces the record of a live session; `false` when it has ended meanwhile (the record
-    /// is then not written back).
+    /// Applies `updates`, in order, to the state of a live session's record as it is stored
+    /// now, raises its [`revision`](SessionRecord::revision) and renews its time to live; the
+    /// record as it is then, or `None` when the session is unknown or expired. What a node
+    /// changes in a session's state goes through here, never as a whole record, so that changes
+    /// made at the same time elsewhere are kept. A store shared by several nodes must do it in
+    /// one atomic step (the Redis store runs one script; the in-memory one holds its lock); by
+    /// default, a load and a save, which loses a change made between them.
+    fn update<'a>(
+        &'a self,
+        id: &'a SessionId,
+        updates: &'a [StateUpdate],
+        ttl: Duration,
+    ) -> StoreFuture<'a, Option<Arc<SessionRecord>>> {
+        Box::pin(async move {
+            let Some(record) = self.load(id, ttl).await? else {
+                return Ok(None);
+            };
+            let mut record = SessionRecord::clone(&record);
+            for update in updates {
+                update.apply_to(&mut record.state);
+            }
+            record.revision += 1;
+            Ok(self.save(&record, ttl).await?.then(|| Arc::new(record)))
+        })
+    }
+
+    /// Replaces the record of a live session, whole, as given; `false` when it has ended
+    /// meanwhile (the record is then not written back). A change of what a node knows of a
+    /// session belongs in [`update`](Self::update), which keeps what other nodes changed.
     fn save<'a>(&'a self, record: &'a SessionRecord, ttl: Duration) -> StoreFuture<'a, bool>;
 
     /// Ends a session everywhere: its record and what else the store keeps of it go; `false`
@@ -281,6 +391,17 @@ pub enum BusMessage {
     Closed {
         /// The session.
         session: SessionId,
+    },
+    /// A session's standalone stream (HTTP GET) opened on the sending node: the other nodes
+    /// close theirs, so that a session has one in the cluster, as on one node (a client that
+    /// left a node for another is sent nothing more on the stream it left).
+    StandaloneOpened {
+        /// The session.
+        session: SessionId,
+        /// When it opened (ms since the Unix epoch, the sender's clock): a node closes only a
+        /// stream it opened before (one it opened since is the newer).
+        #[serde(default)]
+        at_ms: u64,
     },
     /// A session's record changed (its log level, its subscriptions): nodes holding it
     /// locally take the new state.

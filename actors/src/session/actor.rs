@@ -19,7 +19,8 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use actix::{
-    Actor, ActorContext, Addr, AsyncContext, Context, Handler, Message, MessageResult, Recipient,
+    Actor, ActorContext, ActorFutureExt as _, Addr, AsyncContext, Context, Handler, Message,
+    MessageResult, Recipient, WrapFuture as _,
 };
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
@@ -94,6 +95,7 @@ impl Session {
             established: AtomicBool::new(false),
             connections: AtomicUsize::new(0),
             standalone: Mutex::new(parts.standalone.map(|outlet| (0, outlet))),
+            standalone_since: AtomicU64::new(0),
             streams: Mutex::default(),
             events,
             torn_down: AtomicBool::new(false),
@@ -403,17 +405,44 @@ impl Handler<OpenStandalone> for Session {
     type Result = MessageResult<OpenStandalone>;
 
     fn handle(&mut self, msg: OpenStandalone, ctx: &mut Self::Context) -> Self::Result {
+        MessageResult(self.open_standalone(msg.retry, Vec::new(), ctx))
+    }
+}
+
+impl Session {
+    /// Opens the standalone stream, which first hands its connection `earlier` (the replay of
+    /// the standalone stream it goes on from); a previous standalone stream is closed.
+    fn open_standalone(
+        &mut self,
+        retry: Duration,
+        earlier: Vec<SseEvent>,
+        ctx: &mut Context<Self>,
+    ) -> StreamReceiver {
         let handle = self.session_handle(ctx);
-        let number = handle.next_stream();
-        let (log, receiver) = EventLog::connected(handle, number, msg.retry, false);
+        let number = handle.next_stream() | EventId::STANDALONE;
+        let (log, receiver) = EventLog::connected_after(handle, number, retry, false, earlier);
         let stream = SseStream::start(log.clone(), self.shared.metrics.clone());
-        let previous = lock(&self.shared.standalone).replace((number, log.outlet()));
+        let opened_ms = crate::cluster::epoch_ms();
+        let previous = {
+            let mut standalone = lock(&self.shared.standalone);
+            self.shared
+                .standalone_since
+                .store(opened_ms, Ordering::Release);
+            standalone.replace((number, log.outlet()))
+        };
         let mut streams = lock(&self.shared.streams);
         if let Some(old) = previous.and_then(|(old, _)| streams.remove(&old)) {
             old.do_send(CloseStream);
         }
         streams.insert(number, stream);
-        MessageResult(receiver)
+        drop(streams);
+        if let Some(relay) = &self.shared.relay {
+            relay.publish(crate::cluster::BusMessage::StandaloneOpened {
+                session: self.shared.id.clone(),
+                at_ms: opened_ms,
+            });
+        }
+        receiver
     }
 }
 
@@ -424,13 +453,17 @@ impl Handler<OpenStandalone> for Session {
 pub struct Resume {
     /// The last event the client saw.
     pub last: EventId,
+    /// The `retry` advice of the priming event, when a standalone stream goes on as a new one
+    /// here.
+    pub retry: Duration,
 }
 
 /// The outcome of a [`Resume`].
 #[derive(Debug)]
 pub enum Resumed {
     /// The connection: the kept events after the last one seen, then (when the stream is still
-    /// live) what it sends next. Events the store evicted meanwhile are missing (logged).
+    /// live, or is the session's standalone stream, which goes on here as a new one) what it
+    /// sends next. Events the store evicted meanwhile are missing (logged).
     Stream(StreamReceiver),
     /// The stream is unknown: it never existed, or nothing of it is remembered.
     Unknown,
@@ -450,53 +483,82 @@ impl Resumed {
 }
 
 impl Handler<Resume> for Session {
-    type Result = actix::ResponseFuture<Resumed>;
+    type Result = actix::ResponseActFuture<Self, Resumed>;
 
     fn handle(&mut self, msg: Resume, _: &mut Self::Context) -> Self::Result {
-        let last = msg.last;
+        let Resume { last, retry } = msg;
         let events = self.shared.events.clone();
         let live = lock(&self.shared.streams).get(&last.stream).cloned();
         if let Some(stream) = live {
             let attach = stream.send(Attach {
                 after: Some(last.seq),
             });
-            return Box::pin(async move {
-                match attach.await {
-                    Ok(receiver) => Resumed::Stream(receiver),
-                    // The stream ended while the resume was on its way: it is finished now,
-                    // and what it sent is in the store.
-                    Err(_) => replay_finished(events.as_deref(), last).await,
+            return Box::pin(
+                async move {
+                    match attach.await {
+                        Ok(receiver) => Resumed::Stream(receiver),
+                        // The stream ended while the resume was on its way: it is finished
+                        // now, and what it sent is in the store.
+                        Err(_) => finished(replay(events.as_deref(), last).await),
+                    }
                 }
-            });
+                .into_actor(self),
+            );
         }
-        Box::pin(async move { replay_finished(events.as_deref(), last).await })
+        if !last.is_standalone() {
+            return Box::pin(
+                async move { finished(replay(events.as_deref(), last).await) }.into_actor(self),
+            );
+        }
+        // The standalone stream, not live here (it lived on another node of a cluster, or its
+        // connection ended): what the store holds of it, then it goes on here as the session's
+        // standalone stream, so that what the session is sent from now on reaches the client.
+        Box::pin(
+            async move { replay(events.as_deref(), last).await }
+                .into_actor(self)
+                .map(move |replay, act, ctx| match replay {
+                    Ok(earlier) => Resumed::Stream(act.open_standalone(retry, earlier, ctx)),
+                    Err(not) => not,
+                }),
+        )
     }
 }
 
-/// The resume of a finished stream (or of one that lives on another node of a cluster): what
-/// the store still holds after `last`, then the end.
-async fn replay_finished(events: Option<&dyn SessionEvents>, last: EventId) -> Resumed {
+/// What the store holds of `last`'s stream after it, as events for a connection; or why it
+/// cannot be resumed.
+async fn replay(
+    events: Option<&dyn SessionEvents>,
+    last: EventId,
+) -> Result<Vec<SseEvent>, Resumed> {
     let replay = match events {
         Some(events) => events.replay(last).await,
         None => Replay::Unknown,
     };
     match replay {
-        Replay::Unknown => Resumed::Unknown,
-        Replay::Events { events, gap: true } if events.is_empty() => Resumed::Evicted,
+        Replay::Unknown => Err(Resumed::Unknown),
+        Replay::Events { events, gap: true } if events.is_empty() => Err(Resumed::Evicted),
         Replay::Events { events, gap } => {
             if gap {
                 tracing::warn!(%last, "resuming a stream whose events were partly evicted");
             }
-            let events = events
+            Ok(events
                 .into_iter()
                 .map(|(id, data)| SseEvent {
                     id: Some(id),
                     data,
                     retry: None,
                 })
-                .collect();
-            Resumed::Stream(StreamReceiver::replay(events))
+                .collect())
         }
+    }
+}
+
+/// The resume of a finished stream (or of a request's stream that lives on another node of a
+/// cluster): what the store still holds after the last event seen, then the end.
+fn finished(replay: Result<Vec<SseEvent>, Resumed>) -> Resumed {
+    match replay {
+        Ok(events) => Resumed::Stream(StreamReceiver::replay(events)),
+        Err(not) => not,
     }
 }
 

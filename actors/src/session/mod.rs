@@ -115,6 +115,8 @@ pub(crate) struct SessionShared {
     /// Open stream connections: a session with a connection is never idle.
     connections: AtomicUsize,
     standalone: Mutex<Option<(u64, Outlet)>>,
+    /// When the standalone stream opened (ms since the Unix epoch), in a cluster.
+    standalone_since: std::sync::atomic::AtomicU64,
     /// The live streams, by number, so `Last-Event-ID` can reattach to them.
     streams: Mutex<HashMap<u64, Addr<SseStream>>>,
     events: Option<Arc<dyn SessionEvents>>,
@@ -472,6 +474,24 @@ impl SessionHandle {
         }
     }
 
+    /// Closes the session's standalone stream on this node if it opened before `before_ms`
+    /// (ms since the Unix epoch: when another node of the cluster opened one); whether it did.
+    pub fn close_standalone_here(&self, before_ms: u64) -> bool {
+        let mut standalone = lock(&self.shared.standalone);
+        if standalone.is_none() || self.shared.standalone_since.load(Ordering::Acquire) >= before_ms
+        {
+            return false;
+        }
+        let Some((number, _)) = standalone.take() else {
+            return false;
+        };
+        drop(standalone);
+        if let Some(stream) = lock(&self.shared.streams).remove(&number) {
+            stream.do_send(CloseStream);
+        }
+        true
+    }
+
     /// Whether the session has a standalone stream (a GET stream, the stdio writer) open on
     /// this node.
     pub fn has_standalone(&self) -> bool {
@@ -523,12 +543,19 @@ impl SessionHandle {
     }
 
     /// Resumes a stream after `Last-Event-ID`: replays what it missed and, when the stream is
-    /// still live, attaches the new connection to it; or tells why it cannot.
+    /// still live, attaches the new connection to it; or tells why it cannot. The session's
+    /// standalone stream (HTTP GET) goes on here after the replay, as a new standalone stream
+    /// (its priming event carrying `retry`), wherever it lived before (another node of a
+    /// cluster, or a connection that ended).
     ///
     /// # Errors
     /// When the session has stopped.
-    pub async fn resume(&self, last: EventId) -> Result<Resumed, actix::MailboxError> {
-        self.addr.send(Resume { last }).await
+    pub async fn resume(
+        &self,
+        last: EventId,
+        retry: Duration,
+    ) -> Result<Resumed, actix::MailboxError> {
+        self.addr.send(Resume { last, retry }).await
     }
 
     /// Counts of the session's live work.

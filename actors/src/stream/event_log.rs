@@ -191,13 +191,27 @@ impl EventLog {
         retry: Duration,
         ends_with_response: bool,
     ) -> (Arc<Self>, StreamReceiver) {
+        Self::connected_after(session, number, retry, ends_with_response, Vec::new())
+    }
+
+    /// A log read by a connection from the start that first hands it `earlier` (the replay of
+    /// the stream it goes on from: a standalone stream resumed where it is not live), then its
+    /// own priming event.
+    pub fn connected_after(
+        session: SessionHandle,
+        number: u64,
+        retry: Duration,
+        ends_with_response: bool,
+        mut earlier: Vec<SseEvent>,
+    ) -> (Arc<Self>, StreamReceiver) {
         let log = Arc::new(Self::new(
             number,
             Some(session),
             ends_with_response,
             Sink::Detached,
         ));
-        let receiver = log.connect(vec![priming_event(number, retry)]);
+        earlier.push(priming_event(number, retry));
+        let receiver = log.connect(earlier);
         (log, receiver)
     }
 

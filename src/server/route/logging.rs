@@ -12,12 +12,17 @@ use crate::server::context::RequestContext;
 
 use super::support::{params, to_raw};
 
-/// `logging/setLevel`: records the session's level (refused outside a session).
-pub(super) fn set_level(cx: &RequestContext, request: &Request) -> Result<Reply, McpError> {
+/// `logging/setLevel`: records the session's level (refused outside a session); in a cluster,
+/// answered once the level is stored.
+pub(super) async fn set_level(cx: &RequestContext, request: &Request) -> Result<Reply, McpError> {
     let p: SetLevelRequestParams = params(request)?;
-    match cx.session_state() {
-        Some(state) => state.set_log_level(p.level),
-        None => return Err(McpError::invalid_params("logging/setLevel needs a session")),
+    let Some(state) = cx.session_state() else {
+        return Err(McpError::invalid_params("logging/setLevel needs a session"));
+    };
+    if let Some(storing) = state.set_log_level(p.level) {
+        storing.await.map_err(|why| {
+            McpError::internal(format!("the session's new log level was not stored: {why}"))
+        })?;
     }
     Ok(to_raw(&Map::new()))
 }

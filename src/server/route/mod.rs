@@ -458,7 +458,7 @@ async fn route(
             Box::pin(subscription(server, cx, request, event, false)).await
         }
         method::COMPLETION_COMPLETE => Box::pin(complete(server, cx, request)).await,
-        method::LOGGING_SET_LEVEL => set_level(cx, request),
+        method::LOGGING_SET_LEVEL => Box::pin(set_level(cx, request)).await,
         method::SERVER_DISCOVER if cx.is_stateless() => modern::discover(server),
         method::SUBSCRIPTIONS_LISTEN if cx.is_stateless() => {
             Box::pin(listen::listen(server, cx, request)).await

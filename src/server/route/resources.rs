@@ -122,7 +122,8 @@ pub(super) async fn read_resource(
 }
 
 /// `resources/subscribe` (`subscribe`) or `resources/unsubscribe`: records the change in the
-/// session, then runs the user's handler, if any.
+/// session (in a cluster: in the store too, before anything else), then runs the user's
+/// handler, if any.
 pub(super) async fn subscription(
     server: &Arc<ServerInner>,
     cx: &RequestContext,
@@ -137,13 +138,22 @@ pub(super) async fn subscription(
     let state = cx
         .session_state()
         .ok_or_else(|| McpError::invalid_params("subscriptions need a session"))?;
-    let handler = if subscribe {
-        state.subscribe(&p.uri, cx.identity().map(Identity::scopes));
-        &server.on_subscribe
+    let (storing, handler) = if subscribe {
+        (
+            state.subscribe(&p.uri, cx.identity().map(Identity::scopes)),
+            &server.on_subscribe,
+        )
     } else {
-        state.unsubscribe(&p.uri);
-        &server.on_unsubscribe
+        (state.unsubscribe(&p.uri), &server.on_unsubscribe)
     };
+    // In a cluster, answered once the change is stored.
+    if let Some(storing) = storing {
+        storing.await.map_err(|why| {
+            McpError::internal(format!(
+                "the session's subscriptions were not stored: {why}"
+            ))
+        })?;
+    }
     if let Some(handler) = handler {
         guarded(
             server,

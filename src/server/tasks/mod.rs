@@ -235,6 +235,22 @@ impl TaskService {
         self.running().get(task_id).cloned()
     }
 
+    /// How many tasks this process runs (their actors live).
+    pub(crate) fn running_count(&self) -> usize {
+        self.running().len()
+    }
+
+    /// Ends every task this process runs: each is stored `failed` with `reason` (so every
+    /// node of a cluster reports it), and its work is cancelled.
+    pub(crate) fn shut_down_all(&self, reason: &str) {
+        let runs: Vec<Addr<TaskRun>> = self.running().values().cloned().collect();
+        for run in runs {
+            run.do_send(run::ShutDownTask {
+                reason: reason.to_owned(),
+            });
+        }
+    }
+
     /// The live task with this id, if `caller` (an identity's owner key, `None` without
     /// authentication) created it: another caller's task is answered as unknown.
     ///

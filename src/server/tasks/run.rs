@@ -220,6 +220,12 @@ impl fmt::Debug for TaskRun {
 /// At most this many consecutive rounds may answer `input_required` with nothing to ask.
 const MAX_EMPTY_ROUNDS: u32 = 16;
 
+/// How many times a task's final state is written again when its write fails.
+const FINAL_WRITE_RETRIES: u32 = 4;
+
+/// The wait before the first of those writes (doubled before each next one: 1.5 s in all).
+const FINAL_WRITE_BACKOFF: Duration = Duration::from_millis(100);
+
 impl TaskRun {
     /// A task whose `task` (status `working`) is stored already, to run `first` to its end.
     pub(crate) fn new(
@@ -367,7 +373,10 @@ impl TaskRun {
 
     /// Writes the task's state to the store, then publishes it; stops the actor once the
     /// task is terminal and no round runs (or the store no longer accepts it: expired, or
-    /// ended elsewhere).
+    /// ended elsewhere). A final state whose write fails is written again, up to
+    /// [`FINAL_WRITE_RETRIES`] times with a doubling backoff; then the failure is reported to
+    /// the server's exception reporter (a later state overwrites an earlier one, so only the
+    /// final one cannot be lost).
     fn persist(&mut self) -> ResponseActFuture<Self, ()> {
         self.task.last_updated_at = timestamp(SystemTime::now());
         let stored = StoredTask {
@@ -375,17 +384,56 @@ impl TaskRun {
             expires_at: self.expires_at,
             owner: self.owner.clone(),
         };
+        let retries = if self.task.is_terminal() {
+            FINAL_WRITE_RETRIES
+        } else {
+            0
+        };
         let service = self.service.clone();
         Box::pin(
-            async move { service.store().update(stored).await }
-                .into_actor(self)
-                .map(|written, act, ctx| {
+            async move {
+                let mut backoff = FINAL_WRITE_BACKOFF;
+                let mut attempt = 0;
+                loop {
+                    match service.store().update(stored.clone()).await {
+                        Err(err) if attempt < retries => {
+                            tracing::warn!(task = %stored.task.task_id, %err, attempt, "could not store a task's final state; trying again");
+                            tokio::time::sleep(backoff).await;
+                            backoff *= 2;
+                            attempt += 1;
+                        }
+                        written => return (written, attempt + 1),
+                    }
+                }
+            }
+            .into_actor(self)
+            .map(|(written, attempts), act, ctx| {
                     match written {
                         Ok(true) => act.server.publish_change(&Change::Task {
                             id: act.task.task_id.clone(),
                             task: act.task.to_notification_params(),
                         }),
                         Ok(false) => ctx.stop(),
+                        Err(err) if act.task.is_terminal() => {
+                            let message = format!(
+                                "the final state ({}) of task {} could not be stored after {attempts} attempts: {err}",
+                                serde_json::to_value(act.task.status)
+                                    .ok()
+                                    .and_then(|status| status.as_str().map(str::to_owned))
+                                    .unwrap_or_default(),
+                                act.task.task_id,
+                            );
+                            tracing::error!(task = %act.task.task_id, %err, attempts, "could not store a task's final state");
+                            act.server.report(ExceptionReport {
+                                message,
+                                panicked: false,
+                                site: ErrorSite::Tool {
+                                    name: act.work.tool.clone(),
+                                    arguments: Value::clone(&act.work.arguments),
+                                },
+                                session_id: None,
+                            });
+                        }
                         Err(err) => {
                             tracing::warn!(task = %act.task.task_id, %err, "could not store a task");
                         }
@@ -481,6 +529,32 @@ impl Handler<CancelTask> for TaskRun {
         self.task.input_requests = None;
         // Spawned after the round, so a round the actor has not polled yet starts (and polls
         // the tool) before it learns of the cancellation: the tool always gets to see it.
+        ctx.spawn(actix::fut::ready(()).map(|(), act: &mut Self, _| act.work.scope.cancel()));
+        AtomicResponse::new(self.persist())
+    }
+}
+
+/// End the task because its node shuts down (the drain's deadline passed with the task still
+/// running): it becomes `failed` with `reason` (its status message and its error), stored so
+/// that every node reports it, then its scope is cancelled; a terminal task is left as it is.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub(crate) struct ShutDownTask {
+    /// Why, as the task will tell.
+    pub(crate) reason: String,
+}
+
+impl Handler<ShutDownTask> for TaskRun {
+    type Result = AtomicResponse<Self, ()>;
+
+    fn handle(&mut self, msg: ShutDownTask, ctx: &mut Self::Context) -> Self::Result {
+        if self.task.is_terminal() {
+            return AtomicResponse::new(Box::pin(actix::fut::ready(())));
+        }
+        self.task.status = TaskStatus::Failed;
+        self.task.error = Some(ErrorObject::internal(msg.reason.clone()));
+        self.task.status_message = Some(msg.reason);
+        self.task.input_requests = None;
         ctx.spawn(actix::fut::ready(()).map(|(), act: &mut Self, _| act.work.scope.cancel()));
         AtomicResponse::new(self.persist())
     }

@@ -6,11 +6,14 @@
 //!    `/readyz` answers 503 so a load balancer stops routing here; every
 //!    `subscriptions/listen` stream ends with its closing result (clients listen again
 //!    elsewhere);
-//! 2. let the requests in flight finish, until the deadline;
+//! 2. let the requests in flight and the tasks running here (Tasks extension) finish, until
+//!    the deadline;
 //! 3. past the deadline, cancel the rest: a session's request gets `notifications/cancelled`
 //!    (reason `"server shutting down"`) on its stream before it ends; a request without a
 //!    session (2026-07-28, or stateless mode) is cancelled by closing its answer, the era's
-//!    own cancellation, and one awaiting a JSON body gets a `-32800` error;
+//!    own cancellation, and one awaiting a JSON body gets a `-32800` error; a task is stored
+//!    `failed` with [`TASK_SHUTDOWN_REASON`] (so `tasks/get` on any node of a cluster reports
+//!    it) and its work cancelled;
 //! 4. close every SSE stream with a `retry` hint, so clients reconnect (and resume with
 //!    `Last-Event-ID`) on another node;
 //! 5. flush the event store ([`EventStore::flush`](crate::EventStore::flush)).
@@ -43,6 +46,14 @@ const RETRY_AFTER_SECONDS: &str = "1";
 /// How long the drain waits, after cancelling what was left, for those requests to end.
 const CANCEL_GRACE: Duration = Duration::from_secs(1);
 
+/// How long the drain waits, after ending the tasks still running, for their final state to be
+/// stored (its retries included).
+const TASK_END_GRACE: Duration = Duration::from_secs(2);
+
+/// The reason a task still running when its node's drain ends it fails with (its status
+/// message and error), as every node of a cluster reports it.
+pub const TASK_SHUTDOWN_REASON: &str = "the node running this task shut down";
+
 /// How long the event store has to flush.
 const FLUSH_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -55,6 +66,9 @@ pub struct DrainReport {
     pub in_flight_at_start: usize,
     /// Requests still running at the deadline, which were cancelled (counted as above).
     pub cancelled: usize,
+    /// Tasks (Tasks extension) still running at the deadline, which were ended: stored
+    /// `failed` with [`TASK_SHUTDOWN_REASON`].
+    pub tasks_ended: usize,
     /// How long the drain took.
     pub elapsed: Duration,
 }
@@ -145,6 +159,16 @@ fn in_flight(shared: &HttpShared) -> usize {
     actors.max(shared.drain.handlers.load(Ordering::Acquire))
 }
 
+/// Tasks (of the Tasks extension) the server runs in this process: a drain waits for them as
+/// for requests.
+fn tasks_running(shared: &HttpShared) -> usize {
+    shared
+        .server
+        .tasks
+        .as_ref()
+        .map_or(0, |tasks| tasks.running_count())
+}
+
 /// Waits until `done` holds or `until`, polling every 10 ms; whether it held.
 async fn wait_until(until: Instant, mut done: impl FnMut() -> bool) -> bool {
     loop {
@@ -182,11 +206,18 @@ async fn drain(shared: &HttpShared, deadline: Duration) -> DrainReport {
     );
     let until = started + deadline;
     let mut cancelled = 0;
-    if !wait_until(until, || in_flight(shared) == 0).await {
+    let mut tasks_ended = 0;
+    if !wait_until(until, || {
+        in_flight(shared) == 0 && tasks_running(shared) == 0
+    })
+    .await
+    {
         cancelled = in_flight(shared);
+        tasks_ended = tasks_running(shared);
         tracing::warn!(
             remaining = cancelled,
-            "drain deadline passed; cancelling the requests still running"
+            tasks = tasks_ended,
+            "drain deadline passed; cancelling the requests and tasks still running"
         );
         state.cancelling.cancel();
         if let Some(registry) = shared.registry.get() {
@@ -194,15 +225,21 @@ async fn drain(shared: &HttpShared, deadline: Duration) -> DrainReport {
                 session.abort_all(SHUTDOWN_REASON);
             }
         }
+        if let Some(tasks) = &shared.server.tasks {
+            tasks.shut_down_all(TASK_SHUTDOWN_REASON);
+        }
     }
     // Requests without a session end when their answer closes.
     state.closing_streams.cancel();
-    if cancelled > 0 {
-        let grace = Instant::now() + CANCEL_GRACE;
-        if !wait_until(grace, || shared.metrics.snapshot().in_flight == 0).await {
+    if cancelled > 0 || tasks_ended > 0 {
+        // A task's final state is written (with its retries) before its actor stops.
+        let grace = Instant::now() + CANCEL_GRACE.max(TASK_END_GRACE * u32::from(tasks_ended > 0));
+        let ended = || shared.metrics.snapshot().in_flight == 0 && tasks_running(shared) == 0;
+        if !wait_until(grace, ended).await {
             tracing::warn!(
                 remaining = shared.metrics.snapshot().in_flight,
-                "requests still ending after cancellation"
+                tasks = tasks_running(shared),
+                "requests or tasks still ending after cancellation"
             );
         }
     }
@@ -222,6 +259,7 @@ async fn drain(shared: &HttpShared, deadline: Duration) -> DrainReport {
     let report = DrainReport {
         in_flight_at_start,
         cancelled,
+        tasks_ended,
         elapsed: started.elapsed(),
     };
     tracing::info!(?report, "drained");

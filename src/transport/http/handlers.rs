@@ -1016,7 +1016,7 @@ pub(super) async fn get(req: HttpRequest, shared: web::Data<HttpShared>) -> Http
                 "malformed Last-Event-ID",
             );
         };
-        match session.resume(last).await {
+        match session.resume(last, shared.config.retry).await {
             Ok(Resumed::Stream(receiver)) => return sse_response(&shared, receiver, (), None),
             Ok(Resumed::Evicted) => {
                 return http_error(

@@ -65,7 +65,7 @@ use actix_mcp_actors::{
 };
 
 pub use admission::{AdmissionConfig, MAX_BUCKETS, Rate};
-pub use drain::{DrainReport, SHUTDOWN_REASON};
+pub use drain::{DrainReport, SHUTDOWN_REASON, TASK_SHUTDOWN_REASON};
 pub use health::{CLUSTER_STORE_CHECK, READINESS_TIMEOUT, ReadinessCheck};
 pub use security::HostPolicy;
 
@@ -544,11 +544,12 @@ impl McpHttp {
     }
 
     /// Drains the endpoint: stops accepting requests (503 with `Retry-After`), lets those in
-    /// flight finish until `deadline`, cancels the rest, closes every SSE stream with a `retry`
-    /// hint and flushes the event store ([`EventStore::flush`]). Past the deadline, a session's
-    /// request gets `notifications/cancelled` (reason [`SHUTDOWN_REASON`]) before its stream
-    /// ends; a request without a session (2026-07-28, stateless mode) is cancelled by closing
-    /// its answer, and one awaiting a JSON body gets a `-32800` error. Stop the
+    /// flight and the server's running tasks finish until `deadline`, cancels the rest, closes
+    /// every SSE stream with a `retry` hint and flushes the event store ([`EventStore::flush`]).
+    /// Past the deadline, a session's request gets `notifications/cancelled` (reason
+    /// [`SHUTDOWN_REASON`]) before its stream ends; a request without a session (2026-07-28,
+    /// stateless mode) is cancelled by closing its answer, and one awaiting a JSON body gets a
+    /// `-32800` error; a task is stored `failed` with [`TASK_SHUTDOWN_REASON`]. Stop the
     /// actix-web server afterwards ([`serve`](Self::serve) does all of it on SIGTERM).
     /// Clones share the drain: a second call waits for the first and returns its report.
     ///

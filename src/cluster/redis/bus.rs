@@ -1,0 +1,155 @@
+//! The bus on Redis pub/sub.
+
+use std::time::Duration;
+
+use actix_mcp_actors::{Bus, Envelope, NodeId, Recipients, StoreError, StoreFuture};
+use futures::StreamExt as _;
+use futures::future::BoxFuture;
+use futures::stream::BoxStream;
+use tokio::sync::mpsc;
+
+use super::connection::{RESPONSE_TIMEOUT, Redis};
+
+/// The [`Bus`] on Redis pub/sub: one channel to every node, one per node. Delivery is at most
+/// once (pub/sub keeps nothing for a node that is not listening); a subscriber reconnects by
+/// itself, within a second of the server's return.
+#[derive(Debug, Clone)]
+pub struct RedisBus {
+    redis: Redis,
+}
+
+impl RedisBus {
+    /// The bus on `redis`.
+    pub fn new(redis: Redis) -> Self {
+        Self { redis }
+    }
+}
+
+impl Bus for RedisBus {
+    fn publish(&self, envelope: Envelope) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            let channel = match &envelope.to {
+                Recipients::All => self.redis.channel(None),
+                Recipients::Node(node) => self.redis.channel(Some(node)),
+            };
+            let json = serde_json::to_string(&envelope)
+                .map_err(|err| StoreError::Corrupt(err.to_string()))?;
+            self.redis
+                .query::<u64, _>(redis::cmd("PUBLISH").arg(channel).arg(json))
+                .await
+                .map(drop)
+        })
+    }
+
+    fn subscribe(&self, node: &NodeId) -> BoxFuture<'static, BoxStream<'static, Envelope>> {
+        let (sender, receiver) = mpsc::channel::<Envelope>(1024);
+        let (in_place_tx, in_place) = tokio::sync::oneshot::channel::<()>();
+        let mut in_place_tx = Some(in_place_tx);
+        let redis = self.redis.clone();
+        let node = node.clone();
+        let own = sent_by(&node);
+        tokio::spawn(async move {
+            let channels = [redis.channel(None), redis.channel(Some(&node))];
+            let mut failures = 0u32;
+            while !sender.is_closed() {
+                let subscribed = async {
+                    let mut pubsub = redis.client.get_async_pubsub().await?;
+                    pubsub.subscribe(&channels).await?;
+                    Ok::<_, redis::RedisError>(pubsub)
+                };
+                let pubsub = match tokio::time::timeout(RESPONSE_TIMEOUT, subscribed).await {
+                    Ok(Ok(pubsub)) => pubsub,
+                    Ok(Err(err)) => {
+                        failures += 1;
+                        if failures == 1 {
+                            tracing::warn!(%err, "the cluster bus is unreachable; retrying");
+                        }
+                        tokio::time::sleep(Duration::from_millis(500)).await;
+                        continue;
+                    }
+                    Err(_) => {
+                        failures += 1;
+                        tokio::time::sleep(Duration::from_millis(500)).await;
+                        continue;
+                    }
+                };
+                if failures > 0 {
+                    tracing::info!("the cluster bus is back");
+                    failures = 0;
+                }
+                if let Some(in_place_tx) = in_place_tx.take() {
+                    let _ = in_place_tx.send(());
+                }
+                let mut messages = pubsub.into_on_message();
+                while let Some(message) = messages.next().await {
+                    let Ok(payload) = message.get_payload::<String>() else {
+                        continue;
+                    };
+                    // This node's own broadcasts come back: skip them unread (an envelope
+                    // starts with its sender).
+                    if payload.starts_with(&*own) {
+                        continue;
+                    }
+                    let envelope = match serde_json::from_str::<Envelope>(&payload) {
+                        Ok(envelope) => envelope,
+                        Err(err) => {
+                            tracing::warn!(%err, "ignored an unreadable message on the cluster bus");
+                            continue;
+                        }
+                    };
+                    if envelope.from == node {
+                        continue;
+                    }
+                    if sender.send(envelope).await.is_err() {
+                        return;
+                    }
+                }
+                // The connection ended: reconnect.
+                tracing::warn!("lost the cluster bus; reconnecting");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        });
+        let stream = futures::stream::unfold(receiver, |mut receiver| async move {
+            receiver.recv().await.map(|envelope| (envelope, receiver))
+        })
+        .boxed();
+        Box::pin(async move {
+            if tokio::time::timeout(RESPONSE_TIMEOUT, in_place)
+                .await
+                .is_err()
+            {
+                tracing::warn!("the cluster bus is not reachable yet; listening as soon as it is");
+            }
+            stream
+        })
+    }
+}
+
+/// How the text of an [`Envelope`] from `node` starts.
+fn sent_by(node: &NodeId) -> String {
+    format!(
+        "{{\"from\":{}",
+        serde_json::to_string(node).unwrap_or_default()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use actix_mcp_actors::SessionId;
+
+    #[test]
+    fn an_envelope_starts_with_its_sender() {
+        let node = NodeId::new("node \"a\"");
+        let envelope = Envelope {
+            from: node.clone(),
+            to: Recipients::All,
+            message: actix_mcp_actors::BusMessage::Closed {
+                session: SessionId::parse("s").expect("a valid id"),
+            },
+        };
+        let text = serde_json::to_string(&envelope).expect("serializable");
+        assert!(text.starts_with(&sent_by(&node)), "{text}");
+        assert!(!text.starts_with(&sent_by(&NodeId::new("node"))));
+    }
+}
