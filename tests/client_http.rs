@@ -301,7 +301,15 @@ async fn an_expired_session_is_renewed_when_asked() {
     assert_ne!(last, first, "the call went in the new session");
     assert_eq!(posts.last().unwrap().status, 200);
 
-    // The new session's GET stream carries what the server sends outside requests.
+    // The new session's GET stream carries what the server sends outside requests, once it
+    // is open (its answer's headers have left: the log records them then).
+    srv.log
+        .wait_for("the new session's GET stream", |seen| {
+            seen.iter().any(|s| {
+                s.method == "GET" && s.session.as_deref() == Some(last.as_str()) && s.status == 200
+            })
+        })
+        .await;
     within(client.call_tool("grow", ())).await.unwrap();
     within(tools_changed.notified()).await;
     within(client.close()).await;
