@@ -247,10 +247,11 @@ fn modern_call(srv: &TestServer, id: i64, name: &str) -> reqwest::RequestBuilder
         .body(body.to_string())
 }
 
-/// Step 3 (2026-07-28, no session): a request still running at the deadline is cancelled by
-/// closing its answer, the era's cancellation; the stream's last frame is the `retry` hint.
+/// Step 3 (2026-07-28, no session): a request still running at the deadline is answered with
+/// a `-32800` error (the revision forbids a server's `notifications/cancelled` there), which
+/// ends its answer's stream as any response does.
 #[actix_web::test]
-async fn a_stateless_request_past_the_deadline_has_its_answer_closed() {
+async fn a_stateless_request_past_the_deadline_gets_an_error_then_its_answer_closes() {
     let (gate, srv) = start(|mcp| mcp);
     let response = send(modern_call(&srv, 5, "slow")).await;
     assert_eq!(response.status(), StatusCode::OK);
@@ -259,8 +260,18 @@ async fn a_stateless_request_past_the_deadline_has_its_answer_closed() {
     let report = srv.mcp.shutdown(Duration::from_millis(100)).await;
     assert_eq!(report.cancelled, 1);
     let frames = rest_of(&mut call).await;
-    assert!(frames.iter().all(|frame| !frame.is_message()), "{frames:?}");
-    assert_ends_with_retry_hint(&frames, 1000);
+    let messages: Vec<Value> = frames
+        .iter()
+        .filter(|frame| frame.is_message())
+        .map(SseFrame::json)
+        .collect();
+    assert_eq!(messages.len(), 1, "{frames:?}");
+    assert_eq!(messages[0]["id"], 5, "{messages:?}");
+    assert_eq!(messages[0]["error"]["code"], -32800, "{messages:?}");
+    assert!(
+        frames.last().is_some_and(SseFrame::is_message),
+        "{frames:?}"
+    );
     gate.stopped.wait_for(1).await;
     eventually("no request left", || srv.mcp.metrics().in_flight == 0).await;
     srv.stop().await;

@@ -1,11 +1,13 @@
 //! In-flight request actor: one per JSON-RPC request the server is still answering.
 //!
 //! When a request arrives ([`SessionHandle::request`](crate::SessionHandle::request), or
-//! [`InFlight::start_detached`] without a session), its [`Dispatch::request`] future is polled
+//! [`RegistryHandle::start_detached`](crate::RegistryHandle::start_detached) without a
+//! session), its [`Dispatch::request`] future is polled
 //! once in place. A request answered in that poll never waited: it is done, and no actor
 //! starts. A request still pending becomes this actor, which takes the future over as it is
 //! and is recorded in its session's in-flight table, where a `notifications/cancelled` finds
-//! it. The actor owns the request's [`RequestScope`]: its cancellation token, its progress
+//! it (a request without a session is recorded in its registry's table the same way). The
+//! actor owns the request's [`RequestScope`]: its cancellation token, its progress
 //! token, its outlet and its running tool calls.
 //!
 //! Lifecycle: Started (polls the handler future on) → Running → Stopped, when the handler
@@ -33,13 +35,11 @@ use futures::FutureExt;
 use futures::future::{BoxFuture, CatchUnwind};
 
 use crate::dispatch::{Dispatch, Reply};
-use crate::holds::Holds;
 use crate::invocation::panic_message;
 use crate::jsonrpc::{ErrorObject, Frame, FrameKind, Request};
-use crate::metrics::{Gauge, Metrics};
-use crate::outlet::Outlet;
+use crate::metrics::Gauge;
 use crate::scope::RequestScope;
-use crate::session::{RequestFinished, oversized_progress_token, progress_token};
+use crate::session::RequestFinished;
 
 /// A request's handler future, with panics caught.
 type Work = CatchUnwind<AssertUnwindSafe<BoxFuture<'static, Reply>>>;
@@ -91,37 +91,19 @@ impl InFlight {
             }
         }
     }
-
-    /// Answers one request outside any session (stateless mode): the request runs on the
-    /// current arbiter (polled once in place, then an actor only if still pending) and its
-    /// frames go to `outlet`; its work keeps `holds` until it ends. Dropping the returned guard
-    /// cancels the request (the HTTP layer holds it for as long as the client waits).
-    pub fn start_detached(
-        request: Request,
-        dispatch: Arc<dyn Dispatch>,
-        outlet: Outlet,
-        metrics: Arc<Metrics>,
-        holds: Holds,
-    ) -> CancelOnDrop {
-        // Refused as in a session: the token would be copied into every progress notification.
-        if let Some(error) = oversized_progress_token(request.params.as_ref()) {
-            outlet.deliver_or_log(Frame::error(Some(&request.id), &error), "refusal");
-            outlet.finish();
-            return CancelOnDrop(None);
-        }
-        let progress = progress_token(request.params.as_ref());
-        let scope = RequestScope::new(request.id.clone(), outlet, None, progress, metrics);
-        scope.keep(holds);
-        CancelOnDrop(Self::begin(request, scope, &dispatch))
-    }
 }
 
-/// Cancels a detached request's actor when dropped (see [`InFlight::start_detached`]).
+/// Cancels a request's actor when dropped (see
+/// [`RegistryHandle::start_detached`](crate::RegistryHandle::start_detached)).
 #[derive(Debug)]
 #[must_use = "dropping the guard cancels the request"]
 pub struct CancelOnDrop(Option<Addr<InFlight>>);
 
 impl CancelOnDrop {
+    pub(crate) fn new(actor: Option<Addr<InFlight>>) -> Self {
+        Self(actor)
+    }
+
     /// Lets the request run to its end whatever happens to the guard.
     pub fn disarm(mut self) {
         self.0 = None;

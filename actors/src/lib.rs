@@ -70,10 +70,10 @@
 //! worker thread. A request runs on the arbiter of the worker that received it, as do its tool
 //! calls and its stream; the in-flight table it enters is shared by the session's workers.
 
+mod carry;
 mod cluster;
 mod dispatch;
 mod error;
-mod holds;
 mod ids;
 mod in_flight;
 mod invocation;
@@ -86,13 +86,13 @@ mod scope;
 mod session;
 mod stream;
 
+pub use carry::{Carry, Holds};
 pub use cluster::{
     Bus, BusMessage, Created, Envelope, InMemorySessionStore, LocalBus, NodeId, Recipients, Relay,
     SessionRecord, SessionStore, StateUpdate, StoreError, StoreFuture,
 };
 pub use dispatch::{Dispatch, Reply};
 pub use error::{OpenError, PeerError};
-pub use holds::Holds;
 pub use ids::{EventId, SessionId};
 pub use in_flight::{Abort, Cancel, CancelOnDrop, InFlight};
 #[allow(deprecated)]

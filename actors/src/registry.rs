@@ -34,7 +34,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
 use actix::prelude::SendError;
@@ -42,12 +42,19 @@ use actix::{
     Actor, ActorContext as _, Addr, AsyncContext, Context, Handler, Message, Supervised, Supervisor,
 };
 
+use crate::carry::Carry;
 use crate::cluster::Relay;
+use crate::dispatch::Dispatch;
 use crate::error::OpenError;
 use crate::ids::SessionId;
+use crate::in_flight::{Abort, Cancel, CancelOnDrop, InFlight};
 use crate::jsonrpc::Frame;
+use crate::jsonrpc::Request;
 use crate::metrics::{Metrics, MetricsSnapshot};
+use crate::outlet::Outlet;
+use crate::scope::{Home, RequestScope};
 use crate::session::{OnStopped, Session, SessionHandle, SessionParts, SessionShared};
+use crate::session::{oversized_progress_token, progress_token};
 use crate::stream::EventStore;
 
 /// Limits of a registry. Defaults are not part of semver.
@@ -215,6 +222,12 @@ impl Sessions {
 
 type Table = Arc<RwLock<Sessions>>;
 
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 fn read(table: &Table) -> RwLockReadGuard<'_, Sessions> {
     table
         .read()
@@ -242,11 +255,23 @@ impl fmt::Debug for Registry {
     }
 }
 
+/// The requests without a session running under a registry (2025 stateless mode, every
+/// 2026-07-28 request, in-process calls): their actors by ticket, so that a drain, a shutdown
+/// and the gauges see them as they see a session's requests.
+#[derive(Default)]
+struct Detached {
+    next: u64,
+    /// A ticket is reserved as the request starts; its actor is recorded once it has one (a
+    /// request answered at once never does).
+    running: HashMap<u64, Option<Addr<InFlight>>>,
+}
+
 /// A cheap, cloneable handle on a registry: what each transport worker holds.
 #[derive(Clone)]
 pub struct RegistryHandle {
     addr: Addr<Registry>,
     table: Table,
+    detached: Arc<Mutex<Detached>>,
     config: RegistryConfig,
     metrics: Arc<Metrics>,
     store: Option<Arc<dyn EventStore>>,
@@ -282,6 +307,7 @@ impl Registry {
         RegistryHandle {
             addr,
             table,
+            detached: Arc::default(),
             config,
             metrics,
             store,
@@ -494,15 +520,99 @@ impl RegistryHandle {
         &self.metrics
     }
 
+    /// Answers one request without a session (2025 stateless mode, a 2026-07-28 request, an
+    /// in-process call) under this registry: it is recorded in the registry's table of such
+    /// requests while it runs (as a session's request is in the session's), so the gauges, a
+    /// drain ([`abort_detached`](Self::abort_detached)) and a shutdown see it. It runs on the
+    /// current arbiter (polled once in place, then an actor only if still pending), `dispatch`
+    /// answers it, and its frames go to `outlet`. Dropping the returned guard cancels it (an
+    /// HTTP transport holds it for as long as the client waits).
+    pub fn start_detached(
+        &self,
+        request: Request,
+        dispatch: &Arc<dyn Dispatch>,
+        outlet: Outlet,
+        carry: Carry,
+    ) -> CancelOnDrop {
+        // Refused as in a session: the token would be copied into every progress notification.
+        if let Some(error) = oversized_progress_token(request.params.as_ref()) {
+            outlet.deliver_or_log(Frame::error(Some(&request.id), &error), "refusal");
+            outlet.finish();
+            return CancelOnDrop::new(None);
+        }
+        let ticket = {
+            let mut detached = lock(&self.detached);
+            detached.next += 1;
+            let ticket = detached.next;
+            detached.running.insert(ticket, None);
+            ticket
+        };
+        let progress = progress_token(request.params.as_ref());
+        let scope = RequestScope::new(
+            request.id.clone(),
+            outlet,
+            Home::Registry(self.clone(), ticket),
+            progress,
+            self.metrics.clone(),
+            carry,
+        );
+        let actor = InFlight::begin(request, scope, dispatch);
+        if let Some(actor) = &actor
+            && let Some(slot) = lock(&self.detached).running.get_mut(&ticket)
+        {
+            *slot = Some(actor.clone());
+        }
+        CancelOnDrop::new(actor)
+    }
+
+    /// Forgets a request without a session that has ended.
+    pub(crate) fn forget_detached(&self, ticket: u64) {
+        lock(&self.detached).running.remove(&ticket);
+    }
+
+    /// Requests without a session running under this registry now.
+    pub fn detached_in_flight(&self) -> usize {
+        lock(&self.detached).running.len()
+    }
+
+    /// Stops every request without a session still running, telling each peer why as its
+    /// revision allows (see [`Abort`]); how many were told. Used when a draining transport's
+    /// deadline passes.
+    pub fn abort_detached(&self, reason: &str) -> usize {
+        let running: Vec<Addr<InFlight>> = lock(&self.detached)
+            .running
+            .values()
+            .flatten()
+            .cloned()
+            .collect();
+        for actor in &running {
+            actor.do_send(Abort {
+                reason: reason.to_owned(),
+            });
+        }
+        running.len()
+    }
+
     /// Runs the idle sweep now.
     pub fn sweep(&self) {
         self.addr.do_send(Sweep);
     }
 
-    /// Closes every session.
+    /// Closes every session and cancels every request without a session.
     pub fn shutdown(&self) {
         for handle in self.sessions() {
             self.close(handle.id().as_str());
+        }
+        let running: Vec<Addr<InFlight>> = lock(&self.detached)
+            .running
+            .values()
+            .flatten()
+            .cloned()
+            .collect();
+        for actor in running {
+            actor.do_send(Cancel {
+                reason: Some("the transport is shutting down".into()),
+            });
         }
     }
 

@@ -6,6 +6,7 @@
 //! the response), and server-to-client requests go through the session actor, which matches the
 //! answer by id.
 
+use std::any::Any;
 use std::fmt;
 use std::future::Future;
 use std::task::Poll;
@@ -19,12 +20,13 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use crate::carry::{Carry, Holds};
 use crate::error::PeerError;
-use crate::holds::Holds;
 use crate::invocation::{Begun, CancelCall, Deliver, Invocation, Outcome, SupervisedError};
 use crate::jsonrpc::{ErrorObject, Frame, FrameKind, RequestId};
 use crate::metrics::Metrics;
 use crate::outlet::Outlet;
+use crate::registry::RegistryHandle;
 use crate::session::{ForgetPeerRequest, SendPeerRequest, SessionHandle};
 
 /// The runtime's handle on one in-flight request. Cheap to clone.
@@ -39,8 +41,10 @@ struct ScopeInner {
     cancelled: AtomicBool,
     token: OnceLock<CancellationToken>,
     outlet: Outlet,
-    /// The session and the ticket of the request's row in its in-flight table.
-    session: Option<(SessionHandle, u64)>,
+    /// Where the request is recorded while it runs.
+    home: Home,
+    /// Where the request came from, as its transport decided it (see [`Carry::origin`]).
+    origin: Option<Arc<dyn Any + Send + Sync>>,
     progress_token: Option<Value>,
     last_progress: Mutex<Option<f64>>,
     made_peer_requests: AtomicBool,
@@ -59,7 +63,7 @@ impl fmt::Debug for RequestScope {
         f.debug_struct("RequestScope")
             .field("id", &self.inner.id)
             .field("cancelled", &self.is_cancelled())
-            .field("stateless", &self.inner.session.is_none())
+            .field("in_session", &self.session().is_some())
             .finish()
     }
 }
@@ -76,13 +80,25 @@ pub enum ProgressError {
     Inactive,
 }
 
+/// Where a request is recorded while it runs: a cancellation finds it there, a drain or a
+/// shutdown reaches it there, and its end frees its place.
+pub(crate) enum Home {
+    /// A session's in-flight table, under this ticket.
+    Session(SessionHandle, u64),
+    /// The registry's table of requests without a session, under this ticket.
+    Registry(RegistryHandle, u64),
+    /// Nowhere (a task's own scope, in-process tools, tests).
+    Nowhere,
+}
+
 impl RequestScope {
     pub(crate) fn new(
         id: RequestId,
         outlet: Outlet,
-        session: Option<(SessionHandle, u64)>,
+        home: Home,
         progress_token: Option<Value>,
         metrics: Arc<Metrics>,
+        carry: Carry,
     ) -> Self {
         Self {
             inner: Arc::new(ScopeInner {
@@ -90,21 +106,35 @@ impl RequestScope {
                 cancelled: AtomicBool::new(false),
                 token: OnceLock::new(),
                 outlet,
-                session,
+                home,
+                origin: carry.origin,
                 progress_token,
                 last_progress: Mutex::new(None),
                 made_peer_requests: AtomicBool::new(false),
                 tool_calls: Mutex::new(Vec::new()),
-                holds: Mutex::new(Holds::none()),
+                holds: Mutex::new(carry.holds),
                 abort_code: OnceLock::new(),
                 metrics,
             }),
         }
     }
 
-    /// A scope outside any session (stateless requests, in-process calls and tests).
+    /// A scope recorded nowhere: the work of a task (which outlives any request), and tests.
     pub fn detached(id: RequestId, outlet: Outlet, progress_token: Option<Value>) -> Self {
-        Self::new(id, outlet, None, progress_token, Arc::default())
+        Self::new(
+            id,
+            outlet,
+            Home::Nowhere,
+            progress_token,
+            Arc::default(),
+            Carry::default(),
+        )
+    }
+
+    /// What the request's transport said of where it came from, when it said it with a value
+    /// of type `T` (see [`Carry::origin`]).
+    pub fn carried<T: Any>(&self) -> Option<&T> {
+        self.inner.origin.as_deref()?.downcast_ref()
     }
 
     /// The request's id.
@@ -163,20 +193,6 @@ impl RequestScope {
         self.inner.abort_code.get().copied()
     }
 
-    /// Keeps `holds` until the request ends (with whatever it holds already).
-    pub(crate) fn keep(&self, holds: Holds) {
-        if holds.is_empty() {
-            return;
-        }
-        let mut kept = lock(&self.inner.holds);
-        if kept.is_empty() {
-            *kept = holds;
-        } else {
-            let earlier = std::mem::take(&mut *kept);
-            *kept = Holds::new((earlier, holds));
-        }
-    }
-
     /// A share of what the request's work holds (admission slots, a byte budget), for work
     /// that outlives the request: what it holds stays held until the share is dropped too.
     /// Empty once the request has ended.
@@ -190,16 +206,22 @@ impl RequestScope {
         drop(released);
     }
 
-    /// Releases the request's row in its session's in-flight table.
+    /// Releases the request's place: its row in its session's in-flight table, or in its
+    /// registry's table of requests without a session.
     pub(crate) fn forget(&self) {
-        if let Some((session, ticket)) = &self.inner.session {
-            session.forget_request(&self.inner.id, *ticket);
+        match &self.inner.home {
+            Home::Session(session, ticket) => session.forget_request(&self.inner.id, *ticket),
+            Home::Registry(registry, ticket) => registry.forget_detached(*ticket),
+            Home::Nowhere => {}
         }
     }
 
-    /// The session this request belongs to; `None` in stateless mode.
+    /// The session this request belongs to; `None` without one.
     pub fn session(&self) -> Option<&SessionHandle> {
-        self.inner.session.as_ref().map(|(session, _)| session)
+        match &self.inner.home {
+            Home::Session(session, _) => Some(session),
+            _ => None,
+        }
     }
 
     /// The outlet this request's traffic travels on.

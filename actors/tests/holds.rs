@@ -9,7 +9,7 @@ mod support;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use actix_mcp_actors::{ChannelOutlet, Holds};
+use actix_mcp_actors::{Carry, ChannelOutlet, Holds};
 use serde_json::json;
 
 use support::{cancel, harness, next, request, until};
@@ -44,8 +44,7 @@ async fn holds_are_kept_until_the_request_is_answered() {
     h.session.request_with(
         request(1, "wait", json!({})),
         outlet,
-        None,
-        released.holds(),
+        Carry::default().holding(released.holds()),
     );
     tokio::task::yield_now().await;
     assert!(!released.yet(), "released while the request waits");
@@ -62,8 +61,7 @@ async fn holds_are_released_when_the_request_is_cancelled_or_refused() {
     h.session.request_with(
         request(1, "slow", json!({})),
         outlet,
-        None,
-        released.holds(),
+        Carry::default().holding(released.holds()),
     );
     h.started.notified().await;
     assert!(!released.yet());
@@ -73,12 +71,18 @@ async fn holds_are_released_when_the_request_is_cancelled_or_refused() {
     // A second request under an id in flight is refused: it holds nothing afterwards.
     let running = Released::default();
     let (outlet, _rx) = ChannelOutlet::channel();
-    h.session
-        .request_with(request(2, "slow", json!({})), outlet, None, running.holds());
+    h.session.request_with(
+        request(2, "slow", json!({})),
+        outlet,
+        Carry::default().holding(running.holds()),
+    );
     let refused = Released::default();
     let (outlet, mut rx) = ChannelOutlet::channel();
-    h.session
-        .request_with(request(2, "slow", json!({})), outlet, None, refused.holds());
+    h.session.request_with(
+        request(2, "slow", json!({})),
+        outlet,
+        Carry::default().holding(refused.holds()),
+    );
     assert!(next(&mut rx).await.get("error").is_some());
     assert!(refused.yet(), "a refused request keeps nothing");
     assert!(!running.yet());
@@ -92,8 +96,7 @@ async fn a_blocking_closure_keeps_the_holds_after_its_request_ended() {
     h.session.request_with(
         request(1, "blocking", json!({})),
         outlet,
-        None,
-        released.holds(),
+        Carry::default().holding(released.holds()),
     );
     until("the closure runs", || h.metrics().tool_calls == 1).await;
     h.session.notification(cancel(json!(1)));

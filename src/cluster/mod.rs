@@ -65,7 +65,7 @@ use serde_json::{Value, json};
 use crate::protocol::method;
 use crate::server::ServerInner;
 use crate::server::listen::Change;
-use crate::server::route::{McpDispatch, RequestDefaults};
+
 use crate::server::session::{SessionState, StateChange};
 
 pub use actix_mcp_actors::{InMemorySessionStore, LocalBus};
@@ -301,6 +301,7 @@ impl ClusterNode {
         self: &Arc<Self>,
         registry: &RegistryHandle,
         server: &Arc<ServerInner>,
+        dispatch: &Arc<dyn actix_mcp_actors::Dispatch>,
         id: &SessionId,
     ) -> Result<SessionHandle, Lookup> {
         self.listening().await;
@@ -326,16 +327,7 @@ impl ClusterNode {
         let session = registry
             .open(actix_mcp_actors::SessionParts {
                 id: id.clone(),
-                dispatch: Arc::new(McpDispatch {
-                    server: server.clone(),
-                    defaults: RequestDefaults {
-                        version: None,
-                        stateless: false,
-                        #[cfg(feature = "otel")]
-                        network: crate::telemetry::Network::Tcp,
-                    },
-                    transport: None,
-                }),
+                dispatch: dispatch.clone(),
                 config: actix_mcp_actors::SessionConfig {
                     max_in_flight: server.config.max_concurrent_requests,
                 },

@@ -533,6 +533,7 @@ impl ServerBuilder {
                 tasks: self
                     .tasks
                     .map(|config| Arc::new(crate::server::tasks::TaskService::new(config))),
+                in_process: std::sync::OnceLock::new(),
             }),
         })
     }

@@ -22,6 +22,7 @@ pub(crate) mod hooks;
 pub(crate) mod listen;
 pub(crate) mod mrtr;
 pub(crate) mod notify;
+pub(crate) mod origin;
 pub(crate) mod pagination;
 pub(crate) mod prompt;
 pub(crate) mod resource;
@@ -79,6 +80,8 @@ pub(crate) struct ServerInner {
     pub(crate) mrtr: mrtr::MrtrState,
     /// The Tasks extension, when enabled.
     pub(crate) tasks: Option<Arc<tasks::TaskService>>,
+    /// The registry in-process calls ([`Server::handle_json`]) run under, started on first use.
+    pub(crate) in_process: std::sync::OnceLock<RegistryHandle>,
 }
 
 impl ServerInner {
@@ -95,6 +98,23 @@ impl ServerInner {
             return pinned;
         }
         ProtocolVersion::negotiate(requested)
+    }
+
+    /// The registry of in-process calls and a dispatch for them.
+    pub(crate) fn in_process(self: &Arc<Self>) -> (RegistryHandle, Arc<route::McpDispatch>) {
+        let registry = self
+            .in_process
+            .get_or_init(|| {
+                actix_mcp_actors::Registry::start(
+                    actix_mcp_actors::RegistryConfig::default(),
+                    Arc::default(),
+                    None,
+                )
+            })
+            .clone();
+        // Made per call: kept here, it would keep the server alive forever.
+        let dispatch = route::McpDispatch::new(self.clone(), route::Network::InProcess);
+        (registry, dispatch)
     }
 }
 
@@ -132,6 +152,6 @@ impl Server {
     /// stateless HTTP request); returns the response, or `None` for a notification. Must run
     /// inside an actix system (tools run in supervised actors).
     pub async fn handle_json(&self, json: &str) -> Option<String> {
-        route::handle_detached(self.inner.clone(), json.as_bytes()).await
+        route::handle_in_process(&self.inner, json.as_bytes()).await
     }
 }

@@ -26,8 +26,10 @@ use actix_mcp_actors::{
     SessionConfig, SessionId, SessionParts,
 };
 
+use crate::protocol::ProtocolVersion;
 use crate::server::Server;
-use crate::server::route::{McpDispatch, RequestDefaults};
+use crate::server::origin::{Arrival, Origin};
+use crate::server::route::{McpDispatch, Network};
 use crate::transport::lines::{Line, read_line};
 
 /// How long [`Server::serve_stdio`] lets requests in flight finish after SIGTERM or SIGINT.
@@ -242,15 +244,8 @@ impl Server {
             }
         });
         let outlet = Outlet::new(WriterOutlet(writer.clone()));
-        let dispatch = Arc::new(McpDispatch {
-            server: self.inner.clone(),
-            defaults: RequestDefaults {
-                #[cfg(feature = "otel")]
-                network: crate::telemetry::Network::Pipe,
-                ..RequestDefaults::default()
-            },
-            transport: None,
-        });
+        let dispatch: Arc<dyn actix_mcp_actors::Dispatch> =
+            McpDispatch::new(self.inner.clone(), Network::Pipe);
         let metrics = Arc::new(Metrics::default());
         #[cfg(feature = "otel")]
         crate::telemetry::track(&metrics);
@@ -318,8 +313,23 @@ impl Server {
                             outlet.deliver_or_log(rejection.to_frame(), "parse error")
                         }
                         Ok(Incoming::Request(request)) => {
+                            // The door: a request is of the session's revision, or of
+                            // 2026-07-28 with its own envelope (checked here).
+                            let origin = match Origin::of(
+                                &request,
+                                true,
+                                ProtocolVersion::LATEST_STATEFUL,
+                            ) {
+                                Ok(origin) => origin,
+                                Err(error) => {
+                                    let frame = Frame::error(Some(&request.id), &error);
+                                    outlet.deliver_or_log(frame, "envelope error");
+                                    continue;
+                                }
+                            };
+                            let carry = Arrival::of(origin).carry();
                             if session
-                                .request_with_backpressure(request, outlet.clone())
+                                .request_with_backpressure(request, outlet.clone(), carry)
                                 .await
                                 .is_err()
                             {

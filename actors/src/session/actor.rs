@@ -28,6 +28,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::{SessionHandle, SessionParts, SessionShared, lock};
+use crate::carry::Carry;
 use crate::cluster::Relay;
 use crate::ids::EventId;
 use crate::jsonrpc::{ErrorObject, Frame, Notification, Request, RequestId, Response};
@@ -172,13 +173,16 @@ pub struct HandleRequest {
     pub request: Request,
     /// Where its response and related messages go.
     pub outlet: Outlet,
+    /// What its transport hands the runtime with it.
+    pub carry: Carry,
 }
 
 impl Handler<HandleRequest> for Session {
     type Result = ();
 
     fn handle(&mut self, msg: HandleRequest, ctx: &mut Self::Context) {
-        self.session_handle(ctx).request(msg.request, msg.outlet);
+        self.session_handle(ctx)
+            .request_with(msg.request, msg.outlet, msg.carry);
     }
 }
 

@@ -29,15 +29,15 @@ use serde_json::Value;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::carry::Carry;
 use crate::cluster::Relay;
 use crate::dispatch::Dispatch;
-use crate::holds::Holds;
 use crate::ids::{EventId, SessionId};
 use crate::in_flight::{Abort, Cancel, InFlight};
 use crate::jsonrpc::{ErrorObject, Frame, Notification, Request, RequestId, Response};
 use crate::metrics::Metrics;
 use crate::outlet::Outlet;
-use crate::scope::RequestScope;
+use crate::scope::{Home, RequestScope};
 use crate::stream::{CloseStream, SessionEvents, SseStream, StreamReceiver};
 
 pub(crate) use actor::Close;
@@ -327,24 +327,17 @@ impl SessionHandle {
     /// arbiter and its row records the actor, where `notifications/cancelled` finds it. On a
     /// session that has ended, the outlet is finished without an answer.
     pub fn request(&self, request: Request, outlet: Outlet) {
-        self.request_with(request, outlet, None, Holds::none());
+        self.request_with(request, outlet, Carry::default());
     }
 
-    /// Like [`request`](Self::request), but the request is answered by `dispatch` instead of
-    /// the session's own when one is given (a transport gives one request data only it knows,
-    /// the caller's credentials or the HTTP headers, this way), and its work keeps `holds`
-    /// until it ends (admission slots, a byte budget; released at once when the request is
-    /// refused). Everything else (admission, cancellation, streams) is the session's, as with
-    /// [`request`](Self::request).
-    pub fn request_with(
-        &self,
-        request: Request,
-        outlet: Outlet,
-        dispatch: Option<&Arc<dyn Dispatch>>,
-        holds: Holds,
-    ) {
+    /// Like [`request`](Self::request), with what the transport hands the runtime with it
+    /// ([`Carry`]): where it came from (data only the transport knows, such as the caller's
+    /// credentials or the HTTP headers, which the dispatch reads back from the request's
+    /// scope), and what its work keeps until it ends (admission slots, a byte budget;
+    /// released at once when the request is refused).
+    pub fn request_with(&self, request: Request, outlet: Outlet, carry: Carry) {
         let shared = &self.shared;
-        let dispatch = dispatch.unwrap_or(&shared.dispatch);
+        let dispatch = &shared.dispatch;
         if let Some(error) = oversized_progress_token(request.params.as_ref()) {
             outlet.deliver_or_log(Frame::error(Some(&request.id), &error), "refusal");
             outlet.finish();
@@ -376,11 +369,11 @@ impl SessionHandle {
         let scope = RequestScope::new(
             id.clone(),
             outlet,
-            Some((self.clone(), ticket)),
+            Home::Session(self.clone(), ticket),
             progress_token,
             shared.metrics.clone(),
+            carry,
         );
-        scope.keep(holds);
         // The handler's first poll runs outside the lock (it may call back into the session).
         if let Some(actor) = InFlight::begin(request, scope, dispatch) {
             let cancelled = shared.lock_requests().started(&id, ticket, actor.clone());
@@ -405,8 +398,15 @@ impl SessionHandle {
         &self,
         request: Request,
         outlet: Outlet,
+        carry: Carry,
     ) -> Result<(), actix::MailboxError> {
-        self.addr.send(HandleRequest { request, outlet }).await
+        self.addr
+            .send(HandleRequest {
+                request,
+                outlet,
+                carry,
+            })
+            .await
     }
 
     /// Hands a notification from the peer to the session. A `notifications/cancelled` acts at

@@ -11,12 +11,13 @@ use actix_mcp_actors::{
 };
 
 use crate::error::McpError;
-use crate::server::context::{RequestContext, TransportInfo};
+use crate::protocol::ProtocolVersion;
+use crate::server::context::RequestContext;
 use crate::server::handler::{HandlerError, HandlerParts};
+use crate::server::origin::{Arrival, Origin};
 use crate::server::{ErrorSite, ServerInner};
 
-use super::RequestDefaults;
-use super::support::{context, guarded, to_raw};
+use super::support::{context_2025, context_2026, guarded, to_raw};
 
 /// A custom request: runs the handler registered under the method's name.
 pub(super) async fn custom(
@@ -42,11 +43,10 @@ pub(super) async fn custom(
 }
 
 /// A custom notification: spawns the handler registered under its name (failures are
-/// logged; there is no one to answer).
+/// logged; there is no one to answer). Its context is that of a request of the same origin.
 pub(super) fn custom_notification(
     server: &Arc<ServerInner>,
-    defaults: RequestDefaults,
-    transport: Option<&Arc<TransportInfo>>,
+    arrival: &Arrival,
     notification: Notification,
     session: Option<&SessionHandle>,
 ) {
@@ -60,16 +60,31 @@ pub(super) fn custom_notification(
         ResponseOutlet::channel().0,
         None,
     );
-    let cx = context(
-        server,
-        defaults,
-        &scope,
-        name,
-        None,
-        session.and_then(SessionHandle::data),
-        None,
-        transport,
-    );
+    let transport = arrival.transport.as_ref();
+    let cx = match &arrival.origin {
+        Origin::V2026(envelope) => {
+            let meta = notification
+                .params
+                .as_ref()
+                .and_then(|p| p.get("_meta"))
+                .and_then(Value::as_object)
+                .cloned();
+            context_2026(server, &scope, name, meta, envelope, transport)
+        }
+        Origin::Session | Origin::Sessionless { .. } => {
+            let version = match &arrival.origin {
+                Origin::Sessionless { version } => *version,
+                _ => ProtocolVersion::LATEST_STATEFUL,
+            };
+            let request = Request {
+                id: RequestId::from("notification"),
+                method: notification.method.clone(),
+                params: notification.params.clone(),
+            };
+            let state = session.and_then(SessionHandle::data);
+            context_2025(server, &scope, &request, state, version, transport)
+        }
+    };
     let fut = handler(HandlerParts::new(
         notification.params.unwrap_or(Value::Null),
         cx,

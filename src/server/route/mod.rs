@@ -28,14 +28,15 @@ use futures::future::{BoxFuture, Either};
 use serde_json::Value;
 
 use actix_mcp_actors::{
-    Dispatch, ErrorObject, Frame, Holds, InFlight, Incoming, Metrics, Notification, Reply, Request,
-    RequestScope, ResponseOutlet, SessionHandle,
+    Dispatch, ErrorObject, Frame, Incoming, Notification, Reply, Request, RequestScope,
+    ResponseOutlet, SessionHandle,
 };
 
 use crate::error::{ErrorKind, McpError, code};
 use crate::protocol::{ProtocolVersion, method};
-use crate::server::context::{RequestContext, TransportInfo};
+use crate::server::context::RequestContext;
 use crate::server::mrtr::{self, Mrtr};
+use crate::server::origin::{Arrival, Origin};
 use crate::server::session::SessionState;
 use crate::server::{ErrorSite, ExceptionReport, RequestEvent, ServerInner};
 
@@ -45,52 +46,72 @@ use self::lifecycle::{initialize, ping};
 use self::logging::set_level;
 use self::prompts::{get_prompt, prompts_list};
 use self::resources::{read_resource, resources_list, subscription, templates_list};
-use self::support::context;
 use self::tools::{call_tool, tools_list};
 
 pub(crate) use self::lifecycle::capabilities;
 
-/// Per-transport defaults for requests outside a session's negotiated state.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct RequestDefaults {
-    /// The version stateless requests are served under (from `MCP-Protocol-Version`).
-    pub(crate) version: Option<ProtocolVersion>,
-    /// The transport says this request is of a stateless revision (2026-07-28+): it must carry
-    /// its envelope in `_meta` even when it does not name a version there.
-    pub(crate) stateless: bool,
-    /// The transport requests arrive over, for the telemetry's `network.transport`.
-    #[cfg(feature = "otel")]
-    pub(crate) network: crate::telemetry::Network,
-}
-
-/// The [`Dispatch`] implementation: MCP semantics for the actor runtime.
+/// The [`Dispatch`] implementation: MCP semantics for the actor runtime. One per transport
+/// endpoint (an HTTP endpoint, a stdio connection, a server's in-process calls), made by
+/// [`McpDispatch::new`] and shared by all its requests: what is particular to a request (its
+/// origin, what its transport knows of it) travels with the request (see [`Arrival`]).
 pub(crate) struct McpDispatch {
     pub(crate) server: Arc<ServerInner>,
-    pub(crate) defaults: RequestDefaults,
-    /// What the transport knows of the request (HTTP: the caller, the headers); `None` for a
-    /// session's own dispatch, stdio, and unprotected endpoints that capture no headers.
-    pub(crate) transport: Option<Arc<TransportInfo>>,
+    /// The transport requests arrive over, for the telemetry's `network.transport`.
+    #[cfg(feature = "otel")]
+    network: crate::telemetry::Network,
+}
+
+impl McpDispatch {
+    /// The dispatch of one endpoint of `server`.
+    pub(crate) fn new(server: Arc<ServerInner>, network: Network) -> Arc<Self> {
+        #[cfg(not(feature = "otel"))]
+        let _ = network;
+        Arc::new(Self {
+            server,
+            #[cfg(feature = "otel")]
+            network: match network {
+                Network::InProcess => crate::telemetry::Network::InProcess,
+                Network::Tcp => crate::telemetry::Network::Tcp,
+                Network::Pipe => crate::telemetry::Network::Pipe,
+            },
+        })
+    }
+
+    /// Handles a notification that came without a session (2025 stateless mode, 2026-07-28):
+    /// as a session's, with what its transport knows of it.
+    pub(crate) fn detached_notification(&self, notification: Notification, arrival: &Arrival) {
+        match notification.method.as_str() {
+            method::NOTIFICATION_ROOTS_LIST_CHANGED => {
+                if let Some(handler) = &self.server.on_roots_changed {
+                    handler(None);
+                }
+            }
+            method::NOTIFICATION_INITIALIZED
+            | method::NOTIFICATION_PROGRESS
+            | method::NOTIFICATION_CANCELLED => {}
+            _ => custom_notification(&self.server, arrival, notification, None),
+        }
+    }
+}
+
+/// The transport an endpoint serves over (for telemetry).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Network {
+    /// In-process calls: no network.
+    InProcess,
+    /// HTTP.
+    Tcp,
+    /// stdio framing.
+    Pipe,
 }
 
 impl Dispatch for McpDispatch {
     fn request(&self, request: Request, scope: RequestScope) -> BoxFuture<'static, Reply> {
         #[cfg(feature = "otel")]
         if let Some(span) = self.telemetry_span(&request, &scope) {
-            return Box::pin(span.run(handle_request(
-                self.server.clone(),
-                self.defaults,
-                self.transport.clone(),
-                request,
-                scope,
-            )));
+            return Box::pin(span.run(handle_request(self.server.clone(), request, scope)));
         }
-        Box::pin(handle_request(
-            self.server.clone(),
-            self.defaults,
-            self.transport.clone(),
-            request,
-            scope,
-        ))
+        Box::pin(handle_request(self.server.clone(), request, scope))
     }
 
     fn notification(&self, notification: Notification, session: Option<&SessionHandle>) {
@@ -112,8 +133,7 @@ impl Dispatch for McpDispatch {
             method::NOTIFICATION_PROGRESS | method::NOTIFICATION_CANCELLED => {}
             _ => custom_notification(
                 &self.server,
-                self.defaults,
-                self.transport.as_ref(),
+                &Arrival::of(Origin::Session),
                 notification,
                 session,
             ),
@@ -125,46 +145,52 @@ impl Dispatch for McpDispatch {
     }
 }
 
+/// A request's arrival as its transport carried it; one handed to the runtime without (a test,
+/// a request a session adopted) is of the session it came over, or without one under the
+/// newest revision with a session.
+fn arrival_of(scope: &RequestScope) -> std::borrow::Cow<'_, Arrival> {
+    match scope.carried::<Arrival>() {
+        Some(arrival) => std::borrow::Cow::Borrowed(arrival),
+        None => std::borrow::Cow::Owned(Arrival::of(if scope.session().is_some() {
+            Origin::Session
+        } else {
+            Origin::Sessionless {
+                version: ProtocolVersion::LATEST_STATEFUL,
+            }
+        })),
+    }
+}
+
 #[cfg(feature = "otel")]
 impl McpDispatch {
-    /// The span of `request`, when telemetry is installed: its protocol version is the one of
-    /// its `_meta` envelope (2026), else of its session, else the one it asks for
-    /// (`initialize`), else the transport's.
+    /// The span of `request`, when telemetry is installed: its protocol version is its
+    /// origin's (a 2026 envelope's, a session's, the one an `initialize` asks for, the one a
+    /// sessionless request is served under).
     fn telemetry_span(
         &self,
         request: &Request,
         scope: &RequestScope,
     ) -> Option<crate::telemetry::ServerSpan> {
-        let params = request.params.as_ref();
-        let named = |value: Option<&Value>| {
-            value
-                .and_then(Value::as_str)
-                .and_then(|v| v.parse::<ProtocolVersion>().ok())
-        };
-        let version = named(
-            params
-                .and_then(|p| p.get("_meta"))
-                .and_then(|meta| meta.get(crate::protocol::modern::META_PROTOCOL_VERSION)),
-        )
-        .or_else(|| {
-            scope
+        let arrival = arrival_of(scope);
+        let version = match &arrival.origin {
+            Origin::V2026(envelope) => Some(envelope.version),
+            Origin::Sessionless { version } => Some(*version),
+            Origin::Session => scope
                 .session()
                 .and_then(SessionHandle::data::<SessionState>)
                 .map(|state| state.version)
-        })
-        .or_else(|| {
-            (request.method == method::INITIALIZE)
-                .then(|| params.and_then(|p| p.get("protocolVersion")))
-                .flatten()
-                .and_then(Value::as_str)
-                .map(|v| self.server.effective_version(v))
-        })
-        .or(self.defaults.version);
+                .or_else(|| {
+                    (request.method == method::INITIALIZE)
+                        .then(|| request.params.as_ref()?.get("protocolVersion")?.as_str())
+                        .flatten()
+                        .map(|v| self.server.effective_version(v))
+                }),
+        };
         crate::telemetry::ServerSpan::start(
             request,
             scope,
-            self.defaults.network,
-            self.transport.as_ref().and_then(|t| t.trace.as_ref()),
+            self.network,
+            arrival.transport.as_ref().and_then(|t| t.trace.as_ref()),
             version,
         )
     }
@@ -178,12 +204,10 @@ impl McpDispatch {
 /// allocator's fast path.
 fn handle_request(
     server: Arc<ServerInner>,
-    defaults: RequestDefaults,
-    transport: Option<Arc<TransportInfo>>,
     request: Request,
     scope: RequestScope,
 ) -> impl Future<Output = Reply> + Send + 'static {
-    match Handling::prepare(server, defaults, transport, request, &scope) {
+    match Handling::prepare(server, request, &scope) {
         Ok(handling) => Either::Left(handling.run()),
         Err(error) => Either::Right(std::future::ready(Err(error))),
     }
@@ -198,8 +222,8 @@ struct Handling {
     event: Option<Box<RequestEvent>>,
     /// When the request started, where there is a hook to tell.
     started: Option<Instant>,
-    /// A request of the stateless revision (2026-07-28), with its envelope.
-    stateless: bool,
+    /// A request of revision 2026-07-28, with its envelope.
+    v2026: bool,
     /// A session's `tools/call`, `prompts/get` or `resources/read`: routed with the shim
     /// that turns `input_required` rounds into server-to-client requests.
     shim: bool,
@@ -208,87 +232,85 @@ struct Handling {
 impl Handling {
     fn prepare(
         server: Arc<ServerInner>,
-        defaults: RequestDefaults,
-        transport: Option<Arc<TransportInfo>>,
         mut request: Request,
         scope: &RequestScope,
     ) -> Result<Self, ErrorObject> {
         // Only a server with an around-request hook reads the clock.
         let started = server.around.as_ref().map(|_| Instant::now());
-        let envelope = match modern::envelope(&request, defaults) {
-            None => None,
-            Some(Ok(envelope)) => Some(envelope),
-            Some(Err(error)) => return Err(error),
-        };
-        let stateless = envelope.is_some();
-        if stateless {
-            // 2026-07-28 forbids `notifications/cancelled` from the server outside listen
-            // streams: a request cut by a drain is answered with an error instead.
-            scope.answer_aborts_with(code::REQUEST_CANCELLED);
-        }
-        // A stateless request uses nothing of the session it may arrive on (stdio).
-        let state = scope
-            .session()
-            .filter(|_| !stateless)
-            .and_then(SessionHandle::data::<SessionState>);
-        let in_session = scope.session().is_some() && !stateless;
-        if in_session
-            && state.is_none()
-            && request.method != method::INITIALIZE
-            && request.method != method::PING
-        {
-            return Err(ErrorObject::invalid_request(
-                "the session is not initialized; send initialize first",
-            ));
-        }
-        if state.is_some() && request.method == method::INITIALIZE {
-            return Err(ErrorObject::invalid_request(
-                "the session is already initialized",
-            ));
-        }
-        // A stateless request's `_meta` (its whole envelope) moves into the context rather
-        // than being copied: handlers read it with `RequestContext::meta`.
-        let meta = if stateless {
-            match request
-                .params
-                .as_mut()
-                .and_then(Value::as_object_mut)
-                .and_then(|p| p.remove("_meta"))
-            {
-                Some(Value::Object(meta)) => Some(meta),
-                _ => None,
-            }
-        } else {
-            request
-                .params
-                .as_ref()
-                .and_then(|p| p.get("_meta"))
-                .and_then(Value::as_object)
-                .cloned()
-        };
-        let mut cx = context(
-            &server,
-            defaults,
-            scope,
-            &request.method,
-            meta,
-            state,
-            envelope,
-            transport.as_ref(),
-        );
+        let arrival = arrival_of(scope);
+        let transport = arrival.transport.as_ref();
         let mrtr_method = modern::MRTR_METHODS.contains(&request.method.as_str());
-        // Round input comes from two places only: a 2026 request's sealed state, opened (and
-        // refused) here before any handler runs, and the answers the session shim collects.
-        // Whatever else a request says of its rounds (`requestState`, `inputResponses` sent
-        // to a session or without an envelope) is never handed to a handler: it could forge
-        // the state a handler asked to get back.
-        if mrtr_method && stateless {
-            let caller = cx.identity().map(|identity| identity.owner_key());
-            match Mrtr::open(&server, &request.method, request.params.as_ref(), caller) {
-                Ok((mrtr, input)) => cx = cx.with_mrtr(mrtr).with_input(input),
-                Err(error) => return Err(error.to_error_object()),
+        let (cx, v2026, shim) = match &arrival.origin {
+            Origin::V2026(envelope) => {
+                // 2026-07-28 forbids `notifications/cancelled` from the server outside listen
+                // streams: a request cut by a drain is answered with an error instead.
+                scope.answer_aborts_with(code::REQUEST_CANCELLED);
+                // Its `_meta` (its whole envelope) moves into the context rather than being
+                // copied: handlers read it with `RequestContext::meta`.
+                let meta = match request
+                    .params
+                    .as_mut()
+                    .and_then(Value::as_object_mut)
+                    .and_then(|p| p.remove("_meta"))
+                {
+                    Some(Value::Object(meta)) => Some(meta),
+                    _ => None,
+                };
+                let mut cx = support::context_2026(
+                    &server,
+                    scope,
+                    &request.method,
+                    meta,
+                    envelope,
+                    transport,
+                );
+                // Round input comes from two places only: a 2026 request's sealed state,
+                // opened (and refused) here before any handler runs, and the answers the
+                // session shim collects. Whatever else a request says of its rounds
+                // (`requestState`, `inputResponses` sent to a session or without an envelope)
+                // is never handed to a handler: it could forge the state a handler asked to get
+                // back.
+                if mrtr_method {
+                    let caller = cx.identity().map(|identity| identity.owner_key());
+                    match Mrtr::open(&server, &request.method, request.params.as_ref(), caller) {
+                        Ok((mrtr, input)) => cx = cx.with_mrtr(mrtr).with_input(input),
+                        Err(error) => return Err(error.to_error_object()),
+                    }
+                }
+                (cx, true, false)
             }
-        }
+            Origin::Session => {
+                let state = scope
+                    .session()
+                    .and_then(SessionHandle::data::<SessionState>);
+                if state.is_none()
+                    && request.method != method::INITIALIZE
+                    && request.method != method::PING
+                {
+                    return Err(ErrorObject::invalid_request(
+                        "the session is not initialized; send initialize first",
+                    ));
+                }
+                if state.is_some() && request.method == method::INITIALIZE {
+                    return Err(ErrorObject::invalid_request(
+                        "the session is already initialized",
+                    ));
+                }
+                let cx = support::context_2025(
+                    &server,
+                    scope,
+                    &request,
+                    state,
+                    ProtocolVersion::LATEST_STATEFUL,
+                    transport,
+                );
+                (cx, false, mrtr_method && scope.session().is_some())
+            }
+            Origin::Sessionless { version } => {
+                let cx = support::context_2025(&server, scope, &request, None, *version, transport);
+                (cx, false, false)
+            }
+        };
         let event = server.around.as_ref().map(|_| {
             Box::new(RequestEvent {
                 method: request.method.clone(),
@@ -307,8 +329,8 @@ impl Handling {
             cx,
             event,
             started,
-            stateless,
-            shim: mrtr_method && in_session,
+            v2026,
+            shim,
         })
     }
 
@@ -318,7 +340,7 @@ impl Handling {
         let cx = &self.cx;
         let request = &mut self.request;
         let event = self.event.as_deref_mut();
-        let outcome = if self.stateless {
+        let outcome = if self.v2026 {
             // (Not a `match`: its scrutinee would be held across the await.)
             if let Err(error) = modern::check_offered(server, &request.method) {
                 Err(error)
@@ -345,7 +367,7 @@ impl Handling {
             cx,
             event,
             started,
-            stateless,
+            v2026,
             ..
         } = self;
         let reply = match outcome {
@@ -362,7 +384,7 @@ impl Handling {
                     });
                 }
                 let mut object = error.to_error_object();
-                if stateless && error.kind() == ErrorKind::ResourceNotFound {
+                if v2026 && error.kind() == ErrorKind::ResourceNotFound {
                     // 2026-07-28 reports a missing resource as invalid params (with `data.uri`).
                     object.code = actix_mcp_actors::ErrorCode::INVALID_PARAMS;
                 }
@@ -476,34 +498,32 @@ async fn route(
     }
 }
 
-/// Handles one message outside any session (in-process calls and stateless HTTP).
-pub(crate) async fn handle_detached(server: Arc<ServerInner>, bytes: &[u8]) -> Option<String> {
-    handle_detached_with(server, RequestDefaults::default(), bytes, Arc::default()).await
-}
-
-/// Like [`handle_detached`], with a transport's defaults and metrics (stateless HTTP).
-pub(crate) async fn handle_detached_with(
-    server: Arc<ServerInner>,
-    defaults: RequestDefaults,
-    bytes: &[u8],
-    metrics: Arc<Metrics>,
-) -> Option<String> {
-    let dispatch = Arc::new(McpDispatch {
-        server,
-        defaults,
-        transport: None,
-    });
+/// Handles one message in process, outside any session: a 2026-07-28 request is served with
+/// its envelope, any other as a sessionless request of the newest revision with sessions. It
+/// runs under the server's in-process registry, which sees it as a transport's sees its own.
+pub(crate) async fn handle_in_process(server: &Arc<ServerInner>, bytes: &[u8]) -> Option<String> {
+    let (registry, dispatch) = server.in_process();
     match actix_mcp_actors::parse_message(bytes) {
         Err(rejection) => Some(rejection.to_frame().json.to_string()),
         Ok(Incoming::Notification(notification)) => {
-            dispatch.notification(notification, None);
+            let arrival = Arrival::of(Origin::Sessionless {
+                version: ProtocolVersion::LATEST_STATEFUL,
+            });
+            dispatch.detached_notification(notification, &arrival);
             None
         }
         Ok(Incoming::Response(_)) => None,
         Ok(Incoming::Request(request)) => {
+            let origin = match Origin::of(&request, false, ProtocolVersion::LATEST_STATEFUL) {
+                Ok(origin) => origin,
+                Err(error) => {
+                    return Some(Frame::error(Some(&request.id), &error).json.to_string());
+                }
+            };
             let (outlet, rx) = ResponseOutlet::channel();
+            let dispatch: Arc<dyn Dispatch> = dispatch;
             let _guard =
-                InFlight::start_detached(request, dispatch, outlet, metrics, Holds::none());
+                registry.start_detached(request, &dispatch, outlet, Arrival::of(origin).carry());
             rx.await.ok().map(|frame: Frame| frame.json.to_string())
         }
     }

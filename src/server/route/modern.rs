@@ -10,48 +10,16 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use actix_mcp_actors::{ErrorObject, Reply, Request};
+use actix_mcp_actors::{ErrorObject, Reply};
 
 use crate::error::McpError;
 use crate::protocol::modern::{META_SERVER_INFO, TASKS_EXTENSION, missing_capability};
-use crate::protocol::{
-    ClientCapabilities, DiscoverResult, ProtocolVersion, RequestMeta, ResultType, method,
-};
+use crate::protocol::{ClientCapabilities, DiscoverResult, ProtocolVersion, ResultType, method};
 use crate::server::ServerInner;
 use crate::server::context::RequestContext;
 
-use super::RequestDefaults;
 use super::lifecycle::capabilities;
 use super::support::to_raw;
-
-/// The envelope of a request served statelessly, checked; `None` for a request of a session
-/// (or of a stateless transport speaking an older revision).
-///
-/// A request is served statelessly when its `_meta` names a protocol version, when its
-/// transport said so (an HTTP request whose `MCP-Protocol-Version` is not a stateful
-/// revision), or when its method exists only in 2026-07-28.
-pub(super) fn envelope(
-    request: &Request,
-    defaults: RequestDefaults,
-) -> Option<Result<RequestMeta, ErrorObject>> {
-    let stateless = RequestMeta::version_of(request.params.as_ref()).is_some()
-        || defaults.stateless
-        || method::ADDED_IN_2026.contains(&request.method.as_str());
-    if !stateless {
-        return None;
-    }
-    Some(
-        RequestMeta::parse(request.params.as_ref()).and_then(|envelope| {
-            if method::REMOVED_IN_2026.contains(&request.method.as_str()) {
-                return Err(ErrorObject::method_not_found(&format!(
-                    "{} (removed in protocol {})",
-                    request.method, envelope.version
-                )));
-            }
-            Ok(envelope)
-        }),
-    )
-}
 
 /// `-32601` for a method whose capability the server does not offer (so that discovery and
 /// the methods served agree).

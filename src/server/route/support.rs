@@ -14,56 +14,60 @@ use serde_json::{Map, Value};
 use actix_mcp_actors::{ErrorObject, Reply, Request, RequestScope, SupervisedError};
 
 use crate::error::McpError;
-use crate::protocol::{ClientCapabilities, ProtocolVersion, RequestMeta};
+use crate::protocol::{ClientCapabilities, ProtocolVersion};
 use crate::server::context::{ContextInner, RequestContext, TransportInfo};
 use crate::server::handler::HandlerError;
 use crate::server::mrtr;
 use crate::server::session::SessionState;
 use crate::server::{ErrorSite, ExceptionReport, ServerInner};
 
-use super::RequestDefaults;
+use crate::server::origin::Envelope;
 
-/// The context of one request: its own `_meta` envelope (2026), else its session's
-/// negotiated state, else the transport's defaults outside a session.
-// Each part comes from elsewhere (the transport, the session, the request); a struct for them
-// would be built only to be taken apart here.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn context(
+/// The context of a 2026-07-28 request: everything from its own envelope (the spec forbids
+/// using context from earlier requests on the same connection); `meta` is its whole `_meta`.
+pub(super) fn context_2026(
     server: &Arc<ServerInner>,
-    defaults: RequestDefaults,
     scope: &RequestScope,
     method: &str,
     meta: Option<Map<String, Value>>,
-    state: Option<Arc<SessionState>>,
-    envelope: Option<RequestMeta>,
+    envelope: &Envelope,
     transport: Option<&Arc<TransportInfo>>,
 ) -> RequestContext {
-    let transport = transport.cloned();
-    if let Some(envelope) = envelope {
-        // A stateless request: nothing comes from the session (the spec forbids using context
-        // from earlier requests on the same connection).
-        return RequestContext::new(ContextInner {
-            scope: scope.clone(),
-            server: server.clone(),
-            method: method.to_owned(),
-            meta: meta.map(Arc::new),
-            version: envelope.version,
-            client_capabilities: Arc::new(envelope.client_capabilities),
-            client_info: envelope.client_info.map(Arc::new),
-            session: None,
-            log_level: envelope.log_level,
-            input: None,
-            mrtr: None,
-            link: None,
-            task_id: None,
-            transport,
-        });
-    }
-    let version = state
+    RequestContext::new(ContextInner {
+        scope: scope.clone(),
+        server: server.clone(),
+        method: method.to_owned(),
+        meta: meta.map(Arc::new),
+        version: envelope.version,
+        client_capabilities: envelope.client_capabilities.clone(),
+        client_info: envelope.client_info.clone(),
+        session: None,
+        log_level: envelope.log_level,
+        input: None,
+        mrtr: None,
+        link: None,
+        task_id: None,
+        transport: transport.cloned(),
+    })
+}
+
+/// The context of a 2025-11-25 (or older) request: its session's negotiated state when it has
+/// one, else served under `version` with no client capabilities.
+pub(super) fn context_2025(
+    server: &Arc<ServerInner>,
+    scope: &RequestScope,
+    request: &Request,
+    state: Option<Arc<SessionState>>,
+    version: ProtocolVersion,
+    transport: Option<&Arc<TransportInfo>>,
+) -> RequestContext {
+    let meta = request
+        .params
         .as_ref()
-        .map(|s| s.version)
-        .or(defaults.version)
-        .unwrap_or(ProtocolVersion::LATEST_STATEFUL);
+        .and_then(|p| p.get("_meta"))
+        .and_then(Value::as_object)
+        .cloned();
+    let version = state.as_ref().map_or(version, |s| s.version);
     let (client_capabilities, client_info) = match &state {
         Some(state) => (state.client_capabilities.clone(), state.client_info.clone()),
         None => (Arc::new(ClientCapabilities::default()), None),
@@ -71,7 +75,7 @@ pub(super) fn context(
     RequestContext::new(ContextInner {
         scope: scope.clone(),
         server: server.clone(),
-        method: method.to_owned(),
+        method: request.method.clone(),
         meta: meta.map(Arc::new),
         version,
         client_capabilities,
@@ -82,7 +86,7 @@ pub(super) fn context(
         mrtr: None,
         link: None,
         task_id: None,
-        transport,
+        transport: transport.cloned(),
     })
 }
 

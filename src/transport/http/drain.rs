@@ -10,8 +10,10 @@
 //!    the deadline;
 //! 3. past the deadline, cancel the rest: a session's request gets `notifications/cancelled`
 //!    (reason `"server shutting down"`) on its stream before it ends; a request without a
-//!    session (2026-07-28, or stateless mode) is cancelled by closing its answer, the era's
-//!    own cancellation, and one awaiting a JSON body gets a `-32800` error; a task is stored
+//!    session (both run under the endpoint's registry) is told as its revision allows: a
+//!    2026-07-28 request is answered with a `-32800` error, one of the stateless mode gets
+//!    `notifications/cancelled` where its answer streams, and one awaiting a JSON body gets a
+//!    `-32800` error; a task is stored
 //!    `failed` with [`TASK_SHUTDOWN_REASON`] (so `tasks/get` on any node of a cluster reports
 //!    it) and its work cancelled;
 //! 4. close every SSE stream with a `retry` hint, so clients reconnect (and resume with
@@ -224,12 +226,15 @@ async fn drain(shared: &HttpShared, deadline: Duration) -> DrainReport {
             for session in registry.sessions() {
                 session.abort_all(SHUTDOWN_REASON);
             }
+            // Without a session: a 2026-07-28 request is answered with an error, one of the
+            // stateless mode told `notifications/cancelled` where its answer streams.
+            registry.abort_detached(SHUTDOWN_REASON);
         }
         if let Some(tasks) = &shared.server.tasks {
             tasks.shut_down_all(TASK_SHUTDOWN_REASON);
         }
     }
-    // Requests without a session end when their answer closes.
+    // Whatever is left of them ends when its answer closes.
     state.closing_streams.cancel();
     if cancelled > 0 || tasks_ended > 0 {
         // A task's final state is written (with its retries) before its actor stops.

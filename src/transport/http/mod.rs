@@ -47,12 +47,15 @@ mod admission;
 mod answer;
 mod auth;
 mod budget;
+mod door;
 mod drain;
-mod handlers;
 mod health;
-mod modern;
+mod respond;
 mod security;
+mod session;
+mod sessionless;
 mod sse;
+mod v2026;
 
 use std::fmt;
 use std::sync::{Arc, OnceLock};
@@ -71,6 +74,7 @@ pub use security::HostPolicy;
 
 use crate::cluster::{Cluster, ClusterNode};
 use crate::server::auth::{BearerAuth, WELL_KNOWN};
+use crate::server::route::{McpDispatch, Network};
 use crate::server::{Server, ServerInner};
 
 /// The header carrying the session id.
@@ -141,6 +145,8 @@ impl fmt::Debug for HttpConfig {
 
 pub(crate) struct HttpShared {
     pub(crate) server: Arc<ServerInner>,
+    /// The endpoint's dispatch, shared by its sessions and its requests without a session.
+    pub(crate) dispatch: Arc<McpDispatch>,
     pub(crate) config: HttpConfig,
     registry: OnceLock<RegistryHandle>,
     /// This endpoint's side of its cluster (set with the registry).
@@ -159,6 +165,7 @@ pub(crate) struct HttpShared {
 impl HttpShared {
     fn new(server: Arc<ServerInner>, config: HttpConfig, metrics: Arc<Metrics>) -> Self {
         Self {
+            dispatch: McpDispatch::new(server.clone(), Network::Tcp),
             server,
             budget: budget::ByteBudget::new(config.max_request_bytes_in_flight),
             admission: admission::Admission::new(config.admission.clone()),
@@ -169,6 +176,11 @@ impl HttpShared {
             drain: drain::DrainState::default(),
             host_warned: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// The endpoint's dispatch, as the runtime takes it.
+    pub(crate) fn dispatch(&self) -> Arc<dyn actix_mcp_actors::Dispatch> {
+        self.dispatch.clone()
     }
 
     /// The registry, started on first use (on the arbiter of the worker that first needs it).
@@ -481,10 +493,10 @@ impl McpHttp {
             cfg.service(
                 web::resource(this.path.clone())
                     .app_data(web::Data::from(this.shared.clone()))
-                    .route(web::post().to(handlers::post))
-                    .route(web::get().to(handlers::get))
-                    .route(web::delete().to(handlers::delete))
-                    .default_service(web::to(handlers::not_allowed)),
+                    .route(web::post().to(door::post))
+                    .route(web::get().to(session::get))
+                    .route(web::delete().to(session::delete))
+                    .default_service(web::to(respond::not_allowed)),
             );
         }
     }

@@ -1,0 +1,82 @@
+//! Requests without a session run under their registry: recorded in its table while they run
+//! (so gauges, a drain and a shutdown see them), forgotten when they end, stopped with a
+//! reason by [`RegistryHandle::abort_detached`] and cancelled by a shutdown.
+#![allow(clippy::unwrap_used, missing_docs)]
+
+mod support;
+
+use std::sync::Arc;
+
+use actix_mcp_actors::{Carry, ChannelOutlet, Dispatch};
+use serde_json::json;
+
+use support::{Fake, next, registry, request, until};
+
+fn fake() -> (Arc<Fake>, Arc<dyn Dispatch>) {
+    let fake = Arc::new(Fake::default());
+    let dispatch: Arc<dyn Dispatch> = fake.clone();
+    (fake, dispatch)
+}
+
+#[actix_rt::test]
+async fn a_request_without_a_session_is_recorded_while_it_runs() {
+    let registry = registry(4, None, None);
+    let (fake, dispatch) = fake();
+    let (outlet, mut rx) = ChannelOutlet::channel();
+    // Answered at once: never recorded.
+    let _done = registry.start_detached(
+        request(1, "echo", json!({})),
+        &dispatch,
+        outlet.clone(),
+        Carry::default(),
+    );
+    assert_eq!(next(&mut rx).await["id"], 1);
+    assert_eq!(registry.detached_in_flight(), 0);
+    let _running = registry.start_detached(
+        request(2, "wait", json!({})),
+        &dispatch,
+        outlet,
+        Carry::default(),
+    );
+    assert_eq!(registry.detached_in_flight(), 1);
+    assert_eq!(registry.metrics().in_flight, 1);
+    fake.release.notify_one();
+    assert_eq!(next(&mut rx).await["result"], json!("released"));
+    until("it is forgotten", || registry.detached_in_flight() == 0).await;
+}
+
+#[actix_rt::test]
+async fn an_abort_tells_the_peer_and_a_shutdown_cancels() {
+    let registry = registry(4, None, None);
+    let (fake, dispatch) = fake();
+    let (outlet, mut rx) = ChannelOutlet::channel();
+    let _first = registry.start_detached(
+        request(1, "slow", json!({})),
+        &dispatch,
+        outlet.clone(),
+        Carry::default(),
+    );
+    fake.started.notified().await;
+    assert_eq!(registry.abort_detached("draining"), 1);
+    let told = next(&mut rx).await;
+    assert_eq!(told["method"], "notifications/cancelled", "{told}");
+    assert_eq!(told["params"]["reason"], "draining");
+    until("the aborted request is gone", || {
+        registry.detached_in_flight() == 0
+    })
+    .await;
+
+    let _second = registry.start_detached(
+        request(2, "slow", json!({})),
+        &dispatch,
+        outlet,
+        Carry::default(),
+    );
+    fake.started.notified().await;
+    registry.shutdown();
+    until("the shutdown cancelled it", || {
+        registry.detached_in_flight() == 0
+    })
+    .await;
+    assert!(rx.try_recv().is_err(), "a cancelled request sends nothing");
+}

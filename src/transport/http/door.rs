@@ -1,0 +1,487 @@
+//! The door of the endpoint's POSTs: the checks every POST passes (Host and Origin, drain,
+//! credentials before the body, `Accept`, `Content-Type`, the body's size, time and budget),
+//! then, once the body is read, the one place a message's era is decided. What the door
+//! decides travels with each request to the protocol layer as its origin
+//! ([`Arrival`](crate::server::origin::Arrival)).
+//!
+//! | the message | goes to |
+//! | --- | --- |
+//! | of revision 2026-07-28 ([`v2026::is_v2026`]) | [`v2026::origin`], then [`sessionless::answer`] |
+//! | older, on an endpoint in stateless mode | [`sessionless::answer`] |
+//! | older | [`session::post`]: its session's, or the `initialize` that opens one |
+
+// Early-return helpers hand back the finished error response; it is built once and returned.
+#![allow(clippy::result_large_err)]
+
+use std::sync::Arc;
+
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::{HttpRequest, HttpResponse, web};
+use futures::StreamExt;
+
+use actix_mcp_actors::{ErrorCode, ErrorObject, Holds, Incoming, RequestId};
+
+use super::admission::Permit;
+use super::auth;
+use super::budget::{ByteBudget, Reservation};
+use super::respond::{body_timed_out, close_unread, error_response, header_str, http_error};
+use super::{HttpShared, PROTOCOL_VERSION_HEADER, SESSION_HEADER};
+use super::{session, sessionless, v2026};
+use crate::error::code;
+use crate::protocol::modern::unsupported_version;
+use crate::protocol::{ProtocolVersion, method};
+use crate::server::auth::Identity;
+use crate::server::context::TransportInfo;
+use crate::server::origin::{Arrival, Envelope, Origin};
+
+/// Checks every request shares: Host/Origin.
+pub(super) fn check_host(req: &HttpRequest, shared: &HttpShared) -> Result<(), HttpResponse> {
+    let local = req.app_config().local_addr();
+    let loopback = local.ip().is_loopback();
+    if shared.config.host_policy.leaves_host_unchecked(loopback) {
+        super::security::warn_unchecked_host(&shared.host_warned, local);
+    }
+    if let Err(reason) = shared.config.host_policy.check(loopback, req.headers()) {
+        tracing::warn!(
+            host = ?req.headers().get(header::HOST),
+            origin = ?req.headers().get(header::ORIGIN),
+            reason,
+            "refused a request (DNS-rebinding protection)"
+        );
+        return Err(http_error(
+            StatusCode::FORBIDDEN,
+            None,
+            ErrorCode::INVALID_REQUEST,
+            format!("forbidden: {reason}"),
+        ));
+    }
+    Ok(())
+}
+/// The `MCP-Protocol-Version` header, trimmed (`Err` when it is not ASCII).
+fn raw_version<'a>(
+    req: &'a HttpRequest,
+    id: Option<&RequestId>,
+) -> Result<Option<&'a str>, HttpResponse> {
+    let mut values = req.headers().get_all(PROTOCOL_VERSION_HEADER);
+    let Some(value) = values.next() else {
+        return Ok(None);
+    };
+    let refuse = |message: &str| {
+        http_error(
+            StatusCode::BAD_REQUEST,
+            id,
+            crate::error::code::HEADER_MISMATCH,
+            message,
+        )
+    };
+    if values.next().is_some() {
+        return Err(refuse(
+            "the MCP-Protocol-Version header appears more than once",
+        ));
+    }
+    value
+        .to_str()
+        .map(|v| Some(v.trim()))
+        .map_err(|_| refuse("the MCP-Protocol-Version header is not ASCII"))
+}
+/// A session request's `MCP-Protocol-Version`: a supported stateful revision, or absent.
+pub(super) fn stateful_version(
+    req: &HttpRequest,
+    id: Option<&RequestId>,
+) -> Result<Option<ProtocolVersion>, HttpResponse> {
+    // Refuses a repeated header first: every value must be the one read here.
+    raw_version(req, id)?;
+    match req.headers().get(PROTOCOL_VERSION_HEADER) {
+        None => Ok(None),
+        Some(value) => match value
+            .to_str()
+            .ok()
+            .and_then(|v| v.trim().parse::<ProtocolVersion>().ok())
+        {
+            Some(version) if !version.is_stateless() => Ok(Some(version)),
+            _ => Err(http_error(
+                StatusCode::BAD_REQUEST,
+                id,
+                ErrorCode::INVALID_REQUEST,
+                format!(
+                    "unsupported MCP-Protocol-Version {:?}; supported: {}",
+                    value.to_str().unwrap_or("<non-ASCII>"),
+                    ProtocolVersion::STATEFUL
+                        .iter()
+                        .map(|v| v.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )),
+        },
+    }
+}
+/// Whether the request names a stateless revision (2026-07-28 has only POST).
+pub(super) fn stateless_header(req: &HttpRequest) -> bool {
+    header_str(req, PROTOCOL_VERSION_HEADER)
+        .and_then(|v| v.trim().parse::<ProtocolVersion>().ok())
+        .is_some_and(ProtocolVersion::is_stateless)
+}
+pub(super) fn accepts(req: &HttpRequest, needle: &str) -> bool {
+    let needle = needle.as_bytes();
+    req.headers().get_all(header::ACCEPT).any(|value| {
+        value
+            .as_bytes()
+            .windows(needle.len())
+            .any(|window| window.eq_ignore_ascii_case(needle))
+    })
+}
+/// The refusals of a POST before its body is read: 503 while draining, 401 without usable
+/// credentials on a protected endpoint, 429 past the rate limit of the live session it names.
+fn admit_unread(req: &HttpRequest, shared: &HttpShared) -> Result<(), HttpResponse> {
+    shared.drain.refuse_while_draining()?;
+    auth::refuse_without_credentials(req, shared)?;
+    if shared.config.admission.has_session_rate()
+        && !shared.config.stateless
+        && let Some(session) = header_str(req, SESSION_HEADER).map(str::trim)
+        && shared.registry().get(session).is_some()
+        && let Err(refusal) = shared.admission.session_rate(session)
+    {
+        return Err(shared.admission.refusal(refusal, None));
+    }
+    Ok(())
+}
+/// Admits a request past the endpoint's concurrency limits (waiting in the bounded queue when
+/// one is full): the slots it holds until answered, `None` for `ping` (a liveness probe never
+/// waits), or the refusal.
+pub(super) async fn admission_permit(
+    shared: &HttpShared,
+    caller: Option<&Identity>,
+    request: &actix_mcp_actors::Request,
+) -> Result<Option<Permit>, HttpResponse> {
+    if request.method == method::PING {
+        return Ok(None);
+    }
+    let tool = (request.method == method::TOOLS_CALL)
+        .then(|| request.params.as_ref()?.get("name")?.as_str())
+        .flatten();
+    let principal = caller.map(Identity::owner_key);
+    shared
+        .admission
+        .admit(
+            principal.as_deref(),
+            tool,
+            shared.drain.stopping.cancelled(),
+        )
+        .await
+        .map(Some)
+        .map_err(|refusal| shared.admission.refusal(refusal, Some(&request.id)))
+}
+/// Reads the body, refusing more than `limit` bytes, and reserves its size in the server's
+/// budget of request bytes in flight (503 when it does not fit).
+async fn read_body(
+    req: &HttpRequest,
+    payload: &mut web::Payload,
+    limit: usize,
+    budget: &Arc<ByteBudget>,
+) -> Result<(web::BytesMut, Reservation), HttpResponse> {
+    let too_large = || {
+        http_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            None,
+            ErrorCode::INVALID_REQUEST,
+            format!("body exceeds {limit} bytes"),
+        )
+    };
+    let over_budget = || {
+        let mut response = http_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            None,
+            code::SERVER_BUSY,
+            format!(
+                "server busy: the request bytes in flight would exceed the server's budget \
+                 ({} bytes); retry later",
+                budget.limit()
+            ),
+        );
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        response
+    };
+    let length = header_str(req, header::CONTENT_LENGTH).and_then(|l| l.parse::<usize>().ok());
+    if length.is_some_and(|length| length > limit) {
+        return Err(too_large());
+    }
+    let mut reservation = budget
+        .reserve(length.unwrap_or(0))
+        .ok_or_else(over_budget)?;
+    let mut body = web::BytesMut::with_capacity(length.unwrap_or(0));
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk.map_err(|err| {
+            http_error(
+                StatusCode::BAD_REQUEST,
+                None,
+                ErrorCode::PARSE_ERROR,
+                format!("could not read the body: {err}"),
+            )
+        })?;
+        let total = body.len() + chunk.len();
+        if total > limit {
+            return Err(too_large());
+        }
+        if !reservation.grow_to(total) {
+            return Err(over_budget());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    // The body is parsed into a tree, which holds far more than the text for structure-heavy
+    // JSON (38 to 55 times for arrays of numbers or small objects): the reservation covers
+    // what the parse will hold, not only the bytes read.
+    let cost = actix_mcp_actors::parsed_size_estimate(&body);
+    if cost > budget.limit() {
+        return Err(http_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            None,
+            ErrorCode::INVALID_REQUEST,
+            format!(
+                "the message is too complex: parsed, it would hold about {cost} bytes, more \
+                 than the server's budget of {} bytes for all requests in flight",
+                budget.limit()
+            ),
+        ));
+    }
+    if !reservation.grow_to(cost) {
+        return Err(over_budget());
+    }
+    Ok((body, reservation))
+}
+/// `POST /mcp`: one JSON-RPC message.
+pub(super) async fn post(
+    req: HttpRequest,
+    mut payload: web::Payload,
+    shared: web::Data<HttpShared>,
+) -> HttpResponse {
+    if let Err(response) = check_host(&req, &shared) {
+        return response;
+    }
+    let _handler = shared.drain.enter();
+    if let Err(response) = admit_unread(&req, &shared) {
+        return close_unread(response, payload);
+    }
+    if !(accepts(&req, "application/json") && accepts(&req, "text/event-stream")) {
+        return http_error(
+            StatusCode::NOT_ACCEPTABLE,
+            None,
+            ErrorCode::INVALID_REQUEST,
+            "the Accept header must list both application/json and text/event-stream",
+        );
+    }
+    let json_content = header_str(&req, header::CONTENT_TYPE)
+        .and_then(|ct| ct.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"));
+    if !json_content {
+        return http_error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            None,
+            ErrorCode::INVALID_REQUEST,
+            "Content-Type must be application/json",
+        );
+    }
+    let read = read_body(&req, &mut payload, shared.config.body_limit, &shared.budget);
+    let (body, reservation) = match tokio::time::timeout(shared.config.body_timeout, read).await {
+        Ok(Ok(read)) => read,
+        Ok(Err(response)) => return close_unread(response, payload),
+        Err(_) => return close_unread(body_timed_out(shared.config.body_timeout), payload),
+    };
+    drop(payload);
+    post_message(&req, &shared, &body, reservation).await
+}
+/// What a request's work keeps until it ends: its admission slots and its body's share of the
+/// budget of request bytes in flight. A limit counts work, not connections: a client that goes
+/// away while its request runs on frees neither.
+#[derive(Debug)]
+pub(super) struct Held {
+    pub(super) _permit: Option<Permit>,
+    pub(super) _reservation: Reservation,
+}
+/// Answers a POSTed message whose body has been read (its size held by `reservation`): the
+/// door. It authenticates the caller and decides the message's era once: a 2026-07-28 message
+/// goes through [`v2026::origin`] to [`sessionless`]; one of an older revision to its session
+/// ([`session::post`]), or to [`sessionless`] in stateless mode.
+async fn post_message(
+    req: &HttpRequest,
+    shared: &HttpShared,
+    body: &[u8],
+    reservation: Reservation,
+) -> HttpResponse {
+    let message = match actix_mcp_actors::parse_message(body) {
+        Ok(message) => message,
+        Err(rejection) => {
+            return HttpResponse::BadRequest()
+                .content_type("application/json")
+                .body(rejection.to_frame().json.to_string());
+        }
+    };
+    let message_id = match &message {
+        Incoming::Request(request) => Some(request.id.clone()),
+        _ => None,
+    };
+    let id = message_id.as_ref();
+    let caller = match auth::authenticate(req, shared, id).await {
+        Ok(caller) => caller,
+        Err(response) => return response,
+    };
+    if let Some(identity) = &caller
+        && let Err(refusal) = shared.admission.principal_rate(&identity.owner_key())
+    {
+        return shared.admission.refusal(refusal, id);
+    }
+    let raw = match raw_version(req, id) {
+        Ok(raw) => raw,
+        Err(response) => return response,
+    };
+    if v2026::is_v2026(&message, raw) {
+        return post_v2026(req, shared, message, raw, caller, reservation).await;
+    }
+    let header_version = match stateful_version(req, id) {
+        Ok(version) => version,
+        Err(response) => return response,
+    };
+    if let Err(response) = authorize(shared, caller.as_deref(), &message) {
+        return response;
+    }
+    let permit = match &message {
+        Incoming::Request(request) => {
+            match admission_permit(shared, caller.as_deref(), request).await {
+                Ok(permit) => permit,
+                Err(response) => return response,
+            }
+        }
+        _ => None,
+    };
+    let holds = Holds::new(Held {
+        _permit: permit,
+        _reservation: reservation,
+    });
+    let transport = auth::transport_info(req, shared, caller.clone());
+    if shared.config.stateless {
+        return post_sessionless_2025(shared, message, header_version, transport, holds).await;
+    }
+    session::post(req, shared, message, caller, transport, holds).await
+}
+
+/// A 2026-07-28 message: its door's checks and its origin ([`v2026::origin`]), then answered
+/// without a session.
+async fn post_v2026(
+    req: &HttpRequest,
+    shared: &HttpShared,
+    message: Incoming,
+    header_version: Option<&str>,
+    caller: Option<Arc<Identity>>,
+    reservation: Reservation,
+) -> HttpResponse {
+    let request = match message {
+        Incoming::Request(request) => request,
+        Incoming::Notification(notification) => {
+            if let Some(header) = header_version
+                && header.parse::<ProtocolVersion>().is_err()
+            {
+                return error_response(StatusCode::BAD_REQUEST, None, &unsupported_version(header));
+            }
+            if let Err(response) =
+                auth::authorize(shared, caller.as_deref(), None, &notification.method, None)
+            {
+                return response;
+            }
+            let origin = Origin::V2026(Envelope::of_notification(&notification));
+            let transport = auth::transport_info(req, shared, caller);
+            let arrival = Arrival::of(origin).with_transport(transport);
+            return sessionless::notify(shared, notification, &arrival);
+        }
+        Incoming::Response(response) => {
+            let error = ErrorObject::invalid_request(
+                "protocol 2026-07-28 has no server-to-client requests to answer",
+            );
+            return error_response(StatusCode::BAD_REQUEST, Some(&response.id), &error);
+        }
+    };
+    let origin = match v2026::origin(req, shared, &request, header_version) {
+        Ok(origin) => origin,
+        Err(response) => return response,
+    };
+    // After the header checks: `Mcp-Name` agrees with the body the scopes are read from.
+    if let Err(response) = auth::authorize(
+        shared,
+        caller.as_deref(),
+        Some(&request.id),
+        &request.method,
+        request.params.as_ref(),
+    ) {
+        return response;
+    }
+    let permit = match admission_permit(shared, caller.as_deref(), &request).await {
+        Ok(permit) => permit,
+        Err(response) => return response,
+    };
+    let holds = Holds::new(Held {
+        _permit: permit,
+        _reservation: reservation,
+    });
+    let transport = auth::transport_info(req, shared, caller);
+    let arrival = Arrival::of(origin).with_transport(transport);
+    sessionless::answer(shared, request, arrival, holds).await
+}
+
+/// A message of the HTTP transport's stateless mode (2025-11-25 and older, no sessions): a
+/// request is served under the version its header names (`initialize`: the one it asks for;
+/// without a header, 2025-03-26, as the spec allows).
+async fn post_sessionless_2025(
+    shared: &HttpShared,
+    message: Incoming,
+    header_version: Option<ProtocolVersion>,
+    transport: Option<Arc<TransportInfo>>,
+    holds: Holds,
+) -> HttpResponse {
+    match message {
+        Incoming::Request(request) => {
+            let version = if request.method == method::INITIALIZE {
+                request
+                    .params
+                    .as_ref()
+                    .and_then(|p| p.get("protocolVersion"))
+                    .and_then(|v| v.as_str())
+                    .map_or(ProtocolVersion::LATEST_STATEFUL, |v| {
+                        shared.server.effective_version(v)
+                    })
+            } else {
+                header_version.unwrap_or(ProtocolVersion::V2025_03_26)
+            };
+            let arrival = Arrival::of(Origin::Sessionless { version }).with_transport(transport);
+            sessionless::answer(shared, request, arrival, holds).await
+        }
+        Incoming::Notification(notification) => {
+            let version = header_version.unwrap_or(ProtocolVersion::LATEST_STATEFUL);
+            let arrival = Arrival::of(Origin::Sessionless { version }).with_transport(transport);
+            sessionless::notify(shared, notification, &arrival)
+        }
+        Incoming::Response(_) => HttpResponse::Accepted().finish(),
+    }
+}
+
+/// The scope check of a POSTed message (see [`auth::authorize`]).
+fn authorize(
+    shared: &HttpShared,
+    caller: Option<&Identity>,
+    message: &Incoming,
+) -> Result<(), HttpResponse> {
+    match message {
+        Incoming::Request(request) => auth::authorize(
+            shared,
+            caller,
+            Some(&request.id),
+            &request.method,
+            request.params.as_ref(),
+        ),
+        Incoming::Notification(notification) => {
+            auth::authorize(shared, caller, None, &notification.method, None)
+        }
+        Incoming::Response(_) => auth::authorize(shared, caller, None, "", None),
+    }
+}

@@ -1,0 +1,274 @@
+//! The answers every handler of the endpoint shares: refusals with a JSON-RPC error body (the
+//! status the spec names for each), JSON and SSE answers, and the status of a 2026-07-28 error.
+
+// Early-return helpers hand back the finished error response; it is built once and returned.
+#![allow(clippy::result_large_err)]
+
+use actix_web::body::{BodySize, BoxBody, MessageBody};
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::{ConnectionType, StatusCode};
+use actix_web::{HttpRequest, HttpResponse, web};
+
+use actix_mcp_actors::{
+    ErrorCode, ErrorObject, Frame, OpenError, RequestId, SessionId, SseEvent, StoreError,
+    StreamReceiver,
+};
+
+use super::sse::{self, SseBody};
+use super::{HttpShared, SESSION_HEADER};
+use crate::error::code;
+
+/// An HTTP refusal with a JSON-RPC error body. The body always has an `id` member: the
+/// request's id once the body was read and held a request, `null` before (or for a
+/// notification or a response).
+pub(super) fn http_error(
+    status: StatusCode,
+    id: Option<&RequestId>,
+    code: ErrorCode,
+    message: impl Into<String>,
+) -> HttpResponse {
+    let frame = Frame::error(id, &ErrorObject::new(code, message));
+    HttpResponse::build(status)
+        .content_type("application/json")
+        .body(frame.json.to_string())
+}
+
+pub(super) fn header_str(req: &HttpRequest, name: impl header::AsHeaderName) -> Option<&str> {
+    req.headers()
+        .get(name)
+        .and_then(|value| value.to_str().ok())
+}
+
+/// The headers of every SSE answer.
+pub(super) fn sse_headers(
+    builder: &mut actix_web::HttpResponseBuilder,
+    session: Option<&SessionId>,
+) {
+    builder
+        .content_type("text/event-stream")
+        .insert_header((header::CONTENT_ENCODING, "identity"))
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .insert_header(("x-accel-buffering", "no"));
+    if let Some(id) = session {
+        builder.insert_header((SESSION_HEADER, id.as_str()));
+    }
+}
+
+/// An SSE response fed by `receiver`; `keep` lives as long as the body (a drop guard, for
+/// example).
+pub(super) fn sse_response<K: Unpin + 'static>(
+    shared: &HttpShared,
+    receiver: StreamReceiver,
+    keep: K,
+    session: Option<&SessionId>,
+) -> HttpResponse {
+    let mut builder = HttpResponse::Ok();
+    sse_headers(&mut builder, session);
+    builder.body(SseBody::new(
+        receiver,
+        shared.config.retry,
+        shared.config.keep_alive,
+        keep,
+        shared.drain.closing_streams.clone(),
+    ))
+}
+
+/// An SSE body that is already whole: every event at once, with its length (one write).
+pub(super) fn complete_sse_response(
+    shared: &HttpShared,
+    events: Vec<SseEvent>,
+    session: Option<&SessionId>,
+) -> HttpResponse {
+    let mut builder = HttpResponse::Ok();
+    sse_headers(&mut builder, session);
+    builder.body(sse::whole(events, shared.config.retry))
+}
+
+pub(super) fn json_response(json: &str, session: Option<&SessionId>) -> HttpResponse {
+    let mut builder = HttpResponse::Ok();
+    builder.content_type("application/json");
+    if let Some(id) = session {
+        builder.insert_header((SESSION_HEADER, id.as_str()));
+    }
+    builder.body(json.to_owned())
+}
+
+/// The 503 of a request that needs the cluster's session store while it fails.
+pub(super) fn store_unavailable(id: Option<&RequestId>, err: &StoreError) -> HttpResponse {
+    tracing::warn!(%err, "the session store failed");
+    let mut response = http_error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        id,
+        code::SERVER_BUSY,
+        "the session store is unavailable; retry later",
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+}
+
+/// The 503 (or 429 for an identity's own cap) of a session that cannot be opened here.
+pub(super) fn busy(request_id: Option<&RequestId>, err: &OpenError) -> HttpResponse {
+    let (status, message) = match err {
+        OpenError::OwnerFull(limit) => (
+            StatusCode::TOO_MANY_REQUESTS,
+            format!(
+                "too many sessions for this identity (limit {limit}); end one with DELETE or \
+                 let one expire"
+            ),
+        ),
+        err => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("server busy: {err}; retry later"),
+        ),
+    };
+    let mut response = http_error(status, request_id, code::SERVER_BUSY, message);
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+    response
+}
+
+/// A refusal sent before the whole body was read, after which the connection closes: what is
+/// left of the body is never read. (actix-web would otherwise drain a chunked body whose
+/// reader went away, for as long as the client keeps sending it; it closes the connection
+/// instead when the body's reader is still alive as the answer goes out, so the answer keeps
+/// it until it is written.)
+pub(super) fn close_unread(response: HttpResponse, payload: web::Payload) -> HttpResponse {
+    let mut response = response.map_body(|head, body| {
+        head.set_connection_type(ConnectionType::Close);
+        UnreadBody {
+            body,
+            _payload: payload,
+        }
+    });
+    response
+        .head_mut()
+        .set_connection_type(ConnectionType::Close);
+    response.map_into_boxed_body()
+}
+
+/// The 408 answer to a body that did not arrive in time.
+pub(super) fn body_timed_out(limit: std::time::Duration) -> HttpResponse {
+    http_error(
+        StatusCode::REQUEST_TIMEOUT,
+        None,
+        ErrorCode::INVALID_REQUEST,
+        format!(
+            "the request body did not arrive within {} ms",
+            limit.as_millis()
+        ),
+    )
+}
+
+/// The refusal of a `notifications/cancelled` POSTed without a session (stateless mode, or a
+/// 2026-07-28 request). Request ids are unique only per client, and nothing ties this POST to
+/// the client whose request it names, so honouring it would let one client cancel another's
+/// request. Without a session a request is cancelled only through its own connection: closing
+/// its answer (the 2026-07-28 rule, applied to stateless mode too).
+pub(super) fn sessionless_cancel() -> HttpResponse {
+    http_error(
+        StatusCode::BAD_REQUEST,
+        None,
+        ErrorCode::INVALID_REQUEST,
+        "notifications/cancelled cannot be matched to a request without a session (request \
+         ids are unique only per client); to cancel a request, close its response stream",
+    )
+}
+
+pub(super) fn not_allowed_in_stateless() -> HttpResponse {
+    let mut response = http_error(
+        StatusCode::METHOD_NOT_ALLOWED,
+        None,
+        ErrorCode::INVALID_REQUEST,
+        "this server is stateless: only POST is served",
+    );
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("POST"));
+    response
+}
+
+/// Any other method: 405.
+pub(super) async fn not_allowed(req: HttpRequest) -> HttpResponse<BoxBody> {
+    let mut response = http_error(
+        StatusCode::METHOD_NOT_ALLOWED,
+        None,
+        ErrorCode::INVALID_REQUEST,
+        format!("method {} is not allowed on the MCP endpoint", req.method()),
+    );
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+    response
+}
+
+/// A refusal's body, holding the reader of the request body it did not read (see
+/// [`close_unread`]).
+struct UnreadBody {
+    body: BoxBody,
+    _payload: web::Payload,
+}
+
+impl MessageBody for UnreadBody {
+    type Error = <BoxBody as MessageBody>::Error;
+
+    fn size(&self) -> BodySize {
+        self.body.size()
+    }
+
+    fn poll_next(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<bytes::Bytes, Self::Error>>> {
+        std::pin::Pin::new(&mut self.get_mut().body).poll_next(cx)
+    }
+}
+
+/// The HTTP status of an error answer: 400 for envelope and header failures, 404 for unknown
+/// or removed methods, 200 (a JSON-RPC error in a normal answer) otherwise.
+pub(super) fn status_of(code: ErrorCode) -> StatusCode {
+    match code {
+        code::HEADER_MISMATCH
+        | code::MISSING_REQUIRED_CLIENT_CAPABILITY
+        | code::UNSUPPORTED_PROTOCOL_VERSION => StatusCode::BAD_REQUEST,
+        ErrorCode::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+        _ => StatusCode::OK,
+    }
+}
+
+pub(super) fn error_response(
+    status: StatusCode,
+    id: Option<&actix_mcp_actors::RequestId>,
+    error: &ErrorObject,
+) -> HttpResponse {
+    let frame = Frame::error(id, error);
+    HttpResponse::build(status)
+        .content_type("application/json")
+        .body(frame.json.to_string())
+}
+
+/// The error code of a response frame, read without building it (`None` for a result).
+pub(super) fn error_code(json: &str) -> Option<i32> {
+    #[derive(serde::Deserialize)]
+    struct Code {
+        code: i32,
+    }
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        error: Option<Code>,
+    }
+    serde_json::from_str::<Probe>(json)
+        .ok()?
+        .error
+        .map(|e| e.code)
+}
+
+/// A JSON answer, with the status of its error code when it is an error.
+pub(super) fn frame_response(json: &str) -> HttpResponse {
+    let status = error_code(json).map_or(StatusCode::OK, |c| status_of(ErrorCode(c)));
+    HttpResponse::build(status)
+        .content_type("application/json")
+        .body(json.to_owned())
+}
