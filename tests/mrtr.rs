@@ -27,8 +27,9 @@ use actix_mcp::protocol::{
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use serde_json::{Value, json};
 
+use common::eventually;
 use common::golden::Schema;
-use common::http::{Client, caps, eventually, http_client, send, spawn, text_of};
+use common::http::{Client, caps, http_client, send, spawn, text_of};
 use common::sse::SseReader;
 
 const KEY: [u8; 32] = [7; 32];
