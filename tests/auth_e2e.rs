@@ -23,8 +23,7 @@ use actix_web::dev::ServerHandle;
 use serde_json::json;
 
 use common::authz::{AuthConfig, AuthServer};
-
-const WAIT: Duration = Duration::from_secs(20);
+use common::{WAIT, within_for};
 
 /// Our protected server on `127.0.0.1:0`: `whoami` needs `mcp:read` (every request does),
 /// `admin` needs `mcp:write` too.
@@ -154,9 +153,9 @@ async fn walk_every_step(lifecycle: Lifecycle) {
         assert_eq!(counts.authorizations, 2, "no new authorization: {counts:?}");
         client.close().await;
     };
-    tokio::time::timeout(WAIT, work)
-        .await
-        .expect("the flow finished in time");
+    // The whole flow: a dozen round trips, two authorizations, and the wait for the token to
+    // expire.
+    within_for(WAIT * 4, work).await;
     assert!(oauth.token().is_some());
     server.stop(true).await;
     authz.stop().await;
@@ -197,17 +196,7 @@ async fn the_example_client_reaches_the_example_server_protected_by_bearer_auth(
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let ready = async {
-        while tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_err()
-        {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    };
-    tokio::time::timeout(WAIT, ready)
-        .await
-        .expect("http_server listens");
+    common::pipe::listening(port).await;
 
     let client = |oauth: bool| {
         let mut command = tokio::process::Command::new(common::pipe::example_binary("client"));
@@ -221,20 +210,15 @@ async fn the_example_client_reaches_the_example_server_protected_by_bearer_auth(
             .output()
     };
     // Without --oauth the endpoint refuses.
-    let refused = tokio::time::timeout(WAIT, client(false))
-        .await
-        .unwrap()
-        .unwrap();
+    // Each run of the client is a process of its own, and the second a whole authorization.
+    let refused = within_for(WAIT * 4, client(false)).await.unwrap();
     assert_eq!(refused.status.code(), Some(1), "{refused:?}");
     assert!(
         String::from_utf8_lossy(&refused.stderr).contains("unauthorized"),
         "{refused:?}"
     );
     // With it, the whole flow runs and the tool sees the token's subject.
-    let reached = tokio::time::timeout(WAIT, client(true))
-        .await
-        .unwrap()
-        .unwrap();
+    let reached = within_for(WAIT * 4, client(true)).await.unwrap();
     assert_eq!(reached.status.code(), Some(0), "{reached:?}");
     let stdout = String::from_utf8_lossy(&reached.stdout);
     assert!(stdout.contains("user-1"), "{stdout}");
