@@ -3,8 +3,9 @@
 //! ([`within`], [`within_for`], [`eventually`]), an SSE frame reader ([`sse`]), a real
 //! Streamable HTTP server with a raw client ([`http`]) and the tools it serves in the HTTP tests
 //! ([`http_tools`]), a client over stdio framing ([`pipe`]) and the protocol model's golden
-//! fixtures with their per-revision schemas ([`golden`]), and recording servers that stand for
-//! hostile MCP and authorization servers ([`hostile`]).
+//! fixtures with their per-revision schemas ([`golden`]), recording servers that stand for
+//! hostile MCP and authorization servers ([`hostile`]), and the in-memory OpenTelemetry
+//! pipeline of the telemetry tests (`otel`, feature `otel`).
 //!
 //! The schema is the spec's own `schema.json` (2025-11-25), vendored under
 //! `tests/fixtures/protocol/_schema/`.
@@ -29,6 +30,8 @@ pub mod golden;
 pub mod hostile;
 pub mod http;
 pub mod http_tools;
+#[cfg(feature = "otel")]
+pub mod otel;
 pub mod pipe;
 pub mod redis;
 pub mod sse;
