@@ -27,10 +27,10 @@ use actix_mcp::protocol::{
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use serde_json::{Value, json};
 
-use common::eventually;
 use common::golden::Schema;
 use common::http::{Client, caps, http_client, send, spawn, text_of};
 use common::sse::SseReader;
+use common::{eventually, within};
 
 const KEY: [u8; 32] = [7; 32];
 
@@ -226,13 +226,20 @@ fn all_caps() -> Value {
     json!({"elicitation": {}, "sampling": {}, "roots": {}})
 }
 
-/// A 2026 `tools/call` of `name` with `extra` params (`inputResponses`, `requestState`).
-fn call(id: i64, name: &str, extra: Value) -> Value {
-    let mut params = json!({"name": name, "arguments": {}, "_meta": meta(all_caps())});
+/// A 2026 request: `params` with the `_meta` of a client with every capability, and `extra`
+/// params (`inputResponses`, `requestState`).
+fn request(id: i64, method: &str, mut params: Value, extra: Value) -> Value {
+    params["_meta"] = meta(all_caps());
     if let (Some(params), Value::Object(extra)) = (params.as_object_mut(), extra) {
         params.extend(extra);
     }
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+/// A 2026 `tools/call` of `name` with `extra` params (`inputResponses`, `requestState`).
+fn call(id: i64, name: &str, extra: Value) -> Value {
+    let params = json!({"name": name, "arguments": {}});
+    request(id, "tools/call", params, extra)
 }
 
 fn accept(property: &str, value: &str) -> Value {
@@ -256,13 +263,22 @@ fn validate(message: &Value) {
 
 /// Sends one message in process and returns the validated response.
 async fn ask(server: &Server, message: &Value) -> Value {
-    let answer = tokio::time::timeout(common::WAIT, server.handle_json(&message.to_string()))
+    let answer = within(server.handle_json(&message.to_string()))
         .await
-        .expect("no answer in time")
         .expect("a request gets an answer");
     let answer: Value = serde_json::from_str(&answer).unwrap();
     validate(&answer);
     answer
+}
+
+/// The retry of a 2026 `tools/call` of `name` that answers the round of `state` with
+/// `answers` (its `inputResponses`).
+fn retry_call(id: i64, name: &str, answers: Value, state: &str) -> Value {
+    call(
+        id,
+        name,
+        json!({"inputResponses": answers, "requestState": state}),
+    )
 }
 
 /// The `input_required` result of `answer`, checked: its keys, and a sealed state.
@@ -315,10 +331,11 @@ async fn an_implicit_call_runs_once_across_its_round() {
     );
     let second = ask(
         &server,
-        &call(
+        &retry_call(
             2,
             "greet",
-            json!({"inputResponses": {"elicitation-0": accept("name", "Alice")}, "requestState": state}),
+            json!({"elicitation-0": accept("name", "Alice")}),
+            &state,
         ),
     )
     .await;
@@ -340,10 +357,11 @@ async fn the_end_of_a_round_does_not_cancel_the_waiting_handler() {
     let (_, state) = round(&first, &["elicitation-0"]);
     let second = ask(
         &server,
-        &call(
+        &retry_call(
             2,
             "watchful",
-            json!({"inputResponses": {"elicitation-0": accept("name", "Ada")}, "requestState": state}),
+            json!({"elicitation-0": accept("name", "Ada")}),
+            &state,
         ),
     )
     .await;
@@ -356,13 +374,7 @@ async fn the_end_of_a_round_does_not_cancel_the_waiting_handler() {
 async fn prompts_and_resource_reads_ask_in_rounds_too() {
     let runs = Arc::new(Runs::default());
     let server = server(&runs);
-    let get = |id: i64, extra: Value| {
-        let mut params = json!({"name": "ask_prompt", "_meta": meta(all_caps())});
-        if let (Some(params), Value::Object(extra)) = (params.as_object_mut(), extra) {
-            params.extend(extra);
-        }
-        json!({"jsonrpc": "2.0", "id": id, "method": "prompts/get", "params": params})
-    };
+    let get = |id, extra| request(id, "prompts/get", json!({"name": "ask_prompt"}), extra);
     let first = ask(&server, &get(1, json!({}))).await;
     let (_, state) = round(&first, &["elicitation-0"]);
     let second = ask(
@@ -376,13 +388,7 @@ async fn prompts_and_resource_reads_ask_in_rounds_too() {
         "Write about owls"
     );
 
-    let read = |id: i64, extra: Value| {
-        let mut params = json!({"uri": "test://roots", "_meta": meta(all_caps())});
-        if let (Some(params), Value::Object(extra)) = (params.as_object_mut(), extra) {
-            params.extend(extra);
-        }
-        json!({"jsonrpc": "2.0", "id": id, "method": "resources/read", "params": params})
-    };
+    let read = |id, extra| request(id, "resources/read", json!({"uri": "test://roots"}), extra);
     let first = ask(&server, &read(3, json!({}))).await;
     let (result, state) = round(&first, &["roots-0"]);
     assert_eq!(result["inputRequests"]["roots-0"]["method"], "roots/list");
@@ -414,32 +420,26 @@ async fn a_multi_round_call_resumes_after_each_round() {
     let (_, state1) = round(&first, &["elicitation-0"]);
     let second = ask(
         &server,
-        &call(
+        &retry_call(
             2,
             "two_step",
-            json!({"inputResponses": {"elicitation-0": accept("name", "Alice")}, "requestState": state1}),
+            json!({"elicitation-0": accept("name", "Alice")}),
+            &state1,
         ),
     )
     .await;
     let (_, state2) = round(&second, &["elicitation-1"]);
     assert_ne!(state1, state2);
     // A retry that answers nothing gets the same round again, still parked.
-    let again = ask(
-        &server,
-        &call(
-            3,
-            "two_step",
-            json!({"inputResponses": {}, "requestState": state2}),
-        ),
-    )
-    .await;
+    let again = ask(&server, &retry_call(3, "two_step", json!({}), &state2)).await;
     let (_, state3) = round(&again, &["elicitation-1"]);
     let third = ask(
         &server,
-        &call(
+        &retry_call(
             4,
             "two_step",
-            json!({"inputResponses": {"elicitation-1": accept("color", "blue")}, "requestState": state3}),
+            json!({"elicitation-1": accept("color", "blue")}),
+            &state3,
         ),
     )
     .await;
@@ -457,10 +457,11 @@ async fn a_call_whose_parked_actor_is_gone_is_replayed_from_the_sealed_answers()
     let (_, state1) = round(&first, &["elicitation-0"]);
     let second = ask(
         &node_b,
-        &call(
+        &retry_call(
             2,
             "two_step",
-            json!({"inputResponses": {"elicitation-0": accept("name", "Alice")}, "requestState": state1}),
+            json!({"elicitation-0": accept("name", "Alice")}),
+            &state1,
         ),
     )
     .await;
@@ -470,10 +471,11 @@ async fn a_call_whose_parked_actor_is_gone_is_replayed_from_the_sealed_answers()
     // comes from the sealed state, the answer of round 2 from the retry.
     let third = ask(
         &node_a,
-        &call(
+        &retry_call(
             3,
             "two_step",
-            json!({"inputResponses": {"elicitation-1": accept("color", "green")}, "requestState": state2}),
+            json!({"elicitation-1": accept("color", "green")}),
+            &state2,
         ),
     )
     .await;
@@ -524,15 +526,7 @@ async fn tampered_expired_and_rebound_states_are_refused() {
             "requestState was issued for another arguments".to_owned()
         )
     );
-    let other_tool = ask(
-        &server,
-        &call(
-            5,
-            "greet",
-            json!({"inputResponses": answers, "requestState": state}),
-        ),
-    )
-    .await;
+    let other_tool = ask(&server, &retry_call(5, "greet", answers.clone(), &state)).await;
     assert_eq!(
         error_of(&other_tool),
         (
@@ -555,11 +549,7 @@ async fn tampered_expired_and_rebound_states_are_refused() {
     tokio::time::sleep(Duration::from_millis(5)).await;
     let expired = ask(
         &short_lived,
-        &call(
-            7,
-            "confirm",
-            json!({"inputResponses": answers, "requestState": state}),
-        ),
+        &retry_call(7, "confirm", answers.clone(), &state),
     )
     .await;
     assert_eq!(error_of(&expired).0, -32602);
@@ -591,10 +581,11 @@ async fn rotated_keys_are_accepted_and_unknown_keys_refused() {
     let old = server(&runs);
     let first = ask(&old, &call(1, "confirm", json!({}))).await;
     let (_, state) = round(&first, &["user_name"]);
-    let retry = call(
+    let retry = retry_call(
         2,
         "confirm",
-        json!({"inputResponses": {"user_name": accept("name", "Eve")}, "requestState": state}),
+        json!({"user_name": accept("name", "Eve")}),
+        &state,
     );
 
     let rotated = builder(&runs)
@@ -640,10 +631,11 @@ async fn a_hex_key_is_the_same_key() {
     let old = server(&runs);
     let first = ask(&old, &call(1, "confirm", json!({}))).await;
     let (_, state) = round(&first, &["user_name"]);
-    let retry = call(
+    let retry = retry_call(
         2,
         "confirm",
-        json!({"inputResponses": {"user_name": accept("name", "Eve")}, "requestState": state}),
+        json!({"user_name": accept("name", "Eve")}),
+        &state,
     );
     let hex: String = KEY.iter().map(|b| format!("{b:02x}")).collect();
     let same = builder(&runs)
@@ -744,10 +736,11 @@ async fn a_resumed_handler_reports_on_the_retry_stream() {
     let (_, first) = post(&srv.url, &call(1, "greet", json!({}))).await;
     let (_, state) = round(&first, &["elicitation-0"]);
     assert_eq!(srv.mcp.metrics().parked_calls, 1);
-    let mut retry = call(
+    let mut retry = retry_call(
         2,
         "greet",
-        json!({"inputResponses": {"elicitation-0": accept("name", "Alice")}, "requestState": state}),
+        json!({"elicitation-0": accept("name", "Alice")}),
+        &state,
     );
     retry["params"]["_meta"]["progressToken"] = json!("p-2");
     retry["params"]["_meta"]["io.modelcontextprotocol/logLevel"] = json!("info");
@@ -784,11 +777,7 @@ async fn the_park_is_bounded_in_count_and_time() {
     let answers = json!({"elicitation-0": accept("name", "Zed")});
     let (_, done) = post(
         &srv.url,
-        &call(
-            3,
-            "greet",
-            json!({"inputResponses": answers, "requestState": unparked_state}),
-        ),
+        &retry_call(3, "greet", answers.clone(), &unparked_state),
     )
     .await;
     assert_eq!(complete_text(&done), "Hello, Zed!");
@@ -805,11 +794,7 @@ async fn the_park_is_bounded_in_count_and_time() {
     .await;
     let (_, late) = post(
         &srv.url,
-        &call(
-            4,
-            "greet",
-            json!({"inputResponses": answers, "requestState": parked_state}),
-        ),
+        &retry_call(4, "greet", answers.clone(), &parked_state),
     )
     .await;
     assert_eq!(complete_text(&late), "Hello, Zed!");
@@ -907,8 +892,7 @@ async fn one_tool_code_serves_both_eras() {
     let runs = Arc::new(Runs::default());
     let srv = spawn(server(&runs).http("/mcp"), 1);
     for lifecycle in [Lifecycle::Legacy, Lifecycle::Modern] {
-        let client = tokio::time::timeout(
-            common::WAIT,
+        let client = within(
             McpClient::builder("both-eras", "1.0.0")
                 .lifecycle(lifecycle)
                 .elicitation(|_params, _| async {
@@ -919,18 +903,12 @@ async fn one_tool_code_serves_both_eras() {
                 .connect(HttpTransport::new(&srv.url)),
         )
         .await
-        .unwrap()
         .unwrap();
-        let greeted = tokio::time::timeout(common::WAIT, client.call_tool("greet", json!({})))
-            .await
-            .unwrap()
-            .unwrap();
+        let greeted = within(client.call_tool("greet", json!({}))).await.unwrap();
         assert_eq!(greeted.text_content(), "Hello, Kim!", "{lifecycle:?}");
-        let confirmed =
-            tokio::time::timeout(common::WAIT, client.call_tool("confirm", json!({"n": 5})))
-                .await
-                .unwrap()
-                .unwrap();
+        let confirmed = within(client.call_tool("confirm", json!({"n": 5})))
+            .await
+            .unwrap();
         assert_eq!(confirmed.text_content(), "Hello, Kim! (5)", "{lifecycle:?}");
         client.close().await;
     }
