@@ -4,8 +4,9 @@
 //! Streamable HTTP server with a raw client ([`http`]) and the tools it serves in the HTTP tests
 //! ([`http_tools`]), a client over stdio framing ([`pipe`]) and the protocol model's golden
 //! fixtures with their per-revision schemas ([`golden`]), recording servers that stand for
-//! hostile MCP and authorization servers ([`hostile`]), and the in-memory OpenTelemetry
-//! pipeline of the telemetry tests (`otel`, feature `otel`).
+//! hostile MCP and authorization servers ([`hostile`]), the server and requests of the
+//! multi round-trip tests ([`mrtr_tools`]), and the in-memory OpenTelemetry pipeline of the
+//! telemetry tests (`otel`, feature `otel`).
 //!
 //! The schema is the spec's own `schema.json` (2025-11-25), vendored under
 //! `tests/fixtures/protocol/_schema/`.
@@ -30,6 +31,7 @@ pub mod golden;
 pub mod hostile;
 pub mod http;
 pub mod http_tools;
+pub mod mrtr_tools;
 #[cfg(feature = "otel")]
 pub mod otel;
 pub mod pipe;
