@@ -5,7 +5,8 @@
 //! ([`http_tools`]), a client over stdio framing ([`pipe`]) and the protocol model's golden
 //! fixtures with their per-revision schemas ([`golden`]), recording servers that stand for
 //! hostile MCP and authorization servers ([`hostile`]), the server and requests of the
-//! multi round-trip tests ([`mrtr_tools`]), and the in-memory OpenTelemetry pipeline of the
+//! multi round-trip tests ([`mrtr_tools`]), the authorization server and protected MCP server
+//! of the OAuth client tests ([`oauth_mock`]), and the in-memory OpenTelemetry pipeline of the
 //! telemetry tests (`otel`, feature `otel`).
 //!
 //! The schema is the spec's own `schema.json` (2025-11-25), vendored under
@@ -32,6 +33,7 @@ pub mod hostile;
 pub mod http;
 pub mod http_tools;
 pub mod mrtr_tools;
+pub mod oauth_mock;
 #[cfg(feature = "otel")]
 pub mod otel;
 pub mod pipe;
