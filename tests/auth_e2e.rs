@@ -12,7 +12,7 @@
 
 mod common;
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use actix_mcp::client::auth::{HeadlessAuthorizer, OAuth};
 use actix_mcp::client::transport::{HttpOptions, HttpTransport};
@@ -20,7 +20,9 @@ use actix_mcp::client::{Client, Lifecycle};
 use actix_mcp::server::auth::{BearerAuth, JwtValidator};
 use actix_mcp::{RequestContext, Server, tool};
 use actix_web::dev::ServerHandle;
-use serde_json::json;
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use serde_json::{Value, json};
 
 use common::authz::{AuthConfig, AuthServer};
 use common::{WAIT, within_for};
@@ -76,6 +78,21 @@ fn protected_server(authz: &AuthServer) -> (String, ServerHandle) {
     let handle = http.handle();
     actix_rt::spawn(http);
     (resource, handle)
+}
+
+/// Waits until the access token `oauth` holds is expired for the server, by the wall clock
+/// the server checks it with: `exp` is in whole seconds and still valid at its own second, so
+/// until the next one begins.
+async fn until_expired(oauth: &OAuth) {
+    let token = oauth.token().expect("a token");
+    let payload = token.access_token().split('.').nth(1).expect("a JWT");
+    let claims: Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).unwrap()).unwrap();
+    let expired = UNIX_EPOCH + Duration::from_secs(claims["exp"].as_u64().unwrap() + 1);
+    let left = expired
+        .duration_since(SystemTime::now())
+        .unwrap_or_default();
+    // A little past it: the timer and the wall clock are two clocks.
+    tokio::time::sleep(left + Duration::from_millis(20)).await;
 }
 
 async fn walk_every_step(lifecycle: Lifecycle) {
@@ -136,8 +153,7 @@ async fn walk_every_step(lifecycle: Lifecycle) {
         assert_eq!(authz.counts().registrations, 1, "registered once");
 
         // Expiry: the token is refused once it expired; the refresh token recovers.
-        // `exp` is in whole seconds and is still valid at its own second: wait past the next.
-        tokio::time::sleep(Duration::from_millis(3200)).await;
+        until_expired(&oauth).await;
         let answer = client.call_tool("whoami", json!({})).await.unwrap();
         let mut granted: Vec<_> = answer
             .text_content()
