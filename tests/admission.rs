@@ -19,10 +19,10 @@ use futures::future::BoxFuture;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use common::WAIT;
-use common::http::{Client, TestServer, assert_ping, eventually, read_answer, tools_call};
+use common::http::{Client, TestServer, assert_ping, read_answer, tools_call};
 use common::http_tools::{Fixture, start};
 use common::sse::SseReader;
+use common::{WAIT, eventually};
 
 /// `-32003`, the code of every admission refusal.
 const OVERLOADED: i64 = -32003;

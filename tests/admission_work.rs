@@ -21,12 +21,12 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
-use common::WAIT;
+use common::eventually_async;
 use common::http::{Client, Probe, TestServer, spawn, tools_call};
 use common::http_tools::start;
 
-/// Tries `body` for a while: `true` as soon as it is not refused with `refusal`.
-async fn admitted_within(
+/// Whether `body` is refused with `refusal` every time it is tried (every 25 ms) for `wait`.
+async fn refused_throughout(
     client: &Client,
     body: &Value,
     wait: Duration,
@@ -35,11 +35,19 @@ async fn admitted_within(
     let deadline = tokio::time::Instant::now() + wait;
     while tokio::time::Instant::now() < deadline {
         if client.post(body).await.status() != refusal {
-            return true;
+            return false;
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
-    false
+    true
+}
+
+/// Waits until `body` is no longer refused with `refusal`; fails after [`WAIT`](common::WAIT).
+async fn admitted(client: &Client, body: &Value, refusal: StatusCode) {
+    eventually_async("admitted", || async {
+        client.post(body).await.status() != refusal
+    })
+    .await;
 }
 
 /// A 2025-11-25 session request runs on when its client closes the connection (a disconnect is
@@ -67,7 +75,7 @@ async fn a_session_request_keeps_its_slot_after_its_client_went_away() {
     drop(running);
     let echo = tools_call(json!(2), "echo", json!({"message": "x"}));
     assert!(
-        !admitted_within(
+        refused_throughout(
             &client,
             &echo,
             Duration::from_millis(600),
@@ -79,7 +87,7 @@ async fn a_session_request_keeps_its_slot_after_its_client_went_away() {
     assert_eq!(fixture.probes.stopped.hits(), 0, "`slow` stopped meanwhile");
     client.cancel(json!(1)).await;
     fixture.probes.stopped.wait_for(1).await;
-    assert!(admitted_within(&client, &echo, WAIT, StatusCode::TOO_MANY_REQUESTS).await);
+    admitted(&client, &echo, StatusCode::TOO_MANY_REQUESTS).await;
     srv.stop().await;
 }
 
@@ -111,7 +119,7 @@ async fn a_session_request_keeps_its_bytes_after_its_client_went_away() {
     drop(running);
     let big = padded_slow_call(2, 14_000);
     assert!(
-        !admitted_within(
+        refused_throughout(
             &client,
             &big,
             Duration::from_millis(600),
@@ -122,7 +130,7 @@ async fn a_session_request_keeps_its_bytes_after_its_client_went_away() {
     );
     client.cancel(json!(1)).await;
     fixture.probes.stopped.wait_for(1).await;
-    assert!(admitted_within(&client, &big, WAIT, StatusCode::SERVICE_UNAVAILABLE).await);
+    admitted(&client, &big, StatusCode::SERVICE_UNAVAILABLE).await;
     srv.stop().await;
 }
 
@@ -218,16 +226,14 @@ async fn a_running_task_keeps_its_admission_slot() {
     assert_eq!(refused["error"]["data"]["limit"], "global", "{refused}");
     gate.notify_one();
     let echo = call_2026(3, "echo");
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        let (status, answer) = post_2026(&alice, &echo).await;
-        if status == StatusCode::OK {
-            assert_eq!(answer["result"]["content"][0]["text"], "echo", "{answer}");
-            break;
+    let answer = eventually_async("a slot frees up for alice", || async {
+        match post_2026(&alice, &echo).await {
+            (StatusCode::OK, answer) => Ok(answer),
+            (_, refused) => Err(refused.to_string()),
         }
-        assert!(tokio::time::Instant::now() < deadline, "{answer}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    })
+    .await;
+    assert_eq!(answer["result"]["content"][0]["text"], "echo", "{answer}");
     srv.stop().await;
 }
 

@@ -12,7 +12,7 @@
 
 mod common;
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use actix_mcp::client::auth::{HeadlessAuthorizer, OAuth};
 use actix_mcp::client::transport::{HttpOptions, HttpTransport};
@@ -20,11 +20,12 @@ use actix_mcp::client::{Client, Lifecycle};
 use actix_mcp::server::auth::{BearerAuth, JwtValidator};
 use actix_mcp::{RequestContext, Server, tool};
 use actix_web::dev::ServerHandle;
-use serde_json::json;
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use serde_json::{Value, json};
 
 use common::authz::{AuthConfig, AuthServer};
-
-const WAIT: Duration = Duration::from_secs(20);
+use common::{WAIT, within_for};
 
 /// Our protected server on `127.0.0.1:0`: `whoami` needs `mcp:read` (every request does),
 /// `admin` needs `mcp:write` too.
@@ -77,6 +78,21 @@ fn protected_server(authz: &AuthServer) -> (String, ServerHandle) {
     let handle = http.handle();
     actix_rt::spawn(http);
     (resource, handle)
+}
+
+/// Waits until the access token `oauth` holds is expired for the server, by the wall clock
+/// the server checks it with: `exp` is in whole seconds and still valid at its own second, so
+/// until the next one begins.
+async fn until_expired(oauth: &OAuth) {
+    let token = oauth.token().expect("a token");
+    let payload = token.access_token().split('.').nth(1).expect("a JWT");
+    let claims: Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).unwrap()).unwrap();
+    let expired = UNIX_EPOCH + Duration::from_secs(claims["exp"].as_u64().unwrap() + 1);
+    let left = expired
+        .duration_since(SystemTime::now())
+        .unwrap_or_default();
+    // A little past it: the timer and the wall clock are two clocks.
+    tokio::time::sleep(left + Duration::from_millis(20)).await;
 }
 
 async fn walk_every_step(lifecycle: Lifecycle) {
@@ -137,8 +153,7 @@ async fn walk_every_step(lifecycle: Lifecycle) {
         assert_eq!(authz.counts().registrations, 1, "registered once");
 
         // Expiry: the token is refused once it expired; the refresh token recovers.
-        // `exp` is in whole seconds and is still valid at its own second: wait past the next.
-        tokio::time::sleep(Duration::from_millis(3200)).await;
+        until_expired(&oauth).await;
         let answer = client.call_tool("whoami", json!({})).await.unwrap();
         let mut granted: Vec<_> = answer
             .text_content()
@@ -154,9 +169,9 @@ async fn walk_every_step(lifecycle: Lifecycle) {
         assert_eq!(counts.authorizations, 2, "no new authorization: {counts:?}");
         client.close().await;
     };
-    tokio::time::timeout(WAIT, work)
-        .await
-        .expect("the flow finished in time");
+    // The whole flow: a dozen round trips, two authorizations, and the wait for the token to
+    // expire.
+    within_for(WAIT * 4, work).await;
     assert!(oauth.token().is_some());
     server.stop(true).await;
     authz.stop().await;
@@ -197,17 +212,7 @@ async fn the_example_client_reaches_the_example_server_protected_by_bearer_auth(
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let ready = async {
-        while tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_err()
-        {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    };
-    tokio::time::timeout(WAIT, ready)
-        .await
-        .expect("http_server listens");
+    common::pipe::listening(port).await;
 
     let client = |oauth: bool| {
         let mut command = tokio::process::Command::new(common::pipe::example_binary("client"));
@@ -221,20 +226,15 @@ async fn the_example_client_reaches_the_example_server_protected_by_bearer_auth(
             .output()
     };
     // Without --oauth the endpoint refuses.
-    let refused = tokio::time::timeout(WAIT, client(false))
-        .await
-        .unwrap()
-        .unwrap();
+    // Each run of the client is a process of its own, and the second a whole authorization.
+    let refused = within_for(WAIT * 4, client(false)).await.unwrap();
     assert_eq!(refused.status.code(), Some(1), "{refused:?}");
     assert!(
         String::from_utf8_lossy(&refused.stderr).contains("unauthorized"),
         "{refused:?}"
     );
     // With it, the whole flow runs and the tool sees the token's subject.
-    let reached = tokio::time::timeout(WAIT, client(true))
-        .await
-        .unwrap()
-        .unwrap();
+    let reached = within_for(WAIT * 4, client(true)).await.unwrap();
     assert_eq!(reached.status.code(), Some(0), "{reached:?}");
     let stdout = String::from_utf8_lossy(&reached.stdout);
     assert!(stdout.contains("user-1"), "{stdout}");

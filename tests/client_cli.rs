@@ -22,8 +22,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::process::{Child, Command};
 
-/// The longest one run of the client may take.
-const RUN_CAP: Duration = Duration::from_secs(30);
+/// The longest one run of the client may take: a process of its own (and under `--stdio` the
+/// server's too), from start to exit, so more than one step.
+const RUN_CAP: Duration = common::WAIT.saturating_mul(6);
 
 /// What one run printed, and how it ended.
 #[derive(Debug)]
@@ -155,17 +156,7 @@ impl HttpServer {
             .spawn()
             .unwrap();
         // Ready when it accepts connections.
-        let ready = async {
-            while tokio::net::TcpStream::connect(("127.0.0.1", port))
-                .await
-                .is_err()
-            {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        };
-        tokio::time::timeout(RUN_CAP, ready)
-            .await
-            .unwrap_or_else(|_| panic!("{name} did not listen in time"));
+        common::pipe::listening(port).await;
         Self {
             url: format!("http://127.0.0.1:{port}/mcp"),
             _child: child,

@@ -26,12 +26,7 @@ use tokio::sync::Notify;
 mod common;
 
 use common::client_server::*;
-
-const WAIT: Duration = Duration::from_secs(10);
-
-async fn within<F: std::future::Future>(fut: F) -> F::Output {
-    tokio::time::timeout(WAIT, fut).await.expect("done in time")
-}
+use common::within;
 
 /// Starts `server` on one end of an in-memory pipe and returns the other end as a transport.
 fn pipe(

@@ -21,6 +21,7 @@ use actix_mcp::protocol::{
 };
 use actix_mcp::transport::stdio::StdioConfig;
 use common::fake::*;
+use common::within;
 use futures::StreamExt;
 use serde_json::{Value, json};
 

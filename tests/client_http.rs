@@ -24,14 +24,9 @@ use actix_mcp::protocol::{
 use actix_mcp::transport::http::McpHttp;
 use common::client_server::{Probe, Sum, server};
 use common::wire::{Running, serve};
+use common::within;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
-
-const WAIT: Duration = Duration::from_secs(10);
-
-async fn within<F: std::future::Future>(fut: F) -> F::Output {
-    tokio::time::timeout(WAIT, fut).await.expect("done in time")
-}
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Mode {

@@ -9,6 +9,8 @@
 
 #![allow(clippy::unwrap_used, missing_docs)]
 
+mod common;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -18,8 +20,8 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde_json::{Value, json};
 use tokio::sync::{Notify, watch};
 
-/// The longest any step waits: a broken transport fails, it never hangs.
-const WAIT: Duration = Duration::from_secs(5);
+use common::within;
+
 /// How long the server holds its answer to DELETE while watching for GETs.
 const DELETE_HOLD: Duration = Duration::from_millis(300);
 const SESSION: &str = "session-1";
@@ -142,7 +144,7 @@ async fn no_get_leaves_without_the_session_id_while_the_session_is_being_closed(
         .await
         .unwrap();
     transport.send(initialize()).await.unwrap();
-    let answer = tokio::time::timeout(WAIT, events.recv()).await.unwrap();
+    let answer = within(events.recv()).await;
     assert!(
         matches!(answer, Some(Inbound::Message(Incoming::Response(_)))),
         "{answer:?}"
@@ -151,18 +153,12 @@ async fn no_get_leaves_without_the_session_id_while_the_session_is_being_closed(
     transport.initialized();
     // The GET stream is up and being reopened over and over; now close.
     let mut count = seen.count.subscribe();
-    tokio::time::timeout(WAIT, count.wait_for(|n| *n >= 3))
-        .await
-        .expect("the GET stream was not reopened in time")
-        .unwrap();
-    tokio::time::timeout(WAIT, transport.close())
-        .await
-        .unwrap()
-        .unwrap();
+    within(count.wait_for(|n| *n >= 3)).await.unwrap();
+    within(transport.close()).await.unwrap();
     let gets = seen.gets.lock().unwrap().clone();
     assert!(
         gets.iter().all(|s| s.as_deref() == Some(SESSION)),
         "a GET left without the session id: {gets:?}"
     );
-    tokio::time::timeout(WAIT, handle.stop(true)).await.unwrap();
+    within(handle.stop(true)).await;
 }

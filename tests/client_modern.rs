@@ -9,12 +9,11 @@
 
 mod common;
 
-use std::time::Duration;
-
 use actix_mcp::client::transport::HttpTransport;
 use actix_mcp::client::{CallOutcome, ClientError, Era, InputRetry, Lifecycle, ListenEvent};
 use actix_mcp::protocol::SubscriptionFilter;
 use common::fake::*;
+use common::{eventually, within};
 use futures::StreamExt;
 use serde_json::{Value, json};
 
@@ -469,15 +468,10 @@ async fn listen_streams_its_notifications_and_changes_drop_cached_results() {
     // Dropping the subscription cancels the listen request (stdio: notifications/cancelled).
     let listen_id = log.with_method("subscriptions/listen")[0].body["id"].clone();
     drop(events);
-    let cancelled = async {
-        loop {
-            if let Some(seen) = log.with_method("notifications/cancelled").pop() {
-                return seen;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    };
-    let cancelled = within(cancelled).await;
+    let cancelled = eventually("the listen request is cancelled", || {
+        log.with_method("notifications/cancelled").pop()
+    })
+    .await;
     assert_eq!(cancelled.body["params"]["requestId"], listen_id);
 
     // Every request over stdio carried the _meta too.

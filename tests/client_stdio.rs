@@ -13,11 +13,7 @@ use actix_mcp::client::transport::{ChildProcess, StderrMode};
 use actix_mcp::client::{CallOptions, Client, ClientError, Lifecycle};
 use serde_json::json;
 
-const WAIT: Duration = Duration::from_secs(20);
-
-async fn within<F: std::future::Future>(fut: F) -> F::Output {
-    tokio::time::timeout(WAIT, fut).await.expect("done in time")
-}
+use common::{WAIT, within, within_for};
 
 fn builder() -> actix_mcp::client::ClientBuilder {
     // These servers speak 2025-11-25 only; the 2026 era has its own tests (client_modern.rs).
@@ -60,8 +56,9 @@ async fn our_stdio_server_as_a_child_process() {
     .unwrap();
     assert!(!slept.is_error(), "{}", slept.text_content());
     assert!(*seen.lock().unwrap() >= 2, "progress every 100 ms");
-    // Closing ends the child: its stdin closes and it exits on its own.
-    within(client.close()).await;
+    // Closing ends the child: its stdin closes and it exits on its own. The bound leaves room
+    // for the 5 s grace period before a child that does not is killed.
+    within_for(WAIT * 2, client.close()).await;
     assert!(!client.is_connected());
 }
 

@@ -26,9 +26,9 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::Semaphore;
 
 use actix_mcp::transport::http::DrainReport;
-use common::WAIT;
-use common::http::{Probe, TestServer, eventually, http_client, read_answer, refusal, send, spawn};
+use common::http::{Probe, TestServer, http_client, read_answer, refusal, send, spawn};
 use common::sse::{SseFrame, SseReader};
+use common::{WAIT, eventually};
 
 /// What the tools report, and the gate `gated` waits behind.
 #[derive(Clone)]
@@ -488,19 +488,7 @@ async fn the_example_server_drains_on_sigterm_and_exits_zero() {
         .spawn()
         .unwrap();
     let base = format!("http://127.0.0.1:{port}");
-    let http = http_client();
-    let deadline = tokio::time::Instant::now() + WAIT * 4;
-    loop {
-        let ready = http.get(format!("{base}/readyz")).send().await;
-        if ready.is_ok_and(|r| r.status() == StatusCode::OK) {
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the example never became ready"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    common::pipe::ready(&base).await;
     let mut client = common::http::Client::new(&format!("{base}/mcp"));
     client.initialize(json!({})).await;
     let mut call = client

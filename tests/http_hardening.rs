@@ -20,8 +20,9 @@ use reqwest::StatusCode;
 use reqwest::header::{HOST, HeaderValue, ORIGIN};
 use serde_json::{Value, json};
 
-use common::http::{Client, VERSION, assert_ping, eventually, read_answer, refusal};
+use common::http::{Client, VERSION, assert_ping, read_answer, refusal};
 use common::http_tools::start;
+use common::{eventually, eventually_async};
 
 fn ping(id: i64) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "ping"})
@@ -438,19 +439,15 @@ async fn request_bytes_in_flight_have_a_server_wide_budget() {
     held.expect_end().await;
     fixture.probes.stopped.wait_for(1).await;
     // Released once the held answer has ended; its connection may still be closing.
-    let deadline = tokio::time::Instant::now() + common::WAIT;
-    loop {
-        let response = client.post(&padded_slow_call(4, 14_000)).await;
-        if response.status() == StatusCode::OK {
-            break;
-        }
-        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+    eventually_async("the budget is released", || async {
+        let status = client.post(&padded_slow_call(4, 14_000)).await.status();
         assert!(
-            tokio::time::Instant::now() < deadline,
-            "the budget was never released"
+            [StatusCode::OK, StatusCode::SERVICE_UNAVAILABLE].contains(&status),
+            "{status}"
         );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+        status == StatusCode::OK
+    })
+    .await;
     srv.stop().await;
 }
 
@@ -593,17 +590,7 @@ async fn the_example_server_caps_the_tools_added_at_run_time() {
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let ready = async {
-        while tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_err()
-        {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    };
-    tokio::time::timeout(common::WAIT, ready)
-        .await
-        .expect("http_server did not listen in time");
+    common::pipe::listening(port).await;
     let mut client = Client::new(&format!("http://127.0.0.1:{port}/mcp"));
     client.initialize(json!({})).await;
     for n in 0..100 {

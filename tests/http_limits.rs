@@ -19,7 +19,8 @@ use actix_mcp::MetricsSnapshot;
 use reqwest::StatusCode;
 use serde_json::json;
 
-use common::http::{VERSION, assert_ping, error_body, eventually};
+use common::eventually;
+use common::http::{VERSION, assert_ping, error_body};
 use common::http_tools::start;
 use common::sse::SseReader;
 

@@ -1,12 +1,10 @@
-//! Multi round-trip requests (MRTR, 2026-07-28): implicit-style handlers (they call
-//! `cx.elicit`, `create_message`, `list_roots`) run once across their rounds while parked, and
-//! are replayed from the sealed state when their parked call is gone; sealed `requestState`
-//! (tampering, expiry, rebinding, key rotation); capabilities; the park's bounds; and the shim
-//! that drives explicit-style rounds for a 2025-11-25 session client.
-//!
-//! In-process requests go through [`Server::handle_json`]; the park gauge, progress routing and
-//! the session shim go through a real Streamable HTTP server on `127.0.0.1:0`. Every message a
-//! 2026 request gets back is validated against the 2026-07-28 schema; every wait is bounded.
+//! Multi round-trip requests (MRTR, 2026-07-28), in process ([`Server::handle_json`]):
+//! implicit-style handlers (they call `cx.elicit`, `create_message`, `list_roots`) run once
+//! across their rounds while parked, and are replayed from the sealed state when their parked
+//! call is gone; sealed `requestState` (tampering, expiry, rebinding, key rotation); and
+//! capabilities. The park's gauge and bounds, progress routing and the shim for 2025-11-25
+//! session clients, over HTTP, are in `mrtr_http.rs`. Every message a 2026 request gets back is
+//! validated against the 2026-07-28 schema ([`common::mrtr_tools`]); every wait is bounded.
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr>
 
@@ -15,286 +13,13 @@
 mod common;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use actix_mcp::ServerBuilder;
 use actix_mcp::prelude::*;
-use actix_mcp::protocol::{
-    CreateMessageRequestParams, ElicitRequestParams, ElicitResult, ElicitationSchema, InputRequest,
-    InputRequiredResult, ProtocolVersion, SamplingMessageContentBlock,
-};
-use reqwest::header::{ACCEPT, CONTENT_TYPE};
-use serde_json::{Value, json};
+use serde_json::json;
 
-use common::golden::Schema;
-use common::http::{Client, caps, eventually, http_client, send, spawn, text_of};
-use common::sse::SseReader;
-
-const KEY: [u8; 32] = [7; 32];
-
-/// How often each tool's body started.
-#[derive(Debug, Default)]
-struct Runs {
-    greet: AtomicUsize,
-    two_step: AtomicUsize,
-    watchful: AtomicUsize,
-}
-
-fn form(property: &str) -> ElicitRequestParams {
-    let schema: ElicitationSchema = serde_json::from_value(json!({
-        "type": "object",
-        "properties": { property: { "type": "string" } },
-        "required": [property]
-    }))
-    .unwrap();
-    ElicitRequestParams::form(format!("Your {property}?"), schema)
-}
-
-fn field(result: &ElicitResult, name: &str) -> String {
-    result
-        .content
-        .as_ref()
-        .and_then(|c| c.get(name))
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned()
-}
-
-fn no_args() -> serde_json::Map<String, Value> {
-    json!({"type": "object", "properties": {}})
-        .as_object()
-        .cloned()
-        .unwrap()
-}
-
-/// The tools every test serves, with the server's key (`KEY` as `k1`) and `extra` settings.
-fn builder(runs: &Arc<Runs>) -> ServerBuilder {
-    let greet_runs = runs.clone();
-    let two_step_runs = runs.clone();
-    let watchful_runs = runs.clone();
-    Server::builder("mrtr-test", "1.0.0")
-        .request_state_key("k1", KEY)
-        // Implicit style, watching its cancellation while it waits: the end of a round is
-        // not a cancellation.
-        .tool(
-            tool(
-                "watchful",
-                "Waits for a name unless cancelled",
-                move |cx: RequestContext| {
-                    let runs = watchful_runs.clone();
-                    async move {
-                        runs.watchful.fetch_add(1, Ordering::SeqCst);
-                        tokio::select! {
-                            () = cx.cancelled() => Ok("cancelled".to_owned()),
-                            name = cx.elicit(form("name")) => {
-                                Ok::<_, McpError>(format!("Hello, {}!", field(&name?, "name")))
-                            }
-                        }
-                    }
-                },
-            )
-            .input_schema(no_args()),
-        )
-        // Implicit style in a prompt and a resource read.
-        .prompt(prompt(
-            "ask_prompt",
-            "Asks for a topic",
-            |cx: RequestContext| async move {
-                let topic = cx.elicit(form("topic")).await?;
-                Ok::<_, McpError>(PromptMessage::user_text(format!(
-                    "Write about {}",
-                    field(&topic, "topic")
-                )))
-            },
-        ))
-        .resource(resource(
-            Resource::new("test://roots", "roots").with_mime_type("text/plain"),
-            |cx: RequestContext| async move {
-                let roots = cx.list_roots().await?;
-                Ok::<_, McpError>(format!("{} roots", roots.roots.len()))
-            },
-        ))
-        // Implicit style, one ask; counts its runs (the side effect that must happen once).
-        .tool(
-            tool("greet", "Greets", move |cx: RequestContext| {
-                let runs = greet_runs.clone();
-                async move {
-                    runs.greet.fetch_add(1, Ordering::SeqCst);
-                    let name = cx.elicit(form("name")).await?;
-                    cx.progress(1.0, Some(1.0), Some("greeted"));
-                    cx.log(LoggingLevel::Info, "greeted", None);
-                    Ok::<_, McpError>(format!("Hello, {}!", field(&name, "name")))
-                }
-            })
-            .input_schema(no_args()),
-        )
-        // Implicit style, two asks one after the other: two rounds.
-        .tool(
-            tool("two_step", "Asks twice", move |cx: RequestContext| {
-                let runs = two_step_runs.clone();
-                async move {
-                    runs.two_step.fetch_add(1, Ordering::SeqCst);
-                    let name = cx.elicit(form("name")).await?;
-                    let color = cx.elicit(form("color")).await?;
-                    Ok::<_, McpError>(format!(
-                        "{} likes {}",
-                        field(&name, "name"),
-                        field(&color, "color")
-                    ))
-                }
-            })
-            .input_schema(no_args()),
-        )
-        // Implicit style, sampling.
-        .tool(
-            tool("sample", "Samples", |cx: RequestContext| async move {
-                let params: CreateMessageRequestParams = serde_json::from_value(json!({
-                    "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
-                    "maxTokens": 10
-                }))?;
-                let result = cx.create_message(params).await?;
-                let text = result
-                    .content
-                    .as_slice()
-                    .iter()
-                    .find_map(|block| match block {
-                        SamplingMessageContentBlock::Text(text) => Some(text.text.clone()),
-                        _ => None,
-                    })
-                    .unwrap_or_default();
-                Ok::<_, McpError>(format!("sampled: {text}"))
-            })
-            .input_schema(no_args()),
-        )
-        // Explicit style with its own state.
-        .tool(tool(
-            "confirm",
-            "Asks for a confirmation",
-            |Arguments(args): Arguments, cx: RequestContext| async move {
-                match (
-                    cx.input_response_as::<ElicitResult>("user_name"),
-                    cx.request_state(),
-                ) {
-                    (Some(answer), Some("mine")) => Ok(format!(
-                        "Hello, {}! ({})",
-                        field(&answer, "name"),
-                        args.get("n").cloned().unwrap_or(Value::Null)
-                    )),
-                    _ => Err(McpError::input_required(
-                        InputRequiredResult::ask(
-                            "user_name",
-                            InputRequest::elicitation(&form("name")),
-                        )
-                        .with_state("mine"),
-                    )),
-                }
-            },
-        ))
-        // Explicit style that never has enough.
-        .tool(
-            tool(
-                "insatiable",
-                "Always asks again",
-                |cx: RequestContext| async move {
-                    let round = cx
-                        .request_state()
-                        .map_or(0, |s| s.parse::<u32>().unwrap_or(0));
-                    Err::<String, _>(McpError::input_required(
-                        InputRequiredResult::ask("more", InputRequest::elicitation(&form("name")))
-                            .with_state((round + 1).to_string()),
-                    ))
-                },
-            )
-            .input_schema(no_args()),
-        )
-}
-
-fn server(runs: &Arc<Runs>) -> Server {
-    builder(runs).build().unwrap()
-}
-
-fn meta(capabilities: Value) -> Value {
-    json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": capabilities,
-    })
-}
-
-fn all_caps() -> Value {
-    json!({"elicitation": {}, "sampling": {}, "roots": {}})
-}
-
-/// A 2026 `tools/call` of `name` with `extra` params (`inputResponses`, `requestState`).
-fn call(id: i64, name: &str, extra: Value) -> Value {
-    let mut params = json!({"name": name, "arguments": {}, "_meta": meta(all_caps())});
-    if let (Some(params), Value::Object(extra)) = (params.as_object_mut(), extra) {
-        params.extend(extra);
-    }
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
-}
-
-fn accept(property: &str, value: &str) -> Value {
-    json!({"action": "accept", "content": {property: value}})
-}
-
-/// Validates a message the server sent to a 2026 client against the 2026-07-28 schema.
-fn validate(message: &Value) {
-    let mut schema = Schema::load(ProtocolVersion::V2026_07_28);
-    let pointer = schema.def("JSONRPCMessage");
-    if let Err(problems) = schema.check(&pointer, message) {
-        panic!("{problems}\n{message:#}");
-    }
-    if message["result"]["resultType"] == "input_required" {
-        let pointer = schema.def("InputRequiredResult");
-        if let Err(problems) = schema.check(&pointer, &message["result"]) {
-            panic!("{problems}\n{message:#}");
-        }
-    }
-}
-
-/// Sends one message in process and returns the validated response.
-async fn ask(server: &Server, message: &Value) -> Value {
-    let answer = tokio::time::timeout(common::WAIT, server.handle_json(&message.to_string()))
-        .await
-        .expect("no answer in time")
-        .expect("a request gets an answer");
-    let answer: Value = serde_json::from_str(&answer).unwrap();
-    validate(&answer);
-    answer
-}
-
-/// The `input_required` result of `answer`, checked: its keys, and a sealed state.
-fn round(answer: &Value, keys: &[&str]) -> (Value, String) {
-    let result = &answer["result"];
-    assert_eq!(result["resultType"], "input_required", "{answer}");
-    let found: Vec<&str> = result["inputRequests"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
-    assert_eq!(found, keys, "{answer}");
-    let state = result["requestState"].as_str().unwrap().to_owned();
-    (result.clone(), state)
-}
-
-fn complete_text(answer: &Value) -> String {
-    assert_eq!(answer["result"]["resultType"], "complete", "{answer}");
-    text_of(&answer["result"]).to_owned()
-}
-
-fn error_of(answer: &Value) -> (i64, String) {
-    (
-        answer["error"]["code"]
-            .as_i64()
-            .unwrap_or_else(|| panic!("not an error: {answer}")),
-        answer["error"]["message"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned(),
-    )
-}
+use common::mrtr_tools::*;
 
 /// An implicit-style handler with a side effect runs once across its round: the retry resumes
 /// the parked call where it waited.
@@ -314,10 +39,11 @@ async fn an_implicit_call_runs_once_across_its_round() {
     );
     let second = ask(
         &server,
-        &call(
+        &retry_call(
             2,
             "greet",
-            json!({"inputResponses": {"elicitation-0": accept("name", "Alice")}, "requestState": state}),
+            json!({"elicitation-0": accept("name", "Alice")}),
+            &state,
         ),
     )
     .await;
@@ -339,10 +65,11 @@ async fn the_end_of_a_round_does_not_cancel_the_waiting_handler() {
     let (_, state) = round(&first, &["elicitation-0"]);
     let second = ask(
         &server,
-        &call(
+        &retry_call(
             2,
             "watchful",
-            json!({"inputResponses": {"elicitation-0": accept("name", "Ada")}, "requestState": state}),
+            json!({"elicitation-0": accept("name", "Ada")}),
+            &state,
         ),
     )
     .await;
@@ -355,13 +82,7 @@ async fn the_end_of_a_round_does_not_cancel_the_waiting_handler() {
 async fn prompts_and_resource_reads_ask_in_rounds_too() {
     let runs = Arc::new(Runs::default());
     let server = server(&runs);
-    let get = |id: i64, extra: Value| {
-        let mut params = json!({"name": "ask_prompt", "_meta": meta(all_caps())});
-        if let (Some(params), Value::Object(extra)) = (params.as_object_mut(), extra) {
-            params.extend(extra);
-        }
-        json!({"jsonrpc": "2.0", "id": id, "method": "prompts/get", "params": params})
-    };
+    let get = |id, extra| request(id, "prompts/get", json!({"name": "ask_prompt"}), extra);
     let first = ask(&server, &get(1, json!({}))).await;
     let (_, state) = round(&first, &["elicitation-0"]);
     let second = ask(
@@ -375,13 +96,7 @@ async fn prompts_and_resource_reads_ask_in_rounds_too() {
         "Write about owls"
     );
 
-    let read = |id: i64, extra: Value| {
-        let mut params = json!({"uri": "test://roots", "_meta": meta(all_caps())});
-        if let (Some(params), Value::Object(extra)) = (params.as_object_mut(), extra) {
-            params.extend(extra);
-        }
-        json!({"jsonrpc": "2.0", "id": id, "method": "resources/read", "params": params})
-    };
+    let read = |id, extra| request(id, "resources/read", json!({"uri": "test://roots"}), extra);
     let first = ask(&server, &read(3, json!({}))).await;
     let (result, state) = round(&first, &["roots-0"]);
     assert_eq!(result["inputRequests"]["roots-0"]["method"], "roots/list");
@@ -413,32 +128,26 @@ async fn a_multi_round_call_resumes_after_each_round() {
     let (_, state1) = round(&first, &["elicitation-0"]);
     let second = ask(
         &server,
-        &call(
+        &retry_call(
             2,
             "two_step",
-            json!({"inputResponses": {"elicitation-0": accept("name", "Alice")}, "requestState": state1}),
+            json!({"elicitation-0": accept("name", "Alice")}),
+            &state1,
         ),
     )
     .await;
     let (_, state2) = round(&second, &["elicitation-1"]);
     assert_ne!(state1, state2);
     // A retry that answers nothing gets the same round again, still parked.
-    let again = ask(
-        &server,
-        &call(
-            3,
-            "two_step",
-            json!({"inputResponses": {}, "requestState": state2}),
-        ),
-    )
-    .await;
+    let again = ask(&server, &retry_call(3, "two_step", json!({}), &state2)).await;
     let (_, state3) = round(&again, &["elicitation-1"]);
     let third = ask(
         &server,
-        &call(
+        &retry_call(
             4,
             "two_step",
-            json!({"inputResponses": {"elicitation-1": accept("color", "blue")}, "requestState": state3}),
+            json!({"elicitation-1": accept("color", "blue")}),
+            &state3,
         ),
     )
     .await;
@@ -456,10 +165,11 @@ async fn a_call_whose_parked_actor_is_gone_is_replayed_from_the_sealed_answers()
     let (_, state1) = round(&first, &["elicitation-0"]);
     let second = ask(
         &node_b,
-        &call(
+        &retry_call(
             2,
             "two_step",
-            json!({"inputResponses": {"elicitation-0": accept("name", "Alice")}, "requestState": state1}),
+            json!({"elicitation-0": accept("name", "Alice")}),
+            &state1,
         ),
     )
     .await;
@@ -469,10 +179,11 @@ async fn a_call_whose_parked_actor_is_gone_is_replayed_from_the_sealed_answers()
     // comes from the sealed state, the answer of round 2 from the retry.
     let third = ask(
         &node_a,
-        &call(
+        &retry_call(
             3,
             "two_step",
-            json!({"inputResponses": {"elicitation-1": accept("color", "green")}, "requestState": state2}),
+            json!({"elicitation-1": accept("color", "green")}),
+            &state2,
         ),
     )
     .await;
@@ -523,15 +234,7 @@ async fn tampered_expired_and_rebound_states_are_refused() {
             "requestState was issued for another arguments".to_owned()
         )
     );
-    let other_tool = ask(
-        &server,
-        &call(
-            5,
-            "greet",
-            json!({"inputResponses": answers, "requestState": state}),
-        ),
-    )
-    .await;
+    let other_tool = ask(&server, &retry_call(5, "greet", answers.clone(), &state)).await;
     assert_eq!(
         error_of(&other_tool),
         (
@@ -554,11 +257,7 @@ async fn tampered_expired_and_rebound_states_are_refused() {
     tokio::time::sleep(Duration::from_millis(5)).await;
     let expired = ask(
         &short_lived,
-        &call(
-            7,
-            "confirm",
-            json!({"inputResponses": answers, "requestState": state}),
-        ),
+        &retry_call(7, "confirm", answers.clone(), &state),
     )
     .await;
     assert_eq!(error_of(&expired).0, -32602);
@@ -590,10 +289,11 @@ async fn rotated_keys_are_accepted_and_unknown_keys_refused() {
     let old = server(&runs);
     let first = ask(&old, &call(1, "confirm", json!({}))).await;
     let (_, state) = round(&first, &["user_name"]);
-    let retry = call(
+    let retry = retry_call(
         2,
         "confirm",
-        json!({"inputResponses": {"user_name": accept("name", "Eve")}, "requestState": state}),
+        json!({"user_name": accept("name", "Eve")}),
+        &state,
     );
 
     let rotated = builder(&runs)
@@ -639,10 +339,11 @@ async fn a_hex_key_is_the_same_key() {
     let old = server(&runs);
     let first = ask(&old, &call(1, "confirm", json!({}))).await;
     let (_, state) = round(&first, &["user_name"]);
-    let retry = call(
+    let retry = retry_call(
         2,
         "confirm",
-        json!({"inputResponses": {"user_name": accept("name", "Eve")}, "requestState": state}),
+        json!({"user_name": accept("name", "Eve")}),
+        &state,
     );
     let hex: String = KEY.iter().map(|b| format!("{b:02x}")).collect();
     let same = builder(&runs)
@@ -687,256 +388,4 @@ async fn an_undeclared_input_kind_is_never_asked() {
         result["inputRequests"]["sampling-0"]["method"],
         "sampling/createMessage"
     );
-}
-
-/// POSTs one 2026 request over HTTP; returns the notifications before the response and the
-/// response, each validated against the 2026 schema.
-async fn post(url: &str, message: &Value) -> (Vec<Value>, Value) {
-    let response = send(
-        http_client()
-            .post(url)
-            .header(ACCEPT, "application/json, text/event-stream")
-            .header(CONTENT_TYPE, "application/json")
-            .header("MCP-Protocol-Version", "2026-07-28")
-            .header("Mcp-Method", message["method"].as_str().unwrap())
-            .header("Mcp-Name", message["params"]["name"].as_str().unwrap())
-            .body(message.to_string()),
-    )
-    .await;
-    let sse = response
-        .headers()
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/event-stream"));
-    if !sse {
-        let body: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
-        validate(&body);
-        return (Vec::new(), body);
-    }
-    let mut reader = SseReader::new(response);
-    let mut before = Vec::new();
-    loop {
-        let frame = reader.next_event().await;
-        if !frame.is_message() {
-            continue;
-        }
-        let message: Value = serde_json::from_str(frame.data.as_deref().unwrap()).unwrap();
-        validate(&message);
-        if message.get("method").is_some() {
-            assert!(
-                message.get("id").is_none(),
-                "a server-to-client request: {message}"
-            );
-            before.push(message);
-        } else {
-            return (before, message);
-        }
-    }
-}
-
-/// A resumed handler's progress goes to the retry's response stream; the gauge counts the
-/// parked call while it waits.
-#[actix_web::test]
-async fn a_resumed_handler_reports_on_the_retry_stream() {
-    let runs = Arc::new(Runs::default());
-    let srv = spawn(server(&runs).http("/mcp"), 1);
-    let (_, first) = post(&srv.url, &call(1, "greet", json!({}))).await;
-    let (_, state) = round(&first, &["elicitation-0"]);
-    assert_eq!(srv.mcp.metrics().parked_calls, 1);
-    let mut retry = call(
-        2,
-        "greet",
-        json!({"inputResponses": {"elicitation-0": accept("name", "Alice")}, "requestState": state}),
-    );
-    retry["params"]["_meta"]["progressToken"] = json!("p-2");
-    retry["params"]["_meta"]["io.modelcontextprotocol/logLevel"] = json!("info");
-    let (notes, second) = post(&srv.url, &retry).await;
-    assert_eq!(complete_text(&second), "Hello, Alice!");
-    assert_eq!(notes.len(), 2, "{notes:?}");
-    assert_eq!(notes[0]["method"], "notifications/progress");
-    assert_eq!(notes[0]["params"]["progressToken"], "p-2");
-    assert_eq!(notes[1]["method"], "notifications/message");
-    assert_eq!(notes[1]["params"]["data"], "greeted");
-    assert_eq!(srv.mcp.metrics().parked_calls, 0);
-    assert_eq!(runs.greet.load(Ordering::SeqCst), 1);
-    srv.stop().await;
-}
-
-/// The park holds at most `max_parked_calls`: a call that finds it full is dropped, and its
-/// retry replays it; parked calls expire after `parked_call_ttl` and leave the gauge.
-#[actix_web::test]
-async fn the_park_is_bounded_in_count_and_time() {
-    let runs = Arc::new(Runs::default());
-    let server = builder(&runs)
-        .max_parked_calls(1)
-        .parked_call_ttl(Duration::from_millis(1500))
-        .build()
-        .unwrap();
-    let srv = spawn(server.http("/mcp"), 1);
-    let (_, first) = post(&srv.url, &call(1, "greet", json!({}))).await;
-    let (_, parked_state) = round(&first, &["elicitation-0"]);
-    let (_, second) = post(&srv.url, &call(2, "greet", json!({}))).await;
-    let (_, unparked_state) = round(&second, &["elicitation-0"]);
-    assert_eq!(srv.mcp.metrics().parked_calls, 1);
-    assert_eq!(runs.greet.load(Ordering::SeqCst), 2);
-
-    let answers = json!({"elicitation-0": accept("name", "Zed")});
-    let (_, done) = post(
-        &srv.url,
-        &call(
-            3,
-            "greet",
-            json!({"inputResponses": answers, "requestState": unparked_state}),
-        ),
-    )
-    .await;
-    assert_eq!(complete_text(&done), "Hello, Zed!");
-    assert_eq!(
-        runs.greet.load(Ordering::SeqCst),
-        3,
-        "the unparked call is replayed"
-    );
-
-    let mcp = srv.mcp.clone();
-    eventually("the parked call expires", || {
-        mcp.metrics().parked_calls == 0
-    })
-    .await;
-    let (_, late) = post(
-        &srv.url,
-        &call(
-            4,
-            "greet",
-            json!({"inputResponses": answers, "requestState": parked_state}),
-        ),
-    )
-    .await;
-    assert_eq!(complete_text(&late), "Hello, Zed!");
-    assert_eq!(
-        runs.greet.load(Ordering::SeqCst),
-        4,
-        "the expired call is replayed"
-    );
-    srv.stop().await;
-}
-
-/// A 2025-11-25 session client gets an explicit-style round as a real `elicitation/create` on
-/// the call's stream; the handler is called again with the answer (and its state).
-#[actix_web::test]
-async fn the_shim_asks_a_session_client_with_real_requests() {
-    let runs = Arc::new(Runs::default());
-    let srv = spawn(
-        builder(&runs)
-            .max_input_rounds(2)
-            .build()
-            .unwrap()
-            .http("/mcp"),
-        1,
-    );
-    let mut client: Client = srv.client();
-    client.initialize(caps(r#"{"elicitation": {}}"#)).await;
-
-    let mut reader = client
-        .start(
-            json!(1),
-            "tools/call",
-            json!({"name": "confirm", "arguments": {"n": 3}}),
-        )
-        .await;
-    let request = reader.next_message().await;
-    assert_eq!(request["method"], "elicitation/create", "{request}");
-    common::assert_valid("ElicitRequest", &request);
-    client
-        .notify(&json!({"jsonrpc": "2.0", "id": request["id"], "result": accept("name", "Ann")}))
-        .await;
-    let response = reader.next_message().await;
-    assert_eq!(response["id"], 1, "{response}");
-    assert_eq!(text_of(&response["result"]), "Hello, Ann! (3)");
-    assert!(response["result"].get("resultType").is_none());
-
-    // A handler that never has enough fails after the round limit.
-    let mut reader = client
-        .start(
-            json!(2),
-            "tools/call",
-            json!({"name": "insatiable", "arguments": {}}),
-        )
-        .await;
-    for _ in 0..2 {
-        let request = reader.next_message().await;
-        assert_eq!(request["method"], "elicitation/create", "{request}");
-        client
-            .notify(&json!({"jsonrpc": "2.0", "id": request["id"], "result": accept("name", "x")}))
-            .await;
-    }
-    let response = reader.next_message().await;
-    assert_eq!(response["id"], 2, "{response}");
-    assert!(response.get("error").is_some(), "{response}");
-
-    // A session client without `elicitation` is asked nothing: -32021.
-    let mut bare: Client = srv.client();
-    bare.initialize(caps("{}")).await;
-    let mut reader = bare
-        .start(
-            json!(3),
-            "tools/call",
-            json!({"name": "confirm", "arguments": {}}),
-        )
-        .await;
-    let response = reader.next_message().await;
-    assert_eq!(response["id"], 3, "nothing but the answer: {response}");
-    assert_eq!(response["error"]["code"], -32021, "{response}");
-    assert_eq!(
-        response["error"]["data"]["requiredCapabilities"],
-        json!({"elicitation": {}})
-    );
-    srv.stop().await;
-}
-
-/// One tool code for both eras, through the SDK's own client: the same implicit-style tool
-/// sends a real `elicitation/create` to a 2025-11-25 session client and runs an
-/// `input_required` round with a 2026-07-28 client (which answers and retries by itself);
-/// an explicit-style tool reaches the session client through the shim. Each call runs its
-/// handler once.
-#[actix_web::test]
-async fn one_tool_code_serves_both_eras() {
-    use actix_mcp::client::transport::HttpTransport;
-    use actix_mcp::client::{Client as McpClient, Lifecycle};
-
-    let runs = Arc::new(Runs::default());
-    let srv = spawn(server(&runs).http("/mcp"), 1);
-    for lifecycle in [Lifecycle::Legacy, Lifecycle::Modern] {
-        let client = tokio::time::timeout(
-            common::WAIT,
-            McpClient::builder("both-eras", "1.0.0")
-                .lifecycle(lifecycle)
-                .elicitation(|_params, _| async {
-                    let mut result = ElicitResult::new(actix_mcp::protocol::ElicitAction::Accept);
-                    result.content = json!({"name": "Kim"}).as_object().cloned();
-                    Ok(result)
-                })
-                .connect(HttpTransport::new(&srv.url)),
-        )
-        .await
-        .unwrap()
-        .unwrap();
-        let greeted = tokio::time::timeout(common::WAIT, client.call_tool("greet", json!({})))
-            .await
-            .unwrap()
-            .unwrap();
-        assert_eq!(greeted.text_content(), "Hello, Kim!", "{lifecycle:?}");
-        let confirmed =
-            tokio::time::timeout(common::WAIT, client.call_tool("confirm", json!({"n": 5})))
-                .await
-                .unwrap()
-                .unwrap();
-        assert_eq!(confirmed.text_content(), "Hello, Kim! (5)", "{lifecycle:?}");
-        client.close().await;
-    }
-    assert_eq!(
-        runs.greet.load(Ordering::SeqCst),
-        2,
-        "once per call, in each era"
-    );
-    srv.stop().await;
 }

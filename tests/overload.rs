@@ -26,7 +26,7 @@ use serde_json::json;
 use tokio::time::Instant;
 
 use common::WAIT;
-use common::http::{Client, http_client, read_answer};
+use common::http::{Client, read_answer};
 
 /// How long the flood lasts.
 const FLOOD: Duration = Duration::from_secs(8);
@@ -217,17 +217,7 @@ async fn a_flood_keeps_memory_flat_and_ping_prompt() {
     let pid = child.id().unwrap();
     let base = format!("http://127.0.0.1:{port}");
     let url = format!("{base}/mcp");
-    let probe = http_client();
-    let ready_by = Instant::now() + WAIT * 4;
-    while !probe
-        .get(format!("{base}/readyz"))
-        .send()
-        .await
-        .is_ok_and(|r| r.status() == StatusCode::OK)
-    {
-        assert!(Instant::now() < ready_by, "the server never became ready");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    common::pipe::ready(&base).await;
     let mut pinger = Client::new(&url);
     pinger.initialize(json!({})).await;
     let idle_rss = rss_kib(pid);

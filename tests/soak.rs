@@ -38,8 +38,9 @@ const CLIENTS: usize = 24;
 const RSS_BOUND: u64 = 768 * 1024 * 1024;
 /// Sessions left idle expire after this.
 const IDLE: Duration = Duration::from_secs(5);
-/// The longest any single step may take.
-const STEP: Duration = Duration::from_secs(15);
+/// The longest any single step may take: three [`WAIT`](common::WAIT)s, as every step waits
+/// its turn among the load of all the clients.
+const STEP: Duration = common::WAIT.saturating_mul(3);
 
 #[derive(Deserialize, JsonSchema)]
 struct EchoArgs {

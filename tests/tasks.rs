@@ -20,10 +20,10 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
-use common::WAIT;
 use common::http::{send, spawn};
 use common::sse::SseReader;
 use common::task_tools::{form, two_questions};
+use common::{WAIT, eventually_async};
 
 const EXT: &str = "io.modelcontextprotocol/tasks";
 const VERSION: &str = "2026-07-28";
@@ -99,18 +99,15 @@ async fn get(server: &Server, task_id: &str) -> Value {
 
 /// Polls `tasks/get` until `done` holds; fails after [`WAIT`].
 async fn until(server: &Server, task_id: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
+    eventually_async(format!("task {task_id} gets on"), || async {
         let task = get(server, task_id).await;
         if done(&task) {
-            return task;
+            Ok(task)
+        } else {
+            Err(task.to_string())
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "task {task_id} stuck at {task}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    })
+    .await
 }
 
 fn status_is(status: &'static str) -> impl Fn(&Value) -> bool {

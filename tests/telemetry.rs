@@ -1,122 +1,83 @@
-//! OpenTelemetry (feature `otel`): the spans and metrics of a real Streamable HTTP server on
-//! `127.0.0.1:0` and of our client, recorded by the SDK's in-memory exporters. Checks span
-//! names, kinds and the semantic conventions' attributes, parent links from `traceparent` in
-//! `_meta` and in the HTTP header, the trace context put into the `_meta` of a server-to-client
-//! request and of a client request, `error.type` on failures, and the duration histograms and
-//! runtime counts.
+//! OpenTelemetry spans (feature `otel`) of a real Streamable HTTP server on `127.0.0.1:0` and of
+//! our client, recorded by the SDK's in-memory exporter: span names, kinds and the semantic
+//! conventions' attributes, parent links from `traceparent` in `_meta` and in the HTTP header,
+//! the trace context put into the `_meta` of a server-to-client request and of a client
+//! request, and `error.type` on failures. The metrics are in `telemetry_metrics.rs`.
 //!
-//! One in-memory pipeline serves the whole binary, so the tests take turns ([`SERIAL`]) and
-//! look spans up by the trace ids they made up. Every wait is bounded.
+//! One in-memory pipeline serves the whole binary ([`common::otel`]), so the tests take turns
+//! and look spans up by the trace ids they made up. Every wait is bounded.
 
 #![cfg(feature = "otel")]
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod common;
 
-use std::sync::OnceLock;
-
-use actix_mcp::client::transport::HttpTransport;
-use actix_mcp::client::{Client, Lifecycle, ServerRequest};
+use actix_mcp::client::{Client, ServerRequest};
 use actix_mcp::prelude::*;
 use actix_mcp::protocol::{
     CreateMessageRequestParams, CreateMessageResult, OneOrMany, SamplingMessageContentBlock,
 };
-use actix_mcp::telemetry::{self, TelemetryGuard};
+use actix_mcp::telemetry;
 use opentelemetry::KeyValue;
 use opentelemetry::trace::{SpanKind, Status};
-use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData, ResourceMetrics};
-use opentelemetry_sdk::metrics::{InMemoryMetricExporter, SdkMeterProvider};
-use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use opentelemetry_sdk::trace::SpanData;
 use serde_json::{Value, json};
 use tracing::Instrument as _;
-use tracing_subscriber::layer::SubscriberExt as _;
 
-use common::WAIT;
+use common::eventually;
 use common::http::{SAMPLING, caps, read_answer, send};
 use common::http_tools::start;
+use common::otel::{attr, connect, otel, turn};
 use common::pipe::PipeClient;
-
-/// The conventions' bucket boundaries of every MCP duration histogram.
-const BUCKETS: [f64; 14] = [
-    0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
-];
-
-/// The in-memory pipeline every test records into.
-struct Otel {
-    spans: InMemorySpanExporter,
-    metrics: InMemoryMetricExporter,
-    meter_provider: SdkMeterProvider,
-    _guard: TelemetryGuard,
-}
-
-fn otel() -> &'static Otel {
-    static OTEL: OnceLock<Otel> = OnceLock::new();
-    OTEL.get_or_init(|| {
-        let spans = InMemorySpanExporter::default();
-        let metrics = InMemoryMetricExporter::default();
-        let tracer_provider = SdkTracerProvider::builder()
-            .with_simple_exporter(spans.clone())
-            .build();
-        let meter_provider = SdkMeterProvider::builder()
-            .with_periodic_exporter(metrics.clone())
-            .build();
-        let guard = telemetry::install(tracer_provider, meter_provider.clone());
-        // The application's `tracing` spans join the traces (see the handler test below).
-        tracing::subscriber::set_global_default(
-            tracing_subscriber::registry().with(guard.tracing_layer()),
-        )
-        .unwrap();
-        Otel {
-            spans,
-            metrics,
-            meter_provider,
-            _guard: guard,
-        }
-    })
-}
-
-/// The tests take turns: they share the pipeline and the process-wide counts.
-static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// A `traceparent` of trace `trace` (32 hex digits) and parent span `span` (16), sampled.
 fn traceparent(trace: &str, span: &str) -> String {
     format!("00-{trace}-{span}-01")
 }
 
-/// Waits for a finished span with `name` in trace `trace`.
-async fn span(name: &str, trace: &str) -> SpanData {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        let found = otel()
-            .spans
-            .get_finished_spans()
-            .unwrap()
-            .into_iter()
-            .find(|span| span.name == name && span.span_context.trace_id().to_string() == trace);
-        if let Some(span) = found {
-            return span;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "no span `{name}` in trace {trace}; spans: {:?}",
-            otel()
-                .spans
-                .get_finished_spans()
-                .unwrap()
-                .iter()
-                .map(|s| (s.name.to_string(), s.span_context.trace_id().to_string()))
-                .collect::<Vec<_>>()
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
+/// The trace id of `span`, as hex.
+fn trace_of(span: &SpanData) -> String {
+    span.span_context.trace_id().to_string()
 }
 
-/// The value of attribute `key`, as text.
-fn attr(attributes: &[KeyValue], key: &str) -> Option<String> {
-    attributes
-        .iter()
-        .find(|kv| kv.key.as_str() == key)
-        .map(|kv| kv.value.as_str().into_owned())
+/// The finished span that `matches`, if there is one yet.
+fn find_span(matches: impl Fn(&SpanData) -> bool) -> Option<SpanData> {
+    otel()
+        .spans
+        .get_finished_spans()
+        .unwrap()
+        .into_iter()
+        .find(|span| matches(span))
+}
+
+/// Waits for a finished span that `matches`; fails after [`WAIT`](common::WAIT), listing the
+/// spans (name and trace) there were.
+async fn span_where(what: &str, matches: impl Fn(&SpanData) -> bool) -> SpanData {
+    eventually(what, || {
+        find_span(&matches).ok_or_else(|| {
+            let spans = otel().spans.get_finished_spans().unwrap();
+            let seen: Vec<_> = spans
+                .iter()
+                .map(|s| (s.name.to_string(), trace_of(s)))
+                .collect();
+            format!("spans {seen:?}")
+        })
+    })
+    .await
+}
+
+/// Waits for a finished span with `name` in trace `trace`.
+async fn span(name: &str, trace: &str) -> SpanData {
+    span_where(&format!("a span `{name}` in trace {trace}"), |span| {
+        span.name == name && trace_of(span) == trace
+    })
+    .await
+}
+
+/// Whether `span` is one of our client's: a `CLIENT` span that is the root of its trace.
+fn is_client_root(span: &SpanData) -> bool {
+    span.span_kind == SpanKind::Client
+        && span.parent_span_id == opentelemetry::trace::SpanId::INVALID
 }
 
 /// Asserts that `attributes` hold exactly these key/value pairs among the given keys (a `None`
@@ -139,81 +100,12 @@ fn parse_traceparent(value: &str) -> (String, String) {
     (parts[1].to_owned(), parts[2].to_owned())
 }
 
-/// Exports the metrics now and returns the batch.
-fn collect_metrics() -> ResourceMetrics {
-    otel().metrics.reset();
-    otel().meter_provider.force_flush().unwrap();
-    otel()
-        .metrics
-        .get_finished_metrics()
-        .unwrap()
-        .pop()
-        .expect("a metrics export")
-}
-
-/// The histogram data points (attributes, count, bounds) of metric `name`, checking its unit.
-fn histogram(batch: &ResourceMetrics, name: &str) -> Vec<(Vec<KeyValue>, u64, Vec<f64>)> {
-    for scope in batch.scope_metrics() {
-        for metric in scope.metrics() {
-            if metric.name() != name {
-                continue;
-            }
-            assert_eq!(metric.unit(), "s", "unit of {name}");
-            let AggregatedMetrics::F64(MetricData::Histogram(data)) = metric.data() else {
-                panic!("{name} is not an f64 histogram");
-            };
-            return data
-                .data_points()
-                .map(|point| {
-                    (
-                        point.attributes().cloned().collect(),
-                        point.count(),
-                        point.bounds().collect(),
-                    )
-                })
-                .collect();
-        }
-    }
-    Vec::new()
-}
-
-/// The value of the attribute-less up-down counter `name`.
-fn count(batch: &ResourceMetrics, name: &str) -> Option<i64> {
-    batch
-        .scope_metrics()
-        .flat_map(|scope| scope.metrics())
-        .find(|metric| metric.name() == name)
-        .map(|metric| {
-            let AggregatedMetrics::I64(MetricData::Sum(sum)) = metric.data() else {
-                panic!("{name} is not an i64 sum");
-            };
-            assert!(!sum.is_monotonic(), "{name} must be an up-down counter");
-            sum.data_points().map(|point| point.value()).sum()
-        })
-}
-
-/// The data point of histogram `name` whose attributes include all of `expected`.
-fn point_with(
-    batch: &ResourceMetrics,
-    name: &str,
-    expected: &[(&str, &str)],
-) -> Option<(Vec<KeyValue>, u64, Vec<f64>)> {
-    histogram(batch, name)
-        .into_iter()
-        .find(|(attributes, _, _)| {
-            expected
-                .iter()
-                .all(|(key, value)| attr(attributes, key).as_deref() == Some(*value))
-        })
-}
-
 /// `tools/call` with a `traceparent` (and `tracestate`) in `_meta`: a `SERVER` span named
 /// `tools/call echo`, child of the remote parent, with the conventions' attributes; the
 /// `initialize` before it has its own span.
 #[actix_web::test]
 async fn a_tool_call_is_a_server_span_under_the_trace_context_of_its_meta() {
-    let _serial = SERIAL.lock().await;
-    otel();
+    let _turn = turn().await;
     let (_fixture, srv) = start(|mcp| mcp);
     let mut client = srv.client();
     client.initialize(json!({})).await;
@@ -270,16 +162,11 @@ async fn a_tool_call_is_a_server_span_under_the_trace_context_of_its_meta() {
     );
 
     // The `initialize` had no trace context: a root span of its own trace.
-    let initialize = otel()
-        .spans
-        .get_finished_spans()
-        .unwrap()
-        .into_iter()
-        .find(|span| {
-            span.name == "initialize"
-                && attr(&span.attributes, "mcp.session.id").as_deref() == Some(&session)
-        })
-        .expect("the initialize span");
+    let initialize = find_span(|span| {
+        span.name == "initialize"
+            && attr(&span.attributes, "mcp.session.id").as_deref() == Some(&session)
+    })
+    .expect("the initialize span");
     assert_eq!(initialize.span_kind, SpanKind::Server);
     assert_attrs(
         &initialize.attributes,
@@ -297,8 +184,7 @@ async fn a_tool_call_is_a_server_span_under_the_trace_context_of_its_meta() {
 /// `_meta`'s is the parent and the header's a link.
 #[actix_web::test]
 async fn the_http_traceparent_is_the_parent_without_meta_and_a_link_with_it() {
-    let _serial = SERIAL.lock().await;
-    otel();
+    let _turn = turn().await;
     let (_fixture, srv) = start(|mcp| mcp);
     let mut client = srv.client();
     client.initialize(json!({})).await;
@@ -371,7 +257,7 @@ async fn the_http_traceparent_is_the_parent_without_meta_and_a_link_with_it() {
         .get_finished_spans()
         .unwrap()
         .into_iter()
-        .filter(|span| span.span_context.trace_id().to_string() == header_trace)
+        .filter(|span| trace_of(span) == header_trace)
         .collect();
     assert_eq!(spans.len(), 2, "{spans:?}");
     for span in spans {
@@ -384,8 +270,7 @@ async fn the_http_traceparent_is_the_parent_without_meta_and_a_link_with_it() {
 /// call's span, whose context travels in the request's `_meta.traceparent`.
 #[actix_web::test]
 async fn a_server_to_client_request_carries_its_span_in_meta() {
-    let _serial = SERIAL.lock().await;
-    otel();
+    let _turn = turn().await;
     let (_fixture, srv) = start(|mcp| mcp);
     let mut client = srv.client();
     client.initialize(caps(SAMPLING)).await;
@@ -447,8 +332,7 @@ async fn a_server_to_client_request_carries_its_span_in_meta() {
 /// Over stdio: `network.transport` `pipe`, the stdio session's id.
 #[actix_web::test]
 async fn a_stdio_request_is_traced_as_pipe() {
-    let _serial = SERIAL.lock().await;
-    otel();
+    let _turn = turn().await;
     let fixture = common::http_tools::fixture();
     let mut client = PipeClient::connect(&fixture.server, json!({})).await;
     let trace = "0af7651916cd43dd8448eb211c800008";
@@ -485,8 +369,7 @@ async fn a_stdio_request_is_traced_as_pipe() {
 /// A 2026-07-28 request: the version of its `_meta` envelope, no session.
 #[actix_web::test]
 async fn a_stateless_request_has_the_version_of_its_envelope_and_no_session() {
-    let _serial = SERIAL.lock().await;
-    otel();
+    let _turn = turn().await;
     let (_fixture, srv) = start(|mcp| mcp);
     let trace = "0af7651916cd43dd8448eb211c800009";
     let body = json!({
@@ -532,13 +415,13 @@ async fn a_stateless_request_has_the_version_of_its_envelope_and_no_session() {
     srv.stop().await;
 }
 
-/// A handler's own `tracing` spans (through [`TelemetryGuard::tracing_layer`]) are children of
+/// A handler's own `tracing` spans (through
+/// [`TelemetryGuard::tracing_layer`](telemetry::TelemetryGuard::tracing_layer)) are children of
 /// its request's span, also once the tool has moved into an actor of its own; in process, no
 /// `network.transport`.
 #[actix_web::test]
 async fn a_handlers_tracing_spans_are_children_of_its_request() {
-    let _serial = SERIAL.lock().await;
-    otel();
+    let _turn = turn().await;
     let server = Server::builder("traced", "1.0.0")
         .tool(tool(
             "lookup",
@@ -581,8 +464,7 @@ async fn a_handlers_tracing_spans_are_children_of_its_request() {
 /// status to its message; a tool result with `isError` sets `error.type` `tool_error`.
 #[actix_web::test]
 async fn failures_set_error_type() {
-    let _serial = SERIAL.lock().await;
-    otel();
+    let _turn = turn().await;
     let (_fixture, srv) = start(|mcp| mcp);
     let mut client = srv.client();
     client.initialize(json!({})).await;
@@ -654,18 +536,9 @@ async fn failures_set_error_type() {
 /// server's span is its child.
 #[actix_web::test]
 async fn a_client_request_carries_its_span_in_meta() {
-    let _serial = SERIAL.lock().await;
-    otel();
+    let _turn = turn().await;
     let (_fixture, srv) = start(|mcp| mcp);
-    let client = tokio::time::timeout(
-        WAIT,
-        Client::builder("otel-test", "1.0.0")
-            .lifecycle(Lifecycle::Legacy)
-            .connect(HttpTransport::new(&srv.url)),
-    )
-    .await
-    .unwrap()
-    .unwrap();
+    let client = connect(Client::builder("otel-test", "1.0.0"), &srv).await;
     let result = client
         .call_tool("echo", json!({"message": "from the client"}))
         .await
@@ -673,38 +546,16 @@ async fn a_client_request_carries_its_span_in_meta() {
     assert_ne!(result.is_error, Some(true));
 
     // The client's span is a root: find it by its tool, then the server's in its trace.
-    let deadline = tokio::time::Instant::now() + WAIT;
-    let client_span = loop {
-        let found = otel()
-            .spans
-            .get_finished_spans()
-            .unwrap()
-            .into_iter()
-            .find(|span| {
-                span.name == "tools/call echo"
-                    && span.span_kind == SpanKind::Client
-                    && span.parent_span_id == opentelemetry::trace::SpanId::INVALID
-            });
-        if let Some(found) = found {
-            break found;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "no client span");
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    };
-    let trace = client_span.span_context.trace_id().to_string();
+    let client_span = span_where("the client's span", |span| {
+        span.name == "tools/call echo" && is_client_root(span)
+    })
+    .await;
+    let trace = trace_of(&client_span);
     let server_span = span("tools/call echo", &trace).await;
     let server_span = if server_span.span_kind == SpanKind::Server {
         server_span
     } else {
-        otel()
-            .spans
-            .get_finished_spans()
-            .unwrap()
-            .into_iter()
-            .find(|span| {
-                span.span_kind == SpanKind::Server
-                    && span.span_context.trace_id().to_string() == trace
-            })
+        find_span(|span| span.span_kind == SpanKind::Server && trace_of(span) == trace)
             .expect("the server's span in the client's trace")
     };
     assert_eq!(
@@ -738,38 +589,32 @@ async fn a_client_request_carries_its_span_in_meta() {
 /// (`SERVER`), each the parent of the next, the context travelling in `_meta` both ways.
 #[actix_web::test]
 async fn one_trace_spans_client_server_and_the_nested_request() {
-    let _serial = SERIAL.lock().await;
-    otel();
+    let _turn = turn().await;
     let (_fixture, srv) = start(|mcp| mcp);
-    let client = tokio::time::timeout(
-        WAIT,
-        Client::builder("otel-chain", "1.0.0")
-            .lifecycle(Lifecycle::Legacy)
-            .sampling(
-                |_: CreateMessageRequestParams, request: ServerRequest| async move {
-                    // The handler sees the trace context the server sent.
-                    let traced = request
-                        .meta
-                        .as_ref()
-                        .is_some_and(|meta| meta.contains_key("traceparent"));
-                    Ok(CreateMessageResult {
-                        role: Role::Assistant,
-                        content: OneOrMany::One(SamplingMessageContentBlock::text(if traced {
-                            "traced"
-                        } else {
-                            "untraced"
-                        })),
-                        model: "test-model".into(),
-                        stop_reason: None,
-                        meta: None,
-                    })
-                },
-            )
-            .connect(HttpTransport::new(&srv.url)),
+    let client = connect(
+        Client::builder("otel-chain", "1.0.0").sampling(
+            |_: CreateMessageRequestParams, request: ServerRequest| async move {
+                // The handler sees the trace context the server sent.
+                let traced = request
+                    .meta
+                    .as_ref()
+                    .is_some_and(|meta| meta.contains_key("traceparent"));
+                Ok(CreateMessageResult {
+                    role: Role::Assistant,
+                    content: OneOrMany::One(SamplingMessageContentBlock::text(if traced {
+                        "traced"
+                    } else {
+                        "untraced"
+                    })),
+                    model: "test-model".into(),
+                    stop_reason: None,
+                    meta: None,
+                })
+            },
+        ),
+        &srv,
     )
-    .await
-    .unwrap()
-    .unwrap();
+    .await;
     let result = client.call_tool("sample", json!({})).await.unwrap();
     assert_ne!(result.is_error, Some(true), "{result:?}");
     assert_eq!(
@@ -777,37 +622,15 @@ async fn one_trace_spans_client_server_and_the_nested_request() {
         "sampled: traced"
     );
 
-    let deadline = tokio::time::Instant::now() + WAIT;
-    let root = loop {
-        let found = otel()
-            .spans
-            .get_finished_spans()
-            .unwrap()
-            .into_iter()
-            .find(|span| {
-                span.name == "tools/call sample"
-                    && span.span_kind == SpanKind::Client
-                    && span.parent_span_id == opentelemetry::trace::SpanId::INVALID
-                    && attr(&span.attributes, "network.transport").as_deref() == Some("tcp")
-            });
-        if let Some(found) = found {
-            break found;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "no client span");
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    };
-    let trace = root.span_context.trace_id().to_string();
+    let root = span_where("the client's span", |span| {
+        span.name == "tools/call sample"
+            && is_client_root(span)
+            && attr(&span.attributes, "network.transport").as_deref() == Some("tcp")
+    })
+    .await;
+    let trace = trace_of(&root);
     let in_trace = |name: &str, kind: SpanKind| {
-        otel()
-            .spans
-            .get_finished_spans()
-            .unwrap()
-            .into_iter()
-            .find(|span| {
-                span.name == name
-                    && span.span_kind == kind
-                    && span.span_context.trace_id().to_string() == trace
-            })
+        find_span(|span| span.name == name && span.span_kind == kind && trace_of(span) == trace)
             .unwrap_or_else(|| panic!("no {kind:?} span `{name}` in trace {trace}"))
     };
     // The client's handler span ends before the server's request does: wait for the last one.
@@ -836,193 +659,6 @@ async fn one_trace_spans_client_server_and_the_nested_request() {
     assert!(attr(&client_answer.attributes, "jsonrpc.request.id").is_some());
     client.close().await;
     drop(client);
-    srv.stop().await;
-}
-
-/// The duration histograms (names, unit, buckets, the low-cardinality attributes) and the
-/// runtime's counts, which follow the endpoint's own gauges.
-#[actix_web::test]
-async fn metrics_have_the_conventions_names_and_attributes() {
-    let _serial = SERIAL.lock().await;
-    otel();
-    let (fixture, srv) = start(|mcp| mcp);
-    let mut raw = srv.client();
-    raw.initialize(caps(SAMPLING)).await;
-    raw.call_ok(json!(1), "echo", json!({"message": "m"})).await;
-
-    // A tool that waits: the counts show a session, a request, a tool call and its stream.
-    let slow = raw
-        .start(
-            json!(2),
-            "tools/call",
-            json!({"name": "slow", "arguments": {}}),
-        )
-        .await;
-    fixture.probes.started.wait_for(1).await;
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        let batch = collect_metrics();
-        let own = srv.mcp.metrics();
-        let observed = [
-            count(&batch, "actix_mcp.server.sessions"),
-            count(&batch, "actix_mcp.server.active_requests"),
-            count(&batch, "actix_mcp.server.active_tool_calls"),
-            count(&batch, "actix_mcp.server.open_streams"),
-            count(&batch, "actix_mcp.server.pending_client_requests"),
-            count(&batch, "actix_mcp.server.parked_rounds"),
-        ];
-        let expected = [
-            own.sessions,
-            own.in_flight,
-            own.tool_calls,
-            own.streams,
-            own.peer_requests,
-            own.parked_calls,
-        ]
-        .map(|n| Some(i64::try_from(n).unwrap()));
-        if observed == expected && own.tool_calls == 1 && own.sessions == 1 && own.in_flight == 1 {
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "counts {observed:?}, endpoint {own:?}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    raw.cancel(json!(2)).await;
-    drop(slow);
-
-    // Our client, to its end: an operation and a session on the client's side.
-    let client = tokio::time::timeout(
-        WAIT,
-        Client::builder("otel-metrics", "1.0.0")
-            .lifecycle(Lifecycle::Legacy)
-            .connect(HttpTransport::new(&srv.url)),
-    )
-    .await
-    .unwrap()
-    .unwrap();
-    client
-        .call_tool("echo", json!({"message": "c"}))
-        .await
-        .unwrap();
-    client.close().await;
-    drop(client);
-    // The raw client's session ends too.
-    assert_eq!(raw.delete().await, reqwest::StatusCode::OK);
-
-    let server_call = [
-        ("mcp.method.name", "tools/call"),
-        ("gen_ai.tool.name", "echo"),
-        ("gen_ai.operation.name", "execute_tool"),
-        ("mcp.protocol.version", "2025-11-25"),
-        ("network.transport", "tcp"),
-        ("network.protocol.name", "http"),
-    ];
-    let session = [
-        ("mcp.protocol.version", "2025-11-25"),
-        ("network.transport", "tcp"),
-    ];
-    let deadline = tokio::time::Instant::now() + WAIT;
-    let batch = loop {
-        let batch = collect_metrics();
-        if point_with(&batch, "mcp.server.session.duration", &session).is_some()
-            && point_with(&batch, "mcp.client.session.duration", &session).is_some()
-        {
-            break batch;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "no session durations"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    };
-    let (attributes, calls, bounds) =
-        point_with(&batch, "mcp.server.operation.duration", &server_call)
-            .expect("the server's tools/call durations");
-    assert!(calls >= 2, "{calls}");
-    assert_eq!(bounds, BUCKETS);
-    for high_cardinality in ["jsonrpc.request.id", "mcp.session.id", "error.type"] {
-        assert_eq!(attr(&attributes, high_cardinality), None, "{attributes:?}");
-    }
-    let (_, client_calls, bounds) = point_with(
-        &batch,
-        "mcp.client.operation.duration",
-        &[
-            ("mcp.method.name", "tools/call"),
-            ("gen_ai.tool.name", "echo"),
-            ("network.transport", "tcp"),
-        ],
-    )
-    .expect("the client's tools/call durations");
-    assert!(client_calls >= 1);
-    assert_eq!(bounds, BUCKETS);
-    let (_, _, bounds) = point_with(&batch, "mcp.server.session.duration", &session).unwrap();
-    assert_eq!(bounds, BUCKETS);
-    // The cancelled `slow` call is recorded as such.
-    assert!(
-        point_with(
-            &batch,
-            "mcp.server.operation.duration",
-            &[("gen_ai.tool.name", "slow"), ("error.type", "cancelled")],
-        )
-        .is_some(),
-        "{:?}",
-        histogram(&batch, "mcp.server.operation.duration")
-    );
-    srv.stop().await;
-}
-
-/// A server-to-client request's duration is a client operation of the server.
-#[actix_web::test]
-async fn a_server_to_client_request_is_a_client_operation() {
-    let _serial = SERIAL.lock().await;
-    otel();
-    let (_fixture, srv) = start(|mcp| mcp);
-    let mut client = srv.client();
-    client.initialize(caps(SAMPLING)).await;
-    let mut reader = client
-        .start(
-            json!(9),
-            "tools/call",
-            json!({"name": "sample", "arguments": {}}),
-        )
-        .await;
-    let request = reader.next_message().await;
-    assert_eq!(request["method"], "sampling/createMessage", "{request}");
-    client
-        .notify(&json!({
-            "jsonrpc": "2.0",
-            "id": request["id"],
-            "error": {"code": -1, "message": "the user declined"},
-        }))
-        .await;
-    let response: Value = reader.next_message().await;
-    assert_eq!(response["id"], 9, "{response}");
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        let batch = collect_metrics();
-        if point_with(
-            &batch,
-            "mcp.client.operation.duration",
-            &[
-                ("mcp.method.name", "sampling/createMessage"),
-                ("error.type", "-1"),
-                ("rpc.response.status_code", "-1"),
-                ("mcp.protocol.version", "2025-11-25"),
-            ],
-        )
-        .is_some()
-        {
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{:?}",
-            histogram(&batch, "mcp.client.operation.duration")
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
     srv.stop().await;
 }
 

@@ -11,7 +11,7 @@ use std::time::Duration;
 use actix_mcp_actors::{ChannelOutlet, Frame};
 use serde_json::{Value, json};
 
-use support::{Fake, open, registry, request, until};
+use support::{Fake, eventually, open, registry, request, within};
 
 const ROUNDS: i64 = 200;
 const WORKERS: usize = 3;
@@ -40,17 +40,14 @@ async fn the_same_id_on_several_workers_at_once_is_admitted_exactly_once() {
     let mut refusals: HashMap<i64, usize> = HashMap::new();
     let expected_refusals = (ROUNDS as usize) * (WORKERS - 1);
     for _ in 0..expected_refusals {
-        let frame: Frame = tokio::time::timeout(Duration::from_secs(5), rx.recv())
-            .await
-            .expect("a refusal in time")
-            .expect("open");
+        let frame: Frame = within(rx.recv()).await.expect("open");
         let value: Value = serde_json::from_str(&frame.json).unwrap();
         assert_eq!(value["error"]["code"], json!(-32600), "{value}");
         *refusals.entry(value["id"].as_i64().unwrap()).or_default() += 1;
     }
     assert!(refusals.values().all(|n| *n == WORKERS - 1), "{refusals:?}");
     assert_eq!(refusals.len(), ROUNDS as usize);
-    until("every admitted request to be in flight", || {
+    eventually("every admitted request to be in flight", || {
         session.in_flight() == ROUNDS as usize && registry.metrics().in_flight == ROUNDS as usize
     })
     .await;
@@ -60,21 +57,18 @@ async fn the_same_id_on_several_workers_at_once_is_admitted_exactly_once() {
     release.notify_waiters();
     let mut answered: HashMap<i64, usize> = HashMap::new();
     for _ in 0..ROUNDS {
-        let frame = tokio::time::timeout(Duration::from_secs(5), rx.recv())
-            .await
-            .expect("an answer in time")
-            .expect("open");
+        let frame = within(rx.recv()).await.expect("open");
         let value: Value = serde_json::from_str(&frame.json).unwrap();
         assert_eq!(value["result"], json!("released"), "{value}");
         *answered.entry(value["id"].as_i64().unwrap()).or_default() += 1;
     }
     assert_eq!(answered.len(), ROUNDS as usize);
-    until("the gauges to return to zero", || {
+    eventually("the gauges to return to zero", || {
         session.in_flight() == 0 && registry.metrics().in_flight == 0
     })
     .await;
     // With nothing in flight, the session is idle, and expires.
-    until("the idle session to expire", || registry.is_empty()).await;
+    eventually("the idle session to expire", || registry.is_empty()).await;
     assert!(!session.is_alive());
     for arbiter in arbiters {
         arbiter.stop();

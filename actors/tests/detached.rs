@@ -10,7 +10,7 @@ use std::sync::Arc;
 use actix_mcp_actors::{Carry, ChannelOutlet, Dispatch};
 use serde_json::json;
 
-use support::{Fake, next, registry, request, until};
+use support::{Fake, eventually, next, registry, request};
 
 fn fake() -> (Arc<Fake>, Arc<dyn Dispatch>) {
     let fake = Arc::new(Fake::default());
@@ -42,7 +42,7 @@ async fn a_request_without_a_session_is_recorded_while_it_runs() {
     assert_eq!(registry.metrics().in_flight, 1);
     fake.release.notify_one();
     assert_eq!(next(&mut rx).await["result"], json!("released"));
-    until("it is forgotten", || registry.detached_in_flight() == 0).await;
+    eventually("it is forgotten", || registry.detached_in_flight() == 0).await;
 }
 
 #[actix_rt::test]
@@ -61,7 +61,7 @@ async fn an_abort_tells_the_peer_and_a_shutdown_cancels() {
     let told = next(&mut rx).await;
     assert_eq!(told["method"], "notifications/cancelled", "{told}");
     assert_eq!(told["params"]["reason"], "draining");
-    until("the aborted request is gone", || {
+    eventually("the aborted request is gone", || {
         registry.detached_in_flight() == 0
     })
     .await;
@@ -74,7 +74,7 @@ async fn an_abort_tells_the_peer_and_a_shutdown_cancels() {
     );
     fake.started.notified().await;
     registry.shutdown();
-    until("the shutdown cancelled it", || {
+    eventually("the shutdown cancelled it", || {
         registry.detached_in_flight() == 0
     })
     .await;

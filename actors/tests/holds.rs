@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use actix_mcp_actors::{Carry, ChannelOutlet, Holds};
 use serde_json::json;
 
-use support::{cancel, harness, next, request, until};
+use support::{cancel, eventually, harness, next, request};
 
 /// A guard that records its drop.
 #[derive(Default, Clone)]
@@ -50,7 +50,7 @@ async fn holds_are_kept_until_the_request_is_answered() {
     assert!(!released.yet(), "released while the request waits");
     h.release.notify_one();
     assert_eq!(next(&mut rx).await["result"], json!("released"));
-    until("the holds are released", || released.yet()).await;
+    eventually("the holds are released", || released.yet()).await;
 }
 
 #[actix_rt::test]
@@ -66,7 +66,7 @@ async fn holds_are_released_when_the_request_is_cancelled_or_refused() {
     h.started.notified().await;
     assert!(!released.yet());
     h.session.notification(cancel(json!(1)));
-    until("the holds are released", || released.yet()).await;
+    eventually("the holds are released", || released.yet()).await;
 
     // A second request under an id in flight is refused: it holds nothing afterwards.
     let running = Released::default();
@@ -98,14 +98,14 @@ async fn a_blocking_closure_keeps_the_holds_after_its_request_ended() {
         outlet,
         Carry::default().holding(released.holds()),
     );
-    until("the closure runs", || h.metrics().tool_calls == 1).await;
+    eventually("the closure runs", || h.metrics().tool_calls == 1).await;
     h.session.notification(cancel(json!(1)));
-    until("the request ended", || h.session.in_flight() == 0).await;
+    eventually("the request ended", || h.session.in_flight() == 0).await;
     assert!(
         rx.try_recv().is_err(),
         "a cancelled request is not answered"
     );
     assert!(!released.yet(), "released while the closure still runs");
     h.release.notify_one();
-    until("the holds are released", || released.yet()).await;
+    eventually("the holds are released", || released.yet()).await;
 }

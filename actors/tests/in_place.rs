@@ -14,12 +14,12 @@ use std::time::Duration;
 
 use actix_mcp_actors::{
     ChannelOutlet, EventId, EventLog, EventStore, Frame, InMemoryEventStore, RegistryHandle,
-    RequestId, SessionHandle, Settled, SseEvent, SseStream, StreamReceiver,
+    RequestId, SessionHandle, Settled, SseEvent, SseStream,
 };
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
-use support::{Fake, Harness, harness, open, registry, request, until};
+use support::{Fake, Harness, eventually, harness, next_event, open, registry, request, within};
 
 fn json_of(frame: &Frame) -> Value {
     serde_json::from_str(&frame.json).expect("valid JSON")
@@ -35,12 +35,6 @@ fn data(event: &SseEvent) -> Value {
 
 fn id(stream: u64, seq: u64) -> Option<EventId> {
     Some(EventId { stream, seq })
-}
-
-async fn recv(rx: &mut StreamReceiver) -> Option<SseEvent> {
-    tokio::time::timeout(Duration::from_secs(5), rx.recv())
-        .await
-        .expect("an event or the end within 5 s")
 }
 
 #[actix_rt::test]
@@ -73,17 +67,14 @@ async fn a_request_that_waits_is_an_in_flight_actor_until_it_answers() {
     assert_eq!(session.in_flight(), 1);
     assert!(rx.try_recv().is_err(), "not answered yet");
     release.notify_one();
-    let frame = tokio::time::timeout(Duration::from_secs(5), rx.recv())
-        .await
-        .expect("in time")
-        .expect("open");
+    let frame = within(rx.recv()).await.expect("open");
     assert_eq!(json_of(&frame)["result"], json!("released"));
     assert_eq!(
         session.in_flight(),
         0,
         "the row goes before the answer leaves"
     );
-    until("the actor to stop", || registry.metrics().in_flight == 0).await;
+    eventually("the actor to stop", || registry.metrics().in_flight == 0).await;
 }
 
 #[actix_rt::test]
@@ -108,12 +99,9 @@ async fn a_supervised_future_moves_into_a_tool_call_actor_only_when_it_waits() {
         "started in the first poll"
     );
     release.notify_one();
-    let frame = tokio::time::timeout(Duration::from_secs(5), rx.recv())
-        .await
-        .expect("in time")
-        .expect("open");
+    let frame = within(rx.recv()).await.expect("open");
     assert_eq!(json_of(&frame)["result"], json!("Ok(7)"));
-    until("both actors to stop", || {
+    eventually("both actors to stop", || {
         let now = registry.metrics();
         now.tool_calls == 0 && now.in_flight == 0
     })
@@ -129,7 +117,7 @@ async fn cancelling_a_request_stops_its_tool_call_actor() {
     session.request(request(4, "tool_wait", json!({})), outlet);
     assert_eq!(registry.metrics().tool_calls, 1);
     session.notification(support::cancel(json!(4)));
-    until("the tool call and the request to stop", || {
+    eventually("the tool call and the request to stop", || {
         let now = registry.metrics();
         now.tool_calls == 0 && now.in_flight == 0
     })
@@ -231,9 +219,9 @@ async fn a_running_request_settles_only_when_forced_and_its_stream_adopts_its_ev
     };
     SseStream::start(log.clone(), registry.metrics_handle().clone());
     assert_eq!(registry.metrics().streams, 1);
-    let priming = recv(&mut rx).await.expect("the priming event");
+    let priming = next_event(&mut rx).await.expect("the priming event");
     assert_eq!((priming.id, data(&priming)), (id(1, 0), Value::Null));
-    let message = recv(&mut rx).await.expect("the adopted notification");
+    let message = next_event(&mut rx).await.expect("the adopted notification");
     assert_eq!(message.id, id(1, 1));
     // What follows is numbered on from the adopted events.
     outlet
@@ -243,18 +231,18 @@ async fn a_running_request_settles_only_when_forced_and_its_stream_adopts_its_ev
         ))
         .expect("taken");
     release.notify_one();
-    let progress = recv(&mut rx).await.expect("the progress event");
+    let progress = next_event(&mut rx).await.expect("the progress event");
     assert_eq!(progress.id, id(1, 2));
-    let response = recv(&mut rx).await.expect("the response");
+    let response = next_event(&mut rx).await.expect("the response");
     assert_eq!(
         (response.id, data(&response)["result"].clone()),
         (id(1, 3), json!("released"))
     );
     assert!(
-        recv(&mut rx).await.is_none(),
+        next_event(&mut rx).await.is_none(),
         "the stream ends after its response"
     );
-    until("the stream actor to stop", || {
+    eventually("the stream actor to stop", || {
         registry.metrics().streams == 0
     })
     .await;
@@ -275,8 +263,8 @@ async fn a_request_to_the_client_makes_the_answer_urgent() {
     let Some(Settled::Stream(mut rx)) = log.settle(false) else {
         panic!("a request to the client needs a stream");
     };
-    recv(&mut rx).await.expect("priming");
-    let request = recv(&mut rx).await.expect("the request");
+    next_event(&mut rx).await.expect("priming");
+    let request = next_event(&mut rx).await.expect("the request");
     assert_eq!(data(&request)["method"], json!("sampling/createMessage"));
 }
 
@@ -297,14 +285,14 @@ async fn a_stream_without_a_connection_keeps_what_follows_resumable() {
     // The client goes away before anything was sent.
     drop(rx);
     release.notify_one();
-    until("the response in the store", || {
+    eventually("the response in the store", || {
         replay(&session, EventId { stream: 1, seq: 0 }).is_some_and(|events| events.len() == 1)
     })
     .await;
     let replay = replay(&session, EventId { stream: 1, seq: 0 }).expect("known");
     let response: Value = serde_json::from_str(&replay[0].1).expect("JSON");
     assert_eq!(response["result"], json!("released"));
-    until("the stream actor to stop", || {
+    eventually("the stream actor to stop", || {
         registry.metrics().streams == 0
     })
     .await;

@@ -17,7 +17,7 @@ use actix_mcp_actors::{
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
-use support::{Fake, open, registry, request, until};
+use support::{Fake, eventually, open, registry, request, within};
 
 /// Answers every request once its token is cancelled (a request that never finishes by itself).
 struct Forever;
@@ -52,11 +52,11 @@ async fn the_session_cap_is_enforced_and_closing_frees_a_place() {
     // Closed at once for every caller; the place is free once the registry has cleaned up.
     assert!(!registry.close("a"));
     assert!(registry.get("a").is_none());
-    until("the closed session to leave", || registry.len() == 1).await;
+    eventually("the closed session to leave", || registry.len() == 1).await;
     open(&registry, "c", Arc::new(Forever), None);
     assert_eq!(registry.len(), 2);
     registry.shutdown();
-    until("every session to stop", || {
+    eventually("every session to stop", || {
         registry.metrics().sessions == 0 && registry.is_empty()
     })
     .await;
@@ -76,10 +76,7 @@ async fn broadcasts_reach_every_session() {
         None,
     ));
     for rx in &mut receivers {
-        let frame = tokio::time::timeout(Duration::from_secs(5), rx.recv())
-            .await
-            .unwrap()
-            .unwrap();
+        let frame = within(rx.recv()).await.unwrap();
         assert_eq!(
             &*frame.json,
             r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#
@@ -99,10 +96,7 @@ async fn a_burst_of_broadcasts_is_never_lost_or_queued_without_bound() {
     }
     let mut seen = Vec::new();
     while seen.len() < 1000 {
-        let frame = tokio::time::timeout(Duration::from_secs(5), rx.recv())
-            .await
-            .unwrap()
-            .unwrap();
+        let frame = within(rx.recv()).await.unwrap();
         let value: Value = serde_json::from_str(&frame.json).unwrap();
         seen.push(value["params"].as_i64().unwrap());
     }
@@ -122,13 +116,13 @@ async fn idle_sessions_expire_but_busy_ones_stay() {
     assert_eq!(registry.metrics().in_flight, 1);
     tokio::time::advance(Duration::from_secs(61)).await;
     registry.sweep();
-    until("the idle session to stop", || !idle.is_alive()).await;
+    eventually("the idle session to stop", || !idle.is_alive()).await;
     assert!(registry.get("idle").is_none());
     assert!(
         registry.get("busy").is_some(),
         "a session with a request in flight is not idle"
     );
-    until("the idle session to leave", || registry.len() == 1).await;
+    eventually("the idle session to leave", || registry.len() == 1).await;
 }
 
 #[actix_rt::test]
@@ -147,7 +141,7 @@ async fn a_session_killed_by_a_panic_is_cleaned_up_by_its_registry() {
         method: "panic".into(),
         params: None,
     });
-    until("the registry to clean up", || {
+    eventually("the registry to clean up", || {
         let now = registry.metrics();
         registry.is_empty() && now.sessions == 0 && now.in_flight == 0
     })
@@ -200,7 +194,7 @@ async fn at_the_cap_the_least_recently_active_idle_session_is_evicted() {
     let new = open_owned(&registry, "new", None).unwrap();
     assert_eq!(registry.len(), 2);
     assert!(registry.get("old").is_none());
-    until("the evicted session to stop", || !old.is_alive()).await;
+    eventually("the evicted session to stop", || !old.is_alive()).await;
     assert!(registry.get("busy").is_some());
     // Both remaining sessions are busy or fresh: the next newcomer is refused again.
     assert!(matches!(
@@ -230,7 +224,7 @@ async fn one_owner_holds_at_most_its_share() {
     assert!(registry.close("a1"));
     assert_eq!(registry.owned_by("alice"), 1);
     open_owned(&registry, "a3", Some("alice")).unwrap();
-    until("the closed session to stop", || !first.is_alive()).await;
+    eventually("the closed session to stop", || !first.is_alive()).await;
     assert_eq!(registry.owned_by("alice"), 2);
 }
 
@@ -250,7 +244,7 @@ async fn sessions_that_never_finish_the_handshake_expire() {
     pending.request(request(1, "wait", json!({})), outlet);
     tokio::time::advance(Duration::from_secs(11)).await;
     registry.sweep();
-    until("the unfinished session to stop", || !pending.is_alive()).await;
+    eventually("the unfinished session to stop", || !pending.is_alive()).await;
     assert!(registry.get("pending").is_none());
     assert!(registry.get("established").is_some());
     assert_eq!(registry.len(), 1);

@@ -10,7 +10,7 @@ use std::time::Duration;
 use actix_mcp_actors::{Frame, RequestId};
 use serde_json::{Value, json};
 
-use support::{Harness, cancel, harness, next, next_within, request, until, within};
+use support::{Harness, cancel, eventually, harness, next, next_within, request, within};
 
 #[actix_rt::test]
 async fn a_request_is_answered_on_its_outlet() {
@@ -146,7 +146,7 @@ async fn closing_the_session_stops_everything() {
     within(started.notified()).await;
     assert_eq!(registry.metrics().sessions, 1);
     session.close();
-    until("every gauge back to zero", || {
+    eventually("every gauge back to zero", || {
         registry.metrics() == Default::default()
     })
     .await;

@@ -9,17 +9,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_mcp_actors::{
-    CONNECTION_BUFFER, EventId, EventStore, Frame, InMemoryEventStore, SseEvent, StreamReceiver,
+    CONNECTION_BUFFER, EventId, EventStore, Frame, InMemoryEventStore, SseEvent,
 };
 use serde_json::{Value, json};
 
-use support::{Fake, open, registry, until};
-
-async fn recv(rx: &mut StreamReceiver) -> Option<SseEvent> {
-    tokio::time::timeout(Duration::from_secs(5), rx.recv())
-        .await
-        .expect("an event or the end within 5 s")
-}
+use support::{Fake, eventually, next_event, open, registry};
 
 fn n(event: &SseEvent) -> i64 {
     let value: Value = serde_json::from_str(&event.data).unwrap();
@@ -42,11 +36,11 @@ async fn a_client_that_does_not_read_is_dropped_and_resumes_without_loss() {
         session.notify(Frame::notification("tick", Some(&json!(i))));
     }
     // The connection holds the priming event and what fit; then it was dropped.
-    let priming = recv(&mut get).await.unwrap();
+    let priming = next_event(&mut get).await.unwrap();
     assert_eq!(priming.data.as_ref(), "");
     let mut last = None;
     let mut held = 0;
-    while let Some(event) = recv(&mut get).await {
+    while let Some(event) = next_event(&mut get).await {
         assert_eq!(n(&event), held);
         held += 1;
         last = event.id;
@@ -64,12 +58,12 @@ async fn a_client_that_does_not_read_is_dropped_and_resumes_without_loss() {
         .into_stream()
         .expect("a live stream");
     for expected in held..total {
-        let event = recv(&mut resumed).await.unwrap();
+        let event = next_event(&mut resumed).await.unwrap();
         assert_eq!(n(&event), expected);
     }
     // And it stays attached: what follows arrives live.
     session.notify(Frame::notification("tick", Some(&json!(total))));
-    assert_eq!(n(&recv(&mut resumed).await.unwrap()), total);
+    assert_eq!(n(&next_event(&mut resumed).await.unwrap()), total);
     assert_eq!(
         resumed.try_recv(),
         None,
@@ -86,7 +80,7 @@ async fn a_new_get_stream_replaces_the_old_and_a_finished_stream_replays_from_th
         .open_standalone(Duration::from_secs(1))
         .await
         .unwrap();
-    let priming = recv(&mut first).await.unwrap();
+    let priming = next_event(&mut first).await.unwrap();
     let first_stream = priming.id.unwrap().stream;
     session.notify(Frame::notification("one", None::<&Value>));
     let mut second = session
@@ -94,13 +88,13 @@ async fn a_new_get_stream_replaces_the_old_and_a_finished_stream_replays_from_th
         .await
         .unwrap();
     // The first stream ends after what it carried; the second carries what follows.
-    assert!(recv(&mut first).await.is_some());
-    assert!(recv(&mut first).await.is_none());
-    recv(&mut second).await.unwrap();
+    assert!(next_event(&mut first).await.is_some());
+    assert!(next_event(&mut first).await.is_none());
+    next_event(&mut second).await.unwrap();
     session.notify(Frame::notification("two", None::<&Value>));
-    let two = recv(&mut second).await.unwrap();
+    let two = next_event(&mut second).await.unwrap();
     assert!(two.data.contains("\"two\""));
-    until("one stream actor left", || registry.metrics().streams == 1).await;
+    eventually("one stream actor left", || registry.metrics().streams == 1).await;
     // The finished standalone stream is replayed from the store, then goes on as the session's
     // standalone stream: the second one ends.
     let mut replay = session
@@ -115,11 +109,23 @@ async fn a_new_get_stream_replaces_the_old_and_a_finished_stream_replays_from_th
         .unwrap()
         .into_stream()
         .expect("kept in the store");
-    assert!(recv(&mut replay).await.unwrap().data.contains("\"one\""));
-    let priming = recv(&mut replay).await.unwrap();
+    assert!(
+        next_event(&mut replay)
+            .await
+            .unwrap()
+            .data
+            .contains("\"one\"")
+    );
+    let priming = next_event(&mut replay).await.unwrap();
     assert_eq!(priming.data.as_ref(), "");
     assert!(priming.id.unwrap().is_standalone());
-    assert!(recv(&mut second).await.is_none());
+    assert!(next_event(&mut second).await.is_none());
     session.notify(Frame::notification("three", None::<&Value>));
-    assert!(recv(&mut replay).await.unwrap().data.contains("\"three\""));
+    assert!(
+        next_event(&mut replay)
+            .await
+            .unwrap()
+            .data
+            .contains("\"three\"")
+    );
 }

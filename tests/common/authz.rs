@@ -241,7 +241,7 @@ impl AuthServer {
 
     /// Stops the server.
     pub async fn stop(self) {
-        let _ = tokio::time::timeout(Duration::from_secs(5), self.handle.stop(true)).await;
+        let _ = tokio::time::timeout(super::WAIT, self.handle.stop(true)).await;
     }
 }
 

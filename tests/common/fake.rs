@@ -1,11 +1,10 @@
 //! Fake 2026-07-28 servers for the client tests, whose answers each test scripts: an actix-web
 //! handler for HTTP (a JSON answer, an SSE stream of several messages, or a plain status) and a
 //! line loop over an in-memory pipe for stdio. Each records what it received (HTTP method,
-//! headers, body) in a [`Log`]. Every wait is bounded by [`WAIT`].
+//! headers, body) in a [`Log`]. Every wait is bounded by [`WAIT`](super::WAIT).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use actix_mcp::client::transport::IoTransport;
 use actix_mcp::client::{Client, ClientBuilder};
@@ -14,15 +13,10 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-/// The longest any step of a fake-server test may take.
-pub const WAIT: Duration = Duration::from_secs(10);
+use super::eventually;
+
 /// The modern revision.
 pub const V2026: &str = "2026-07-28";
-
-/// `fut`, which must finish within [`WAIT`].
-pub async fn within<F: std::future::Future>(fut: F) -> F::Output {
-    tokio::time::timeout(WAIT, fut).await.expect("done in time")
-}
 
 /// What a fake server answers one message with.
 pub enum Reply {
@@ -94,16 +88,9 @@ impl Log {
         before
     }
 
-    /// Waits until `check` holds for what was received; fails after [`WAIT`].
+    /// Waits until `check` holds for what was received; fails after [`WAIT`](super::WAIT).
     pub async fn wait_for(&self, what: &str, check: impl Fn(&[Seen]) -> bool) {
-        let deadline = tokio::time::Instant::now() + WAIT;
-        while !check(&self.all()) {
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "not within {WAIT:?}: {what}"
-            );
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        eventually(what, || check(&self.all())).await;
     }
 }
 

@@ -4,7 +4,6 @@
 //! take anything sent to it ([`authorization_server`]).
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use actix_web::dev::ServerHandle;
 use actix_web::http::header;
@@ -123,7 +122,7 @@ impl Recorder {
 
     /// Stops the server.
     pub async fn stop(self) {
-        let _ = tokio::time::timeout(Duration::from_secs(5), self.handle.stop(true)).await;
+        let _ = tokio::time::timeout(super::WAIT, self.handle.stop(true)).await;
     }
 }
 

@@ -142,17 +142,9 @@ impl Probe {
     }
 }
 
-/// Polls `check` every 10 ms until it holds; fails with `what` after [`WAIT`].
-pub async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while !check() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "not within {WAIT:?}: {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
+/// The shared [`eventually`](super::eventually), where `tests/cluster.rs` still imports it from.
+#[allow(unused_imports)]
+pub use super::eventually;
 
 /// What the server answered to a POSTed request.
 #[derive(Debug)]

@@ -1,9 +1,13 @@
 //! Helpers shared by the integration tests: validation of every server message against the
-//! MCP JSON schema, the bound every wait uses, an SSE frame reader ([`sse`]), a real
+//! MCP JSON schema, the one bound every wait uses ([`WAIT`]) with the waits built on it
+//! ([`within`], [`within_for`], [`eventually`]), an SSE frame reader ([`sse`]), a real
 //! Streamable HTTP server with a raw client ([`http`]) and the tools it serves in the HTTP tests
 //! ([`http_tools`]), a client over stdio framing ([`pipe`]) and the protocol model's golden
-//! fixtures with their per-revision schemas ([`golden`]), and recording servers that stand for
-//! hostile MCP and authorization servers ([`hostile`]).
+//! fixtures with their per-revision schemas ([`golden`]), recording servers that stand for
+//! hostile MCP and authorization servers ([`hostile`]), the server and requests of the
+//! multi round-trip tests ([`mrtr_tools`]), the authorization server and protected MCP server
+//! of the OAuth client tests ([`oauth_mock`]), and the in-memory OpenTelemetry pipeline of the
+//! telemetry tests (`otel`, feature `otel`).
 //!
 //! The schema is the spec's own `schema.json` (2025-11-25), vendored under
 //! `tests/fixtures/protocol/_schema/`.
@@ -11,6 +15,9 @@
 #![allow(dead_code, clippy::unwrap_used)]
 
 use std::collections::HashMap;
+use std::fmt::Display;
+use std::future::Future;
+use std::panic::Location;
 use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -25,14 +32,109 @@ pub mod golden;
 pub mod hostile;
 pub mod http;
 pub mod http_tools;
+pub mod mrtr_tools;
+pub mod oauth_mock;
+#[cfg(feature = "otel")]
+pub mod otel;
 pub mod pipe;
 pub mod redis;
 pub mod sse;
 pub mod task_tools;
 pub mod wire;
 
-/// The longest any test waits for one message: a broken server fails, it never hangs.
+/// The longest any test waits for one step (a message, an answer, a state it polls for): a
+/// broken server fails, it never hangs. Every wait of the tests is bounded by it, through
+/// [`within`] and [`eventually`]; [`within_for`] is for the few waits that cover more.
 pub const WAIT: Duration = Duration::from_secs(5);
+
+/// `fut`'s output; fails, naming the wait's place in the test, if it takes longer than
+/// [`WAIT`].
+#[track_caller]
+pub fn within<F: Future>(fut: F) -> impl Future<Output = F::Output> {
+    within_for(WAIT, fut)
+}
+
+/// `fut`'s output; fails, naming the wait's place in the test, if it takes longer than `limit`.
+/// For the few waits that legitimately cover more than one step (a child process starting, a
+/// whole authorization flow): each call says why.
+#[track_caller]
+pub fn within_for<F: Future>(limit: Duration, fut: F) -> impl Future<Output = F::Output> {
+    let caller = Location::caller();
+    async move {
+        match tokio::time::timeout(limit, fut).await {
+            Ok(output) => output,
+            Err(_) => panic!("not done within {limit:?} (the wait at {caller})"),
+        }
+    }
+}
+
+/// What [`eventually`] polls for: `true`, `Some(value)` or `Ok(value)`. An `Err` says what was
+/// seen instead; the last one ends the failure message.
+pub trait Outcome {
+    /// What the wait gives back once the outcome is reached.
+    type Value;
+    /// The value once reached; else what was seen, if the check said.
+    fn reached(self) -> Result<Self::Value, Option<String>>;
+}
+
+impl Outcome for bool {
+    type Value = ();
+    fn reached(self) -> Result<(), Option<String>> {
+        if self { Ok(()) } else { Err(None) }
+    }
+}
+
+impl<T> Outcome for Option<T> {
+    type Value = T;
+    fn reached(self) -> Result<T, Option<String>> {
+        self.ok_or(None)
+    }
+}
+
+impl<T> Outcome for Result<T, String> {
+    type Value = T;
+    fn reached(self) -> Result<T, Option<String>> {
+        self.map_err(Some)
+    }
+}
+
+/// Polls `check` every 10 ms until its [`Outcome`] is reached, and gives back its value; fails
+/// with `what` (and the last thing `check` saw) after [`WAIT`]. For a state the test cannot be
+/// told about (a gauge, a table, exported spans); an event it can wait for directly, with
+/// [`within`].
+#[track_caller]
+pub fn eventually<O: Outcome>(
+    what: impl Display,
+    mut check: impl FnMut() -> O,
+) -> impl Future<Output = O::Value> {
+    eventually_async(what, move || std::future::ready(check()))
+}
+
+/// [`eventually`] for a check that has to wait itself (a request that asks the server).
+#[track_caller]
+pub fn eventually_async<O: Outcome, F: Future<Output = O>>(
+    what: impl Display,
+    mut check: impl FnMut() -> F,
+) -> impl Future<Output = O::Value> {
+    let caller = Location::caller();
+    async move {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            let seen = match check().await.reached() {
+                Ok(value) => return value,
+                Err(seen) => seen,
+            };
+            if tokio::time::Instant::now() >= deadline {
+                let seen = seen.map(|seen| format!("; last seen: {seen}"));
+                panic!(
+                    "not within {WAIT:?}: {what}{} (the wait at {caller})",
+                    seen.unwrap_or_default()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
 
 const SCHEMA_PATH: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),

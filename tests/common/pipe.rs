@@ -1,14 +1,17 @@
 //! A scripted client for a server served with stdio framing over an in-memory pipe
-//! ([`Server::serve_io`]), and the lookup of example binaries built by `cargo test`.
+//! ([`Server::serve_io`]), the lookup of example binaries built by `cargo test`, and the wait
+//! for one the test started to listen ([`listening`]) or be ready ([`ready`]).
 
+use std::future::Future;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use actix_mcp::Server;
 use actix_mcp::transport::stdio::StdioConfig;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
 
-use super::WAIT;
+use super::{WAIT, within_for};
 
 /// One client of a server on an in-memory pipe.
 pub struct PipeClient {
@@ -71,7 +74,7 @@ impl PipeClient {
     }
 
     /// Reads the next message, or `None` when none comes within `wait`.
-    pub async fn read_within(&mut self, wait: std::time::Duration) -> Option<Value> {
+    pub async fn read_within(&mut self, wait: Duration) -> Option<Value> {
         let line = tokio::time::timeout(wait, self.from_server.next_line())
             .await
             .ok()?;
@@ -110,4 +113,36 @@ pub fn example_binary(name: &str) -> PathBuf {
         binary.display()
     );
     binary
+}
+
+/// Waits until a child process the test started accepts connections on `127.0.0.1:port`.
+/// Bounded by four [`WAIT`]s: a process starting on a loaded machine takes longer than a step.
+#[track_caller]
+pub fn listening(port: u16) -> impl Future<Output = ()> {
+    within_for(WAIT * 4, async move {
+        while tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_err()
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+}
+
+/// Waits until a child process the test started answers `GET <base>/readyz` with 200, with
+/// the bound of [`listening`].
+#[track_caller]
+pub fn ready(base: &str) -> impl Future<Output = ()> {
+    let http = super::http::http_client();
+    let url = format!("{base}/readyz");
+    within_for(WAIT * 4, async move {
+        while !http
+            .get(&url)
+            .send()
+            .await
+            .is_ok_and(|r| r.status() == reqwest::StatusCode::OK)
+        {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
 }

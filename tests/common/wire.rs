@@ -2,7 +2,7 @@
 //! Streamable HTTP transport: every server records the requests it gets (method, the headers
 //! the transport must send, when it arrived, the status it answered) so each test can check
 //! the wire; the client side builds frames by hand and reads the session's inbox. Every wait is
-//! bounded by [`WAIT`].
+//! bounded by [`WAIT`](super::WAIT).
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -17,7 +17,7 @@ use actix_web::web;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use super::WAIT;
+use super::{eventually, within};
 
 /// The protocol version every test negotiates.
 pub const VERSION: &str = "2025-11-25";
@@ -57,13 +57,9 @@ impl Log {
             .collect()
     }
 
-    /// Waits until `check` holds for what was seen; fails after [`WAIT`].
+    /// Waits until `check` holds for what was seen; fails after [`WAIT`](super::WAIT).
     pub async fn wait_for(&self, what: &str, check: impl Fn(&[Seen]) -> bool) {
-        let deadline = Instant::now() + WAIT;
-        while !check(&self.all()) {
-            assert!(Instant::now() < deadline, "not within {WAIT:?}: {what}");
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        eventually(what, || check(&self.all())).await;
     }
 }
 
@@ -83,9 +79,7 @@ pub struct Running {
 
 impl Running {
     pub async fn stop(self) {
-        tokio::time::timeout(WAIT, self.handle.stop(true))
-            .await
-            .expect("the server did not stop in time");
+        within(self.handle.stop(true)).await;
     }
 }
 
@@ -194,12 +188,9 @@ pub async fn connect(
     (transport, events)
 }
 
-/// The next event; fails after [`WAIT`].
+/// The next event; fails after [`WAIT`](super::WAIT).
 pub async fn next(events: &mut mpsc::Receiver<Inbound>) -> Inbound {
-    tokio::time::timeout(WAIT, events.recv())
-        .await
-        .expect("nothing arrived in time")
-        .expect("the inbox closed")
+    within(events.recv()).await.expect("the inbox closed")
 }
 
 /// Nothing arrives for `quiet`.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run the official MCP conformance suite (@modelcontextprotocol/conformance, pinned in
-# tests/conformance/npm/package-lock.json) against examples/conformance_server.rs and judge the
+# tests/conformance/npm/package-lock.json) against examples/conformance_server/ and judge the
 # result against tests/conformance/expected-failures.txt. See tests/conformance/SCENARIOS.md.
 #
 # Usage:

@@ -3,13 +3,15 @@
 //! fixed sleeps).
 #![allow(dead_code, clippy::unwrap_used, missing_docs)]
 
+use std::future::Future;
+use std::panic::Location;
 use std::sync::Arc;
 use std::time::Duration;
 
 use actix_mcp_actors::{
     ChannelOutlet, Dispatch, EventStore, Frame, Metrics, Notification, Outlet, Registry,
     RegistryConfig, RegistryHandle, Reply, Request, RequestId, RequestScope, SessionConfig,
-    SessionHandle, SessionId, SessionParts, SupervisedError,
+    SessionHandle, SessionId, SessionParts, SseEvent, StreamReceiver, SupervisedError,
 };
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
@@ -211,34 +213,62 @@ pub fn cancel(id: Value) -> Notification {
     }
 }
 
-/// The next frame, as JSON, within 5 s.
+/// The longest any test waits for one step (a frame, an event, a state it polls for): a broken
+/// runtime fails, it never hangs.
+pub const WAIT: Duration = Duration::from_secs(5);
+
+/// The next frame, as JSON, within [`WAIT`].
 pub async fn next(rx: &mut mpsc::UnboundedReceiver<Frame>) -> Value {
-    next_within(rx, Duration::from_secs(5)).await
+    next_within(rx, WAIT).await
 }
 
+/// The next frame, as JSON, within `limit` (a longer one under paused time, where it costs
+/// nothing).
 pub async fn next_within(rx: &mut mpsc::UnboundedReceiver<Frame>, limit: Duration) -> Value {
-    let frame = tokio::time::timeout(limit, rx.recv())
-        .await
-        .expect("a frame in time")
-        .expect("open");
+    let frame = within_for(limit, rx.recv()).await.expect("open");
     serde_json::from_str(&frame.json).unwrap()
 }
 
-/// `fut`, which must finish within 5 s.
-pub async fn within<F: std::future::Future>(fut: F) -> F::Output {
-    tokio::time::timeout(Duration::from_secs(5), fut)
-        .await
-        .expect("done within 5 s")
+/// The next event of a stream, or `None` at its end, within [`WAIT`].
+pub async fn next_event(rx: &mut StreamReceiver) -> Option<SseEvent> {
+    within(rx.recv()).await
 }
 
-/// Waits, at most 5 s, until `condition` (a gauge or table reading) holds; the runtime's
-/// bookkeeping is updated by actors as they run, so the wait yields to them between readings.
-pub async fn until(what: &str, mut condition: impl FnMut() -> bool) {
-    let reached = tokio::time::timeout(Duration::from_secs(5), async {
-        while !condition() {
-            tokio::task::yield_now().await;
+/// `fut`'s output; fails, naming the wait's place in the test, if it takes longer than
+/// [`WAIT`].
+#[track_caller]
+pub fn within<F: Future>(fut: F) -> impl Future<Output = F::Output> {
+    within_for(WAIT, fut)
+}
+
+/// `fut`'s output; fails, naming the wait's place in the test, if it takes longer than `limit`.
+#[track_caller]
+pub fn within_for<F: Future>(limit: Duration, fut: F) -> impl Future<Output = F::Output> {
+    let caller = Location::caller();
+    async move {
+        match tokio::time::timeout(limit, fut).await {
+            Ok(output) => output,
+            Err(_) => panic!("not done within {limit:?} (the wait at {caller})"),
         }
-    })
-    .await;
-    assert!(reached.is_ok(), "timed out waiting for: {what}");
+    }
+}
+
+/// Waits, at most [`WAIT`], until `condition` (a gauge or table reading) holds; the runtime's
+/// bookkeeping is updated by actors as they run, so the wait lets them run between readings
+/// (for a millisecond, which also lets paused time move on to the bound).
+#[track_caller]
+pub fn eventually(what: &str, mut condition: impl FnMut() -> bool) -> impl Future<Output = ()> {
+    let caller = Location::caller();
+    async move {
+        let reached = tokio::time::timeout(WAIT, async {
+            while !condition() {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        })
+        .await;
+        assert!(
+            reached.is_ok(),
+            "not within {WAIT:?}: {what} (the wait at {caller})"
+        );
+    }
 }
