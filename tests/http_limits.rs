@@ -47,16 +47,19 @@ async fn churn_leaves_nothing_behind() {
         open.push((client, call, SseReader::new(response)));
     }
     fixture.probes.started.wait_for(SESSIONS).await;
+    let live = srv.mcp.metrics();
     assert_eq!(
-        srv.mcp.metrics(),
-        MetricsSnapshot {
-            sessions: SESSIONS,
-            in_flight: SESSIONS,
-            streams: 2 * SESSIONS,
-            tool_calls: SESSIONS,
-            peer_requests: 0,
-            parked_calls: 0,
-        }
+        (
+            live.sessions,
+            live.in_flight,
+            live.streams,
+            live.tool_calls,
+            live.peer_requests,
+            live.parked_calls,
+            live.listeners,
+            live.tasks
+        ),
+        (SESSIONS, SESSIONS, 2 * SESSIONS, SESSIONS, 0, 0, 0, 0)
     );
     assert_eq!(srv.mcp.session_count(), SESSIONS);
 

@@ -17,7 +17,10 @@ use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
-/// What a transport hands the runtime with one request (see the [module docs](self)).
+/// What a transport hands the runtime with one request besides the request itself: where it
+/// came from, as the transport decided it at its door (read back with
+/// [`RequestScope::carried`](crate::RequestScope::carried)), and what its work keeps until it
+/// ends ([`Holds`]).
 #[derive(Clone, Default)]
 pub struct Carry {
     /// What the request's work keeps until it ends.
@@ -54,7 +57,10 @@ impl fmt::Debug for Carry {
     }
 }
 
-/// A shared, type-erased guard a request's work keeps (see the [module docs](self)).
+/// A shared, type-erased guard a request's work keeps (a transport's admission slots, its share
+/// of a byte budget): kept by the request's scope until the request ends, and shared with work
+/// that outlives it (a blocking closure still running, a task), so a limit counts work, not
+/// connections.
 /// Cloning shares it; the guard is dropped with the last clone.
 #[derive(Clone, Default)]
 pub struct Holds(Option<Arc<dyn Any + Send + Sync>>);

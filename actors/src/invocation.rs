@@ -130,8 +130,9 @@ impl<T: Send + 'static> Invocation<T> {
         }
     }
 
-    /// Begins an invocation of the blocking closure `f` on the blocking thread pool, under an
-    /// actor (see the [module docs](self)).
+    /// Begins an invocation of the blocking closure `f` on the blocking thread pool, always under
+    /// an actor. A closure cannot be interrupted: cancelled or timed out, it runs to its end on
+    /// its thread, and its outcome is dropped.
     pub fn begin_blocking(
         f: impl FnOnce() -> T + Send + 'static,
         timeout: Option<Duration>,

@@ -1,5 +1,5 @@
 //! Actor runtime for [actix-mcp](https://docs.rs/actix-mcp): JSON-RPC sessions, in-flight
-//! requests, supervised tool invocations and SSE streams as actix actors.
+//! requests, supervised invocations of user code and SSE streams as actix actors.
 //!
 //! This crate speaks JSON-RPC only: it knows no MCP method except the two notifications every
 //! request needs (`notifications/cancelled`, `notifications/progress`) and no MCP error code.
@@ -17,11 +17,24 @@
 //!
 //! | concept | fast path: done in place when | actor: when it waits | its messages |
 //! | --- | --- | --- | --- |
-//! | registry | a lookup reads the shared table; opening a session writes it (the cap is checked atomically) | always: [`Registry`], one per transport endpoint (each HTTP endpoint, each stdio connection), supervised | in: `SessionStopped` (from each session as it goes, also after a panic), [`Broadcast`], [`Sweep`] |
+//! | registry | a lookup reads the shared table; opening a session writes it (the cap is checked atomically); a request without a session takes a ticket in its table of such requests | always: [`Registry`], one per transport endpoint (each HTTP endpoint, each stdio connection, a server's in-process calls), supervised | in: `SessionStopped` (from each session as it goes, also after a panic), [`Broadcast`], [`Sweep`] |
 //! | session | admission and `notifications/cancelled` act on its in-flight table at once; session-wide notifications go straight to its standalone stream's log | always: [`Session`], one per client | in: [`HandleRequest`], [`HandleNotification`], [`HandleResponse`], [`SendPeerRequest`], [`ForgetPeerRequest`], [`RequestFinished`], [`OpenStandalone`], [`Resume`], [`RegisterStream`], [`StreamClosed`], [`GetSessionStats`], `Close`; out: `SessionStopped` |
-//! | in-flight request | its handler answers in its first poll | [`InFlight`], from the first `Pending` until it answers or is cancelled | in: [`Cancel`]; out: [`RequestFinished`], [`CancelCall`] |
-//! | tool invocation | the supervised future finishes in its first poll | [`ToolCall`], from the first `Pending`; a blocking closure always | in: [`CancelCall`], [`GetCallStatus`] |
+//! | in-flight request (in a session, or without one under its registry) | its handler answers in its first poll | [`InFlight`], from the first `Pending` until it answers or is cancelled | in: [`Cancel`], [`Abort`]; out: [`RequestFinished`], [`CancelCall`] |
+//! | invocation of user code (a tool, prompt or resource handler; a task's round; a parked `input_required` call; a blocking closure) | the supervised future finishes in its first poll | [`Invocation`], from the first `Pending`, its outcome delivered where its beginner said; a blocking closure always | in: [`CancelCall`], [`GetCallStatus`] |
 //! | stream | a POST answer that finishes while its events are buffered is handed over whole by its [`EventLog`] | [`SseStream`], once the answer must stream (it runs on, sends the client a request, asks for SSE polling, or piles up events), and every GET stream | in: [`Attach`], [`DropConnection`], [`Finish`], [`CloseStream`]; out: [`RegisterStream`], [`StreamClosed`] |
+//!
+//! The protocol layer (`actix-mcp`) adds four actors of its own, each counted in its transport's
+//! gauges ([`Counted`]) and ended by that transport's drain:
+//!
+//! | actor | started by | stops when | owner | its messages |
+//! | --- | --- | --- | --- | --- |
+//! | `Listener` | a `subscriptions/listen` request (2026-07-28) | its request ends (client gone, cancel, drain) | the listen request | in: `Change`, `StopListening` |
+//! | `TaskRun` | a `tools/call` that becomes a task (Tasks extension), its first round's [`Invocation`] handed over | a terminal status is stored, its time to live, the drain's deadline | the server's task service | in: `ProvideInput` (`tasks/update`), `CancelTask` |
+//! | `StdioWriter` | a stdio connection | its output closes | the connection | in: `WriteFrame`, `CloseOutput` |
+//! | `ClientSession` | `ClientBuilder::connect` | `Client::close`, or the connection ends | the `Client` handles | in: `Call`, `CancelCall`, `Notify`, `Shutdown`, `EnableRenewal`, `SetEnvelope` |
+//!
+//! A parked `input_required` call is its [`Invocation`], kept in the server's park table
+//! between a round and its retry (any worker resumes it); no actor supervises it twice.
 //!
 //! How long a POST answer may stay buffered before it must stream is the transport's policy
 //! (the Streamable HTTP transport gives it 2 ms); the runtime only offers
@@ -35,12 +48,14 @@
 //!                      poll the handler once in place
 //!                         answered: release id 7, response -> EventLog(POST 7), no actor
 //!                         pending:  InFlight(7) actor owns the future; its row records it
-//!                      handler -RequestScope::supervise-> polled once; if pending, ToolCall
+//!                      handler -RequestScope::supervise-> polled once; if pending, Invocation
 //!                      EventLog(POST 7): buffered, then whole (one SSE body), or, when the
 //!                         answer must stream, SseStream(POST 7) owns it
 //! GET  /mcp ---------> Session -OpenStandalone-> SseStream(GET), its EventLog the standalone outlet
 //! progress(7) -------> RequestScope -> EventLog of 7 (ordered before the response)
-//! notifications/cancelled(7) -> in-flight table -Cancel-> InFlight(7) -CancelCall-> ToolCall
+//! POST (no session) -> RegistryHandle::start_detached: a ticket in the registry's table of
+//!                      requests without a session, then as above (no in-flight table)
+//! notifications/cancelled(7) -> in-flight table -Cancel-> InFlight(7) -CancelCall-> Invocation
 //! handler needs sampling -> RequestScope::peer_request -> Session: SendPeerRequest(id 9)
 //!                      -> EventLog of 7 -> client; the client's answer -> Session -> waiter
 //! server-wide change -> Registry: Broadcast (try_send) -> each session's standalone EventLog
@@ -62,8 +77,8 @@
 //! | --- | --- | --- | --- |
 //! | [`Registry`] | a transport, under a [`Supervisor`](actix::Supervisor) | its system stops | (restarted after a panic; the table is kept) |
 //! | [`Session`] | [`RegistryHandle::open`] | `Close` ([`SessionHandle::close`], DELETE, idle expiry, shutdown) | the registry tears its work down and forgets it |
-//! | [`InFlight`] | [`SessionHandle::request`] or [`InFlight::start_detached`], at its first `Pending` | it answered, [`Cancel`] | its row leaves the table, its tool calls get [`CancelCall`], its outlet is finished |
-//! | [`ToolCall`] | [`RequestScope::supervise`], at its first `Pending`; [`RequestScope::supervise_blocking`] | the work ends or panics, its time limit, [`CancelCall`] | the user future is dropped; the waiter has its outcome |
+//! | [`InFlight`] | [`SessionHandle::request`] or [`RegistryHandle::start_detached`], at its first `Pending` | it answered, [`Cancel`], [`Abort`] (a drain's deadline; a registry's shutdown cancels) | its row (or ticket) leaves the table, its invocations get [`CancelCall`], its holds are released, its outlet is finished |
+//! | [`Invocation`] | [`Invocation::begin`] (through [`RequestScope::start`] and [`RequestScope::supervise`], a task's round, a parked call), at its first `Pending`; [`Invocation::begin_blocking`] | the work ends or panics, its time limit, [`CancelCall`] | the user future is dropped; its outcome is delivered |
 //! | [`SseStream`] | a settled [`EventLog`], or the session (GET) | its request finished, [`CloseStream`] | its log is closed; stored events stay resumable until evicted |
 //!
 //! Sessions run on the arbiter of the worker that opened them, so sessions spread over every
@@ -105,7 +120,7 @@ pub use jsonrpc::{
     ErrorCode, ErrorObject, Frame, FrameKind, Incoming, JSONRPC_VERSION, MAX_ID_LEN,
     MAX_METHOD_LEN, Notification, Rejection, Request, RequestId, Response, parse as parse_message,
 };
-pub use metrics::{Metrics, MetricsSnapshot, ParkedGauge};
+pub use metrics::{Counted, Counting, Metrics, MetricsSnapshot};
 pub use outlet::{ChannelOutlet, FrameSink, Outlet, ResponseOutlet};
 pub use registry::{Broadcast, Registry, RegistryConfig, RegistryHandle, Sweep};
 pub use scope::{ProgressError, RequestScope, Running, Started, peer_error_object};

@@ -12,10 +12,13 @@ pub struct Metrics {
     tool_calls: AtomicUsize,
     peer_requests: AtomicUsize,
     parked_calls: AtomicUsize,
+    listeners: AtomicUsize,
+    tasks: AtomicUsize,
 }
 
 /// A point-in-time copy of [`Metrics`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct MetricsSnapshot {
     /// Live session actors.
     pub sessions: usize,
@@ -29,6 +32,10 @@ pub struct MetricsSnapshot {
     pub peer_requests: usize,
     /// Calls parked while their client answers an `input_required` round (2026-07-28).
     pub parked_calls: usize,
+    /// Open `subscriptions/listen` streams (2026-07-28).
+    pub listeners: usize,
+    /// Tasks of the Tasks extension running here.
+    pub tasks: usize,
 }
 
 /// Which gauge to move.
@@ -40,6 +47,22 @@ pub(crate) enum Gauge {
     ToolCalls,
     PeerRequests,
     ParkedCalls,
+    Listeners,
+    Tasks,
+}
+
+/// What the protocol layer counts in a transport's gauges, as long as a [`Counting`] guard
+/// lives: work that outlives the request that started it, owned by the server rather than by
+/// a session or a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Counted {
+    /// A call parked while its client answers an `input_required` round.
+    ParkedCall,
+    /// An open `subscriptions/listen` stream.
+    Listener,
+    /// A running task.
+    Task,
 }
 
 impl Metrics {
@@ -51,6 +74,8 @@ impl Metrics {
             Gauge::ToolCalls => &self.tool_calls,
             Gauge::PeerRequests => &self.peer_requests,
             Gauge::ParkedCalls => &self.parked_calls,
+            Gauge::Listeners => &self.listeners,
+            Gauge::Tasks => &self.tasks,
         }
     }
 
@@ -71,23 +96,48 @@ impl Metrics {
             tool_calls: self.tool_calls.load(Ordering::Relaxed),
             peer_requests: self.peer_requests.load(Ordering::Relaxed),
             parked_calls: self.parked_calls.load(Ordering::Relaxed),
+            listeners: self.listeners.load(Ordering::Relaxed),
+            tasks: self.tasks.load(Ordering::Relaxed),
         }
     }
 
-    /// Counts one parked call until the returned guard is dropped.
-    pub fn hold_parked(self: &Arc<Self>) -> ParkedGauge {
-        self.inc(Gauge::ParkedCalls);
-        ParkedGauge(self.clone())
+    /// Counts one `what` until the returned guard is dropped.
+    pub fn hold(self: &Arc<Self>, what: Counted) -> Counting {
+        let gauge = match what {
+            Counted::ParkedCall => Gauge::ParkedCalls,
+            Counted::Listener => Gauge::Listeners,
+            Counted::Task => Gauge::Tasks,
+        };
+        self.inc(gauge);
+        Counting {
+            metrics: self.clone(),
+            gauge,
+        }
+    }
+
+    /// Whether `self` and `other` are one transport's gauges.
+    pub fn same_as(self: &Arc<Self>, other: &Arc<Self>) -> bool {
+        Arc::ptr_eq(self, other)
     }
 }
 
-/// One parked call in [`MetricsSnapshot::parked_calls`], for as long as it lives.
+/// One counted thing (see [`Metrics::hold`]), for as long as it lives.
 #[derive(Debug)]
-#[must_use = "the call is uncounted as soon as the guard is dropped"]
-pub struct ParkedGauge(Arc<Metrics>);
+#[must_use = "the thing is uncounted as soon as the guard is dropped"]
+pub struct Counting {
+    metrics: Arc<Metrics>,
+    gauge: Gauge,
+}
 
-impl Drop for ParkedGauge {
+impl Counting {
+    /// The gauges it counts in (its transport's).
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
+    }
+}
+
+impl Drop for Counting {
     fn drop(&mut self) {
-        self.0.dec(Gauge::ParkedCalls);
+        self.metrics.dec(self.gauge);
     }
 }

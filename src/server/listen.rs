@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex, Weak};
 use actix::{Actor, ActorContext, Addr, Context, Handler, Message};
 use serde_json::{Map, Value, json};
 
-use actix_mcp_actors::{Frame, Metrics, Outlet, RequestId};
+use actix_mcp_actors::{Counted, Counting, Frame, Metrics, Outlet, RequestId};
 
 use crate::protocol::SubscriptionFilter;
 use crate::protocol::method;
@@ -51,11 +51,12 @@ pub(crate) struct Listeners {
     next: AtomicU64,
 }
 
-/// One taken place: its listener, once started, and the transport its request came over (its
-/// gauges identify it), so that a transport's drain ends its own listeners.
+/// One taken place: its listener, once started, and its count in the gauges of the transport
+/// its request came over (which identify the transport, so that its drain ends its own
+/// listeners).
 struct Place {
     listener: Option<Addr<Listener>>,
-    transport: Arc<Metrics>,
+    counting: Counting,
 }
 
 impl fmt::Debug for Listeners {
@@ -90,7 +91,7 @@ impl Listeners {
             key,
             Place {
                 listener: None,
-                transport,
+                counting: transport.hold(Counted::Listener),
             },
         );
         Some(key)
@@ -114,7 +115,7 @@ impl Listeners {
     pub(crate) fn stop_on(&self, transport: &Arc<Metrics>) {
         let mut stopped = Vec::new();
         self.open().retain(|_, place| {
-            if !Arc::ptr_eq(&place.transport, transport) {
+            if !place.counting.metrics().same_as(transport) {
                 return true;
             }
             stopped.extend(place.listener.take());

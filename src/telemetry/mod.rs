@@ -117,6 +117,8 @@ fn tracked_total() -> MetricsSnapshot {
         total.tool_calls += one.tool_calls;
         total.peer_requests += one.peer_requests;
         total.parked_calls += one.parked_calls;
+        total.listeners += one.listeners;
+        total.tasks += one.tasks;
     }
     total
 }
@@ -263,7 +265,7 @@ fn install_with(
 /// provider).
 fn register_gauges(meter: &Meter) {
     type Read = fn(&MetricsSnapshot) -> usize;
-    let gauges: [(&'static str, &'static str, &'static str, Read); 6] = [
+    let gauges: [(&'static str, &'static str, &'static str, Read); 8] = [
         (
             "actix_mcp.server.sessions",
             "{session}",
@@ -299,6 +301,18 @@ fn register_gauges(meter: &Meter) {
             "{round}",
             "Calls parked while their client answers an input_required round.",
             |s| s.parked_calls,
+        ),
+        (
+            "actix_mcp.server.open_listeners",
+            "{stream}",
+            "Open subscriptions/listen streams.",
+            |s| s.listeners,
+        ),
+        (
+            "actix_mcp.server.running_tasks",
+            "{task}",
+            "Tasks of the Tasks extension running.",
+            |s| s.tasks,
         ),
     ];
     for (name, unit, description, read) in gauges {

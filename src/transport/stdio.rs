@@ -349,6 +349,7 @@ impl Server {
             // A listen stream runs until its client ends it: it ends now, with its closing
             // result.
             self.inner.listeners.stop_on(&metrics);
+            self.inner.mrtr.park.halt_on(&metrics);
             let until = tokio::time::Instant::now() + deadline;
             tracing::info!(
                 in_flight = session.in_flight(),

@@ -9,13 +9,13 @@ use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use actix_mcp_actors::{Metrics, ParkedGauge};
+use actix_mcp_actors::{Counted, Counting, Metrics};
 
 use super::call::CallLink;
 
 /// The parked calls of one server. See the module docs.
 pub(crate) struct ParkTable {
-    calls: Mutex<HashMap<String, (Arc<CallLink>, ParkedGauge)>>,
+    calls: Mutex<HashMap<String, (Arc<CallLink>, Counting)>>,
     limit: usize,
     ttl: Duration,
 }
@@ -40,7 +40,7 @@ impl ParkTable {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, (Arc<CallLink>, ParkedGauge)>> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, (Arc<CallLink>, Counting)>> {
         self.calls
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -64,13 +64,33 @@ impl ParkTable {
             );
             return false;
         }
-        calls.insert(link.id().to_owned(), (link, metrics.hold_parked()));
+        calls.insert(
+            link.id().to_owned(),
+            (link, metrics.hold(Counted::ParkedCall)),
+        );
         true
     }
 
     /// Takes a parked call out to resume it; `None` when it is not (or no longer) here.
     pub(crate) fn take(&self, id: &str) -> Option<Arc<CallLink>> {
         self.lock().remove(id).map(|(link, _gauge)| link)
+    }
+
+    /// Halts every call parked by a request of the transport whose gauges are `transport` (it
+    /// drains: a retry would be refused here, and replays the call wherever it lands).
+    pub(crate) fn halt_on(&self, transport: &Arc<Metrics>) {
+        let mut halted = Vec::new();
+        self.lock().retain(|_, (link, counting)| {
+            if counting.metrics().same_as(transport) {
+                halted.push(link.clone());
+                false
+            } else {
+                true
+            }
+        });
+        for link in halted {
+            link.halt();
+        }
     }
 
     /// Forgets a call (it stopped).

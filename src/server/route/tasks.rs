@@ -19,7 +19,9 @@ use std::time::SystemTime;
 use actix::Actor;
 use serde_json::{Value, json};
 
-use actix_mcp_actors::{ErrorCode, Outlet, Reply, Request, RequestId, RequestScope, Started};
+use actix_mcp_actors::{
+    Counted, ErrorCode, Outlet, Reply, Request, RequestId, RequestScope, Started,
+};
 
 use crate::error::{McpError, code};
 use crate::protocol::modern::{TASKS_EXTENSION, missing_capability};
@@ -193,6 +195,7 @@ pub(super) async fn call_as_task(
         // The request's admission slots and byte budget stay held while the task runs.
         holds: cx.scope().share_holds(),
         slot,
+        counting: cx.scope().metrics().hold(Counted::Task),
     };
     let invoked = Invoked {
         server,

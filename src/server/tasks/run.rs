@@ -33,7 +33,7 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use actix_mcp_actors::{
-    ErrorObject, Frame, FrameKind, FrameSink, Holds, RequestScope, Running, Started,
+    Counting, ErrorObject, Frame, FrameKind, FrameSink, Holds, RequestScope, Running, Started,
     SupervisedError,
 };
 
@@ -177,6 +177,9 @@ pub(crate) struct TaskWork {
     /// The task's place under its caller's cap.
     #[allow(dead_code, reason = "kept for its drop")]
     pub(crate) slot: Option<TaskSlot>,
+    /// The task's count in the gauges of the transport that created it.
+    #[allow(dead_code, reason = "kept for its drop")]
+    pub(crate) counting: Counting,
 }
 
 /// The actor running one task. See the module docs.

@@ -200,6 +200,9 @@ async fn drain(shared: &HttpShared, deadline: Duration) -> DrainReport {
     state.stopping.cancel();
     // A listen stream runs until its client ends it: it ends now, with its closing result.
     shared.server.listeners.stop_on(&shared.metrics);
+    // A parked input_required call waits for a retry this node will refuse: its retry replays
+    // it wherever it lands.
+    shared.server.mrtr.park.halt_on(&shared.metrics);
     let in_flight_at_start = in_flight(shared);
     tracing::info!(
         in_flight = in_flight_at_start,
