@@ -67,6 +67,27 @@ pub enum ClientError {
 }
 
 impl ClientError {
+    /// This failure in the terms of the request's telemetry span.
+    #[cfg(feature = "otel")]
+    pub(crate) fn failure(&self) -> crate::telemetry::Failure {
+        let (kind, code, message) = match self {
+            Self::Rpc(object) => ("rpc_error", Some(object.code), object.message.clone()),
+            Self::Timeout(_) => ("timeout", None, self.to_string()),
+            Self::Cancelled => ("cancelled", None, self.to_string()),
+            Self::TransportClosed(_) | Self::Transport(_) => {
+                ("transport_error", None, self.to_string())
+            }
+            Self::SessionExpired => ("session_expired", None, self.to_string()),
+            Self::Protocol(_) => ("protocol_error", None, self.to_string()),
+            _ => ("_OTHER", None, self.to_string()),
+        };
+        crate::telemetry::Failure {
+            kind,
+            code,
+            message,
+        }
+    }
+
     /// Whether the call timed out.
     pub fn is_timeout(&self) -> bool {
         matches!(self, Self::Timeout(_))

@@ -275,7 +275,7 @@ impl Client {
             Err(error) => {
                 #[cfg(feature = "otel")]
                 if let Some(span) = span {
-                    span.finish(Err(&error));
+                    span.finish(Err(error.failure()));
                 }
                 return Err(error);
             }
@@ -646,7 +646,7 @@ impl<R: DeserializeOwned> Future for PendingRequest<R> {
         self.id = None;
         #[cfg(feature = "otel")]
         if let Some(span) = self.span.take() {
-            span.finish(outcome.as_ref());
+            span.finish(outcome.as_ref().map_err(ClientError::failure));
         }
         Poll::Ready(outcome.and_then(|value| {
             serde_json::from_value(value).map_err(|err| {

@@ -65,6 +65,9 @@ use serde_json::{Value, json};
 use crate::protocol::method;
 use crate::server::ServerInner;
 use crate::server::listen::Change;
+use crate::server::relay::{
+    ESTABLISHED, LOG, RESOURCE_UPDATED, TASK_CANCEL, TASK_CHANGE, TASK_INPUT, TASK_INPUT_TAKEN,
+};
 
 use crate::server::session::{SessionState, StateChange};
 
@@ -564,31 +567,6 @@ fn record_of(session: &SessionHandle, state: &SessionState) -> SessionRecord {
     }
 }
 
-/// The topic of a [`BusMessage::Protocol`] telling the other nodes that a session's handshake
-/// is complete (stored already): the node that ran its `initialize` stops its handshake timer.
-pub(crate) const ESTABLISHED: &str = "established";
-
-/// The topic of a [`BusMessage::Protocol`] telling the other nodes that a resource changed.
-pub(crate) const RESOURCE_UPDATED: &str = "resourceUpdated";
-
-/// The topic of a [`BusMessage::Protocol`] carrying a log message for every session.
-pub(crate) const LOG: &str = "log";
-/// The topic of a [`BusMessage::Protocol`] carrying a client's `tasks/update` answers to the
-/// node running the task, with a ticket that node sends back under [`TASK_INPUT_TAKEN`] once
-/// the task's new state is stored.
-pub(crate) const TASK_INPUT: &str = "taskInput";
-/// The topic of a [`BusMessage::Protocol`] telling the node that relayed `tasks/update`
-/// answers (the ticket's) that the task's new state is stored.
-pub(crate) const TASK_INPUT_TAKEN: &str = "taskInputTaken";
-/// How long a node that relayed `tasks/update` answers waits for [`TASK_INPUT_TAKEN`] before
-/// it reads the store to see whether they were taken.
-pub(crate) const TASK_INPUT_WAIT: Duration = Duration::from_secs(5);
-/// The topic of a [`BusMessage::Protocol`] asking the node running a task to cancel it.
-pub(crate) const TASK_CANCEL: &str = "taskCancel";
-/// The topic of a [`BusMessage::Protocol`] carrying a task's change to the `subscriptions/listen`
-/// streams of the other nodes.
-pub(crate) const TASK_CHANGE: &str = "taskChange";
-
 /// Acts on a message of the protocol layer from node `from`.
 fn receive_protocol(
     node: &Arc<ClusterNode>,
@@ -674,17 +652,6 @@ fn receive_protocol(
             }
         }
         _ => tracing::debug!(topic, "ignored a protocol message of an unknown topic"),
-    }
-}
-
-/// Tells the other nodes of `registry`'s cluster, if it has any, that `uri` changed (they
-/// notify their subscribed sessions and listen streams).
-pub(crate) fn relay_resource_updated(registry: &RegistryHandle, uri: &str) {
-    if let Some(relay) = registry.relay() {
-        relay.publish(BusMessage::Protocol {
-            topic: RESOURCE_UPDATED.to_owned(),
-            payload: json!({ "uri": uri }),
-        });
     }
 }
 

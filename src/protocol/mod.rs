@@ -8,6 +8,7 @@
 
 pub mod adapt;
 pub mod cancellation;
+pub mod code;
 pub mod completion;
 pub mod content;
 pub mod elicitation;

@@ -11,7 +11,9 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::error::{ErrorObject, code};
+use actix_mcp_actors::ErrorObject;
+
+use crate::protocol::code;
 use crate::protocol::{
     ClientCapabilities, CreateMessageRequestParams, ElicitRequestParams, ForVersion,
     Implementation, JsonObject, LoggingLevel, Meta, ProtocolVersion, ServerCapabilities, method,
@@ -519,7 +521,7 @@ mod tests {
             let err = RequestMeta::parse(params.as_ref()).err();
             assert_eq!(
                 err.map(|e| e.code),
-                Some(crate::error::ErrorCode::INVALID_PARAMS)
+                Some(actix_mcp_actors::ErrorCode::INVALID_PARAMS)
             );
         }
     }

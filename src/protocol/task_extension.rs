@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use super::meta::Meta;
 use super::modern::{InputRequests, InputResponses, ResultType};
 use super::tasks::TaskStatus;
-use crate::error::ErrorObject;
+use actix_mcp_actors::ErrorObject;
 
 /// A task with everything its status carries: what `tasks/get` answers and what
 /// `notifications/tasks` pushes. `resultType` is added by [`to_get_result`](Self::to_get_result)

@@ -71,7 +71,7 @@ impl ServerInner {
         self.listeners.publish(change);
         if let Change::Task { id, task } = change {
             self.relay_protocol(
-                crate::cluster::TASK_CHANGE,
+                crate::server::relay::TASK_CHANGE,
                 serde_json::json!({ "taskId": id, "task": task }),
             );
         }
@@ -204,7 +204,7 @@ impl Server {
         for registry in &registries {
             deliver_resource_updated(&self.inner, registry, uri, &frame);
             // The other nodes of a cluster notify their own sessions.
-            crate::cluster::relay_resource_updated(registry, uri);
+            crate::server::relay::relay_resource_updated(registry, uri);
         }
     }
 
@@ -230,7 +230,7 @@ impl Server {
             // The other nodes of a cluster log to their own sessions.
             if let Some(relay) = registry.relay() {
                 relay.publish(actix_mcp_actors::BusMessage::Protocol {
-                    topic: crate::cluster::LOG.to_owned(),
+                    topic: crate::server::relay::LOG.to_owned(),
                     payload: serde_json::json!({ "level": level, "frame": &*frame.json }),
                 });
             }

@@ -12,8 +12,16 @@ use actix_mcp_actors::RequestId;
 
 use super::server::Network;
 use super::{Operation, State, attr, propagation, request_id_value, state};
-use crate::client::ClientError;
 use crate::protocol::{ProtocolVersion, method};
+
+/// How a request the client sent failed, in the span's terms: `error.type` (`kind`), the
+/// JSON-RPC code when the server answered with an error, and the span status's message.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    pub(crate) kind: &'static str,
+    pub(crate) code: Option<actix_mcp_actors::ErrorCode>,
+    pub(crate) message: String,
+}
 
 /// The `CLIENT` span of one request the client sends, and its duration metric. Ended with the
 /// answer; a request dropped before it ends with `error.type` `cancelled`.
@@ -69,50 +77,41 @@ impl ClientSpan {
     }
 
     /// Ends the span with the answer.
-    pub(crate) fn finish(mut self, outcome: Result<&Value, &ClientError>) {
+    pub(crate) fn finish(mut self, outcome: Result<&Value, Failure>) {
         self.end(Some(outcome));
     }
 
-    fn end(&mut self, outcome: Option<Result<&Value, &ClientError>>) {
+    fn end(&mut self, outcome: Option<Result<&Value, Failure>>) {
         self.done = true;
         let mut attrs = std::mem::take(&mut self.shared);
         let span = self.cx.span();
         let failure = match outcome {
-            None => Some((
-                "cancelled".to_owned(),
-                None,
-                "the request was cancelled".to_owned(),
-            )),
+            None => Some(Failure {
+                kind: "cancelled",
+                code: None,
+                message: "the request was cancelled".to_owned(),
+            }),
             Some(Ok(value)) => (self.tool_call
                 && value.get("isError").and_then(Value::as_bool) == Some(true))
-            .then(|| {
-                (
-                    "tool_error".to_owned(),
-                    None,
-                    "the tool reported an error".to_owned(),
-                )
+            .then(|| Failure {
+                kind: "tool_error",
+                code: None,
+                message: "the tool reported an error".to_owned(),
             }),
-            Some(Err(error)) => Some(match error {
-                ClientError::Rpc(object) => {
-                    let code = object.code.to_string();
-                    (code.clone(), Some(code), object.message.clone())
-                }
-                ClientError::Timeout(_) => ("timeout".to_owned(), None, error.to_string()),
-                ClientError::Cancelled => ("cancelled".to_owned(), None, error.to_string()),
-                ClientError::TransportClosed(_) | ClientError::Transport(_) => {
-                    ("transport_error".to_owned(), None, error.to_string())
-                }
-                ClientError::SessionExpired => {
-                    ("session_expired".to_owned(), None, error.to_string())
-                }
-                ClientError::Protocol(_) => ("protocol_error".to_owned(), None, error.to_string()),
-                _ => ("_OTHER".to_owned(), None, error.to_string()),
-            }),
+            Some(Err(failure)) => Some(failure),
         };
-        if let Some((kind, code, message)) = failure {
-            attrs.push(KeyValue::new(attr::ERROR_TYPE, kind));
-            if let Some(code) = code {
-                attrs.push(KeyValue::new(attr::STATUS_CODE, code));
+        if let Some(Failure {
+            kind,
+            code,
+            message,
+        }) = failure
+        {
+            match code {
+                Some(code) => {
+                    attrs.push(KeyValue::new(attr::ERROR_TYPE, code.to_string()));
+                    attrs.push(KeyValue::new(attr::STATUS_CODE, code.to_string()));
+                }
+                None => attrs.push(KeyValue::new(attr::ERROR_TYPE, kind)),
             }
             span.set_status(Status::error(message));
         }

@@ -58,9 +58,9 @@ use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
 
 use actix_mcp_actors::{Metrics, MetricsSnapshot};
 
-pub(crate) use client::{ClientSessionTimer, ClientSpan};
+pub(crate) use client::{ClientSessionTimer, ClientSpan, Failure};
 pub(crate) use propagation::TraceHeaders;
-pub(crate) use server::{Network, ServerSessionTimer, ServerSpan, peer_request};
+pub(crate) use server::{Network, ServerSessionTimer, ServerSpan, Settled, peer_request};
 
 /// The instrumentation scope's name of every span and metric of this crate.
 pub const SCOPE: &str = "actix-mcp";

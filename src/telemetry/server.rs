@@ -10,14 +10,11 @@ use opentelemetry::trace::{Link, SpanKind, Status, TraceContextExt as _, Tracer 
 use opentelemetry::{Context, KeyValue};
 use serde_json::Value;
 
-use actix_mcp_actors::{
-    ErrorObject, PeerError, Reply, Request, RequestId, RequestScope, SessionId,
-};
+use actix_mcp_actors::{ErrorObject, PeerError, Reply, Request, RequestId, SessionId};
 
 use super::propagation::{self, TraceHeaders};
 use super::{Operation, State, attr, request_id_value, state};
 use crate::protocol::{ProtocolVersion, method};
-use crate::server::session::SessionState;
 
 /// The transport a request came over, for `network.transport`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -44,6 +41,10 @@ impl Network {
     }
 }
 
+/// Called when an `initialize` the server answers ends: tells the session's timer the
+/// transport ([`Network`]) and gives the version its handshake settled on, if it did.
+pub(crate) type Settled = Box<dyn FnOnce(Network) -> Option<ProtocolVersion> + Send>;
+
 /// The `SERVER` span of one request we answer (the server a client's, the client a server's),
 /// and its duration metric. Ended when the reply is ready; a request dropped before
 /// (cancelled, its session gone) ends with `error.type` `cancelled`.
@@ -54,8 +55,9 @@ pub(crate) struct ServerSpan {
     shared: Vec<KeyValue>,
     method: String,
     network: Network,
-    /// The server's request scope (the client's handlers have none).
-    scope: Option<RequestScope>,
+    /// For an `initialize` the server answers: tells its session which transport it came
+    /// over, and gives the version the handshake settled on.
+    settled: Option<Settled>,
     done: bool,
 }
 
@@ -74,14 +76,20 @@ impl ServerSpan {
     /// runs.
     pub(crate) fn start(
         request: &Request,
-        scope: &RequestScope,
+        session: Option<&SessionId>,
         network: Network,
         headers: Option<&TraceHeaders>,
         version: Option<ProtocolVersion>,
+        settled: Option<Settled>,
     ) -> Option<Self> {
-        let session = scope.session().map(|session| session.id().to_string());
-        let mut span = Self::begin(request, session, network, headers, version)?;
-        span.scope = Some(scope.clone());
+        let mut span = Self::begin(
+            request,
+            session.map(ToString::to_string),
+            network,
+            headers,
+            version,
+        )?;
+        span.settled = settled;
         Some(span)
     }
 
@@ -141,7 +149,7 @@ impl ServerSpan {
             shared,
             method: request.method.clone(),
             network,
-            scope: None,
+            settled: None,
             done: false,
         })
     }
@@ -176,19 +184,11 @@ impl ServerSpan {
     fn finish(&mut self, ended: Ended<'_>) {
         self.done = true;
         let mut attrs = std::mem::take(&mut self.shared);
-        if self.method == method::INITIALIZE
-            && let Some(session) = self
-                .scope
-                .as_ref()
-                .and_then(RequestScope::session)
-                .and_then(actix_mcp_actors::SessionHandle::data::<SessionState>)
+        if let Some(settled) = self.settled.take()
+            && let Some(version) = settled(self.network)
         {
             // The version the handshake settled on; the session's duration is reported with it.
-            attrs.push(KeyValue::new(
-                attr::PROTOCOL_VERSION,
-                session.version.as_str(),
-            ));
-            session.telemetry.set_network(self.network);
+            attrs.push(KeyValue::new(attr::PROTOCOL_VERSION, version.as_str()));
         }
         let span = self.cx.span();
         match ended {
@@ -323,7 +323,7 @@ impl ServerSessionTimer {
         }
     }
 
-    fn set_network(&self, network: Network) {
+    pub(crate) fn set_network(&self, network: Network) {
         let _ = self.network.set(network);
     }
 }

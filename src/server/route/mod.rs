@@ -186,12 +186,21 @@ impl McpDispatch {
                         .map(|v| self.server.effective_version(v))
                 }),
         };
+        let settled = (request.method == method::INITIALIZE).then(|| {
+            let scope = scope.clone();
+            Box::new(move |network| {
+                let state = scope.session()?.data::<SessionState>()?;
+                state.telemetry.set_network(network);
+                Some(state.version)
+            }) as crate::telemetry::Settled
+        });
         crate::telemetry::ServerSpan::start(
             request,
-            scope,
+            scope.session().map(SessionHandle::id),
             self.network,
             arrival.transport.as_ref().and_then(|t| t.trace.as_ref()),
             version,
+            settled,
         )
     }
 }

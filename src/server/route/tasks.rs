@@ -280,7 +280,7 @@ pub(super) async fn get_task(
 /// new state is stored (answers to unknown or answered keys are ignored). In a cluster, the
 /// answers to a task running on another node are relayed to it, and acknowledged when that
 /// node says it stored them; without its word within
-/// [`TASK_INPUT_WAIT`](crate::cluster::TASK_INPUT_WAIT), the store decides: answers still
+/// [`TASK_INPUT_WAIT`](crate::server::relay::TASK_INPUT_WAIT), the store decides: answers still
 /// outstanding there are `-32603`, to be sent again.
 pub(super) async fn update_task(
     server: &Arc<ServerInner>,
@@ -340,14 +340,17 @@ async fn relay_input(
     }
     let mut ticket = service.relay_ticket();
     relay.publish(actix_mcp_actors::BusMessage::Protocol {
-        topic: crate::cluster::TASK_INPUT.to_owned(),
+        topic: crate::server::relay::TASK_INPUT.to_owned(),
         payload: json!({
             "taskId": p.task_id,
             "inputResponses": p.input_responses,
             "ticket": ticket.ticket,
         }),
     });
-    if ticket.taken_within(crate::cluster::TASK_INPUT_WAIT).await {
+    if ticket
+        .taken_within(crate::server::relay::TASK_INPUT_WAIT)
+        .await
+    {
         return Ok(());
     }
     // No word: the task may have ended meanwhile (its runner gone, nobody to answer), or the
@@ -356,7 +359,7 @@ async fn relay_input(
     if !outstanding(&now.task) {
         return Ok(());
     }
-    let wait = crate::cluster::TASK_INPUT_WAIT.as_secs();
+    let wait = crate::server::relay::TASK_INPUT_WAIT.as_secs();
     tracing::warn!(task = %p.task_id, wait, "no node took a task's answers");
     // Not `McpError::internal`, whose message the client never sees: this one tells it what
     // to do.
@@ -391,7 +394,10 @@ pub(super) async fn cancel_task(
             // No actor of this process runs it (it ended, or runs on another node of a
             // cluster, which is told to stop it): record the cancellation for whoever reads
             // the store.
-            server.relay_protocol(crate::cluster::TASK_CANCEL, json!({ "taskId": p.task_id }));
+            server.relay_protocol(
+                crate::server::relay::TASK_CANCEL,
+                json!({ "taskId": p.task_id }),
+            );
             let mut task = stored.task;
             task.status = TaskStatus::Cancelled;
             task.status_message = Some("cancelled by the client".into());

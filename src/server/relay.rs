@@ -1,0 +1,45 @@
+//! The protocol layer's messages between the nodes of a cluster: the topics of
+//! [`BusMessage::Protocol`] the server publishes on its registry's relay, and the
+//! helpers that publish them. The cluster (`crate::cluster`) receives them; the server never
+//! imports the cluster, only the runtime's relay.
+
+use std::time::Duration;
+
+use actix_mcp_actors::{BusMessage, RegistryHandle};
+use serde_json::json;
+
+/// The topic of a [`BusMessage::Protocol`] telling the other nodes that a session's handshake
+/// is complete (stored already): the node that ran its `initialize` stops its handshake timer.
+pub(crate) const ESTABLISHED: &str = "established";
+
+/// The topic of a [`BusMessage::Protocol`] telling the other nodes that a resource changed.
+pub(crate) const RESOURCE_UPDATED: &str = "resourceUpdated";
+
+/// The topic of a [`BusMessage::Protocol`] carrying a log message for every session.
+pub(crate) const LOG: &str = "log";
+/// The topic of a [`BusMessage::Protocol`] carrying a client's `tasks/update` answers to the
+/// node running the task, with a ticket that node sends back under [`TASK_INPUT_TAKEN`] once
+/// the task's new state is stored.
+pub(crate) const TASK_INPUT: &str = "taskInput";
+/// The topic of a [`BusMessage::Protocol`] telling the node that relayed `tasks/update`
+/// answers (the ticket's) that the task's new state is stored.
+pub(crate) const TASK_INPUT_TAKEN: &str = "taskInputTaken";
+/// How long a node that relayed `tasks/update` answers waits for [`TASK_INPUT_TAKEN`] before
+/// it reads the store to see whether they were taken.
+pub(crate) const TASK_INPUT_WAIT: Duration = Duration::from_secs(5);
+/// The topic of a [`BusMessage::Protocol`] asking the node running a task to cancel it.
+pub(crate) const TASK_CANCEL: &str = "taskCancel";
+/// The topic of a [`BusMessage::Protocol`] carrying a task's change to the `subscriptions/listen`
+/// streams of the other nodes.
+pub(crate) const TASK_CHANGE: &str = "taskChange";
+
+/// Tells the other nodes of `registry`'s cluster, if it has any, that `uri` changed (they
+/// notify their subscribed sessions and listen streams).
+pub(crate) fn relay_resource_updated(registry: &RegistryHandle, uri: &str) {
+    if let Some(relay) = registry.relay() {
+        relay.publish(BusMessage::Protocol {
+            topic: RESOURCE_UPDATED.to_owned(),
+            payload: json!({ "uri": uri }),
+        });
+    }
+}
