@@ -65,7 +65,7 @@ fn server(extra_tools: usize) -> Server {
 
 fn parse(c: &mut Criterion) {
     c.bench_function("parse/tools_call", |b| {
-        b.iter(|| actix_mcp_actors::parse_message(black_box(ECHO.as_bytes())).unwrap())
+        b.iter(|| actix_mcp_actors::dev::parse_message(black_box(ECHO.as_bytes())).unwrap())
     });
 }
 

@@ -15,7 +15,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use actix_mcp::client::transport::{Connect, HttpOptions, HttpTransport, Inbound, Inbox, Outgoing};
-use actix_mcp_actors::{Frame, Incoming, RequestId};
+use actix_mcp_actors::{
+    RequestId,
+    dev::{Frame, Incoming},
+};
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde_json::{Value, json};
 use tokio::sync::{Notify, watch};

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use actix_mcp::client::ClientError;
 use actix_mcp::client::transport::{Connect, HttpOptions, HttpTransport, Inbound, Inbox};
-use actix_mcp_actors::{Incoming, RequestId};
+use actix_mcp_actors::{RequestId, dev::Incoming};
 use actix_web::{HttpRequest, HttpResponse, web};
 use common::WAIT;
 use common::wire::*;

@@ -19,7 +19,7 @@ use actix_mcp::client::ClientError;
 use actix_mcp::client::transport::{HttpOptions, Inbound};
 use actix_mcp::prelude::*;
 use actix_mcp::transport::http::McpHttp;
-use actix_mcp_actors::Incoming;
+use actix_mcp_actors::dev::Incoming;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;

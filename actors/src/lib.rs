@@ -6,6 +6,16 @@
 //! The protocol lives in `actix-mcp`, which reaches this runtime through one trait,
 //! [`Dispatch`]. Users depend on `actix-mcp`, not on this crate.
 //!
+//! # What is where
+//!
+//! The root holds what the public surface of `actix-mcp` shows of the runtime: the handles
+//! ([`RegistryHandle`], [`SessionHandle`]), the ids ([`SessionId`], [`EventId`],
+//! [`RequestId`], [`NodeId`]), the errors, and the traits a deployment implements with the
+//! types in their signatures: the [`EventStore`] (with [`SessionEvents`]), and a cluster's
+//! [`SessionStore`] and [`Bus`]. `actix-mcp` re-exports all of these (the cluster's in
+//! `actix_mcp::cluster`). The actors, their messages and the plumbing between a transport and
+//! them are in [`dev`], for transport and cluster implementers, with no stability promise.
+//!
 //! # Which work is an actor, and when
 //!
 //! Work that is *in flight across an await* is an actor with a mailbox: that is where a
@@ -84,6 +94,41 @@
 //! Sessions run on the arbiter of the worker that opened them, so sessions spread over every
 //! worker thread. A request runs on the arbiter of the worker that received it, as do its tool
 //! calls and its stream; the in-flight table it enters is shared by the session's workers.
+//!
+//! [`Abort`]: dev::Abort
+//! [`Attach`]: dev::Attach
+//! [`Broadcast`]: dev::Broadcast
+//! [`Cancel`]: dev::Cancel
+//! [`CancelCall`]: dev::CancelCall
+//! [`CloseStream`]: dev::CloseStream
+//! [`Counted`]: dev::Counted
+//! [`Dispatch`]: dev::Dispatch
+//! [`DropConnection`]: dev::DropConnection
+//! [`EventLog`]: dev::EventLog
+//! [`EventLog::settle`]: dev::EventLog::settle
+//! [`Finish`]: dev::Finish
+//! [`ForgetPeerRequest`]: dev::ForgetPeerRequest
+//! [`GetCallStatus`]: dev::GetCallStatus
+//! [`GetSessionStats`]: dev::GetSessionStats
+//! [`HandleNotification`]: dev::HandleNotification
+//! [`HandleRequest`]: dev::HandleRequest
+//! [`HandleResponse`]: dev::HandleResponse
+//! [`InFlight`]: dev::InFlight
+//! [`Invocation`]: dev::Invocation
+//! [`Invocation::begin`]: dev::Invocation::begin
+//! [`Invocation::begin_blocking`]: dev::Invocation::begin_blocking
+//! [`OpenStandalone`]: dev::OpenStandalone
+//! [`RegisterStream`]: dev::RegisterStream
+//! [`Registry`]: dev::Registry
+//! [`RequestFinished`]: dev::RequestFinished
+//! [`RequestScope::start`]: dev::RequestScope::start
+//! [`RequestScope::supervise`]: dev::RequestScope::supervise
+//! [`Resume`]: dev::Resume
+//! [`SendPeerRequest`]: dev::SendPeerRequest
+//! [`Session`]: dev::Session
+//! [`SseStream`]: dev::SseStream
+//! [`StreamClosed`]: dev::StreamClosed
+//! [`Sweep`]: dev::Sweep
 
 mod carry;
 mod cluster;
@@ -95,43 +140,58 @@ mod invocation;
 mod json_cost;
 mod jsonrpc;
 mod metrics;
+mod moved;
 mod outlet;
 mod registry;
 mod scope;
 mod session;
 mod stream;
 
-pub use carry::{Carry, Holds};
 pub use cluster::{
-    Bus, BusMessage, Created, Envelope, InMemorySessionStore, LocalBus, NodeId, Recipients, Relay,
+    Bus, BusMessage, Created, Envelope, InMemorySessionStore, LocalBus, NodeId, Recipients,
     SessionRecord, SessionStore, StateUpdate, StoreError, StoreFuture,
 };
-pub use dispatch::{Dispatch, Reply};
 pub use error::{OpenError, PeerError};
-pub use ids::{EventId, SessionId};
-pub use in_flight::{Abort, Cancel, CancelOnDrop, InFlight};
+pub use ids::{EventId, MalformedEventId, SessionId};
+pub use jsonrpc::{ErrorCode, ErrorObject, RequestId};
+pub use metrics::MetricsSnapshot;
 #[allow(deprecated)]
-pub use invocation::ToolCall;
-pub use invocation::{
-    Begun, CallStatus, CancelCall, Deliver, GetCallStatus, Invocation, Outcome, SupervisedError,
-};
-pub use json_cost::{BYTES_PER_TOKEN, parsed_size_estimate};
-pub use jsonrpc::{
-    ErrorCode, ErrorObject, Frame, FrameKind, Incoming, JSONRPC_VERSION, MAX_ID_LEN,
-    MAX_METHOD_LEN, Notification, Rejection, Request, RequestId, Response, parse as parse_message,
-};
-pub use metrics::{Counted, Counting, Metrics, MetricsSnapshot};
-pub use outlet::{ChannelOutlet, FrameSink, Outlet, ResponseOutlet};
-pub use registry::{Broadcast, Registry, RegistryConfig, RegistryHandle, Sweep};
-pub use scope::{ProgressError, RequestScope, Running, Started, peer_error_object};
-pub use session::{
-    ForgetPeerRequest, GetSessionStats, HandleNotification, HandleRequest, HandleResponse,
-    MAX_PROGRESS_TOKEN_LEN, OnStopped, OpenStandalone, RegisterStream, RequestFinished, Resume,
-    Resumed, SERVER_BUSY, SendPeerRequest, Session, SessionConfig, SessionHandle, SessionParts,
-    SessionStats, StreamClosed,
-};
-pub use stream::{
-    Attach, CONNECTION_BUFFER, CloseStream, DropConnection, EventLog, EventStore, Finish,
-    InMemoryEventStore, Replay, ReplayFuture, SessionEvents, Settled, SseEvent, SseStream,
-    StreamReceiver, priming_event,
-};
+pub use moved::*;
+pub use registry::RegistryHandle;
+pub use session::{SERVER_BUSY, SessionHandle, SessionStats};
+pub use stream::{EventStore, InMemoryEventStore, Replay, ReplayFuture, SessionEvents};
+
+/// For transport and cluster implementers: the actors, the messages they take, and the
+/// plumbing between a transport and them (JSON-RPC frames, outlets, event logs, request
+/// scopes, supervised invocations, gauges). **No stability promise**: anything here may
+/// change in any release. `actix-mcp` is built on it; a server or client built with
+/// `actix-mcp` never needs it.
+pub mod dev {
+    pub use crate::carry::{Carry, Holds};
+    pub use crate::cluster::Relay;
+    pub use crate::dispatch::{Dispatch, Reply};
+    pub use crate::in_flight::{Abort, Cancel, CancelOnDrop, InFlight};
+    #[allow(deprecated)]
+    pub use crate::invocation::ToolCall;
+    pub use crate::invocation::{
+        Begun, CallStatus, CancelCall, Deliver, GetCallStatus, Invocation, Outcome, SupervisedError,
+    };
+    pub use crate::json_cost::{BYTES_PER_TOKEN, parsed_size_estimate};
+    pub use crate::jsonrpc::{
+        Frame, FrameKind, Incoming, JSONRPC_VERSION, MAX_ID_LEN, MAX_METHOD_LEN, Notification,
+        Rejection, Request, Response, parse as parse_message,
+    };
+    pub use crate::metrics::{Counted, Counting, Metrics};
+    pub use crate::outlet::{ChannelOutlet, FrameSink, Outlet, ResponseOutlet};
+    pub use crate::registry::{Broadcast, Registry, RegistryConfig, Sweep};
+    pub use crate::scope::{ProgressError, RequestScope, Running, Started, peer_error_object};
+    pub use crate::session::{
+        ForgetPeerRequest, GetSessionStats, HandleNotification, HandleRequest, HandleResponse,
+        MAX_PROGRESS_TOKEN_LEN, OnStopped, OpenStandalone, RegisterStream, RequestFinished, Resume,
+        Resumed, SendPeerRequest, Session, SessionConfig, SessionParts, StreamClosed,
+    };
+    pub use crate::stream::{
+        Attach, CONNECTION_BUFFER, CloseStream, DropConnection, EventLog, Finish, Settled,
+        SseEvent, SseStream, StreamReceiver, priming_event,
+    };
+}

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
-use actix_mcp_actors::{ChannelOutlet, Frame};
+use actix_mcp_actors::dev::{ChannelOutlet, Frame};
 use serde_json::{Value, json};
 
 use support::{Fake, eventually, open, registry, request, within};

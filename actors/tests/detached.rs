@@ -7,7 +7,7 @@ mod support;
 
 use std::sync::Arc;
 
-use actix_mcp_actors::{Carry, ChannelOutlet, Dispatch};
+use actix_mcp_actors::dev::{Carry, ChannelOutlet, Dispatch};
 use serde_json::json;
 
 use support::{Fake, eventually, next, registry, request};

@@ -9,7 +9,7 @@ mod support;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use actix_mcp_actors::{Carry, ChannelOutlet, Holds};
+use actix_mcp_actors::dev::{Carry, ChannelOutlet, Holds};
 use serde_json::json;
 
 use support::{cancel, eventually, harness, next, request};

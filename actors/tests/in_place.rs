@@ -13,8 +13,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_mcp_actors::{
-    ChannelOutlet, EventId, EventLog, EventStore, Frame, InMemoryEventStore, RegistryHandle,
-    RequestId, SessionHandle, Settled, SseEvent, SseStream,
+    EventId, EventStore, InMemoryEventStore, RegistryHandle, RequestId, SessionHandle,
+    dev::{ChannelOutlet, EventLog, Frame, Settled, SseEvent, SseStream},
 };
 use serde_json::{Value, json};
 use tokio::sync::Notify;

@@ -10,9 +10,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_mcp_actors::{
-    ChannelOutlet, Dispatch, EventStore, Frame, InMemoryEventStore, Metrics, Notification,
-    OpenError, Registry, RegistryConfig, RegistryHandle, Reply, Request, RequestScope,
-    SessionHandle, SessionId, SessionParts,
+    EventStore, InMemoryEventStore, OpenError, RegistryHandle, SessionHandle, SessionId,
+    dev::{
+        ChannelOutlet, Dispatch, Frame, Metrics, Notification, Registry, RegistryConfig, Reply,
+        Request, RequestScope, SessionParts,
+    },
 };
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
@@ -38,7 +40,7 @@ async fn the_session_cap_is_enforced_and_closing_frees_a_place() {
     let registry = registry(2, None, None);
     let a = open(&registry, "a", Arc::new(Forever), None);
     open(&registry, "b", Arc::new(Forever), None);
-    let third = registry.open(actix_mcp_actors::SessionParts {
+    let third = registry.open(actix_mcp_actors::dev::SessionParts {
         id: SessionId::parse("c").unwrap(),
         dispatch: Arc::new(Forever),
         config: Default::default(),
@@ -296,7 +298,7 @@ async fn a_panic_in_an_event_store_restarts_the_registry() {
     assert!(stream.recv().await.is_some(), "the priming event");
     registry.broadcast_here(Frame::notification("boom", None::<&Value>));
     // The registry is back: its mailbox answers, and a broadcast goes through it.
-    let swept = support::within(registry.addr().send(actix_mcp_actors::Sweep)).await;
+    let swept = support::within(registry.addr().send(actix_mcp_actors::dev::Sweep)).await;
     assert!(swept.is_ok(), "the registry is gone: {swept:?}");
     assert!(registry.addr().connected());
     registry.broadcast_here(Frame::notification("after", None::<&Value>));

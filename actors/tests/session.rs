@@ -1,5 +1,5 @@
 //! Mailbox-level tests of the session, in-flight and tool-call actors, without HTTP: a fake
-//! [`Dispatch`](actix_mcp_actors::Dispatch) whose handlers are driven by the test, an in-memory
+//! [`Dispatch`](actix_mcp_actors::dev::Dispatch) whose handlers are driven by the test, an in-memory
 //! outlet recording every frame, and no sleeps (every wait is bounded).
 #![allow(clippy::unwrap_used, missing_docs)]
 
@@ -7,7 +7,7 @@ mod support;
 
 use std::time::Duration;
 
-use actix_mcp_actors::{Frame, RequestId};
+use actix_mcp_actors::{RequestId, dev::Frame};
 use serde_json::{Value, json};
 
 use support::{Harness, cancel, eventually, harness, next, next_within, request, within};
@@ -63,7 +63,7 @@ async fn peer_requests_are_matched_by_id() {
     assert_eq!(asked["params"], json!({"q": 1}));
     let id: RequestId = serde_json::from_value(asked["id"].clone()).unwrap();
     assert_eq!(registry.metrics().peer_requests, 1);
-    session.response(actix_mcp_actors::Response {
+    session.response(actix_mcp_actors::dev::Response {
         id,
         outcome: Ok(json!({"answer": 42})),
     });
@@ -203,7 +203,7 @@ async fn a_cancel_after_the_response_is_ignored() {
     assert_eq!(next(&mut rx).await["result"], json!("first"));
     session.notification(cancel(json!(1)));
     session.notification(cancel(json!("never-sent")));
-    session.notification(actix_mcp_actors::Notification {
+    session.notification(actix_mcp_actors::dev::Notification {
         method: "notifications/cancelled".into(),
         params: Some(json!({"bogus": true})),
     });

@@ -9,7 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_mcp_actors::{
-    CONNECTION_BUFFER, EventId, EventStore, Frame, InMemoryEventStore, SseEvent,
+    EventId, EventStore, InMemoryEventStore,
+    dev::{CONNECTION_BUFFER, Frame, SseEvent},
 };
 use serde_json::{Value, json};
 

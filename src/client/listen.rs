@@ -24,7 +24,7 @@ use futures::Stream;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use actix_mcp_actors::Notification;
+use actix_mcp_actors::dev::Notification;
 
 use super::Client;
 use super::error::ClientError;

@@ -80,7 +80,7 @@ pub use session::ProgressCallback;
 
 use std::sync::Mutex;
 
-use actix_mcp_actors::Notification;
+use actix_mcp_actors::dev::Notification;
 use tokio::sync::mpsc;
 
 use crate::error::{ErrorCode, code};

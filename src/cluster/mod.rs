@@ -54,9 +54,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_mcp_actors::{
-    Bus, BusMessage, Created, Envelope, EventStore, Frame, FrameKind, Incoming, NodeId, Recipients,
-    RegistryHandle, Relay, SessionHandle, SessionId, SessionRecord, SessionStore, StateUpdate,
-    StoreError, StoreFuture,
+    Bus, BusMessage, Created, Envelope, EventStore, NodeId, Recipients, RegistryHandle,
+    SessionHandle, SessionId, SessionRecord, SessionStore, StateUpdate, StoreError, StoreFuture,
+    dev::{Frame, FrameKind, Incoming, Relay},
 };
 use futures::StreamExt as _;
 use serde::Deserialize as _;
@@ -265,7 +265,7 @@ impl ClusterNode {
                 let Some(session) = registry.find(session.as_str()) else {
                     return;
                 };
-                match actix_mcp_actors::parse_message(message.as_bytes()) {
+                match actix_mcp_actors::dev::parse_message(message.as_bytes()) {
                     Ok(Incoming::Response(response)) => session.response_here(response),
                     _ => tracing::warn!("ignored a relayed answer that is not a response"),
                 }
@@ -304,7 +304,7 @@ impl ClusterNode {
         self: &Arc<Self>,
         registry: &RegistryHandle,
         server: &Arc<ServerInner>,
-        dispatch: &Arc<dyn actix_mcp_actors::Dispatch>,
+        dispatch: &Arc<dyn actix_mcp_actors::dev::Dispatch>,
         id: &SessionId,
     ) -> Result<SessionHandle, Lookup> {
         self.listening().await;
@@ -328,10 +328,10 @@ impl ClusterNode {
             state.initialized_elsewhere();
         }
         let session = registry
-            .open(actix_mcp_actors::SessionParts {
+            .open(actix_mcp_actors::dev::SessionParts {
                 id: id.clone(),
                 dispatch: dispatch.clone(),
-                config: actix_mcp_actors::SessionConfig {
+                config: actix_mcp_actors::dev::SessionConfig {
                     max_in_flight: server.config.max_concurrent_requests,
                 },
                 standalone: None,

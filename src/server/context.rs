@@ -19,7 +19,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use actix_mcp_actors::{PeerError, RequestId, RequestScope, SessionId};
+use actix_mcp_actors::{PeerError, RequestId, SessionId, dev::RequestScope};
 
 use crate::protocol::InputRequest;
 use crate::protocol::{
@@ -535,7 +535,7 @@ impl RequestContext {
             return;
         }
         let params = serde_json::json!({ "elicitationId": elicitation_id });
-        let frame = actix_mcp_actors::Frame::notification(
+        let frame = actix_mcp_actors::dev::Frame::notification(
             method::NOTIFICATION_ELICITATION_COMPLETE,
             Some(&params),
         );

@@ -17,7 +17,10 @@ use std::sync::{Arc, Mutex, Weak};
 use actix::{Actor, ActorContext, Addr, Context, Handler, Message};
 use serde_json::{Map, Value, json};
 
-use actix_mcp_actors::{Counted, Counting, Frame, Metrics, Outlet, RequestId};
+use actix_mcp_actors::{
+    RequestId,
+    dev::{Counted, Counting, Frame, Metrics, Outlet},
+};
 
 use crate::protocol::SubscriptionFilter;
 use crate::protocol::method;

@@ -106,8 +106,8 @@ impl ServerInner {
         let registry = self
             .in_process
             .get_or_init(|| {
-                actix_mcp_actors::Registry::start(
-                    actix_mcp_actors::RegistryConfig::default(),
+                actix_mcp_actors::dev::Registry::start(
+                    actix_mcp_actors::dev::RegistryConfig::default(),
                     Arc::default(),
                     None,
                 )

@@ -12,7 +12,10 @@ use std::sync::{Arc, MutexGuard};
 
 use serde_json::Value;
 
-use actix_mcp_actors::{Frame, RegistryHandle, Relay, SessionHandle, SessionId};
+use actix_mcp_actors::{
+    RegistryHandle, SessionHandle, SessionId,
+    dev::{Frame, Relay},
+};
 
 use crate::protocol::{LoggingLevel, LoggingMessageNotificationParams, method};
 use crate::server::auth::scopes;

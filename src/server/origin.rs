@@ -1,6 +1,6 @@
 //! Where a request comes from, decided once, where its bytes arrive (the HTTP POST handler, the
 //! stdio line loop, an in-process call), and carried with it to the one place that routes it
-//! (the runtime's [`Carry`](actix_mcp_actors::Carry); read back from the request's scope).
+//! (the runtime's [`Carry`](actix_mcp_actors::dev::Carry); read back from the request's scope).
 //! Nothing downstream decides the era again or reads `_meta` for it again.
 //!
 //! | origin | comes from | version, client info and capabilities |
@@ -13,7 +13,7 @@
 
 use std::sync::Arc;
 
-use actix_mcp_actors::{ErrorObject, Request};
+use actix_mcp_actors::{ErrorObject, dev::Request};
 
 use crate::protocol::RequestMeta;
 use crate::protocol::{ClientCapabilities, Implementation, LoggingLevel, ProtocolVersion, method};
@@ -59,7 +59,7 @@ impl Envelope {
     /// The envelope a 2026-07-28 notification carries in its `_meta`, as far as it is whole;
     /// otherwise a bare one of that revision (a notification is not refused for its
     /// envelope: there is no one to answer).
-    pub(crate) fn of_notification(notification: &actix_mcp_actors::Notification) -> Self {
+    pub(crate) fn of_notification(notification: &actix_mcp_actors::dev::Notification) -> Self {
         match RequestMeta::parse(notification.params.as_ref()) {
             Ok(meta) => Self::from(meta),
             Err(_) => Self {
@@ -144,7 +144,7 @@ impl Arrival {
     }
 
     /// As the runtime carries it with the request.
-    pub(crate) fn carry(self) -> actix_mcp_actors::Carry {
-        actix_mcp_actors::Carry::origin(self)
+    pub(crate) fn carry(self) -> actix_mcp_actors::dev::Carry {
+        actix_mcp_actors::dev::Carry::origin(self)
     }
 }

@@ -56,7 +56,7 @@ use opentelemetry::{InstrumentationScope, KeyValue};
 use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
 
-use actix_mcp_actors::{Metrics, MetricsSnapshot};
+use actix_mcp_actors::{MetricsSnapshot, dev::Metrics};
 
 pub(crate) use client::{ClientSessionTimer, ClientSpan, Failure};
 pub(crate) use propagation::TraceHeaders;

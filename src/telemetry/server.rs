@@ -10,7 +10,10 @@ use opentelemetry::trace::{Link, SpanKind, Status, TraceContextExt as _, Tracer 
 use opentelemetry::{Context, KeyValue};
 use serde_json::Value;
 
-use actix_mcp_actors::{ErrorObject, PeerError, Reply, Request, RequestId, SessionId};
+use actix_mcp_actors::{
+    ErrorObject, PeerError, RequestId, SessionId,
+    dev::{Reply, Request},
+};
 
 use super::propagation::{self, TraceHeaders};
 use super::{Operation, State, attr, request_id_value, state};

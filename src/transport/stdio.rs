@@ -22,8 +22,11 @@ use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio_util::codec::Encoder;
 
 use actix_mcp_actors::{
-    ErrorCode, ErrorObject, Frame, FrameSink, Incoming, Metrics, Outlet, Registry, RegistryConfig,
-    SessionConfig, SessionId, SessionParts,
+    ErrorCode, ErrorObject, SessionId,
+    dev::{
+        Frame, FrameSink, Incoming, Metrics, Outlet, Registry, RegistryConfig, SessionConfig,
+        SessionParts,
+    },
 };
 
 use crate::protocol::ProtocolVersion;
@@ -244,7 +247,7 @@ impl Server {
             }
         });
         let outlet = Outlet::new(WriterOutlet(writer.clone()));
-        let dispatch: Arc<dyn actix_mcp_actors::Dispatch> =
+        let dispatch: Arc<dyn actix_mcp_actors::dev::Dispatch> =
             McpDispatch::new(self.inner.clone(), Network::Pipe);
         let metrics = Arc::new(Metrics::default());
         #[cfg(feature = "otel")]
@@ -308,7 +311,7 @@ impl Server {
                     if buf.iter().all(u8::is_ascii_whitespace) {
                         continue;
                     }
-                    match actix_mcp_actors::parse_message(&buf) {
+                    match actix_mcp_actors::dev::parse_message(&buf) {
                         Err(rejection) => {
                             outlet.deliver_or_log(rejection.to_frame(), "parse error")
                         }

@@ -11,7 +11,10 @@ use actix_mcp::client::ClientError;
 use actix_mcp::client::transport::{
     Connect, HttpOptions, HttpTransport, Inbound, Inbox, Outgoing, Transport,
 };
-use actix_mcp_actors::{Frame, Incoming, RequestId};
+use actix_mcp_actors::{
+    RequestId,
+    dev::{Frame, Incoming},
+};
 use actix_web::dev::{ServerHandle, Service as _};
 use actix_web::web;
 use serde_json::{Value, json};

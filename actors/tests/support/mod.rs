@@ -9,9 +9,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_mcp_actors::{
-    ChannelOutlet, Dispatch, EventStore, Frame, Metrics, Notification, Outlet, Registry,
-    RegistryConfig, RegistryHandle, Reply, Request, RequestId, RequestScope, SessionConfig,
-    SessionHandle, SessionId, SessionParts, SseEvent, StreamReceiver, SupervisedError,
+    EventStore, RegistryHandle, RequestId, SessionHandle, SessionId,
+    dev::{
+        ChannelOutlet, Dispatch, Frame, Metrics, Notification, Outlet, Registry, RegistryConfig,
+        Reply, Request, RequestScope, SessionConfig, SessionParts, SseEvent, StreamReceiver,
+        SupervisedError,
+    },
 };
 use futures::future::BoxFuture;
 use serde_json::{Value, json};

@@ -50,7 +50,10 @@ use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use actix_mcp_actors::{Frame, Incoming, Notification, RequestId, Response};
+use actix_mcp_actors::{
+    RequestId,
+    dev::{Frame, Incoming, Notification, Response},
+};
 
 use super::cache::ResultCache;
 use super::error::ClientError;

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix::{ActorFutureExt, AsyncContext, Context, Handler, Message, WrapFuture};
-use actix_mcp_actors::{Frame, RequestId};
+use actix_mcp_actors::{RequestId, dev::Frame};
 use serde_json::Value;
 use tokio::sync::oneshot;
 

@@ -15,7 +15,10 @@ use actix::{ActorFutureExt, AsyncContext, Context, WrapFuture};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use actix_mcp_actors::{ErrorObject, Frame, Request};
+use actix_mcp_actors::{
+    ErrorObject,
+    dev::{Frame, Request},
+};
 
 use super::ClientSession;
 use crate::client::handlers::{Handlers, ServerRequest};

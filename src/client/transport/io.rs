@@ -158,7 +158,7 @@ async fn read_lines<R: AsyncRead + Unpin>(reader: R, max_line: usize, inbox: Inb
                 if buf.iter().all(u8::is_ascii_whitespace) {
                     continue;
                 }
-                match actix_mcp_actors::parse_message(&buf) {
+                match actix_mcp_actors::dev::parse_message(&buf) {
                     Ok(message) => Inbound::Message(message),
                     Err(rejection) => Inbound::Malformed(ClientError::Protocol(format!(
                         "the server sent an unreadable message: {}",

@@ -20,7 +20,10 @@ mod io;
 use std::fmt;
 use std::sync::Arc;
 
-use actix_mcp_actors::{Frame, Incoming, RequestId};
+use actix_mcp_actors::{
+    RequestId,
+    dev::{Frame, Incoming},
+};
 use futures::future::BoxFuture;
 use tokio::sync::mpsc;
 

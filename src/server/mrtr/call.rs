@@ -10,7 +10,7 @@
 //! request as [`Step::Input`] and the call parks in the server's
 //! [`ParkTable`](super::park::ParkTable) under its id (the id travels in the sealed
 //! `requestState`), expires there, or stops when halted. The runtime's
-//! [`Invocation`](actix_mcp_actors::Invocation) runs it: polled once in place (a handler that
+//! [`Invocation`](actix_mcp_actors::dev::Invocation) runs it: polled once in place (a handler that
 //! finishes at once needs no actor), then, across every round, in one invocation actor, which
 //! isolates panics; [`CallLink::finish`] hands its outcome to the request attached when it ends.
 //!
@@ -36,7 +36,10 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use actix_mcp_actors::{Metrics, PeerError, RequestScope, SupervisedError};
+use actix_mcp_actors::{
+    PeerError,
+    dev::{Metrics, RequestScope, SupervisedError},
+};
 
 use crate::protocol::{InputRequest, InputRequests, InputResponses, LoggingLevel};
 
@@ -473,7 +476,7 @@ pub(crate) const DEFAULT_PARK_TTL: Duration = Duration::from_secs(600);
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use actix_mcp_actors::{ChannelOutlet, RequestId};
+    use actix_mcp_actors::{RequestId, dev::ChannelOutlet};
 
     fn scope(id: i64) -> RequestScope {
         RequestScope::detached(RequestId::Number(id), ChannelOutlet::channel().0, None)

@@ -36,7 +36,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use actix_mcp_actors::{Begun, Invocation, SupervisedError};
+use actix_mcp_actors::dev::{Begun, Invocation, SupervisedError};
 
 use crate::error::McpError;
 use crate::protocol::{InputRequest, InputRequiredResult, InputResponses};

@@ -9,7 +9,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use actix_mcp_actors::{Counted, Counting, Metrics};
+use actix_mcp_actors::dev::{Counted, Counting, Metrics};
 
 use super::call::CallLink;
 

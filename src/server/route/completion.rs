@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use actix_mcp_actors::{Reply, Request};
+use actix_mcp_actors::dev::{Reply, Request};
 
 use crate::error::McpError;
 use crate::protocol::{CompleteRequestParams, CompleteResult, Completion, Reference};

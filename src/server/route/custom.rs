@@ -7,7 +7,8 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use actix_mcp_actors::{
-    Notification, Reply, Request, RequestId, RequestScope, ResponseOutlet, SessionHandle,
+    RequestId, SessionHandle,
+    dev::{Notification, Reply, Request, RequestScope, ResponseOutlet},
 };
 
 use crate::error::McpError;

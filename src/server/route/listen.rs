@@ -8,7 +8,7 @@ use std::sync::Arc;
 use actix::{Actor, Addr};
 use serde_json::{Value, json};
 
-use actix_mcp_actors::{Reply, Request};
+use actix_mcp_actors::dev::{Reply, Request};
 
 use crate::error::{McpError, code};
 use crate::protocol::modern::{META_SUBSCRIPTION_ID, TASKS_EXTENSION};

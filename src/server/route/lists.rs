@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use actix_mcp_actors::{Reply, Request};
+use actix_mcp_actors::dev::{Reply, Request};
 
 use crate::error::McpError;
 use crate::protocol::{ForVersion, PaginatedRequestParams, ProtocolVersion};

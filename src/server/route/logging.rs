@@ -4,7 +4,7 @@
 
 use serde_json::Map;
 
-use actix_mcp_actors::{Reply, Request};
+use actix_mcp_actors::dev::{Reply, Request};
 
 use crate::error::McpError;
 use crate::protocol::SetLevelRequestParams;

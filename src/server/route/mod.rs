@@ -28,8 +28,8 @@ use futures::future::{BoxFuture, Either};
 use serde_json::Value;
 
 use actix_mcp_actors::{
-    Dispatch, ErrorObject, Frame, Incoming, Notification, Reply, Request, RequestScope,
-    ResponseOutlet, SessionHandle,
+    ErrorObject, SessionHandle,
+    dev::{Dispatch, Frame, Incoming, Notification, Reply, Request, RequestScope, ResponseOutlet},
 };
 
 use crate::error::{ErrorKind, McpError, code};
@@ -512,7 +512,7 @@ async fn route(
 /// runs under the server's in-process registry, which sees it as a transport's sees its own.
 pub(crate) async fn handle_in_process(server: &Arc<ServerInner>, bytes: &[u8]) -> Option<String> {
     let (registry, dispatch) = server.in_process();
-    match actix_mcp_actors::parse_message(bytes) {
+    match actix_mcp_actors::dev::parse_message(bytes) {
         Err(rejection) => Some(rejection.to_frame().json.to_string()),
         Ok(Incoming::Notification(notification)) => {
             let arrival = Arrival::of(Origin::Sessionless {

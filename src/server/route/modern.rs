@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use actix_mcp_actors::{ErrorObject, Reply};
+use actix_mcp_actors::{ErrorObject, dev::Reply};
 
 use crate::error::McpError;
 use crate::protocol::modern::{META_SERVER_INFO, TASKS_EXTENSION, missing_capability};

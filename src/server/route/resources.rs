@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use actix_mcp_actors::{Reply, Request};
+use actix_mcp_actors::dev::{Reply, Request};
 
 use crate::error::McpError;
 use crate::protocol::{

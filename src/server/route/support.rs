@@ -11,7 +11,10 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use actix_mcp_actors::{ErrorObject, Reply, Request, RequestScope, SupervisedError};
+use actix_mcp_actors::{
+    ErrorObject,
+    dev::{Reply, Request, RequestScope, SupervisedError},
+};
 
 use crate::error::McpError;
 use crate::protocol::{ClientCapabilities, ProtocolVersion};

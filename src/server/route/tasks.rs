@@ -20,7 +20,8 @@ use actix::Actor;
 use serde_json::{Value, json};
 
 use actix_mcp_actors::{
-    Counted, ErrorCode, Outlet, Reply, Request, RequestId, RequestScope, Started,
+    ErrorCode, RequestId,
+    dev::{Counted, Outlet, Reply, Request, RequestScope, Started},
 };
 
 use crate::error::{McpError, code};
@@ -322,7 +323,7 @@ pub(super) async fn update_task(
 /// on any node, sees the answers taken.
 async fn relay_input(
     service: &TaskService,
-    relay: &dyn actix_mcp_actors::Relay,
+    relay: &dyn actix_mcp_actors::dev::Relay,
     p: &UpdateTaskRequestParams,
     caller: Option<&str>,
     stored: &crate::protocol::DetailedTask,

@@ -8,7 +8,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use actix_mcp_actors::{ErrorObject, Reply, Request, SupervisedError};
+use actix_mcp_actors::{
+    ErrorObject,
+    dev::{Reply, Request, SupervisedError},
+};
 
 use crate::error::{ErrorKind, McpError, code};
 use crate::protocol::{

@@ -33,8 +33,11 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use actix_mcp_actors::{
-    Counting, ErrorObject, Frame, FrameKind, FrameSink, Holds, RequestScope, Running, Started,
-    SupervisedError,
+    ErrorObject,
+    dev::{
+        Counting, Frame, FrameKind, FrameSink, Holds, RequestScope, Running, Started,
+        SupervisedError,
+    },
 };
 
 use crate::error::ErrorKind;

@@ -38,7 +38,7 @@ use serde_json::json;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
-use actix_mcp_actors::{ErrorObject, Frame, RequestId};
+use actix_mcp_actors::{ErrorObject, RequestId, dev::Frame};
 
 use crate::error::code;
 

@@ -13,7 +13,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix_mcp_actors::{EventLog, Metrics, Settled, SseStream};
+use actix_mcp_actors::dev::{EventLog, Metrics, Settled, SseStream};
 
 /// How long a POST answer stays buffered before its headers go out.
 pub(super) const ANSWER_WINDOW: Duration = Duration::from_millis(2);

@@ -19,7 +19,7 @@ use actix_web::http::header::{self, HeaderMap, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde_json::Value;
 
-use actix_mcp_actors::{ErrorCode, ErrorObject, Frame, RequestId, SessionHandle};
+use actix_mcp_actors::{ErrorCode, ErrorObject, RequestId, SessionHandle, dev::Frame};
 
 use super::HttpShared;
 use crate::server::auth::{AuthError, BearerAuth, Challenge, Identity, scopes};

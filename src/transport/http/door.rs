@@ -20,7 +20,10 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, web};
 use futures::StreamExt;
 
-use actix_mcp_actors::{ErrorCode, ErrorObject, Holds, Incoming, RequestId};
+use actix_mcp_actors::{
+    ErrorCode, ErrorObject, RequestId,
+    dev::{Holds, Incoming},
+};
 
 use super::admission::Permit;
 use super::auth;
@@ -153,7 +156,7 @@ fn admit_unread(req: &HttpRequest, shared: &HttpShared) -> Result<(), HttpRespon
 pub(super) async fn admission_permit(
     shared: &HttpShared,
     caller: Option<&Identity>,
-    request: &actix_mcp_actors::Request,
+    request: &actix_mcp_actors::dev::Request,
 ) -> Result<Option<Permit>, HttpResponse> {
     if request.method == method::PING {
         return Ok(None);
@@ -234,7 +237,7 @@ async fn read_body(
     // The body is parsed into a tree, which holds far more than the text for structure-heavy
     // JSON (38 to 55 times for arrays of numbers or small objects): the reservation covers
     // what the parse will hold, not only the bytes read.
-    let cost = actix_mcp_actors::parsed_size_estimate(&body);
+    let cost = actix_mcp_actors::dev::parsed_size_estimate(&body);
     if cost > budget.limit() {
         return Err(http_error(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -311,7 +314,7 @@ async fn post_message(
     body: &[u8],
     reservation: Reservation,
 ) -> HttpResponse {
-    let message = match actix_mcp_actors::parse_message(body) {
+    let message = match actix_mcp_actors::dev::parse_message(body) {
         Ok(message) => message,
         Err(rejection) => {
             return HttpResponse::BadRequest()

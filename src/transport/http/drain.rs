@@ -33,7 +33,7 @@ use tokio::sync::OnceCell;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use actix_mcp_actors::{ErrorObject, Frame, RequestId};
+use actix_mcp_actors::{ErrorObject, RequestId, dev::Frame};
 use serde_json::json;
 
 use super::HttpShared;

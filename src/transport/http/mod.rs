@@ -64,7 +64,8 @@ use std::time::Duration;
 use actix_web::web;
 
 use actix_mcp_actors::{
-    EventStore, InMemoryEventStore, Metrics, MetricsSnapshot, RegistryConfig, RegistryHandle,
+    EventStore, InMemoryEventStore, MetricsSnapshot, RegistryHandle,
+    dev::{Metrics, RegistryConfig},
 };
 
 pub use admission::{AdmissionConfig, MAX_BUCKETS, Rate};
@@ -179,7 +180,7 @@ impl HttpShared {
     }
 
     /// The endpoint's dispatch, as the runtime takes it.
-    pub(crate) fn dispatch(&self) -> Arc<dyn actix_mcp_actors::Dispatch> {
+    pub(crate) fn dispatch(&self) -> Arc<dyn actix_mcp_actors::dev::Dispatch> {
         self.dispatch.clone()
     }
 
@@ -212,7 +213,7 @@ impl HttpShared {
                 relay: node.as_ref().map(|node| node.relay()),
             };
             let registry =
-                actix_mcp_actors::Registry::start(config, self.metrics.clone(), Some(store));
+                actix_mcp_actors::dev::Registry::start(config, self.metrics.clone(), Some(store));
             self.server.add_registry(registry.clone());
             if let Some(node) = &node {
                 node.start(registry.clone(), Arc::downgrade(&self.server));

@@ -10,8 +10,8 @@ use actix_web::http::{ConnectionType, StatusCode};
 use actix_web::{HttpRequest, HttpResponse, web};
 
 use actix_mcp_actors::{
-    ErrorCode, ErrorObject, Frame, OpenError, RequestId, SessionId, SseEvent, StoreError,
-    StreamReceiver,
+    ErrorCode, ErrorObject, OpenError, RequestId, SessionId, StoreError,
+    dev::{Frame, SseEvent, StreamReceiver},
 };
 
 use super::sse::{self, SseBody};

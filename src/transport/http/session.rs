@@ -14,8 +14,11 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 
 use actix_mcp_actors::{
-    ErrorCode, ErrorObject, EventId, EventLog, Frame, Holds, Incoming, RequestId, ResponseOutlet,
-    Resumed, SessionConfig, SessionHandle, SessionId, SessionParts, Settled,
+    ErrorCode, ErrorObject, EventId, RequestId, SessionHandle, SessionId,
+    dev::{
+        EventLog, Frame, Holds, Incoming, ResponseOutlet, Resumed, SessionConfig, SessionParts,
+        Settled,
+    },
 };
 
 use super::answer::{self, ANSWER_WINDOW};
@@ -246,9 +249,9 @@ async fn keep_if_initialized(
 async fn answer(
     shared: &HttpShared,
     session: &SessionHandle,
-    request: actix_mcp_actors::Request,
+    request: actix_mcp_actors::dev::Request,
     new: bool,
-    carry: actix_mcp_actors::Carry,
+    carry: actix_mcp_actors::dev::Carry,
 ) -> HttpResponse {
     let id = request.id.clone();
     if shared.config.json_response {

@@ -12,7 +12,8 @@ use actix_web::HttpResponse;
 use actix_web::http::StatusCode;
 
 use actix_mcp_actors::{
-    ErrorCode, EventLog, Holds, Notification, Request, ResponseOutlet, Settled,
+    ErrorCode,
+    dev::{EventLog, Holds, Notification, Request, ResponseOutlet, Settled},
 };
 
 use super::HttpShared;

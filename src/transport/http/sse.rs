@@ -11,7 +11,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use actix_mcp_actors::{SseEvent, StreamReceiver};
+use actix_mcp_actors::dev::{SseEvent, StreamReceiver};
 use actix_web::body::{BodySize, MessageBody};
 use bytes::{Bytes, BytesMut};
 use tokio::time::{Instant, Sleep};
@@ -188,8 +188,11 @@ mod tests {
         assert_eq!(&bytes[..], b"retry: 1000\n\ndata: {}\n\n");
     }
 
-    fn live_receiver() -> (StreamReceiver, std::sync::Arc<actix_mcp_actors::EventLog>) {
-        let log = actix_mcp_actors::EventLog::buffered(None, 0, Duration::from_secs(1), true);
+    fn live_receiver() -> (
+        StreamReceiver,
+        std::sync::Arc<actix_mcp_actors::dev::EventLog>,
+    ) {
+        let log = actix_mcp_actors::dev::EventLog::buffered(None, 0, Duration::from_secs(1), true);
         (log.attach(None), log)
     }
 

@@ -14,7 +14,10 @@ use actix_web::http::StatusCode;
 use base64::Engine as _;
 use serde_json::Value;
 
-use actix_mcp_actors::{ErrorCode, ErrorObject, Incoming, Request};
+use actix_mcp_actors::{
+    ErrorCode, ErrorObject,
+    dev::{Incoming, Request},
+};
 
 use super::HttpShared;
 use super::respond::error_response;

@@ -10,7 +10,7 @@
 use std::sync::OnceLock;
 
 use actix_mcp::Server;
-use actix_mcp_actors::{Incoming, parse_message};
+use actix_mcp_actors::dev::{Incoming, parse_message};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 

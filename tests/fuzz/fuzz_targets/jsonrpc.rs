@@ -5,7 +5,7 @@
 
 #![no_main]
 
-use actix_mcp_actors::{Frame, Incoming, RequestId, parse_message};
+use actix_mcp_actors::{RequestId, dev::{Frame, Incoming, parse_message}};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 

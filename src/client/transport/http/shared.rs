@@ -5,7 +5,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use actix_mcp_actors::{FrameKind, Incoming, RequestId};
+use actix_mcp_actors::{
+    RequestId,
+    dev::{FrameKind, Incoming},
+};
 use bytes::BytesMut;
 use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Method, StatusCode, Url};
@@ -111,7 +114,7 @@ pub(super) fn content_type(response: &reqwest::Response) -> Option<String> {
 
 /// One message from the server's bytes.
 pub(super) fn parse(data: &[u8]) -> Inbound {
-    match actix_mcp_actors::parse_message(data) {
+    match actix_mcp_actors::dev::parse_message(data) {
         Ok(message) => Inbound::Message(message),
         Err(rejection) => Inbound::Malformed(ClientError::Protocol(format!(
             "the server sent an unreadable message: {}",
@@ -538,7 +541,7 @@ impl Shared {
         .await
         .ok();
         if let Some(body) = &body
-            && let Ok(Incoming::Response(answer)) = actix_mcp_actors::parse_message(body)
+            && let Ok(Incoming::Response(answer)) = actix_mcp_actors::dev::parse_message(body)
             && Some(&answer.id) == awaited
         {
             if let Some(status) = record {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use actix_mcp_actors::{Incoming, RequestId};
+use actix_mcp_actors::{RequestId, dev::Incoming};
 use bytes::BytesMut;
 use reqwest::header::HeaderValue;
 use reqwest::{Method, StatusCode};
