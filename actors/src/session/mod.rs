@@ -43,8 +43,8 @@ use crate::stream::{CloseStream, SessionEvents, SseStream, StreamReceiver};
 pub(crate) use actor::Close;
 pub use actor::{
     ForgetPeerRequest, GetSessionStats, HandleNotification, HandleRelayedResponse, HandleRequest,
-    HandleResponse, OpenStandalone, RegisterStream, RequestFinished, Resume, Resumed,
-    SendPeerRequest, Session, SessionStats, StreamClosed,
+    HandleResponse, OpenStandalone, RequestFinished, Resume, Resumed, SendPeerRequest, Session,
+    SessionStats, StreamClosed,
 };
 pub use table::SERVER_BUSY;
 use table::{Cancelled, InFlightTable};
@@ -140,6 +140,19 @@ impl SessionShared {
 
     pub(crate) fn id(&self) -> &SessionId {
         &self.id
+    }
+
+    /// Tracks a POST answer's live stream so `Last-Event-ID` finds it, from the moment its
+    /// actor exists (before that actor has run: a client may resume at once); `false` once the
+    /// session is torn down, when the stream must close.
+    pub(crate) fn track_stream(&self, number: u64, stream: Addr<SseStream>) -> bool {
+        let mut streams = lock(&self.streams);
+        // Checked under the map's lock: a tear-down drains the map after it sets the flag.
+        if self.torn_down.load(Ordering::Acquire) {
+            return false;
+        }
+        streams.insert(number, stream);
+        true
     }
 
     /// Ends everything the session has: no request is admitted after this, every running
