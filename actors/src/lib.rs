@@ -89,8 +89,11 @@ mod carry;
 mod cluster;
 mod dispatch;
 mod error;
+mod event_log;
+mod event_store;
 mod ids;
 mod in_flight;
+mod in_flight_table;
 mod invocation;
 mod json_cost;
 mod jsonrpc;
@@ -99,7 +102,8 @@ mod outlet;
 mod registry;
 mod scope;
 mod session;
-mod stream;
+mod session_actor;
+mod sse_stream;
 
 pub use carry::{Carry, Holds};
 pub use cluster::{
@@ -108,6 +112,10 @@ pub use cluster::{
 };
 pub use dispatch::{Dispatch, Reply};
 pub use error::{OpenError, PeerError};
+pub use event_log::{
+    CONNECTION_BUFFER, EventLog, Settled, SseEvent, StreamReceiver, priming_event,
+};
+pub use event_store::{EventStore, InMemoryEventStore, Replay, ReplayFuture, SessionEvents};
 pub use ids::{EventId, SessionId};
 pub use in_flight::{Abort, Cancel, CancelOnDrop, InFlight};
 #[allow(deprecated)]
@@ -130,8 +138,4 @@ pub use session::{
     SERVER_BUSY, SendPeerRequest, Session, SessionConfig, SessionHandle, SessionParts,
     SessionStats, StreamClosed,
 };
-pub use stream::{
-    Attach, CONNECTION_BUFFER, CloseStream, DropConnection, EventLog, EventStore, Finish,
-    InMemoryEventStore, Replay, ReplayFuture, SessionEvents, Settled, SseEvent, SseStream,
-    StreamReceiver, priming_event,
-};
+pub use sse_stream::{Attach, CloseStream, DropConnection, Finish, SseStream};

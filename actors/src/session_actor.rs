@@ -27,17 +27,17 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::{SessionHandle, SessionParts, SessionShared, lock};
 use crate::carry::Carry;
 use crate::cluster::Relay;
+use crate::event_log::{EventLog, SseEvent, StreamReceiver};
+use crate::event_store::{Replay, SessionEvents};
 use crate::ids::EventId;
 use crate::jsonrpc::{ErrorObject, Frame, Notification, Request, RequestId, Response};
 use crate::metrics::{Gauge, Metrics};
 use crate::outlet::Outlet;
 use crate::registry::SessionStopped;
-use crate::stream::{
-    Attach, CloseStream, EventLog, Replay, SessionEvents, SseEvent, SseStream, StreamReceiver,
-};
+use crate::session::{SessionHandle, SessionParts, SessionShared, lock};
+use crate::sse_stream::{Attach, CloseStream, SseStream};
 
 struct PendingPeer {
     reply: oneshot::Sender<Result<Value, ErrorObject>>,

@@ -22,9 +22,9 @@ use std::sync::Arc;
 
 use actix::{Actor, ActorContext, Addr, AsyncContext, Context, Handler, Message, MessageResult};
 
+use crate::event_log::{EventLog, StreamReceiver};
 use crate::metrics::{Gauge, Metrics};
 use crate::session::StreamClosed;
-use crate::stream::event_log::{EventLog, StreamReceiver};
 
 /// The SSE stream actor. See the module docs.
 pub struct SseStream {
