@@ -61,7 +61,6 @@ moved!(
     HandleResponse,
     OnStopped,
     OpenStandalone,
-    RegisterStream,
     RequestFinished,
     Resume,
     Resumed,
