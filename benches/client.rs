@@ -111,7 +111,7 @@ fn serve_http(args: &[String]) -> Result<()> {
         std::process::exit(0);
     });
     let server = echo_server()?;
-    let mcp = server.http("/mcp").max_sessions(1000);
+    let mcp = server.http("/mcp").max_sessions(1000).build()?;
     actix_web::rt::System::new().block_on(async move {
         let http =
             actix_web::HttpServer::new(move || actix_web::App::new().configure(mcp.configure()))

@@ -492,6 +492,7 @@ async fn serve(cli: Cli) -> std::io::Result<()> {
         tracing::info!(node = %cluster.node_id(), "serving as a node of a cluster on redis");
         mcp = mcp.cluster(cluster);
     }
+    let mcp = mcp.build().map_err(std::io::Error::other)?;
     let drain = Duration::from_millis(cli.drain_ms);
     let app = mcp.clone();
     let mut http = actix_web::HttpServer::new(move || {
@@ -518,7 +519,7 @@ async fn serve(cli: Cli) -> std::io::Result<()> {
     let handle = running.handle();
     actix_web::rt::spawn(async move {
         shutdown_signal().await;
-        let report = mcp.shutdown(drain).await;
+        let report = mcp.drain(drain).await;
         tracing::info!(?report, "drained; stopping");
         handle.stop(true).await;
     });

@@ -20,7 +20,7 @@
 //! - [`protocol`]: the typed MCP model.
 //! - [`EventStore`], [`SessionEvents`], [`InMemoryEventStore`]: where Streamable HTTP keeps SSE
 //!   events for `Last-Event-ID` resumption
-//!   ([`McpHttp::event_store`](transport::http::McpHttp::event_store)).
+//!   ([`McpHttpBuilder::event_store`](transport::http::McpHttpBuilder::event_store)).
 //! - [`TaskConfig`], [`ToolDef::task_support`], [`TaskStore`]: the Tasks extension
 //!   (`io.modelcontextprotocol/tasks`): long-running tool calls answered with a task handle.
 //! - [`schemars`]: the version input and output schemas are generated with.
@@ -92,7 +92,7 @@ pub mod __fuzz;
 /// The id of an SSE event, which [`SessionEvents`] records and replays.
 pub use actix_mcp_actors::EventId;
 /// Where Streamable HTTP keeps SSE events: pass one to
-/// [`McpHttp::event_store`](transport::http::McpHttp::event_store).
+/// [`McpHttpBuilder::event_store`](transport::http::McpHttpBuilder::event_store).
 pub use actix_mcp_actors::EventStore;
 /// The default event store of Streamable HTTP.
 pub use actix_mcp_actors::InMemoryEventStore;

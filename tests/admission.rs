@@ -14,7 +14,7 @@ mod common;
 use std::time::Duration;
 
 use actix_mcp::server::auth::{AuthError, BearerAuth, Identity, TokenValidator};
-use actix_mcp::transport::http::{AdmissionConfig, McpHttp, Rate};
+use actix_mcp::transport::http::{AdmissionConfig, McpHttpBuilder, Rate};
 use futures::future::BoxFuture;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -201,7 +201,7 @@ async fn a_waiter_is_refused_when_the_server_drains() {
     };
     eventually("the second request waits", || srv.mcp.stats().waiting == 1).await;
     let mcp = srv.mcp.clone();
-    let drained = actix_rt::spawn(async move { mcp.shutdown(Duration::from_millis(100)).await });
+    let drained = actix_rt::spawn(async move { mcp.drain(Duration::from_millis(100)).await });
     let response = tokio::time::timeout(WAIT, waiter).await.unwrap().unwrap();
     assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
     assert!(response.headers().contains_key("retry-after"));
@@ -223,7 +223,7 @@ impl TokenValidator for NameIsIdentity {
     }
 }
 
-fn protected(mcp: McpHttp, admission: AdmissionConfig) -> McpHttp {
+fn protected(mcp: McpHttpBuilder, admission: AdmissionConfig) -> McpHttpBuilder {
     let auth = BearerAuth::builder("http://127.0.0.1/mcp", NameIsIdentity)
         .authorization_server("http://127.0.0.1/issuer")
         .build()

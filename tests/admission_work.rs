@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use actix_mcp::protocol::TaskSupport;
 use actix_mcp::server::auth::{AuthError, BearerAuth, Identity, TokenValidator};
-use actix_mcp::transport::http::{AdmissionConfig, McpHttp};
+use actix_mcp::transport::http::{AdmissionConfig, McpHttpBuilder};
 use actix_mcp::{RequestContext, Server, TaskConfig, tool};
 use futures::future::BoxFuture;
 use reqwest::StatusCode;
@@ -143,7 +143,7 @@ impl TokenValidator for NameIsIdentity {
     }
 }
 
-fn protected(mcp: McpHttp) -> McpHttp {
+fn protected(mcp: McpHttpBuilder) -> McpHttpBuilder {
     let auth = BearerAuth::builder("http://127.0.0.1/mcp", NameIsIdentity)
         .authorization_server("http://127.0.0.1/issuer")
         .build()

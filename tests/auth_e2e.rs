@@ -67,7 +67,7 @@ fn protected_server(authz: &AuthServer) -> (String, ServerHandle) {
         .scopes_supported(["mcp:read", "mcp:write"])
         .build()
         .unwrap();
-    let mcp = server.http("/mcp").bearer_auth(auth);
+    let mcp = server.http("/mcp").bearer_auth(auth).build().unwrap();
     let http = actix_web::HttpServer::new(move || actix_web::App::new().configure(mcp.configure()))
         .workers(1)
         .disable_signals()

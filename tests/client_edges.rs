@@ -188,7 +188,7 @@ fn url_server() -> Server {
 #[actix_web::test]
 async fn our_client_answers_our_servers_2026_url_elicitation_over_http_and_stdio() {
     let seen = Ids::default();
-    let running = common::wire::serve(url_server().http("/mcp").configure());
+    let running = common::wire::serve(url_server().http("/mcp").build().unwrap().configure());
     let client = within(url_accepting(seen.clone()).connect(HttpTransport::new(&running.url)))
         .await
         .unwrap();

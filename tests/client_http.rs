@@ -42,7 +42,9 @@ fn start(mode: Mode) -> (Running, McpHttp, Arc<Probe>) {
         .http("/mcp")
         .json_response(mode == Mode::Json)
         .stateless(mode == Mode::Stateless)
-        .retry(Duration::from_millis(50));
+        .retry(Duration::from_millis(50))
+        .build()
+        .unwrap();
     (serve(mcp.configure()), mcp, probe)
 }
 

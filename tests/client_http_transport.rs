@@ -143,7 +143,7 @@ fn assert_posts_labelled(log: &Log, session: bool) {
 #[actix_web::test]
 async fn sse_answers_carry_the_session() {
     let (server, _) = mcp_server();
-    let mcp = server.http("/mcp");
+    let mcp = server.http("/mcp").build().unwrap();
     let srv = serve_mcp(mcp.clone());
     round_trip(&srv, HttpOptions::default().header("X-Custom", "yes")).await;
 
@@ -168,7 +168,7 @@ async fn sse_answers_carry_the_session() {
 #[actix_web::test]
 async fn json_answers_carry_the_session() {
     let (server, _) = mcp_server();
-    let srv = serve_mcp(server.http("/mcp").json_response(true));
+    let srv = serve_mcp(server.http("/mcp").json_response(true).build().unwrap());
     round_trip(&srv, HttpOptions::default().header("X-Custom", "yes")).await;
     assert_posts_labelled(&srv.log, true);
     srv.stop().await;
@@ -179,7 +179,7 @@ async fn json_answers_carry_the_session() {
 #[actix_web::test]
 async fn stateless_servers_get_no_session_and_no_get_stream() {
     let (server, _) = mcp_server();
-    let srv = serve_mcp(server.http("/mcp").stateless(true));
+    let srv = serve_mcp(server.http("/mcp").stateless(true).build().unwrap());
     let options = HttpOptions::default()
         .header("X-Custom", "yes")
         .reconnect_backoff(Duration::from_millis(10), Duration::from_millis(10));
@@ -196,7 +196,7 @@ async fn stateless_servers_get_no_session_and_no_get_stream() {
 #[actix_web::test]
 async fn the_get_stream_delivers_server_notifications() {
     let (server, _) = mcp_server();
-    let mcp = server.http("/mcp");
+    let mcp = server.http("/mcp").build().unwrap();
     let srv = serve_mcp(mcp.clone());
     let (transport, mut events) = connect(&srv.url, HttpOptions::default()).await;
     handshake(&transport, &mut events).await;
@@ -224,7 +224,7 @@ async fn the_get_stream_delivers_server_notifications() {
 async fn a_closed_answer_stream_is_resumed_after_the_retry_advice() {
     const RETRY: Duration = Duration::from_millis(300);
     let (server, marks) = mcp_server();
-    let srv = serve_mcp(server.http("/mcp").retry(RETRY));
+    let srv = serve_mcp(server.http("/mcp").retry(RETRY).build().unwrap());
     // A long backoff of our own: the wait observed must be the server's advice.
     let options = HttpOptions::default()
         .get_stream(false)
@@ -268,7 +268,7 @@ async fn a_closed_answer_stream_is_resumed_after_the_retry_advice() {
 #[actix_web::test]
 async fn a_deleted_session_expires() {
     let (server, _) = mcp_server();
-    let srv = serve_mcp(server.http("/mcp"));
+    let srv = serve_mcp(server.http("/mcp").build().unwrap());
     let options = HttpOptions::default().get_stream(false);
     let (transport, mut events) = connect(&srv.url, options).await;
     handshake(&transport, &mut events).await;

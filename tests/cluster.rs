@@ -11,8 +11,8 @@ mod common;
 
 use std::sync::Arc;
 
+use actix_mcp::cluster::{Bus, SessionStore};
 use actix_mcp::cluster::{Cluster, InMemorySessionStore, LocalBus};
-use actix_mcp_actors::{Bus, SessionStore};
 use reqwest::StatusCode;
 use serde_json::json;
 
@@ -236,8 +236,8 @@ impl SlowBus {
 impl Bus for SlowBus {
     fn publish(
         &self,
-        envelope: actix_mcp_actors::Envelope,
-    ) -> actix_mcp_actors::StoreFuture<'_, ()> {
+        envelope: actix_mcp::cluster::Envelope,
+    ) -> actix_mcp::cluster::StoreFuture<'_, ()> {
         Box::pin(async move {
             tokio::time::sleep(Self::DELAY).await;
             self.0.publish(envelope).await
@@ -246,10 +246,10 @@ impl Bus for SlowBus {
 
     fn subscribe(
         &self,
-        node: &actix_mcp_actors::NodeId,
+        node: &actix_mcp::cluster::NodeId,
     ) -> futures::future::BoxFuture<
         'static,
-        futures::stream::BoxStream<'static, actix_mcp_actors::Envelope>,
+        futures::stream::BoxStream<'static, actix_mcp::cluster::Envelope>,
     > {
         self.0.subscribe(node)
     }

@@ -13,8 +13,8 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
+use actix_mcp::cluster::{Bus, SessionStore};
 use actix_mcp::cluster::{Cluster, InMemorySessionStore, LocalBus};
-use actix_mcp_actors::{Bus, SessionStore};
 use reqwest::StatusCode;
 use serde_json::json;
 
@@ -181,7 +181,7 @@ async fn a_draining_node_lets_its_tasks_finish() {
     let tasks = Arc::new(actix_mcp::InMemoryTaskStore::new());
     let [a, b] = task_nodes(&tasks);
     let task_id = start_task(&a.url, "sleepy", json!({"ms": 400})).await;
-    let report = a.mcp.shutdown(Duration::from_secs(5)).await;
+    let report = a.mcp.drain(Duration::from_secs(5)).await;
     assert!(
         report.elapsed >= Duration::from_millis(300),
         "the drain waited for the task: {report:?}"
@@ -199,7 +199,7 @@ async fn a_task_running_at_the_drain_deadline_fails_with_a_reason() {
     let tasks = Arc::new(actix_mcp::InMemoryTaskStore::new());
     let [a, b] = task_nodes(&tasks);
     let task_id = start_task(&a.url, "endless", json!({})).await;
-    a.mcp.shutdown(Duration::from_millis(300)).await;
+    a.mcp.drain(Duration::from_millis(300)).await;
     a.stop().await;
     let task = until_status(&b.url, &task_id, "failed").await;
     let reason = task["statusMessage"].as_str().unwrap_or_default();

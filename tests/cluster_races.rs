@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use actix_mcp::cluster::Cluster;
 use actix_mcp::cluster::redis::{Redis, RedisSessionStore};
+use actix_mcp::cluster::{SessionId, SessionRecord, SessionStore};
 use actix_mcp::protocol::LoggingLevel;
-use actix_mcp_actors::{SessionId, SessionRecord, SessionStore};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 

@@ -14,7 +14,7 @@ mod common;
 use std::time::Duration;
 
 use actix_mcp::cluster::Cluster;
-use actix_mcp_actors::StoreError;
+use actix_mcp::cluster::StoreError;
 use reqwest::StatusCode;
 use serde_json::json;
 
@@ -159,7 +159,7 @@ async fn redis_lost_while_serving_gets_503_then_recovers() {
 #[actix_web::test]
 async fn the_event_store_flushes_what_it_writes_behind() {
     use actix_mcp::cluster::redis::{Redis, RedisEventStore};
-    use actix_mcp_actors::{EventId, EventStore, Replay, SessionId};
+    use actix_mcp::cluster::{EventId, EventStore, Replay, SessionId};
 
     let redis = RedisServer::start();
     let connection = Redis::connect(&redis.url(), "mcp").await.unwrap();
@@ -189,7 +189,7 @@ async fn the_event_store_flushes_what_it_writes_behind() {
 #[actix_web::test]
 async fn the_event_store_trims_each_session_to_its_newest_events() {
     use actix_mcp::cluster::redis::{Redis, RedisEventStore};
-    use actix_mcp_actors::{EventId, EventStore, Replay, SessionId};
+    use actix_mcp::cluster::{EventId, EventStore, Replay, SessionId};
 
     let redis = RedisServer::start();
     let connection = Redis::connect(&redis.url(), "mcp").await.unwrap();
@@ -233,7 +233,7 @@ async fn the_event_store_trims_each_session_to_its_newest_events() {
 #[actix_web::test]
 async fn event_lists_get_their_ttl_once_and_again_when_recreated() {
     use actix_mcp::cluster::redis::{Redis, RedisEventStore};
-    use actix_mcp_actors::{EventId, EventStore, SessionId};
+    use actix_mcp::cluster::{EventId, EventStore, SessionId};
 
     let redis = RedisServer::start();
     let connection = Redis::connect(&redis.url(), "mcp").await.unwrap();
@@ -329,7 +329,7 @@ async fn touch_renews_records_and_their_count() {
     use std::sync::Arc;
 
     use actix_mcp::cluster::redis::{Redis, RedisSessionStore};
-    use actix_mcp_actors::{SessionId, SessionRecord, SessionStore};
+    use actix_mcp::cluster::{SessionId, SessionRecord, SessionStore};
 
     let redis = RedisServer::start();
     let store = RedisSessionStore::new(Redis::connect(&redis.url(), "mcp").await.unwrap());
@@ -445,8 +445,8 @@ async fn initialized_on_another_node_is_taken_in_the_store() {
 /// it expires (what single-use `requestState`s are checked against cluster-wide).
 #[actix_web::test]
 async fn a_key_is_claimed_once_until_it_expires() {
+    use actix_mcp::cluster::SessionStore;
     use actix_mcp::cluster::redis::{Redis, RedisSessionStore};
-    use actix_mcp_actors::SessionStore;
 
     let redis = RedisServer::start();
     let store = RedisSessionStore::new(Redis::connect(&redis.url(), "mcp").await.unwrap());
@@ -543,7 +543,7 @@ async fn a_get_stream_resumed_on_another_node_goes_on_there() {
 #[actix_web::test]
 async fn the_event_writers_of_threads_gone_end() {
     use actix_mcp::cluster::redis::{Redis, RedisEventStore};
-    use actix_mcp_actors::{EventId, EventStore, Replay, SessionId};
+    use actix_mcp::cluster::{EventId, EventStore, Replay, SessionId};
 
     let redis = RedisServer::start();
     let connection = Redis::connect(&redis.url(), "mcp").await.unwrap();

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use actix_mcp::prelude::*;
-use actix_mcp::transport::http::{McpHttp, SHUTDOWN_REASON};
+use actix_mcp::transport::http::{McpHttpBuilder, SHUTDOWN_REASON};
 use actix_mcp::{EventStore, InMemoryEventStore, SessionEvents, SessionId};
 use futures::future::BoxFuture;
 use reqwest::StatusCode;
@@ -83,7 +83,7 @@ fn server(gate: &Gate) -> Server {
         .unwrap()
 }
 
-fn start(configure: impl FnOnce(McpHttp) -> McpHttp) -> (Gate, TestServer) {
+fn start(configure: impl FnOnce(McpHttpBuilder) -> McpHttpBuilder) -> (Gate, TestServer) {
     let gate = Gate::default();
     let mcp = configure(server(&gate).http("/mcp"));
     (gate, spawn(mcp, 1))
@@ -92,7 +92,7 @@ fn start(configure: impl FnOnce(McpHttp) -> McpHttp) -> (Gate, TestServer) {
 /// Starts a drain in the background; its report arrives on the handle.
 fn drain(srv: &TestServer, deadline: Duration) -> actix_rt::task::JoinHandle<DrainReport> {
     let mcp = srv.mcp.clone();
-    actix_rt::spawn(async move { mcp.shutdown(deadline).await })
+    actix_rt::spawn(async move { mcp.drain(deadline).await })
 }
 
 /// Reads a stream to its end: the frames that are not keep-alives.
@@ -164,7 +164,7 @@ async fn new_requests_are_refused_while_those_in_flight_finish() {
         .unwrap();
     assert_eq!(report.in_flight_at_start, 1);
     assert_eq!(report.cancelled, 0);
-    assert_eq!(srv.mcp.metrics().in_flight, 0);
+    assert_eq!(srv.mcp.stats().runtime.in_flight, 0);
     srv.stop().await;
 }
 
@@ -184,7 +184,7 @@ async fn a_session_request_past_the_deadline_is_cancelled_and_told() {
         )
         .await;
     gate.started.wait_for(1).await;
-    let report = srv.mcp.shutdown(Duration::from_millis(100)).await;
+    let report = srv.mcp.drain(Duration::from_millis(100)).await;
     assert_eq!(report.cancelled, 1);
     gate.stopped.wait_for(1).await;
     let cancelled = call.next_message().await;
@@ -195,7 +195,7 @@ async fn a_session_request_past_the_deadline_is_cancelled_and_told() {
     assert_eq!(cancelled["params"]["requestId"], 7);
     assert_eq!(cancelled["params"]["reason"], SHUTDOWN_REASON);
     call.expect_end().await;
-    eventually("no request left", || srv.mcp.metrics().in_flight == 0).await;
+    eventually("no request left", || srv.mcp.stats().runtime.in_flight == 0).await;
     srv.stop().await;
 }
 
@@ -215,7 +215,7 @@ async fn a_json_session_request_past_the_deadline_gets_a_cancelled_error() {
         })
     };
     gate.started.wait_for(1).await;
-    let report = srv.mcp.shutdown(Duration::from_millis(100)).await;
+    let report = srv.mcp.drain(Duration::from_millis(100)).await;
     assert_eq!(report.cancelled, 1);
     let answer = tokio::time::timeout(WAIT, pending).await.unwrap().unwrap();
     assert_eq!(
@@ -257,7 +257,7 @@ async fn a_stateless_request_past_the_deadline_gets_an_error_then_its_answer_clo
     assert_eq!(response.status(), StatusCode::OK);
     let mut call = SseReader::new(response);
     gate.started.wait_for(1).await;
-    let report = srv.mcp.shutdown(Duration::from_millis(100)).await;
+    let report = srv.mcp.drain(Duration::from_millis(100)).await;
     assert_eq!(report.cancelled, 1);
     let frames = rest_of(&mut call).await;
     let messages: Vec<Value> = frames
@@ -273,7 +273,7 @@ async fn a_stateless_request_past_the_deadline_gets_an_error_then_its_answer_clo
         "{frames:?}"
     );
     gate.stopped.wait_for(1).await;
-    eventually("no request left", || srv.mcp.metrics().in_flight == 0).await;
+    eventually("no request left", || srv.mcp.stats().runtime.in_flight == 0).await;
     srv.stop().await;
 }
 
@@ -288,7 +288,7 @@ async fn a_stateless_json_request_past_the_deadline_gets_a_cancelled_error() {
             .await
     });
     gate.started.wait_for(1).await;
-    let report = srv.mcp.shutdown(Duration::from_millis(100)).await;
+    let report = srv.mcp.drain(Duration::from_millis(100)).await;
     assert_eq!(report.cancelled, 1);
     let response = tokio::time::timeout(WAIT, pending).await.unwrap().unwrap();
     assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
@@ -310,7 +310,7 @@ async fn sse_streams_end_with_a_retry_hint() {
     let mut stream = SseReader::new(response);
     let first = stream.next_event().await;
     assert_eq!(first.retry, Some(1500));
-    let report = srv.mcp.shutdown(WAIT).await;
+    let report = srv.mcp.drain(WAIT).await;
     assert_eq!(report.cancelled, 0);
     let frames = rest_of(&mut stream).await;
     assert_ends_with_retry_hint(&frames, 1500);
@@ -347,9 +347,9 @@ async fn the_event_store_is_flushed_once() {
     let (_gate, srv) = start(|mcp| mcp.event_store(Arc::new(store)));
     let mut client = srv.client();
     client.initialize(json!({})).await;
-    let first = srv.mcp.shutdown(WAIT).await;
+    let first = srv.mcp.drain(WAIT).await;
     assert_eq!(flushes.load(Ordering::SeqCst), 1);
-    let second = srv.mcp.shutdown(WAIT).await;
+    let second = srv.mcp.drain(WAIT).await;
     assert_eq!(first, second);
     assert_eq!(flushes.load(Ordering::SeqCst), 1);
     srv.stop().await;

@@ -96,7 +96,7 @@ async fn listeners_parked_calls_and_tasks_count_and_a_drain_ends_its_own() {
 
     // The drain ends the listener and the parked call at once; the task runs to its end.
     let mcp = srv.mcp.clone();
-    let drained = actix_rt::spawn(async move { mcp.shutdown(Duration::from_secs(30)).await });
+    let drained = actix_rt::spawn(async move { mcp.drain(Duration::from_secs(30)).await });
     let closed = listener.next_message().await;
     assert_eq!(closed["id"], 1, "{closed}");
     common::eventually("the listener and the parked call end", || {

@@ -14,9 +14,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use actix_mcp::SessionId;
+use actix_mcp::cluster::{Bus, SessionRecord, SessionStore, StoreError, StoreFuture};
 use actix_mcp::cluster::{Cluster, InMemorySessionStore, LocalBus};
 use actix_mcp::transport::http::CLUSTER_STORE_CHECK;
-use actix_mcp_actors::{Bus, SessionRecord, SessionStore, StoreError, StoreFuture};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -179,7 +179,7 @@ async fn a_cluster_node_is_unready_while_its_session_store_is_down() {
 #[actix_web::test]
 async fn a_draining_endpoint_is_live_but_not_ready() {
     let (_fixture, srv) = start(|mcp| mcp);
-    let report = srv.mcp.shutdown(Duration::from_secs(5)).await;
+    let report = srv.mcp.drain(Duration::from_secs(5)).await;
     assert_eq!(report.cancelled, 0);
     assert!(srv.mcp.is_draining());
     assert!(srv.mcp.stats().draining);

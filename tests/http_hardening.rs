@@ -522,13 +522,13 @@ async fn without_a_session_closing_the_answer_cancels_the_request() {
         let call = in_flight(builder);
         fixture.probes.started.wait_for(1).await;
         eventually(&format!("{what}: the request is in flight"), || {
-            srv.mcp.metrics().in_flight == 1
+            srv.mcp.stats().runtime.in_flight == 1
         })
         .await;
         call.abort();
         fixture.probes.stopped.wait_for(1).await;
         eventually(&format!("{what}: the request ends"), || {
-            srv.mcp.metrics().in_flight == 0 && srv.mcp.metrics().tool_calls == 0
+            srv.mcp.stats().runtime.in_flight == 0 && srv.mcp.stats().runtime.tool_calls == 0
         })
         .await;
         srv.stop().await;
@@ -569,7 +569,7 @@ async fn without_a_session_cancel_notifications_are_refused() {
         0,
         "a refused cancel stopped the tool"
     );
-    assert_eq!(srv.mcp.metrics().in_flight, 1);
+    assert_eq!(srv.mcp.stats().runtime.in_flight, 1);
     call.abort();
     fixture.probes.stopped.wait_for(1).await;
     srv.stop().await;

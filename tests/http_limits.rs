@@ -47,7 +47,7 @@ async fn churn_leaves_nothing_behind() {
         open.push((client, call, SseReader::new(response)));
     }
     fixture.probes.started.wait_for(SESSIONS).await;
-    let live = srv.mcp.metrics();
+    let live = srv.mcp.stats().runtime;
     assert_eq!(
         (
             live.sessions,
@@ -83,7 +83,7 @@ async fn churn_leaves_nothing_behind() {
 
     let zero = MetricsSnapshot::default();
     eventually("every gauge back to zero", || {
-        srv.mcp.metrics() == zero && srv.mcp.session_count() == 0
+        srv.mcp.stats().runtime == zero && srv.mcp.session_count() == 0
     })
     .await;
     srv.stop().await;

@@ -55,7 +55,7 @@ async fn json_response_mode_answers_one_body() {
         text_of(result).contains("JSON response mode"),
         "the error must say why: {result}"
     );
-    assert_eq!(srv.mcp.metrics().peer_requests, 0, "nothing was sent");
+    assert_eq!(srv.mcp.stats().runtime.peer_requests, 0, "nothing was sent");
 
     srv.stop().await;
 }
@@ -103,4 +103,57 @@ async fn stateless_mode_serves_posts_alone() {
     assert_eq!(srv.mcp.session_count(), 0);
 
     srv.stop().await;
+}
+
+/// `build` refuses settings that contradict each other, naming the one at fault; the same
+/// settings on a stateful endpoint build.
+#[actix_web::test]
+async fn contradictory_settings_do_not_build() {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use actix_mcp::cluster::{Cluster, InMemorySessionStore, LocalBus};
+    use actix_mcp::transport::http::{HttpConfigError, McpHttp};
+
+    let server = common::http_tools::fixture().server;
+    let cluster = || {
+        Cluster::new(
+            Arc::new(InMemorySessionStore::new()),
+            Arc::new(LocalBus::new()),
+        )
+    };
+    let stateless = || server.http("/mcp").stateless(true);
+    assert_eq!(
+        stateless().cluster(cluster()).build().unwrap_err(),
+        HttpConfigError::StatelessCluster
+    );
+    assert_eq!(
+        stateless().max_sessions(10).build().unwrap_err(),
+        HttpConfigError::StatelessSessions("max_sessions")
+    );
+    assert_eq!(
+        McpHttp::builder(&server, "/mcp")
+            .idle_timeout(None)
+            .stateless(true)
+            .build()
+            .unwrap_err(),
+        HttpConfigError::StatelessSessions("idle_timeout")
+    );
+    assert_eq!(
+        server
+            .http("/mcp")
+            .keep_alive(Duration::ZERO)
+            .build()
+            .unwrap_err(),
+        HttpConfigError::ZeroDuration("keep_alive")
+    );
+    let built = server
+        .http("/mcp")
+        .cluster(cluster())
+        .max_sessions(10)
+        .idle_timeout(None)
+        .build()
+        .unwrap();
+    assert_eq!(built.path(), "/mcp");
+    assert!(stateless().json_response(true).build().is_ok());
 }

@@ -81,7 +81,7 @@ async fn sampling_round_trip() {
     let result = finish_nested(reader, 1).await;
     assert_tool_result(&result, false);
     assert_eq!(text_of(&result), "sampled: hi there");
-    assert_eq!(srv.mcp.metrics().peer_requests, 0);
+    assert_eq!(srv.mcp.stats().runtime.peer_requests, 0);
     srv.stop().await;
 }
 
@@ -168,7 +168,7 @@ async fn client_error_answer_becomes_a_tool_error() {
         text_of(&result),
         "the client answered with an error: User rejected sampling request"
     );
-    assert_eq!(srv.mcp.metrics().peer_requests, 0);
+    assert_eq!(srv.mcp.stats().runtime.peer_requests, 0);
     srv.stop().await;
 }
 
@@ -189,7 +189,7 @@ async fn nested_request_without_capability_sends_nothing() {
         assert_tool_result(result, true);
         assert!(text_of(result).contains(capability), "{result}");
     }
-    assert_eq!(srv.mcp.metrics().peer_requests, 0);
+    assert_eq!(srv.mcp.stats().runtime.peer_requests, 0);
     srv.stop().await;
 }
 
@@ -209,7 +209,7 @@ async fn cancelling_the_origin_cancels_the_pending_sampling_request() {
     )
     .await;
     eventually("the sampling request is pending", || {
-        srv.mcp.metrics().peer_requests == 1
+        srv.mcp.stats().runtime.peer_requests == 1
     })
     .await;
     client.cancel(json!(1)).await;
@@ -220,7 +220,7 @@ async fn cancelling_the_origin_cancels_the_pending_sampling_request() {
         assert!(!frame.is_message(), "after the cancel: {:?}", frame.raw);
     }
     eventually("the sampling request is forgotten", || {
-        srv.mcp.metrics().peer_requests == 0
+        srv.mcp.stats().runtime.peer_requests == 0
     })
     .await;
     assert_ping(&client, 2).await;

@@ -13,7 +13,7 @@ use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use actix_mcp::prelude::*;
-use actix_mcp::transport::http::{HostPolicy, McpHttp};
+use actix_mcp::transport::http::{HostPolicy, McpHttpBuilder};
 use reqwest::StatusCode;
 use serde_json::json;
 
@@ -47,7 +47,8 @@ impl Write for Sink {
 }
 
 /// `mcp` served on `0.0.0.0:0`; returns its loopback URL and the server's handle.
-fn serve_everywhere(mcp: McpHttp) -> (String, actix_web::dev::ServerHandle) {
+fn serve_everywhere(mcp: McpHttpBuilder) -> (String, actix_web::dev::ServerHandle) {
+    let mcp = mcp.build().unwrap();
     let listener = std::net::TcpListener::bind("0.0.0.0:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let path = mcp.path().to_owned();

@@ -154,7 +154,10 @@ async fn cancel_racing_the_request_never_hangs() {
         }
         assert_ping(&client, id + 1000).await;
     }
-    eventually("no request in flight", || srv.mcp.metrics().in_flight == 0).await;
+    eventually("no request in flight", || {
+        srv.mcp.stats().runtime.in_flight == 0
+    })
+    .await;
     srv.stop().await;
 }
 
@@ -218,6 +221,9 @@ async fn a_tool_over_its_timeout_answers_is_error() {
     let result = client.call_ok(json!(1), "too_slow", json!({})).await;
     assert_tool_result(&result, true);
     assert_eq!(text_of(&result), "tool `too_slow` timed out after 50 ms");
-    eventually("no tool call left", || srv.mcp.metrics().tool_calls == 0).await;
+    eventually("no tool call left", || {
+        srv.mcp.stats().runtime.tool_calls == 0
+    })
+    .await;
     srv.stop().await;
 }

@@ -29,7 +29,7 @@ async fn a_resumed_handler_reports_on_the_retry_stream() {
     let srv = spawn(server(&runs).http("/mcp"), 1);
     let (_, first) = post(&srv.url, &call(1, "greet", json!({}))).await;
     let (_, state) = round(&first, &["elicitation-0"]);
-    assert_eq!(srv.mcp.metrics().parked_calls, 1);
+    assert_eq!(srv.mcp.stats().runtime.parked_calls, 1);
     let mut retry = retry_call(
         2,
         "greet",
@@ -45,7 +45,7 @@ async fn a_resumed_handler_reports_on_the_retry_stream() {
     assert_eq!(notes[0]["params"]["progressToken"], "p-2");
     assert_eq!(notes[1]["method"], "notifications/message");
     assert_eq!(notes[1]["params"]["data"], "greeted");
-    assert_eq!(srv.mcp.metrics().parked_calls, 0);
+    assert_eq!(srv.mcp.stats().runtime.parked_calls, 0);
     assert_eq!(runs.greet.load(Ordering::SeqCst), 1);
     srv.stop().await;
 }
@@ -65,7 +65,7 @@ async fn the_park_is_bounded_in_count_and_time() {
     let (_, parked_state) = round(&first, &["elicitation-0"]);
     let (_, second) = post(&srv.url, &call(2, "greet", json!({}))).await;
     let (_, unparked_state) = round(&second, &["elicitation-0"]);
-    assert_eq!(srv.mcp.metrics().parked_calls, 1);
+    assert_eq!(srv.mcp.stats().runtime.parked_calls, 1);
     assert_eq!(runs.greet.load(Ordering::SeqCst), 2);
 
     let answers = json!({"elicitation-0": accept("name", "Zed")});
@@ -83,7 +83,7 @@ async fn the_park_is_bounded_in_count_and_time() {
 
     let mcp = srv.mcp.clone();
     eventually("the parked call expires", || {
-        mcp.metrics().parked_calls == 0
+        mcp.stats().runtime.parked_calls == 0
     })
     .await;
     let (_, late) = post(

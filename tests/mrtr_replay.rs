@@ -13,10 +13,10 @@ mod common;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use actix_mcp::cluster::{Bus, SessionStore};
 use actix_mcp::cluster::{Cluster, InMemorySessionStore, LocalBus};
 use actix_mcp::prelude::*;
 use actix_mcp::protocol::{ElicitRequestParams, InputRequest, InputRequiredResult};
-use actix_mcp_actors::{Bus, SessionStore};
 use serde_json::{Value, json};
 
 use common::http::{Client, spawn};

@@ -341,7 +341,7 @@ async fn run_round(srv: &TestServer, length: Duration, tally: &Arc<Tally>, seed:
 async fn drained(mcp: &McpHttp) {
     let deadline = tokio::time::Instant::now() + IDLE * 10;
     loop {
-        let m = mcp.metrics();
+        let m = mcp.stats().runtime;
         if m.sessions == 0
             && m.in_flight == 0
             && m.tool_calls == 0

@@ -115,7 +115,7 @@ async fn metrics_have_the_conventions_names_and_attributes() {
     fixture.probes.started.wait_for(1).await;
     eventually("the runtime's counts follow the endpoint's gauges", || {
         let batch = collect_metrics();
-        let own = srv.mcp.metrics();
+        let own = srv.mcp.stats().runtime;
         let observed = [
             count(&batch, "actix_mcp.server.sessions"),
             count(&batch, "actix_mcp.server.active_requests"),

@@ -1,13 +1,13 @@
 //! What a transport hands the runtime with one request besides the request itself ([`Carry`]):
 //! where the request came from, as the transport decided it at its door (an opaque value the
-//! protocol layer reads back with [`RequestScope::carried`](crate::RequestScope::carried)), and
+//! protocol layer reads back with [`RequestScope::carried`](crate::dev::RequestScope::carried)), and
 //! what the request's work keeps for as long as it runs ([`Holds`]).
 //!
 //! Holds are the transport's admission slots and its share of a byte budget. Handed to the
 //! runtime with the request
 //! ([`SessionHandle::request_with`](crate::SessionHandle::request_with),
 //! [`RegistryHandle::start_detached`](crate::RegistryHandle::start_detached)), kept by the request's
-//! [`RequestScope`](crate::RequestScope) until the request ends (answered or cancelled), and
+//! [`RequestScope`](crate::dev::RequestScope) until the request ends (answered or cancelled), and
 //! shared with work that outlives the request: a blocking closure still running on its thread,
 //! a task of the Tasks extension. What it holds is released when the last of them lets go, so a
 //! limit counts work, not connections: a client that goes away while its work runs on frees
@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 /// What a transport hands the runtime with one request besides the request itself: where it
 /// came from, as the transport decided it at its door (read back with
-/// [`RequestScope::carried`](crate::RequestScope::carried)), and what its work keeps until it
+/// [`RequestScope::carried`](crate::dev::RequestScope::carried)), and what its work keeps until it
 /// ends ([`Holds`]).
 #[derive(Clone, Default)]
 pub struct Carry {
@@ -27,7 +27,7 @@ pub struct Carry {
     pub holds: Holds,
     /// Where the request came from, as the transport decided it: a value of the protocol
     /// layer's own type, read back with
-    /// [`RequestScope::carried`](crate::RequestScope::carried).
+    /// [`RequestScope::carried`](crate::dev::RequestScope::carried).
     pub origin: Option<Arc<dyn Any + Send + Sync>>,
 }
 

@@ -18,7 +18,7 @@ pub type Reply = Result<Box<RawValue>, ErrorObject>;
 pub trait Dispatch: Send + Sync + 'static {
     /// Answers one request. The future is polled once in place by the transport that received
     /// the request; if it is still pending then, it moves into the request's
-    /// [`InFlight`](crate::InFlight) actor, which polls it to the end. It is dropped (and
+    /// [`InFlight`](crate::dev::InFlight) actor, which polls it to the end. It is dropped (and
     /// nothing is sent) when the request is cancelled or its session ends.
     fn request(&self, request: Request, scope: RequestScope) -> BoxFuture<'static, Reply>;
 

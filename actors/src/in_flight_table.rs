@@ -31,7 +31,7 @@ struct Row {
 /// The in-flight table. See the module docs.
 ///
 /// A vector searched from the end: a session has a handful of requests in flight at most
-/// times (the limit is [`SessionConfig::max_in_flight`](crate::SessionConfig)), and an idle
+/// times (the limit is [`SessionConfig::max_in_flight`](crate::dev::SessionConfig)), and an idle
 /// session's table costs one small allocation, not a hash table's.
 #[derive(Default)]
 pub(crate) struct InFlightTable {

@@ -7,7 +7,7 @@
 //! it is, into an invocation actor on the current arbiter, which polls it to its end.
 //! [`Invocation::begin_blocking`] runs a closure on the blocking thread pool, always under an
 //! actor. Whoever began it says where the outcome goes (a [`Deliver`] callback): the request
-//! that waits for it ([`RequestScope::supervise`](crate::RequestScope::supervise)), a task, or
+//! that waits for it ([`RequestScope::supervise`](crate::dev::RequestScope::supervise)), a task, or
 //! the protocol layer's parked call, which hands it to whichever request is attached when it
 //! ends.
 //!

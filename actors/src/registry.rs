@@ -17,13 +17,13 @@
 //! - [`Broadcast`] delivers a frame to every session's standalone stream. Broadcasts are sent
 //!   with `try_send`: when the registry's mailbox is full, the caller delivers the frame itself
 //!   rather than queue it without bound. Each delivery goes straight into a stream's event
-//!   log, which drops a connection that does not keep up (see [`EventLog`](crate::EventLog)).
+//!   log, which drops a connection that does not keep up (see [`EventLog`](crate::dev::EventLog)).
 //!
 //! A closed session leaves the table (and frees its place) at once, though its actor stops a
 //! little later; the registry still cleans up after it then. At the session cap, opening a
 //! session evicts the least recently active one idle for at least
 //! [`RegistryConfig::evict_idle_after`], if any, rather than refusing every newcomer; and a cap
-//! per owner ([`RegistryConfig::max_sessions_per_owner`]) keeps one principal from taking every
+//! per owner ([`RegistryConfig::max_sessions_per_principal`]) keeps one principal from taking every
 //! place.
 //!
 //! Lifecycle: Started (schedules the idle sweep) → Running → Stopped with its system. A panic in
@@ -77,7 +77,7 @@ pub struct RegistryConfig {
     /// Most live sessions one owner (see [`SessionParts::owner`]) may hold (default `None`: no
     /// limit); one more fails with [`OpenError::OwnerFull`]. Sessions without an owner are not
     /// counted.
-    pub max_sessions_per_owner: Option<usize>,
+    pub max_sessions_per_principal: Option<usize>,
     /// The way to the other nodes of a cluster (default `None`: a single node). Sessions then
     /// number their streams and server-to-client requests from a random base, so that no two
     /// nodes serving one session use the same numbers, and a message with no recipient here
@@ -93,7 +93,7 @@ impl Default for RegistryConfig {
             idle_timeout: Some(Duration::from_secs(30 * 60)),
             handshake_timeout: None,
             evict_idle_after: None,
-            max_sessions_per_owner: None,
+            max_sessions_per_principal: None,
             relay: None,
         }
     }
@@ -194,7 +194,7 @@ impl Sessions {
         config: &RegistryConfig,
         owner: Option<&str>,
     ) -> Result<Option<SessionHandle>, OpenError> {
-        if let Some(limit) = config.max_sessions_per_owner
+        if let Some(limit) = config.max_sessions_per_principal
             && self.owned_by(owner) >= limit
         {
             return Err(OpenError::OwnerFull(limit));
@@ -373,13 +373,13 @@ impl RegistryHandle {
     /// # Errors
     /// [`OpenError::Full`] when the registry holds `max_sessions` live sessions and none may be
     /// evicted; [`OpenError::OwnerFull`] when the owner holds
-    /// [`RegistryConfig::max_sessions_per_owner`] live sessions.
+    /// [`RegistryConfig::max_sessions_per_principal`] live sessions.
     pub fn open(&self, mut parts: SessionParts) -> Result<SessionHandle, OpenError> {
         let owner = parts.owner.take();
         {
             // The cheap refusals, before any actor starts.
             let table = read(&self.table);
-            if let Some(limit) = self.config.max_sessions_per_owner
+            if let Some(limit) = self.config.max_sessions_per_principal
                 && table.owned_by(owner.as_deref()) >= limit
             {
                 return Err(OpenError::OwnerFull(limit));

@@ -1,5 +1,5 @@
 //! The runtime side of one request: its id, cancellation token, outlet, progress token and
-//! session, handed to [`Dispatch::request`](crate::Dispatch::request).
+//! session, handed to [`Dispatch::request`](crate::dev::Dispatch::request).
 //!
 //! Everything a handler does that travels to the peer goes through here: progress and other
 //! request-scoped notifications go straight to the request's outlet (so they stay ordered before
@@ -180,7 +180,7 @@ impl RequestScope {
     }
 
     /// Answers this request with an error of `code` (its message saying why) if it is aborted
-    /// ([`Abort`](crate::Abort): a drain's deadline passed), instead of telling the peer
+    /// ([`Abort`](crate::dev::Abort): a drain's deadline passed), instead of telling the peer
     /// `notifications/cancelled`: for a protocol revision whose servers must not send that
     /// notification. The first call counts.
     pub fn answer_aborts_with(&self, code: crate::jsonrpc::ErrorCode) {

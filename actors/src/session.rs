@@ -2,7 +2,7 @@
 //! HTTP), each a [`Session`] actor with a cheap, cloneable [`SessionHandle`].
 //!
 //! The handle reaches the state the session's workers share: the in-flight table (request id
-//! → [`InFlight`](crate::InFlight) actor), the standalone outlet (the stdio writer or the GET
+//! → [`InFlight`](crate::dev::InFlight) actor), the standalone outlet (the stdio writer or the GET
 //! stream), the session's live streams and its event log. A transport admits a request and a
 //! `notifications/cancelled` acts on it at once, on the worker that received them, without a
 //! hop through the session's mailbox ([`SessionHandle::request`]); both stay ordered with each
@@ -81,7 +81,7 @@ pub struct SessionParts {
     pub on_stopped: Option<OnStopped>,
     /// Who the session belongs to: an opaque key the transport derives from the credentials
     /// that open it (see [`SessionHandle::bind_owner`]), bound before the session is found, and
-    /// counted against [`RegistryConfig::max_sessions_per_owner`](crate::RegistryConfig).
+    /// counted against [`RegistryConfig::max_sessions_per_principal`](crate::dev::RegistryConfig).
     /// `None` for sessions opened without credentials.
     pub owner: Option<Arc<str>>,
 }
@@ -265,7 +265,7 @@ impl SessionHandle {
 
     /// Marks the session as established: its client finished the protocol's handshake (MCP:
     /// `notifications/initialized` after a successful `initialize`). A session that is not
-    /// established within [`RegistryConfig::handshake_timeout`](crate::RegistryConfig) is
+    /// established within [`RegistryConfig::handshake_timeout`](crate::dev::RegistryConfig) is
     /// closed.
     pub fn establish(&self) {
         self.shared.established.store(true, Ordering::Release);
@@ -459,7 +459,7 @@ impl SessionHandle {
     /// Sends a frame that belongs to no request (list-changed, resource updates, session logs)
     /// on the session's standalone outlet, at once and without queueing: on a GET stream it is
     /// stored for resumption and sent if the connection keeps up (see
-    /// [`EventLog`](crate::EventLog)). Dropped (and logged) when no standalone outlet is open.
+    /// [`EventLog`](crate::dev::EventLog)). Dropped (and logged) when no standalone outlet is open.
     ///
     /// In a cluster, a frame for a session with no standalone stream here is relayed to the
     /// node that has it.

@@ -1,6 +1,6 @@
 //! The session actor and its messages.
 //!
-//! Started by a [`Registry`](crate::Registry) (over HTTP on the worker that accepted
+//! Started by a [`Registry`](crate::dev::Registry) (over HTTP on the worker that accepted
 //! `initialize`; on stdio when the connection opens). Owns the server-to-client requests
 //! awaiting an answer, hands the peer's notifications to the protocol layer in order, and opens
 //! and resumes the session's streams.
@@ -247,7 +247,7 @@ impl Handler<HandleRelayedResponse> for Session {
 }
 
 /// Send a request to the peer and route its answer back. Sent by
-/// [`RequestScope::peer_request`](crate::RequestScope::peer_request); the answer arrives on
+/// [`RequestScope::peer_request`](crate::dev::RequestScope::peer_request); the answer arrives on
 /// `reply` (dropped unanswered when it cannot be delivered).
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
@@ -307,7 +307,7 @@ impl Handler<ForgetPeerRequest> for Session {
 }
 
 /// An in-flight request that made server-to-client requests has ended. Sent by
-/// [`InFlight`](crate::InFlight) when it stops. The session cancels the server-to-client
+/// [`InFlight`](crate::dev::InFlight) when it stops. The session cancels the server-to-client
 /// requests it still awaited (their `notifications/cancelled` travel on its stream), then
 /// finishes its outlet, so a cancelled request's stream ends after them. (A request that made
 /// none finishes its outlet itself.)

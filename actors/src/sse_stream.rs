@@ -2,7 +2,7 @@
 //! outlived its first moments, or the session's GET stream).
 //!
 //! Started by the session for a GET stream, and by a transport for a POST answer whose
-//! [`EventLog`] settled into a stream ([`Settled::Stream`](crate::Settled::Stream)). Owns the
+//! [`EventLog`] settled into a stream ([`Settled::Stream`](crate::dev::Settled::Stream)). Owns the
 //! stream's [`EventLog`], through which every event is numbered, stored and sent (see its docs
 //! for the delivery and slow-client policy); the actor owns the stream's life. Receives
 //! [`Attach`] (a resuming connection, from the session), [`DropConnection`] (SSE polling),

@@ -209,7 +209,7 @@ async fn at_the_cap_the_least_recently_active_idle_session_is_evicted() {
 #[actix_rt::test]
 async fn one_owner_holds_at_most_its_share() {
     let registry = registry_with(RegistryConfig {
-        max_sessions_per_owner: Some(2),
+        max_sessions_per_principal: Some(2),
         ..RegistryConfig::default()
     });
     let first = open_owned(&registry, "a1", Some("alice")).unwrap();

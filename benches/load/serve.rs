@@ -123,12 +123,16 @@ pub(super) fn mcp(args: &[String]) -> Result<()> {
             |Params(args): Params<EchoArgs>| async move { args.message },
         ))
         .build()?;
-    let mcp = server
+    let mut mcp = server
         .http("/mcp")
         .stateless(stateless)
-        .json_response(json_response)
-        .max_sessions(max_sessions);
+        .json_response(json_response);
+    if !stateless {
+        // A stateless endpoint has no sessions to cap.
+        mcp = mcp.max_sessions(max_sessions);
+    }
     let Some(url) = redis else {
+        let mcp = mcp.build()?;
         return run_actix(move || App::new().configure(mcp.configure()));
     };
     cluster_node(mcp, &url)
@@ -136,17 +140,17 @@ pub(super) fn mcp(args: &[String]) -> Result<()> {
 
 /// Serves `mcp` as a node of a cluster on the Redis server at `url`.
 #[cfg(feature = "redis")]
-fn cluster_node(mcp: actix_mcp::transport::http::McpHttp, url: &str) -> Result<()> {
+fn cluster_node(mcp: actix_mcp::transport::http::McpHttpBuilder, url: &str) -> Result<()> {
     actix_web::rt::System::new().block_on(async move {
         let cluster = actix_mcp::cluster::Cluster::redis(url).await?;
-        let mcp = mcp.cluster(cluster);
+        let mcp = mcp.cluster(cluster).build()?;
         serve_actix(move || App::new().configure(mcp.configure())).await
     })
 }
 
 /// Without the `redis` feature there is no Redis cluster to be a node of.
 #[cfg(not(feature = "redis"))]
-fn cluster_node(_mcp: actix_mcp::transport::http::McpHttp, _url: &str) -> Result<()> {
+fn cluster_node(_mcp: actix_mcp::transport::http::McpHttpBuilder, _url: &str) -> Result<()> {
     Err(super::NEEDS_REDIS_FEATURE.into())
 }
 

@@ -110,6 +110,7 @@ async fn main() -> std::io::Result<()> {
         tracing::info!(node = %cluster.node_id(), "serving as a node of a cluster");
         mcp = mcp.cluster(cluster);
     }
+    let mcp = mcp.build().map_err(std::io::Error::other)?;
     tracing::info!(port = cli.port, "conformance server listening");
     actix_web::HttpServer::new(move || actix_web::App::new().configure(mcp.configure()))
         .tcp_nodelay(true)

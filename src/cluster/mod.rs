@@ -1,7 +1,7 @@
 //! Several nodes serving the same sessions, behind any load balancer, with no sticky routing.
 //!
 //! Give an HTTP endpoint a [`Cluster`]
-//! ([`McpHttp::cluster`](crate::transport::http::McpHttp::cluster)) and a request for a
+//! ([`McpHttpBuilder::cluster`](crate::transport::http::McpHttpBuilder::cluster)) and a request for a
 //! session this node has not seen is served all the same: the session's record (its
 //! negotiated version, the client's info and capabilities, its log level and
 //! subscriptions, its owner) comes from the shared [`SessionStore`], and a local session actor
@@ -40,6 +40,13 @@
 //! every node seals with the same key
 //! ([`ServerBuilder::request_state_key`](crate::ServerBuilder::request_state_key)).
 //!
+//! **Writing a backend.** A store other than the in-memory and Redis ones implements
+//! [`SessionStore`] and [`Bus`] (and [`EventStore`] with [`SessionEvents`] for resumable
+//! streams on any node); every trait and every type in their signatures ([`SessionRecord`],
+//! [`SessionId`], [`StateUpdate`], [`StoreError`], [`StoreFuture`], [`Envelope`],
+//! [`BusMessage`], [`NodeId`], ...) is here, so a backend depends on `actix-mcp` alone
+//! (`tests/cluster_custom_store.rs` writes one). The Redis backend (`redis` module, feature `redis`) is one to read.
+//!
 //! **Limits.** The bus delivers at most once: a node cut off from it misses what was sent
 //! meanwhile (a session's record is reloaded on each request, so only notifications are lost).
 //! The requests in flight on a node that dies are lost with it; their clients see the stream
@@ -53,11 +60,9 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix_mcp_actors::{
-    Bus, BusMessage, Created, Envelope, EventStore, NodeId, Recipients, RegistryHandle,
-    SessionHandle, SessionId, SessionRecord, SessionStore, StateUpdate, StoreError, StoreFuture,
-    dev::{Frame, FrameKind, Incoming, Relay},
-};
+use actix_mcp_actors::RegistryHandle;
+use actix_mcp_actors::SessionHandle;
+use actix_mcp_actors::dev::{Frame, FrameKind, Incoming, Relay};
 use futures::StreamExt as _;
 use serde::Deserialize as _;
 use serde_json::{Value, json};
@@ -71,7 +76,13 @@ use crate::server::relay::{
 
 use crate::server::session::{SessionState, StateChange};
 
-pub use actix_mcp_actors::{InMemorySessionStore, LocalBus};
+/// What a cluster backend implements and the types in its signatures: a session store, a bus,
+/// and (for resumable streams on any node) an event store. A backend needs `actix-mcp` alone.
+pub use actix_mcp_actors::{
+    Bus, BusMessage, Created, Envelope, EventId, EventStore, InMemorySessionStore, LocalBus,
+    NodeId, Recipients, Replay, ReplayFuture, SessionEvents, SessionId, SessionRecord,
+    SessionStore, StateUpdate, StoreError, StoreFuture,
+};
 
 /// What the nodes of a cluster share: the session store, the bus, and (for resumable streams
 /// on any node) the event store. See the [module docs](self).

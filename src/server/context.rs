@@ -244,7 +244,7 @@ impl RequestContext {
     /// A read-only snapshot of the HTTP request's headers, taken when the request arrived,
     /// without `Authorization`, `Proxy-Authorization` and `Cookie`. Present on an endpoint with
     /// [`bearer_auth`](crate::transport::http::McpHttp::bearer_auth) or
-    /// [`capture_headers`](crate::transport::http::McpHttp::capture_headers); `None` otherwise
+    /// [`capture_headers`](crate::transport::http::McpHttpBuilder::capture_headers); `None` otherwise
     /// and over stdio. On a 2025-11-25 session these are the headers of this request, not of
     /// the one that opened the session.
     pub fn http_headers(&self) -> Option<&HeaderMap> {

@@ -350,7 +350,11 @@ impl McpServer {
             .unwrap();
         let metadata_url = auth.metadata_url().to_owned();
         let runs = Arc::new(Runs::default());
-        let mcp: McpHttp = server(runs.clone()).http("/mcp").bearer_auth(auth);
+        let mcp: McpHttp = server(runs.clone())
+            .http("/mcp")
+            .bearer_auth(auth)
+            .build()
+            .unwrap();
         let server =
             actix_web::HttpServer::new(move || actix_web::App::new().configure(mcp.configure()))
                 .workers(1)

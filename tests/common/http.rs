@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
 use std::time::Duration;
 
-use actix_mcp::transport::http::McpHttp;
+use actix_mcp::transport::http::{McpHttp, McpHttpBuilder};
 use actix_web::dev::{ServerHandle, Service as _};
 use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
@@ -45,8 +45,10 @@ impl std::fmt::Debug for TestServer {
     }
 }
 
-/// Starts `mcp` (with its health endpoints) on `127.0.0.1:0` with `workers` worker threads.
-pub fn spawn(mcp: McpHttp, workers: usize) -> TestServer {
+/// Builds `mcp` and starts it (with its health endpoints) on `127.0.0.1:0` with `workers`
+/// worker threads.
+pub fn spawn(mcp: McpHttpBuilder, workers: usize) -> TestServer {
+    let mcp = mcp.build().unwrap();
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let app_mcp = mcp.clone();

@@ -14,7 +14,7 @@ use actix_mcp::protocol::{
     CreateMessageRequestParams, ElicitationSchema, SamplingMessage, SamplingMessageContentBlock,
     StringSchema,
 };
-use actix_mcp::transport::http::McpHttp;
+use actix_mcp::transport::http::McpHttpBuilder;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -198,7 +198,7 @@ pub fn fixture() -> Fixture {
 }
 
 /// The fixture's server on one worker, configured by `configure`.
-pub fn start(configure: impl FnOnce(McpHttp) -> McpHttp) -> (Fixture, TestServer) {
+pub fn start(configure: impl FnOnce(McpHttpBuilder) -> McpHttpBuilder) -> (Fixture, TestServer) {
     let fixture = fixture();
     let mcp = configure(fixture.server.http("/mcp"));
     let server = spawn(mcp, 1);

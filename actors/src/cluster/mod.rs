@@ -12,10 +12,10 @@
 //! - an [`EventStore`](crate::EventStore) shared by every node, so that `Last-Event-ID`
 //!   resumes a stream on any node.
 //!
-//! A node keeps a local [`Session`](crate::Session) actor only while the session has work on
+//! A node keeps a local [`Session`](crate::dev::Session) actor only while the session has work on
 //! it (requests, streams), and drops it when idle; the record stays in the store. A session's
 //! local actor reaches the other nodes through the [`Relay`] its registry was given
-//! ([`RegistryConfig::relay`](crate::RegistryConfig)) when a message has no local recipient.
+//! ([`RegistryConfig::relay`](crate::dev::RegistryConfig)) when a message has no local recipient.
 //!
 //! In one process, [`InMemorySessionStore`] and [`LocalBus`] let several endpoints share
 //! sessions (and make the behaviour testable without a server); `actix-mcp` brings the Redis
@@ -109,7 +109,7 @@ pub(crate) fn random_u64() -> u64 {
 pub struct SessionRecord {
     /// The session's id.
     pub id: SessionId,
-    /// Who the session belongs to (see [`SessionParts::owner`](crate::SessionParts)).
+    /// Who the session belongs to (see [`SessionParts::owner`](crate::dev::SessionParts)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<Arc<str>>,
     /// Whether the client finished the protocol's handshake.
@@ -437,7 +437,7 @@ pub trait Bus: Send + Sync + fmt::Debug + 'static {
 /// one (a session-wide frame and no standalone stream here, a client's answer or cancellation
 /// that matches nothing here, a broadcast). Implemented by the protocol layer's cluster
 /// service over its [`Bus`]; given to a registry with
-/// [`RegistryConfig::relay`](crate::RegistryConfig).
+/// [`RegistryConfig::relay`](crate::dev::RegistryConfig).
 pub trait Relay: Send + Sync + fmt::Debug + 'static {
     /// Sends `message` to every other node, without waiting.
     fn publish(&self, message: BusMessage);

@@ -5,7 +5,7 @@
 //! use actix_mcp::cluster::Cluster;
 //!
 //! let cluster = Cluster::redis("redis://127.0.0.1:6379").await?;
-//! let mcp = server.http("/mcp").cluster(cluster);
+//! let mcp = server.http("/mcp").cluster(cluster).build()?;
 //! # Ok(()) }
 //! ```
 //!

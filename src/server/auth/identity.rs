@@ -206,7 +206,7 @@ impl Identity {
 
     /// Refuses an identity a protected endpoint cannot use: one naming no principal (neither
     /// `sub` nor `client_id`/`azp`), which would share its owner (sessions, tasks, request
-    /// states, per-identity limits) with every other such token of its issuer; and one bound to
+    /// states, per-principal limits) with every other such token of its issuer; and one bound to
     /// a DPoP key (`cnf.jkt`, RFC 9449 §6), which is only valid with a DPoP proof, never as the
     /// plain bearer token the endpoint accepts (RFC 9449 §7.1).
     pub(crate) fn check_usable(&self) -> Result<(), AuthError> {
@@ -229,7 +229,7 @@ impl Identity {
         Ok(())
     }
 
-    /// The key a session (a task, a request state, a per-identity limit) is bound to: the
+    /// The key a session (a task, a request state, a per-principal limit) is bound to: the
     /// issuer and the principal (the subject or, without one, the client id). Separated by a
     /// NUL, which neither may contain. An identity without a principal never gets this far on a
     /// protected endpoint ([`check_usable`](Self::check_usable)).

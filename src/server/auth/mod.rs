@@ -33,7 +33,7 @@
 //!
 //! A token must name its holder: a subject (`sub`) or, for a client acting for itself, a client
 //! (`client_id` or `azp`). One naming neither is refused (401 `invalid_token`) whatever the
-//! validator: sessions, tasks, request states and per-identity limits are keyed by issuer and
+//! validator: sessions, tasks, request states and per-principal limits are keyed by issuer and
 //! holder, so every such token of an issuer would otherwise be the same caller. A token bound
 //! to a DPoP key (a `cnf.jkt` claim, or introspection answer member; RFC 9449) is refused too:
 //! the endpoint accepts bearer tokens only, and a DPoP-bound token is valid only with its proof.

@@ -1,15 +1,15 @@
-//! Admission control of an HTTP endpoint: concurrency limits (global, per identity, per tool)
-//! with a bounded wait queue, and token-bucket rate limits (per session, per identity).
+//! Admission control of an HTTP endpoint: concurrency limits (global, per principal, per tool)
+//! with a bounded wait queue, and token-bucket rate limits (per session, per principal).
 //!
 //! Every limit is off by default; [`AdmissionConfig`] turns them on, and
-//! [`McpHttp::admission`](super::McpHttp::admission) applies it. The per-session concurrency
+//! [`McpHttpBuilder::admission`](super::McpHttpBuilder::admission) applies it. The per-session concurrency
 //! limit is the server's own ([`ServerBuilder::max_concurrent_requests`]).
 //!
 //! | limit | checked | refusal |
 //! | --- | --- | --- |
 //! | rate per session | before the body is read (the `Mcp-Session-Id` of a live session) | 429, `Retry-After`, JSON-RPC error with `id: null` |
-//! | rate per identity | once the bearer token is validated | 429, `Retry-After`, JSON-RPC error with the request's id |
-//! | concurrency per tool, per identity, global | once the body is read and authorized | waits in the queue; 429, `Retry-After`, JSON-RPC error with the request's id when the queue is full or the wait reaches its deadline |
+//! | rate per principal | once the bearer token is validated | 429, `Retry-After`, JSON-RPC error with the request's id |
+//! | concurrency per tool, per principal, global | once the body is read and authorized | waits in the queue; 429, `Retry-After`, JSON-RPC error with the request's id when the queue is full or the wait reaches its deadline |
 //!
 //! Every refusal's JSON-RPC error has code [`OVERLOADED`](crate::error::code::OVERLOADED)
 //! (`-32003`) and `data: {"retryAfterMs": .., "limit": ..}`. Only requests are counted:
@@ -83,8 +83,8 @@ impl Rate {
 /// | limit | checked | refusal |
 /// | --- | --- | --- |
 /// | rate per session | before the body is read (the `Mcp-Session-Id` of a live session) | 429, `Retry-After`, JSON-RPC error with `id: null` |
-/// | rate per identity (bearer auth) | once the token is validated | 429, `Retry-After`, JSON-RPC error with the request's id |
-/// | concurrency per tool, per identity, global | once the body is read and authorized | waits in the queue; 429, `Retry-After`, JSON-RPC error with the request's id when the queue is full or the wait reaches its deadline |
+/// | rate per principal (bearer auth) | once the token is validated | 429, `Retry-After`, JSON-RPC error with the request's id |
+/// | concurrency per tool, per principal, global | once the body is read and authorized | waits in the queue; 429, `Retry-After`, JSON-RPC error with the request's id when the queue is full or the wait reaches its deadline |
 ///
 /// Every refusal's error has code [`OVERLOADED`](crate::error::code::OVERLOADED) (`-32003`)
 /// and `data: {"retryAfterMs": .., "limit": ..}`. Only requests are counted: notifications,
@@ -141,8 +141,8 @@ impl AdmissionConfig {
         self
     }
 
-    /// With bearer auth, most requests one identity has answered at once (at least one).
-    /// Without bearer auth there is no identity to count by, and this limit does nothing.
+    /// With bearer auth, most requests one principal (the authenticated caller) has answered at once (at least one).
+    /// Without bearer auth there is no principal to count by, and this limit does nothing.
     #[must_use]
     pub fn max_concurrent_per_principal(mut self, limit: usize) -> Self {
         self.per_principal = Some(limit.max(1));
@@ -163,7 +163,7 @@ impl AdmissionConfig {
         self
     }
 
-    /// With bearer auth, the rate of requests each identity may send, over all its sessions.
+    /// With bearer auth, the rate of requests each principal may send, over all its sessions.
     #[must_use]
     pub fn principal_rate(mut self, rate: Rate) -> Self {
         self.principal_rate = Some(rate);
@@ -260,7 +260,7 @@ impl Bucket {
     }
 }
 
-/// Token buckets by key (a session id, an identity), at most [`MAX_BUCKETS`] of them.
+/// Token buckets by key (a session id, a principal), at most [`MAX_BUCKETS`] of them.
 #[derive(Debug)]
 struct RateLimiter {
     rate: Rate,
@@ -320,7 +320,7 @@ pub(super) struct Admission {
     config: AdmissionConfig,
     global: Option<Arc<Semaphore>>,
     tools: HashMap<String, Arc<Semaphore>>,
-    /// The semaphores of the identities with requests running or waiting (an identity's entry
+    /// The semaphores of the principals with requests running or waiting (a principal's entry
     /// goes when its last slot is released).
     principals: Mutex<Semaphores>,
     session_rate: Option<RateLimiter>,
@@ -336,7 +336,7 @@ pub(super) struct Permit {
     principal: Option<PrincipalSlot>,
 }
 
-/// An identity's slot: its entry is forgotten when the last slot is released.
+/// A principal's slot: its entry is forgotten when the last slot is released.
 #[derive(Debug)]
 struct PrincipalSlot {
     admission: Arc<Admission>,
@@ -393,7 +393,7 @@ impl Admission {
         self.rate(self.session_rate.as_ref(), session, Limit::SessionRate)
     }
 
-    /// The identity rate limit of an authenticated request.
+    /// The principal rate limit of an authenticated request.
     pub(super) fn principal_rate(&self, principal: &str) -> Result<(), Refusal> {
         self.rate(
             self.principal_rate.as_ref(),
@@ -624,7 +624,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn an_identity_entry_goes_with_its_last_slot() {
+    async fn a_principal_entry_goes_with_its_last_slot() {
         let admission = Admission::new(AdmissionConfig::new().max_concurrent_per_principal(2));
         let never = std::future::pending::<()>;
         let a = admission.admit(Some("alice"), None, never()).await.unwrap();

@@ -5,7 +5,7 @@
 //! that runs on keeps it), whether or not its client is still connected. A POST that does not
 //! fit is refused 503 with `Retry-After`, before more of its body is read.
 //!
-//! Bounding each body ([`McpHttp::body_limit`](super::McpHttp::body_limit)) does not bound
+//! Bounding each body ([`McpHttpBuilder::body_limit`](super::McpHttpBuilder::body_limit)) does not bound
 //! them all: many clients sending large bodies at once, or holding large requests in flight
 //! behind slow tools, would otherwise hold as much memory as they like.
 

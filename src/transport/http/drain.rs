@@ -1,4 +1,4 @@
-//! Graceful drain of an HTTP endpoint ([`McpHttp::shutdown`](super::McpHttp::shutdown)), in
+//! Graceful drain of an HTTP endpoint ([`McpHttp::drain`](super::McpHttp::drain)), in
 //! order:
 //!
 //! 1. stop accepting: every new POST and GET is answered 503 with `Retry-After` (DELETE still

@@ -24,7 +24,7 @@ use super::HttpShared;
 pub const READINESS_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// The name under which `/readyz` reports the session store of a
-/// [cluster](super::McpHttp::cluster) (pinged on every probe) when it fails.
+/// [cluster](super::McpHttpBuilder::cluster) (pinged on every probe) when it fails.
 pub const CLUSTER_STORE_CHECK: &str = "clusterSessionStore";
 
 /// A dependency `/readyz` asks about: a store, a database, an upstream. `Err` (with a short
@@ -33,13 +33,16 @@ pub const CLUSTER_STORE_CHECK: &str = "clusterSessionStore";
 /// Implemented for closures returning a future:
 ///
 /// ```
-/// # fn demo(server: actix_mcp::Server) {
-/// let mcp = server.http("/mcp").readiness_check("store", || async {
-///     // e.g. a PING to the store with a client of your own
-///     Ok::<(), String>(())
-/// });
+/// # fn demo(server: actix_mcp::Server) -> Result<(), actix_mcp::transport::http::HttpConfigError> {
+/// let mcp = server
+///     .http("/mcp")
+///     .readiness_check("store", || async {
+///         // e.g. a PING to the store with a client of your own
+///         Ok::<(), String>(())
+///     })
+///     .build()?;
 /// # let _ = mcp;
-/// # }
+/// # Ok(()) }
 /// ```
 pub trait ReadinessCheck: Send + Sync + 'static {
     /// Checks the dependency; `/readyz` gives it [`READINESS_TIMEOUT`].

@@ -1,6 +1,7 @@
 //! Streamable HTTP on actix-web: one endpoint answering POST, GET and DELETE.
 //!
-//! [`Server::http`] gives an [`McpHttp`], whose [`configure`](McpHttp::configure) mounts the
+//! [`Server::http`] gives an [`McpHttpBuilder`], whose [`build`](McpHttpBuilder::build) checks the
+//! settings and gives an [`McpHttp`], whose [`configure`](McpHttp::configure) mounts the
 //! endpoint in any `App` beside the user's own routes; [`Server::serve`] is the turnkey server.
 //! Every worker holds the same [`RegistryHandle`], so a session opened through one worker is
 //! served by all of them; sessions live on the worker that accepted their `initialize`.
@@ -13,12 +14,12 @@
 //! | GET | the session's standalone SSE stream; with `Last-Event-ID`, the resumed stream |
 //! | DELETE | ends the session (200) |
 //! | bad `Accept` / `Content-Type` / size / JSON | 406 / 415 / 413 / 400, with a JSON-RPC error body |
-//! | a body that does not arrive within [`body_timeout`](McpHttp::body_timeout) | 408, and the connection is closed |
-//! | a body past [`max_request_bytes_in_flight`](McpHttp::max_request_bytes_in_flight) | 503 with `Retry-After` |
+//! | a body that does not arrive within [`body_timeout`](McpHttpBuilder::body_timeout) | 408, and the connection is closed |
+//! | a body past [`max_request_bytes_in_flight`](McpHttpBuilder::max_request_bytes_in_flight) | 503 with `Retry-After` |
 //! | missing / unknown session | 400 / 404 |
-//! | `initialize` past the session cap, none idle enough to evict / past the cap per identity | 503 / 429, with `Retry-After` |
-//! | past a rate or concurrency limit of [`admission`](McpHttp::admission) | 429 with `Retry-After`, `-32003` with `data.retryAfterMs` |
-//! | any POST or GET once [`shutdown`](McpHttp::shutdown) began | 503 with `Retry-After` |
+//! | `initialize` past the session cap, none idle enough to evict / past the cap per principal | 503 / 429, with `Retry-After` |
+//! | past a rate or concurrency limit of [`admission`](McpHttpBuilder::admission) | 429 with `Retry-After`, `-32003` with `data.retryAfterMs` |
+//! | any POST or GET once [`drain`](McpHttp::drain) began | 503 with `Retry-After` |
 //! | bad `Host` or `Origin` | 403 |
 //! | with [`bearer_auth`](McpHttp::bearer_auth): no or bad token / missing scope / another identity's session | 401 / 403 / 404, see [`auth`](crate::server::auth) |
 //!
@@ -30,7 +31,7 @@
 //!
 //! In a session (2025-11-25), a client cancels with `notifications/cancelled`, and a dropped
 //! connection is not a cancellation: the answer stays resumable with `Last-Event-ID`. Without
-//! a session ([`stateless`](McpHttp::stateless) mode, and every 2026-07-28 request) request ids
+//! a session ([`stateless`](McpHttpBuilder::stateless) mode, and every 2026-07-28 request) request ids
 //! are unique only per client and nothing ties a second POST to the client that sent the
 //! first, so the only safe match is the connection itself: **closing a request's answer (its
 //! SSE stream, or the connection awaiting its JSON body) cancels that request**, its handler
@@ -47,6 +48,7 @@ mod admission;
 mod answer;
 mod auth;
 mod budget;
+mod builder;
 mod door;
 mod drain;
 mod health;
@@ -64,11 +66,12 @@ use std::time::Duration;
 use actix_web::web;
 
 use actix_mcp_actors::{
-    EventStore, InMemoryEventStore, MetricsSnapshot, RegistryHandle,
+    EventStore, MetricsSnapshot, RegistryHandle,
     dev::{Metrics, RegistryConfig},
 };
 
 pub use admission::{AdmissionConfig, MAX_BUCKETS, Rate};
+pub use builder::{HttpConfigError, McpHttpBuilder};
 pub use drain::{DrainReport, SHUTDOWN_REASON, TASK_SHUTDOWN_REASON};
 pub use health::{CLUSTER_STORE_CHECK, READINESS_TIMEOUT, ReadinessCheck};
 pub use security::HostPolicy;
@@ -209,7 +212,7 @@ impl HttpShared {
                 handshake_timeout: self.config.handshake_timeout,
                 evict_idle_after: self.config.evict_idle_after,
                 // Sessions have owners only on a protected endpoint.
-                max_sessions_per_owner: Some(self.config.max_sessions_per_principal),
+                max_sessions_per_principal: Some(self.config.max_sessions_per_principal),
                 relay: node.as_ref().map(|node| node.relay()),
             };
             let registry =
@@ -234,13 +237,19 @@ impl HttpShared {
 /// itself lives on in the store for its idle timeout).
 const LOCAL_IDLE: Duration = Duration::from_secs(120);
 
-/// A Streamable HTTP endpoint for a [`Server`], to mount in an actix-web `App`. Cheap to clone:
-/// clones (one per worker) share sessions.
+/// A Streamable HTTP endpoint for a [`Server`], to mount in an actix-web `App`, drain, and
+/// ask for its state. Made by [`McpHttpBuilder::build`] from [`Server::http`] (or
+/// [`McpHttp::builder`]), it has no setters. Cheap to clone: clones (one per worker) share
+/// sessions, gauges and the drain.
 ///
 /// ```no_run
 /// use actix_web::{App, HttpServer};
 /// # async fn run(server: actix_mcp::Server) -> std::io::Result<()> {
-/// let mcp = server.http("/mcp").json_response(false);
+/// let mcp = server
+///     .http("/mcp")
+///     .json_response(false)
+///     .build()
+///     .map_err(std::io::Error::other)?;
 /// HttpServer::new(move || App::new().configure(mcp.configure()))
 ///     .tcp_nodelay(true)
 ///     .h1_allow_half_closed(false) // a closed connection cancels at once (no session)
@@ -265,189 +274,16 @@ impl fmt::Debug for McpHttp {
 }
 
 impl McpHttp {
-    fn with_config(mut self, change: impl FnOnce(&mut HttpConfig)) -> Self {
-        let mut config = self.shared.config.clone();
-        change(&mut config);
-        self.shared = Arc::new(HttpShared::new(
-            self.shared.server.clone(),
-            config,
-            self.shared.metrics.clone(),
-        ));
-        self
-    }
-
-    /// Stateless mode (default off): no sessions, no GET stream; every POST stands alone, and
-    /// server-to-client requests fail with a clear error. A request is cancelled by closing
-    /// its answer; `notifications/cancelled` is refused (see the [module docs](self)).
-    #[must_use]
-    pub fn stateless(self, on: bool) -> Self {
-        self.with_config(|c| c.stateless = on)
-    }
-
-    /// Answers requests with one JSON body instead of an SSE stream (default off).
-    /// Request-scoped notifications (progress, logs) are then dropped, and server-to-client
-    /// requests fail; session-wide notifications still reach a GET stream.
-    #[must_use]
-    pub fn json_response(self, on: bool) -> Self {
-        self.with_config(|c| c.json_response = on)
-    }
-
-    /// Largest accepted POST body in bytes (default 4 MiB); larger is 413.
-    #[must_use]
-    pub fn body_limit(self, bytes: usize) -> Self {
-        self.with_config(|c| c.body_limit = bytes)
-    }
-
-    /// The most request bytes the endpoint holds at once, over all clients: the sum of the body
-    /// sizes of the POSTs being read or answered (default 64 MiB). A POST that does not fit is
-    /// answered 503 with `Retry-After` and a JSON-RPC error saying so. A request's bytes are
-    /// released when its answer is done (a streamed answer, when its stream ends).
-    #[must_use]
-    pub fn max_request_bytes_in_flight(self, bytes: usize) -> Self {
-        self.with_config(|c| c.max_request_bytes_in_flight = bytes)
-    }
-
-    /// How long a POST body may take to arrive, counted from when the endpoint starts reading it
-    /// (default 10 s). A body that has not ended by then (a short `Content-Length`, an
-    /// unfinished chunked body, a client that trickles bytes) is answered 408 with a JSON-RPC
-    /// error and `Connection: close`, so the worker and the socket are not held. The request
-    /// line and headers have actix-web's own deadline, `HttpServer::client_request_timeout`
-    /// (default 5 s; [`Server::serve`] keeps it).
-    #[must_use]
-    pub fn body_timeout(self, timeout: Duration) -> Self {
-        self.with_config(|c| c.body_timeout = timeout)
-    }
-
-    /// Sessions without requests or open streams for this long are closed (default 30 min;
-    /// `None` keeps them).
-    #[must_use]
-    pub fn idle_timeout(self, timeout: Option<Duration>) -> Self {
-        self.with_config(|c| c.idle_timeout = timeout)
-    }
-
-    /// Most live sessions (default 10,000). An `initialize` past it evicts the least recently
-    /// active session idle for at least [`evict_idle_after`](Self::evict_idle_after), or is
-    /// answered 503 (with `Retry-After`) when none is.
-    #[must_use]
-    pub fn max_sessions(self, limit: usize) -> Self {
-        self.with_config(|c| c.max_sessions = limit.max(1))
-    }
-
-    /// Sessions whose client has not completed the handshake (`initialize`, then
-    /// `notifications/initialized`) this long after opening are closed (default 10 s; `None`
-    /// waits for the idle timeout), so clients that open sessions and walk away cannot fill
-    /// the table. An `initialize` that fails opens no session at all.
-    #[must_use]
-    pub fn handshake_timeout(self, timeout: Option<Duration>) -> Self {
-        self.with_config(|c| c.handshake_timeout = timeout)
-    }
-
-    /// At [`max_sessions`](Self::max_sessions), a new session evicts the least recently active
-    /// session idle for at least this long (default 60 s; `None` never evicts: past the cap,
-    /// `initialize` is 503).
-    #[must_use]
-    pub fn evict_idle_after(self, idle: Option<Duration>) -> Self {
-        self.with_config(|c| c.evict_idle_after = idle)
-    }
-
-    /// With [`bearer_auth`](Self::bearer_auth), most live sessions one identity may hold
-    /// (default 100); one more `initialize` is answered 429 (with `Retry-After`). Without bearer
-    /// auth there is no identity to count by.
-    #[must_use]
-    pub fn max_sessions_per_principal(self, limit: usize) -> Self {
-        self.with_config(|c| c.max_sessions_per_principal = limit.max(1))
-    }
-
-    /// How often idle SSE streams get a keep-alive comment (default 15 s).
-    #[must_use]
-    pub fn keep_alive(self, every: Duration) -> Self {
-        self.with_config(|c| c.keep_alive = every)
-    }
-
-    /// The `retry` advice sent with each stream's priming event (default 1 s).
-    #[must_use]
-    pub fn retry(self, after: Duration) -> Self {
-        self.with_config(|c| c.retry = after)
-    }
-
-    /// How `Host` and `Origin` are checked (default: [`HostPolicy::LoopbackOnly`]).
-    #[must_use]
-    pub fn host_policy(self, policy: HostPolicy) -> Self {
-        self.with_config(|c| c.host_policy = policy)
-    }
-
-    /// Where SSE events are kept for `Last-Event-ID` resumption (default: an
-    /// [`InMemoryEventStore`]).
-    #[must_use]
-    pub fn event_store(self, store: Arc<dyn EventStore>) -> Self {
-        self.with_config(|c| c.store = store)
-    }
-
-    /// Protects the endpoint with bearer tokens (default: none): every request must carry a
-    /// token `auth`'s validator accepts, with the scopes the request needs, and a session
-    /// serves only the identity that opened it. [`configure`](Self::configure) then also
-    /// mounts the protected resource metadata (RFC 9728) at
-    /// `/.well-known/oauth-protected-resource` followed by this endpoint's path, at the root
-    /// `/.well-known/oauth-protected-resource`, and at the path of
-    /// [`BearerAuth::metadata_url`] if it differs. Handlers see the caller through
-    /// [`RequestContext::identity`](crate::RequestContext::identity), and the request's
-    /// headers (credentials withheld) through
-    /// [`RequestContext::http_headers`](crate::RequestContext::http_headers). See
-    /// [`auth`](crate::server::auth).
-    #[must_use]
-    pub fn bearer_auth(self, auth: BearerAuth) -> Self {
-        self.with_config(|c| c.auth = Some(auth))
-    }
-
-    /// Gives handlers a snapshot of each request's headers through
-    /// [`RequestContext::http_headers`](crate::RequestContext::http_headers), without
-    /// `Authorization`, `Proxy-Authorization` and `Cookie` (default off, which copies nothing;
-    /// always on with [`bearer_auth`](Self::bearer_auth)).
-    #[must_use]
-    pub fn capture_headers(self, on: bool) -> Self {
-        self.with_config(|c| c.capture_headers = on)
-    }
-
-    /// Admission control: concurrency limits (global, per identity, per tool) with a bounded
-    /// wait queue, and rate limits (per session, per identity); see [`AdmissionConfig`]
-    /// (default: no limits besides the per-session
-    /// [`max_concurrent_requests`](crate::server::ServerBuilder::max_concurrent_requests)).
-    #[must_use]
-    pub fn admission(self, admission: AdmissionConfig) -> Self {
-        self.with_config(|c| c.admission = admission)
-    }
-
-    /// Adds a dependency `/readyz` checks (see [`health`](Self::health)): while `check` fails,
-    /// or does not answer within [`READINESS_TIMEOUT`], the endpoint is not ready.
-    #[must_use]
-    pub fn readiness_check(self, name: impl Into<String>, check: impl ReadinessCheck) -> Self {
-        let named = health::NamedCheck {
-            name: Arc::from(name.into()),
-            check: Arc::new(check),
-        };
-        self.with_config(|c| c.readiness.push(named))
-    }
-
-    /// How long [`serve`](Self::serve) lets requests in flight finish when asked to stop
-    /// (default 30 s); see [`shutdown`](Self::shutdown).
-    #[must_use]
-    pub fn drain_deadline(self, deadline: Duration) -> Self {
-        self.with_config(|c| c.drain_deadline = deadline)
-    }
-
-    /// Serves the sessions of a cluster: any node behind any load balancer serves any session,
-    /// with no sticky routing (default: none, every session lives in this process). Each node
-    /// mounts an endpoint with the same cluster settings (see [`cluster`](crate::cluster)).
-    /// The session cap ([`max_sessions`](Self::max_sessions)) then counts the cluster's
-    /// sessions when its store can count them.
-    #[must_use]
-    pub fn cluster(self, cluster: Cluster) -> Self {
-        self.with_config(|c| c.cluster = Some(cluster))
+    /// The bearer-token protection of this endpoint, if any
+    /// ([`McpHttpBuilder::bearer_auth`]).
+    pub fn bearer_auth(&self) -> Option<&BearerAuth> {
+        self.shared.config.auth.as_ref()
     }
 
     /// The bearer-token protection of this endpoint, if any.
+    #[deprecated(since = "0.2.0", note = "renamed to `bearer_auth`")]
     pub fn auth(&self) -> Option<&BearerAuth> {
-        self.shared.config.auth.as_ref()
+        self.bearer_auth()
     }
 
     /// The paths the protected resource metadata is served at (none without bearer auth).
@@ -504,8 +340,8 @@ impl McpHttp {
 
     /// What `App::configure` takes to mount the health endpoints: `GET /healthz` (liveness)
     /// and `GET /readyz` (readiness: 503 while draining, or while a
-    /// [`readiness_check`](Self::readiness_check) fails or does not answer within
-    /// [`READINESS_TIMEOUT`], or, in a [cluster](Self::cluster), while its session store does
+    /// [`readiness_check`](McpHttpBuilder::readiness_check) fails or does not answer within
+    /// [`READINESS_TIMEOUT`], or, in a [cluster](McpHttpBuilder::cluster), while its session store does
     /// not answer a ping: [`CLUSTER_STORE_CHECK`]). Both answer JSON (`{"status": "ok" |
     /// "ready" | "draining" | "unready"}`, with `failed` naming the failed checks) and check
     /// neither `Host` nor `Origin`: probes come from orchestrators, by address.
@@ -522,6 +358,7 @@ impl McpHttp {
     }
 
     /// Live counts of sessions, requests, streams and tool calls.
+    #[deprecated(since = "0.2.0", note = "read `stats().runtime`")]
     pub fn metrics(&self) -> MetricsSnapshot {
         self.shared.metrics.snapshot()
     }
@@ -535,7 +372,7 @@ impl McpHttp {
             counter.load(std::sync::atomic::Ordering::Relaxed)
         };
         HttpStats {
-            runtime: self.metrics(),
+            runtime: self.shared.metrics.snapshot(),
             handlers: self
                 .shared
                 .drain
@@ -551,7 +388,7 @@ impl McpHttp {
         }
     }
 
-    /// Whether a drain has begun (see [`shutdown`](Self::shutdown)).
+    /// Whether a drain has begun (see [`drain`](Self::drain)).
     pub fn is_draining(&self) -> bool {
         self.shared.drain.is_draining()
     }
@@ -569,14 +406,20 @@ impl McpHttp {
     /// # Cancel safety
     /// Once begun, a drain cannot be undone: dropping the future leaves the endpoint refusing
     /// requests, and a later call finishes the drain.
-    pub async fn shutdown(&self, deadline: Duration) -> DrainReport {
+    pub async fn drain(&self, deadline: Duration) -> DrainReport {
         drain::run(&self.shared, deadline).await
+    }
+
+    /// Drains the endpoint (see [`drain`](Self::drain)).
+    #[deprecated(since = "0.2.0", note = "renamed to `drain`")]
+    pub async fn shutdown(&self, deadline: Duration) -> DrainReport {
+        self.drain(deadline).await
     }
 
     /// Serves this endpoint and its [`health`](Self::health) endpoints on `addr` (actix-web's
     /// default number of workers, TCP_NODELAY on, half-closed connections off) until SIGTERM
     /// or SIGINT, then [drains](Self::shutdown) within the
-    /// [`drain_deadline`](Self::drain_deadline), stops the server and returns. Must run inside
+    /// [`drain_deadline`](McpHttpBuilder::drain_deadline), stops the server and returns. Must run inside
     /// an actix system (`#[actix_web::main]`).
     ///
     /// # Errors
@@ -610,7 +453,7 @@ impl McpHttp {
         actix_rt::spawn(async move {
             crate::transport::shutdown_signal().await;
             tracing::info!("shutdown signal received");
-            self.shutdown(deadline).await;
+            self.drain(deadline).await;
             handle.stop(true).await;
         });
         server.await
@@ -632,40 +475,6 @@ impl McpHttp {
 }
 
 impl Server {
-    /// A Streamable HTTP endpoint for this server at `path`; mount it with
-    /// `App::new().configure(mcp.configure())`.
-    pub fn http(&self, path: impl Into<String>) -> McpHttp {
-        let config = HttpConfig {
-            stateless: false,
-            json_response: false,
-            body_limit: 4 * 1024 * 1024,
-            body_timeout: Duration::from_secs(10),
-            max_request_bytes_in_flight: 64 * 1024 * 1024,
-            idle_timeout: Some(Duration::from_secs(30 * 60)),
-            max_sessions: 10_000,
-            handshake_timeout: Some(Duration::from_secs(10)),
-            evict_idle_after: Some(Duration::from_secs(60)),
-            max_sessions_per_principal: 100,
-            keep_alive: Duration::from_secs(15),
-            retry: Duration::from_secs(1),
-            host_policy: HostPolicy::LoopbackOnly,
-            store: Arc::new(InMemoryEventStore::default()),
-            auth: None,
-            capture_headers: false,
-            admission: AdmissionConfig::default(),
-            readiness: Vec::new(),
-            drain_deadline: Duration::from_secs(30),
-            cluster: None,
-        };
-        let metrics = Arc::new(Metrics::default());
-        #[cfg(feature = "otel")]
-        crate::telemetry::track(&metrics);
-        McpHttp {
-            path: path.into(),
-            shared: Arc::new(HttpShared::new(self.inner.clone(), config, metrics)),
-        }
-    }
-
     /// Serves this server over Streamable HTTP at `/mcp` on `addr`, with `/healthz` and
     /// `/readyz` beside it, actix-web's default number of workers, TCP_NODELAY on and
     /// half-closed connections off (a client that closes its connection cancels what it was
@@ -676,7 +485,8 @@ impl Server {
     /// # Errors
     /// When binding fails.
     pub async fn serve(&self, addr: impl std::net::ToSocketAddrs) -> std::io::Result<()> {
-        self.http("/mcp").serve(addr).await
+        let mcp = self.http("/mcp").build().map_err(std::io::Error::other)?;
+        mcp.serve(addr).await
     }
 }
 

@@ -108,7 +108,7 @@ pub(super) fn store_unavailable(id: Option<&RequestId>, err: &StoreError) -> Htt
     response
 }
 
-/// The 503 (or 429 for an identity's own cap) of a session that cannot be opened here.
+/// The 503 (or 429 for a principal's own cap) of a session that cannot be opened here.
 pub(super) fn busy(request_id: Option<&RequestId>, err: &OpenError) -> HttpResponse {
     let (status, message) = match err {
         OpenError::OwnerFull(limit) => (

@@ -223,7 +223,7 @@ pub(super) async fn post(
 
 /// The id of a session opened for an `initialize`, sent back once the initialize succeeded
 /// (in a cluster, once its record is stored: refused when the cluster holds
-/// [`max_sessions`](super::McpHttp::max_sessions) already, where the store counts them). A
+/// [`max_sessions`](super::McpHttpBuilder::max_sessions) already, where the store counts them). A
 /// failed `initialize` leaves nothing behind: its session is closed at once (its place freed)
 /// and its id never handed out.
 async fn keep_if_initialized(

@@ -45,6 +45,7 @@ thread_local! {
             server.http("/mcp").json_response(true).capture_headers(true),
             server.http("/mcp").stateless(true),
         ] {
+            let mcp = mcp.build().expect("the endpoint's settings agree");
             let service = test::init_service(App::new().configure(mcp.configure())).await;
             let service = Rc::new(service);
             let call: Call = Rc::new(move |request| {
