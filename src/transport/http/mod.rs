@@ -307,7 +307,7 @@ impl McpHttp {
     }
 
     /// What `App::configure` takes: mounts the endpoint at its path (and, with
-    /// [`bearer_auth`](Self::bearer_auth), its protected resource metadata).
+    /// [`bearer_auth`](McpHttpBuilder::bearer_auth), its protected resource metadata).
     pub fn configure(&self) -> impl FnOnce(&mut web::ServiceConfig) + Clone + 'static {
         let this = self.clone();
         let metadata_paths = self.metadata_paths();
