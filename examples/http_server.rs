@@ -289,14 +289,11 @@ fn add_tool(
         )));
     }
     let greeting = format!("hello from {name}");
-    let new_tool = tool(
-        name,
-        "A tool added at run time",
-        move |_cx: RequestContext| {
-            let greeting = greeting.clone();
-            async move { greeting }
-        },
-    );
+    let new_tool = ToolDef::new(name, move |_cx: RequestContext| {
+        let greeting = greeting.clone();
+        async move { greeting }
+    })
+    .description("A tool added at run time");
     cx.server().define_tool(new_tool).map_err(|err| {
         added.fetch_sub(1, Ordering::AcqRel);
         McpError::tool(err.to_string())
@@ -396,9 +393,8 @@ fn server(
         .instructions(
             "Echo text, sleep, summarize with the client's LLM, or add tools at run time.",
         )
-        .tool(tool(
+        .tool(ToolDef::new(
             "echo",
-            "Returns its message unchanged (and logs it at debug level)",
             |Params(args): Params<EchoArgs>, cx: RequestContext| async move {
                 cx.log(
                     LoggingLevel::Debug,
@@ -407,28 +403,24 @@ fn server(
                 );
                 args.message
             },
-        ))
-        .tool(tool(
+        ).description("Returns its message unchanged (and logs it at debug level)"))
+        .tool(ToolDef::new(
             "sleep",
-            "Waits `ms` milliseconds, reporting progress",
             sleep,
-        ))
-        .tool(tool(
+        ).description("Waits `ms` milliseconds, reporting progress"))
+        .tool(ToolDef::new(
             "summarize",
-            "Summarizes text with the client's LLM (sampling)",
             summarize,
-        ))
-        .tool(tool(
+        ).description("Summarizes text with the client's LLM (sampling)"))
+        .tool(ToolDef::new(
             "add_tool",
-            "Registers a new echo-like tool at run time",
             move |Params(args): Params<AddToolArgs>, cx: RequestContext| {
                 let added = added.clone();
                 async move { add_tool(&added, args.name, &cx) }
             },
-        ))
-        .tool(tool(
+        ).description("Registers a new echo-like tool at run time"))
+        .tool(ToolDef::new(
             "whoami",
-            "Says who is calling (the bearer token's subject and scopes)",
             |cx: RequestContext| async move {
                 match cx.identity() {
                     Some(identity) => format!(
@@ -439,14 +431,13 @@ fn server(
                     None => "anonymous: this endpoint has no bearer auth".to_owned(),
                 }
             },
-        ))
-        .prompt(prompt(
+        ).description("Says who is calling (the bearer token's subject and scopes)"))
+        .prompt(PromptDef::new(
             "greet",
-            "Greets someone",
             |Params(args): Params<EchoArgs>| async move {
                 PromptMessage::user_text(format!("Please greet {}", args.message))
             },
-        ))
+        ).description("Greets someone"))
         .resource(resource(
             Resource::new("file:///example/readme.txt", "readme").with_mime_type("text/plain"),
             |_cx: RequestContext| async { "This server is an actix-mcp example." },

@@ -19,7 +19,9 @@ use actix_mcp::protocol::{
     CreateMessageRequestParams, LoggingLevel, PromptMessage, Resource, SamplingMessage,
     SamplingMessageContentBlock,
 };
-use actix_mcp::{McpError, Params, PeerError, RequestContext, Server, prompt, resource, tool};
+use actix_mcp::{
+    McpError, Params, PeerError, PromptDef, RequestContext, Server, ToolDef, resource,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio::time::{Instant, interval_at, sleep};
@@ -133,9 +135,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .init();
 
-    let echo = tool(
+    let echo = ToolDef::new(
         "echo",
-        "Returns its message unchanged (and logs it at debug level)",
         |Params(args): Params<EchoArgs>, cx: RequestContext| async move {
             cx.log(
                 LoggingLevel::Debug,
@@ -144,14 +145,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             );
             args.message
         },
-    );
-    let greet = prompt(
-        "greet",
-        "Greets someone by name",
-        |Params(args): Params<GreetArgs>| async move {
-            PromptMessage::user_text(format!("Hello, {}!", args.name))
-        },
-    );
+    )
+    .description("Returns its message unchanged (and logs it at debug level)");
+    let greet = PromptDef::new("greet", |Params(args): Params<GreetArgs>| async move {
+        PromptMessage::user_text(format!("Hello, {}!", args.name))
+    })
+    .description("Greets someone by name");
     let readme = resource(
         Resource::new("file:///example/readme.txt", "readme")
             .with_description("What this server is")
@@ -162,17 +161,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let server = Server::builder("stdio-example", env!("CARGO_PKG_VERSION"))
         .instructions("Try the echo, sleep and summarize tools.")
         .tool(echo)
-        .tool(tool("sleep", "Sleeps for `ms` milliseconds", sleep_tool))
-        .tool(tool(
-            "summarize",
-            "Summarizes text with the client's model",
-            summarize_tool,
-        ))
-        .tool(tool(
-            "ask_name",
-            "Asks the user for their name (elicitation)",
-            ask_name_tool,
-        ))
+        .tool(ToolDef::new("sleep", sleep_tool).description("Sleeps for `ms` milliseconds"))
+        .tool(
+            ToolDef::new("summarize", summarize_tool)
+                .description("Summarizes text with the client's model"),
+        )
+        .tool(
+            ToolDef::new("ask_name", ask_name_tool)
+                .description("Asks the user for their name (elicitation)"),
+        )
         .prompt(greet)
         .resource(readme)
         .build()?;

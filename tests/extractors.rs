@@ -8,7 +8,7 @@ mod common;
 
 use actix_mcp::protocol::{JsonObject, ResourceTemplate, method};
 use actix_mcp::{
-    FromParts, HandlerParts, Params, Rejection, RequestContext, Server, resource_template, tool,
+    FromParts, HandlerParts, Params, Rejection, RequestContext, Server, ToolDef, resource_template,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -70,28 +70,31 @@ struct ShoutArgs {
 
 fn server() -> Server {
     Server::builder("extractors-test", "1.0.0")
-        .tool(tool(
-            "whoami",
-            "Says who called",
-            |caller: Caller, ItemId(id): ItemId| async move {
+        .tool(
+            ToolDef::new("whoami", |caller: Caller, ItemId(id): ItemId| async move {
                 format!(
                     "{} via {} (template id: {id:?})",
                     caller.user, caller.method
                 )
-            },
-        ))
-        .tool(tool(
-            "shout",
-            "Custom and built-in extractors side by side (the input schema is `ShoutArgs`'s)",
-            |caller: Caller, Params(args): Params<ShoutArgs>, cx: RequestContext| async move {
-                format!(
-                    "{}! said {} ({})",
-                    args.text.to_uppercase(),
-                    caller.user,
-                    cx.protocol_version()
-                )
-            },
-        ))
+            })
+            .description("Says who called"),
+        )
+        .tool(
+            ToolDef::new(
+                "shout",
+                |caller: Caller, Params(args): Params<ShoutArgs>, cx: RequestContext| async move {
+                    format!(
+                        "{}! said {} ({})",
+                        args.text.to_uppercase(),
+                        caller.user,
+                        cx.protocol_version()
+                    )
+                },
+            )
+            .description(
+                "Custom and built-in extractors side by side (the input schema is `ShoutArgs`'s)",
+            ),
+        )
         .resource_template(resource_template(
             ResourceTemplate::new("test://item/{id}", "item"),
             |ItemId(id): ItemId| async move { format!("item {}", id.unwrap_or_default()) },

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use actix_mcp::protocol::{CompleteResult, Completion, PromptMessage, ResourceTemplate, method};
 use actix_mcp::{
-    BuildError, ExceptionReport, Json, Params, RequestContext, RequestEvent, Server, ServerBuilder,
-    Tool, UriVars, prompt, resource_template, tool,
+    BuildError, ExceptionReport, Json, Params, PromptDef, RequestContext, RequestEvent, Server,
+    ServerBuilder, ToolDef, ToolHandler, UriVars, resource_template,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -25,11 +25,10 @@ struct EchoArgs {
 }
 
 fn echo_tool(name: &str) -> actix_mcp::ToolDef {
-    tool(
-        name,
-        "Echoes its message",
-        |Params(args): Params<EchoArgs>| async move { args.message },
-    )
+    ToolDef::new(name, |Params(args): Params<EchoArgs>| async move {
+        args.message
+    })
+    .description("Echoes its message")
 }
 
 fn builder() -> ServerBuilder {
@@ -257,16 +256,15 @@ async fn a_panicking_tool_is_reported_and_answered_with_a_generic_error() {
     let sink = reports.clone();
     let server = builder()
         .exception_reporter(move |report| sink.lock().unwrap().push(report.clone()))
-        .tool(tool(
-            "explode",
-            "Panics",
-            |Params(args): Params<EchoArgs>| async move {
+        .tool(
+            ToolDef::new("explode", |Params(args): Params<EchoArgs>| async move {
                 if !args.message.is_empty() {
                     panic!("boom: {}", args.message);
                 }
                 args.message
-            },
-        ))
+            })
+            .description("Panics"),
+        )
         .build()
         .unwrap();
 
@@ -297,14 +295,13 @@ async fn around_request_sees_method_tool_arguments_and_duration() {
     let sink = events.clone();
     let server = builder()
         .around_request(move |event| sink.lock().unwrap().push(event.clone()))
-        .tool(tool(
-            "nap",
-            "Sleeps 30 ms, then echoes",
-            |Params(args): Params<EchoArgs>| async move {
+        .tool(
+            ToolDef::new("nap", |Params(args): Params<EchoArgs>| async move {
                 tokio::time::sleep(Duration::from_millis(30)).await;
                 args.message
-            },
-        ))
+            })
+            .description("Sleeps 30 ms, then echoes"),
+        )
         .build()
         .unwrap();
 
@@ -357,7 +354,7 @@ struct StatsOutput {
 
 struct Stats;
 
-impl Tool for Stats {
+impl ToolHandler for Stats {
     type Args = StatsArgs;
     type Output = Json<StatsOutput>;
 
@@ -475,11 +472,12 @@ struct PickArgs {
 #[actix_rt::test]
 async fn completion_is_capped_at_100_values_with_has_more() {
     let server = builder()
-        .prompt(prompt(
-            "pick",
-            "Picks a value",
-            |Params(args): Params<PickArgs>| async move { PromptMessage::user_text(args.choice) },
-        ))
+        .prompt(
+            PromptDef::new("pick", |Params(args): Params<PickArgs>| async move {
+                PromptMessage::user_text(args.choice)
+            })
+            .description("Picks a value"),
+        )
         .completion(|params, _cx| async move {
             let prefix = params.argument.value;
             Ok(CompleteResult {
@@ -525,14 +523,11 @@ async fn completion_is_capped_at_100_values_with_has_more() {
 async fn a_tool_past_its_timeout_answers_is_error() {
     let server = builder()
         .tool(
-            tool(
-                "slow",
-                "Sleeps ten seconds",
-                |_cx: RequestContext| async move {
-                    tokio::time::sleep(Duration::from_secs(10)).await;
-                    "woke up"
-                },
-            )
+            ToolDef::new("slow", |_cx: RequestContext| async move {
+                tokio::time::sleep(Duration::from_secs(10)).await;
+                "woke up"
+            })
+            .description("Sleeps ten seconds")
             .timeout(Duration::from_millis(50)),
         )
         .build()

@@ -110,7 +110,8 @@ impl ServerBuilder {
         self
     }
 
-    /// Registers a tool (a [`tool`](crate::tool) closure or a [`Tool`](crate::Tool) impl).
+    /// Registers a tool: a [`ToolDef`] (from [`ToolDef::new`] and a closure) or a
+    /// [`ToolHandler`](crate::ToolHandler) impl.
     pub fn tool(mut self, tool: impl Into<ToolDef>) -> Self {
         match tool.into().prepare() {
             Ok(def) => {
@@ -128,7 +129,8 @@ impl ServerBuilder {
         self
     }
 
-    /// Registers a prompt (a [`prompt`](crate::prompt) closure or a [`Prompt`](crate::Prompt) impl).
+    /// Registers a prompt: a [`PromptDef`] (from [`PromptDef::new`] and a closure) or a
+    /// [`PromptHandler`](crate::PromptHandler) impl.
     pub fn prompt(mut self, prompt: impl Into<PromptDef>) -> Self {
         match prompt.into().prepare() {
             Ok(def) => {

@@ -238,7 +238,9 @@ mod tests {
         assert_eq!(&*cached(&again.tools_list, new, "rebuilt"), "new list");
 
         server
-            .define_tool(crate::tool("echo", "Echoes", || async { String::new() }))
+            .define_tool(
+                crate::ToolDef::new("echo", || async { String::new() }).description("Echoes"),
+            )
             .unwrap_or_else(|err| panic!("{err}"));
 
         let after = server.inner.catalog();

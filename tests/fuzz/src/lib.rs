@@ -81,27 +81,24 @@ pub fn server_builder() -> ServerBuilder {
                 .max_tasks(64)
                 .ttl(Duration::from_secs(2)),
         )
-        .tool(tool(
+        .tool(ToolDef::new(
             "echo",
-            "Returns its message",
             |Arguments(args): Arguments| async move {
                 args.get("message")
                     .and_then(Value::as_str)
                     .unwrap_or_default()
                     .to_owned()
             },
-        ))
-        .tool(tool(
+        ).description("Returns its message"))
+        .tool(ToolDef::new(
             "add",
-            "Adds two numbers",
             |Params(args): Params<AddArgs>| async move { Json(json!({ "sum": args.a + args.b })) },
-        ))
-        .tool(tool("fail", "Always fails", || async {
+        ).description("Adds two numbers"))
+        .tool(ToolDef::new("fail", || async {
             Err::<String, _>(McpError::internal("it failed"))
-        }))
-        .tool(tool(
+        }).description("Always fails"))
+        .tool(ToolDef::new(
             "chatty",
-            "Reports progress and logs",
             |cx: RequestContext| async move {
                 cx.progress(1.0, Some(2.0), Some("half"));
                 cx.log(LoggingLevel::Info, "info line", None);
@@ -109,18 +106,16 @@ pub fn server_builder() -> ServerBuilder {
                 cx.progress(2.0, Some(2.0), None);
                 "done"
             },
-        ))
-        .tool(tool(
+        ).description("Reports progress and logs"))
+        .tool(ToolDef::new(
             "ask",
-            "Asks for a name (implicit style)",
             |cx: RequestContext| async move {
                 let answer = cx.elicit(form("name")).await?;
                 Ok::<_, McpError>(format!("Hello, {}!", field(&answer, "name")))
             },
-        ))
-        .tool(tool(
+        ).description("Asks for a name (implicit style)"))
+        .tool(ToolDef::new(
             "confirm",
-            "Asks for a confirmation (explicit style)",
             |cx: RequestContext| async move {
                 match (
                     cx.input_response_as::<ElicitResult>("ok"),
@@ -135,23 +130,22 @@ pub fn server_builder() -> ServerBuilder {
                     )),
                 }
             },
-        ))
+        ).description("Asks for a confirmation (explicit style)"))
         .tool(
-            tool("job", "Finishes at once, as a task if asked", || async {
+            ToolDef::new("job", || async {
                 "job done"
-            })
+            }).description("Finishes at once, as a task if asked")
             .task_support(TaskSupport::Optional),
         )
-        .prompt(prompt(
+        .prompt(PromptDef::new(
             "greet",
-            "Greets someone",
             |Params(args): Params<GreetArgs>| async move {
                 PromptMessage::user_text(format!("Hello, {}!", args.name))
             },
-        ))
-        .prompt(prompt("plain", "No arguments", || async {
+        ).description("Greets someone"))
+        .prompt(PromptDef::new("plain", || async {
             PromptMessage::user_text("plain")
-        }))
+        }).description("No arguments"))
         .resource(resource(
             Resource::new("test://hello", "hello").with_mime_type("text/plain"),
             || async { "hello" },
