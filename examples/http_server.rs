@@ -393,35 +393,39 @@ fn server(
         .instructions(
             "Echo text, sleep, summarize with the client's LLM, or add tools at run time.",
         )
-        .tool(ToolDef::new(
-            "echo",
-            |Params(args): Params<EchoArgs>, cx: RequestContext| async move {
-                cx.log(
-                    LoggingLevel::Debug,
-                    format!("echo: {}", args.message),
-                    Some("echo"),
-                );
-                args.message
-            },
-        ).description("Returns its message unchanged (and logs it at debug level)"))
-        .tool(ToolDef::new(
-            "sleep",
-            sleep,
-        ).description("Waits `ms` milliseconds, reporting progress"))
-        .tool(ToolDef::new(
-            "summarize",
-            summarize,
-        ).description("Summarizes text with the client's LLM (sampling)"))
-        .tool(ToolDef::new(
-            "add_tool",
-            move |Params(args): Params<AddToolArgs>, cx: RequestContext| {
-                let added = added.clone();
-                async move { add_tool(&added, args.name, &cx) }
-            },
-        ).description("Registers a new echo-like tool at run time"))
-        .tool(ToolDef::new(
-            "whoami",
-            |cx: RequestContext| async move {
+        .tool(
+            ToolDef::new(
+                "echo",
+                |Params(args): Params<EchoArgs>, cx: RequestContext| async move {
+                    cx.log(
+                        LoggingLevel::Debug,
+                        format!("echo: {}", args.message),
+                        Some("echo"),
+                    );
+                    args.message
+                },
+            )
+            .description("Returns its message unchanged (and logs it at debug level)"),
+        )
+        .tool(
+            ToolDef::new("sleep", sleep).description("Waits `ms` milliseconds, reporting progress"),
+        )
+        .tool(
+            ToolDef::new("summarize", summarize)
+                .description("Summarizes text with the client's LLM (sampling)"),
+        )
+        .tool(
+            ToolDef::new(
+                "add_tool",
+                move |Params(args): Params<AddToolArgs>, cx: RequestContext| {
+                    let added = added.clone();
+                    async move { add_tool(&added, args.name, &cx) }
+                },
+            )
+            .description("Registers a new echo-like tool at run time"),
+        )
+        .tool(
+            ToolDef::new("whoami", |cx: RequestContext| async move {
                 match cx.identity() {
                     Some(identity) => format!(
                         "{} (scopes: {})",
@@ -430,27 +434,33 @@ fn server(
                     ),
                     None => "anonymous: this endpoint has no bearer auth".to_owned(),
                 }
-            },
-        ).description("Says who is calling (the bearer token's subject and scopes)"))
-        .prompt(PromptDef::new(
-            "greet",
-            |Params(args): Params<EchoArgs>| async move {
+            })
+            .description("Says who is calling (the bearer token's subject and scopes)"),
+        )
+        .prompt(
+            PromptDef::new("greet", |Params(args): Params<EchoArgs>| async move {
                 PromptMessage::user_text(format!("Please greet {}", args.message))
-            },
-        ).description("Greets someone"))
-        .resource(resource(
-            Resource::new("file:///example/readme.txt", "readme").with_mime_type("text/plain"),
-            |_cx: RequestContext| async { "This server is an actix-mcp example." },
-        ))
-        .resource_template(resource_template(
-            ResourceTemplate {
-                mime_type: Some("text/plain".into()),
-                ..ResourceTemplate::new("greeting://{name}", "greeting")
-            },
-            |vars: UriVars| async move {
-                format!("Hello, {}!", vars.get("name").unwrap_or_default())
-            },
-        ))
+            })
+            .description("Greets someone"),
+        )
+        .resource(
+            ResourceDef::new(
+                "file:///example/readme.txt",
+                "readme",
+                |_cx: RequestContext| async { "This server is an actix-mcp example." },
+            )
+            .mime_type("text/plain"),
+        )
+        .resource_template(
+            ResourceTemplateDef::new(
+                "greeting://{name}",
+                "greeting",
+                |vars: UriVars| async move {
+                    format!("Hello, {}!", vars.get("name").unwrap_or_default())
+                },
+            )
+            .mime_type("text/plain"),
+        )
         .completion(complete_name)
         .build()
 }

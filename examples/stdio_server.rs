@@ -16,11 +16,11 @@
 use std::time::Duration;
 
 use actix_mcp::protocol::{
-    CreateMessageRequestParams, LoggingLevel, PromptMessage, Resource, SamplingMessage,
+    CreateMessageRequestParams, LoggingLevel, PromptMessage, SamplingMessage,
     SamplingMessageContentBlock,
 };
 use actix_mcp::{
-    McpError, Params, PeerError, PromptDef, RequestContext, Server, ToolDef, resource,
+    McpError, Params, PeerError, PromptDef, RequestContext, ResourceDef, Server, ToolDef,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -151,12 +151,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         PromptMessage::user_text(format!("Hello, {}!", args.name))
     })
     .description("Greets someone by name");
-    let readme = resource(
-        Resource::new("file:///example/readme.txt", "readme")
-            .with_description("What this server is")
-            .with_mime_type("text/plain"),
-        || async { "This is the actix-mcp stdio example server.\n" },
-    );
+    let readme = ResourceDef::new("file:///example/readme.txt", "readme", || async {
+        "This is the actix-mcp stdio example server.\n"
+    })
+    .description("What this server is")
+    .mime_type("text/plain");
 
     let server = Server::builder("stdio-example", env!("CARGO_PKG_VERSION"))
         .instructions("Try the echo, sleep and summarize tools.")

@@ -125,9 +125,11 @@ pub use server::handler::{
 pub use server::prompt::prompt;
 pub use server::prompt::{IntoGetPromptResult, PromptDef, PromptHandler};
 pub use server::resource::{
-    IntoResourceOutput, ResourceDef, ResourceOutput, ResourceTemplateDef, resource,
-    resource_template,
+    IntoResourceOutput, ResourceDef, ResourceHandler, ResourceOutput, ResourceTemplateDef,
+    ResourceTemplateHandler,
 };
+#[allow(deprecated)]
+pub use server::resource::{resource, resource_template};
 pub use server::tasks::{InMemoryTaskStore, StoredTask, TaskConfig, TaskStore, TaskStoreError};
 pub use server::tool::{IntoCallToolResult, Json, ToolDef, ToolHandler};
 #[allow(deprecated)]
@@ -150,9 +152,9 @@ pub mod prelude {
     };
     pub use crate::{
         Arguments, Json, McpError, Params, PromptDef, PromptHandler, RequestContext, ResourceDef,
-        ResourceTemplateDef, ResourceUri, Server, State, ToolDef, ToolHandler, UriVars, resource,
-        resource_template,
+        ResourceHandler, ResourceTemplateDef, ResourceTemplateHandler, ResourceUri, Server, State,
+        ToolDef, ToolHandler, UriVars,
     };
     #[allow(deprecated)]
-    pub use crate::{prompt, tool};
+    pub use crate::{prompt, resource, resource_template, tool};
 }

@@ -6,9 +6,10 @@
 
 mod common;
 
-use actix_mcp::protocol::{JsonObject, ResourceTemplate, method};
+use actix_mcp::protocol::{JsonObject, method};
 use actix_mcp::{
-    FromParts, HandlerParts, Params, Rejection, RequestContext, Server, ToolDef, resource_template,
+    FromParts, HandlerParts, Params, Rejection, RequestContext, ResourceTemplateDef, Server,
+    ToolDef,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -95,8 +96,9 @@ fn server() -> Server {
                 "Custom and built-in extractors side by side (the input schema is `ShoutArgs`'s)",
             ),
         )
-        .resource_template(resource_template(
-            ResourceTemplate::new("test://item/{id}", "item"),
+        .resource_template(ResourceTemplateDef::new(
+            "test://item/{id}",
+            "item",
             |ItemId(id): ItemId| async move { format!("item {}", id.unwrap_or_default()) },
         ))
         .build()

@@ -138,8 +138,9 @@ fn server() -> Server {
             })
             .description("Defines a tool at run time"),
         )
-        .resource(resource(
-            Resource::new("test://hello", "hello"),
+        .resource(ResourceDef::new(
+            "test://hello",
+            "hello",
             |_cx: RequestContext| async { "hello" },
         ))
         .prompt(

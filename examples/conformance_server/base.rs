@@ -246,16 +246,10 @@ pub(crate) fn base_fixtures(builder: ServerBuilder) -> ServerBuilder {
                 .unwrap_or_default(),
             ),
         )
-        .resource(resource(
-            Resource::new("test://static-text", "static-text").with_mime_type("text/plain"),
-            |_cx: RequestContext| async { "This is the content of the static text resource." },
-        ))
-        .resource(resource(
-            Resource::new("test://static-binary", "static-binary").with_mime_type("image/png"),
-            |_cx: RequestContext| async {
+        .resource(ResourceDef::new("test://static-text", "static-text", |_cx: RequestContext| async { "This is the content of the static text resource." }).mime_type("text/plain"))
+        .resource(ResourceDef::new("test://static-binary", "static-binary", |_cx: RequestContext| async {
                 ResourceContents::blob("test://static-binary", Some("image/png".into()), PNG)
-            },
-        ))
+            }).mime_type("image/png"))
         .resource(ResourceDef::from(Resource::new("test://watched-resource", "watched-resource").with_mime_type("text/plain")))
         .read_resource(|ResourceUri(uri): ResourceUri| async move {
             if uri == "test://watched-resource" {
@@ -264,13 +258,10 @@ pub(crate) fn base_fixtures(builder: ServerBuilder) -> ServerBuilder {
                 Err(McpError::resource_not_found(&uri))
             }
         })
-        .resource_template(resource_template(
-            ResourceTemplate { mime_type: Some("application/json".into()), ..ResourceTemplate::new("test://template/{id}/data", "template") },
-            |vars: UriVars| async move {
+        .resource_template(ResourceTemplateDef::new("test://template/{id}/data", "template", |vars: UriVars| async move {
                 let id = vars.get("id").unwrap_or_default().to_owned();
                 json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")}).to_string()
-            },
-        ))
+            }).mime_type("application/json"))
         .prompt(PromptDef::new("test_simple_prompt", |_cx: RequestContext| async {
             PromptMessage::user_text("This is a simple prompt for testing.")
         }).description("A simple prompt"))

@@ -117,8 +117,8 @@ impl<T: Serialize + JsonSchema + Send + 'static> IntoCallToolResult for Json<T> 
 
 /// A tool written as a type (with state, if it needs any): typed arguments, typed output. Its
 /// value is registered as it is, like a [`ToolDef`] (`.tool(Add)`,
-/// [`Server::define_tool`]`(Add)`); [`ToolDef::from`] turns it into one, to set what the trait
-/// does not say (icons, a time limit, scopes, ...).
+/// [`Server::define_tool(Add)`](crate::Server::define_tool)); [`ToolDef::from`] turns it into
+/// one, to set what the trait does not say (icons, a time limit, scopes, ...).
 ///
 /// ```
 /// use std::time::Duration;
@@ -189,7 +189,7 @@ pub(crate) type CallHandler = ErasedHandler<CallToolResult>;
 /// [`ToolHandler`] impl with [`ToolDef::from`]; the wire metadata is set with the builder
 /// methods ([`title`](Self::title), [`description`](Self::description), [`icons`](Self::icons),
 /// ...). Registered with [`ServerBuilder::tool`](crate::ServerBuilder::tool) or
-/// [`Server::define_tool`], which check it (name, schemas, scopes).
+/// [`Server::define_tool`](crate::Server::define_tool), which check it (name, schemas, scopes).
 #[derive(Clone)]
 pub struct ToolDef {
     pub(crate) definition: Tool,

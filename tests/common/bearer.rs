@@ -268,8 +268,9 @@ pub fn server(runs: Arc<Runs>) -> Server {
             .required_scopes(["prompts:secret"]),
         )
         .resource(
-            resource(
-                Resource::new("file:///vault.txt", "vault"),
+            ResourceDef::new(
+                "file:///vault.txt",
+                "vault",
                 |cx: RequestContext| async move { describe(&cx) },
             )
             .required_scopes(["vault:read"]),

@@ -170,8 +170,9 @@ pub fn server(probe: Arc<Probe>) -> Server {
         .resource(ResourceDef::from(Resource::new("test://b", "b")))
         .resource(ResourceDef::from(Resource::new("test://c", "c")))
         .read_resource(|uri: actix_mcp::ResourceUri| async move { format!("content of {}", uri.0) })
-        .resource_template(resource_template(
-            ResourceTemplate::new("test://item/{id}", "item"),
+        .resource_template(ResourceTemplateDef::new(
+            "test://item/{id}",
+            "item",
             |vars: actix_mcp::UriVars| async move { format!("item {}", vars.0["id"]) },
         ))
         .prompt(

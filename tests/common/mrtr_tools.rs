@@ -95,13 +95,13 @@ pub fn builder(runs: &Arc<Runs>) -> ServerBuilder {
             })
             .description("Asks for a topic"),
         )
-        .resource(resource(
-            Resource::new("test://roots", "roots").with_mime_type("text/plain"),
-            |cx: RequestContext| async move {
+        .resource(
+            ResourceDef::new("test://roots", "roots", |cx: RequestContext| async move {
                 let roots = cx.list_roots().await?;
                 Ok::<_, McpError>(format!("{} roots", roots.roots.len()))
-            },
-        ))
+            })
+            .mime_type("text/plain"),
+        )
         // Implicit style, one ask; counts its runs (the side effect that must happen once).
         .tool(
             ToolDef::new("greet", move |cx: RequestContext| {

@@ -146,26 +146,11 @@ pub fn server_builder() -> ServerBuilder {
         .prompt(PromptDef::new("plain", || async {
             PromptMessage::user_text("plain")
         }).description("No arguments"))
-        .resource(resource(
-            Resource::new("test://hello", "hello").with_mime_type("text/plain"),
-            || async { "hello" },
-        ))
-        .resource_template(resource_template(
-            ResourceTemplate::new("test://item/{id}", "item"),
-            |UriVars(vars): UriVars| async move { format!("item {:?}", vars.get("id")) },
-        ))
-        .resource_template(resource_template(
-            ResourceTemplate::new("file:///{+path}", "file"),
-            |UriVars(vars): UriVars| async move { format!("file {:?}", vars.get("path")) },
-        ))
-        .resource_template(resource_template(
-            ResourceTemplate::new("test://search{?q,lang}{&page}", "search"),
-            |UriVars(vars): UriVars| async move { format!("{vars:?}") },
-        ))
-        .resource_template(resource_template(
-            ResourceTemplate::new("test://doc{/section,part}{.ext}{#frag}", "doc"),
-            |UriVars(vars): UriVars| async move { format!("{vars:?}") },
-        ))
+        .resource(ResourceDef::new("test://hello", "hello", || async { "hello" }).mime_type("text/plain"))
+        .resource_template(ResourceTemplateDef::new("test://item/{id}", "item", |UriVars(vars): UriVars| async move { format!("item {:?}", vars.get("id")) }))
+        .resource_template(ResourceTemplateDef::new("file:///{+path}", "file", |UriVars(vars): UriVars| async move { format!("file {:?}", vars.get("path")) }))
+        .resource_template(ResourceTemplateDef::new("test://search{?q,lang}{&page}", "search", |UriVars(vars): UriVars| async move { format!("{vars:?}") }))
+        .resource_template(ResourceTemplateDef::new("test://doc{/section,part}{.ext}{#frag}", "doc", |UriVars(vars): UriVars| async move { format!("{vars:?}") }))
         .completion(|params, _cx| async move {
             let prefix = params.argument.value;
             Ok(CompleteResult {
