@@ -325,7 +325,7 @@ async fn sleep(Params(args): Params<SleepArgs>, cx: RequestContext) -> Result<St
             () = tokio::time::sleep(left) => {}
             _ = ticker.tick() => {
                 let elapsed = started.elapsed().as_millis() as f64;
-                cx.progress(elapsed, Some(args.ms as f64), Some("sleeping"));
+                cx.progress(Progress::new(elapsed).total(args.ms as f64).message("sleeping"));
             }
         }
     }
@@ -398,9 +398,8 @@ fn server(
                 "echo",
                 |Params(args): Params<EchoArgs>, cx: RequestContext| async move {
                     cx.log(
-                        LoggingLevel::Debug,
-                        format!("echo: {}", args.message),
-                        Some("echo"),
+                        LogMessage::new(LoggingLevel::Debug, format!("echo: {}", args.message))
+                            .logger("echo"),
                     );
                     args.message
                 },

@@ -41,7 +41,7 @@ async fn count(
                 return format!("cancelled at {step}");
             }
             () = tokio::time::sleep(Duration::from_millis(50)) => {
-                cx.progress(f64::from(step), Some(f64::from(args.to)), Some("counting"));
+                cx.progress(Progress::new(f64::from(step)).total(f64::from(args.to)).message("counting"));
             }
         }
     }

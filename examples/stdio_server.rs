@@ -20,7 +20,8 @@ use actix_mcp::protocol::{
     SamplingMessageContentBlock,
 };
 use actix_mcp::{
-    McpError, Params, PeerError, PromptDef, RequestContext, ResourceDef, Server, ToolDef,
+    LogMessage, McpError, Params, PeerError, Progress, PromptDef, RequestContext, ResourceDef,
+    Server, ToolDef,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -69,7 +70,7 @@ async fn sleep_tool(Params(args): Params<SleepArgs>, cx: RequestContext) -> Stri
             () = cx.cancelled() => return "cancelled".to_owned(),
             _ = ticks.tick(), if cx.has_progress_token() => {
                 let elapsed = started.elapsed().as_millis() as f64;
-                cx.progress(elapsed, Some(args.ms as f64), Some("sleeping"));
+                cx.progress(Progress::new(elapsed).total(args.ms as f64).message("sleeping"));
             }
         }
     }
@@ -139,9 +140,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "echo",
         |Params(args): Params<EchoArgs>, cx: RequestContext| async move {
             cx.log(
-                LoggingLevel::Debug,
-                format!("echo: {}", args.message),
-                Some("echo"),
+                LogMessage::new(LoggingLevel::Debug, format!("echo: {}", args.message))
+                    .logger("echo"),
             );
             args.message
         },

@@ -130,6 +130,7 @@ pub use server::handler::{
 #[allow(deprecated)]
 pub use server::prompt::prompt;
 pub use server::prompt::{IntoGetPromptResult, PromptDef, PromptHandler};
+pub use server::report::{LogMessage, Progress};
 pub use server::resource::{
     IntoResourceOutput, ResourceDef, ResourceHandler, ResourceOutput, ResourceTemplateDef,
     ResourceTemplateHandler,
@@ -157,9 +158,9 @@ pub mod prelude {
         ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role,
     };
     pub use crate::{
-        Arguments, Json, McpError, Params, PromptDef, PromptHandler, RequestContext, ResourceDef,
-        ResourceHandler, ResourceTemplateDef, ResourceTemplateHandler, ResourceUri, Server, State,
-        ToolDef, ToolHandler, UriVars,
+        Arguments, Json, LogMessage, McpError, Params, Progress, PromptDef, PromptHandler,
+        RequestContext, ResourceDef, ResourceHandler, ResourceTemplateDef, ResourceTemplateHandler,
+        ResourceUri, Server, State, ToolDef, ToolHandler, UriVars,
     };
     #[allow(deprecated)]
     pub use crate::{prompt, resource, resource_template, tool};

@@ -47,11 +47,11 @@ fn server() -> Server {
         )
         .tool(
             ToolDef::new("burst", |cx: RequestContext| async move {
-                cx.progress(0.0, None, None);
+                cx.progress(Progress::new(0.0));
                 // Past the answer window: the answer streams from here on.
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 for step in 1..=300 {
-                    cx.progress(f64::from(step), Some(300.0), None);
+                    cx.progress(Progress::new(f64::from(step)).total(300.0));
                 }
                 "burst done"
             })

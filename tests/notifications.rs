@@ -43,14 +43,12 @@ async fn log_messages_respect_the_session_level() {
         .to_owned();
     assert!(id.starts_with("stdio-"), "{id}");
     let stdio = SessionId::parse(&id).unwrap();
-    assert!(server.notify_log_message_to(&stdio, LoggingLevel::Info, "too quiet", None));
+    assert!(server.notify_log_message_to(&stdio, LogMessage::new(LoggingLevel::Info, "too quiet")));
     assert!(server.notify_log_message_to(
         &stdio,
-        LoggingLevel::Error,
-        json!({"disk": "full"}),
-        Some("storage")
+        LogMessage::new(LoggingLevel::Error, json!({"disk": "full"})).logger("storage")
     ));
-    server.notify_log_message(LoggingLevel::Debug, "also too quiet", None);
+    server.notify_log_message(LogMessage::new(LoggingLevel::Debug, "also too quiet"));
     let seen = client.drain(2).await;
     assert_eq!(
         seen,
@@ -59,9 +57,7 @@ async fn log_messages_respect_the_session_level() {
     );
     assert!(!server.notify_log_message_to(
         &SessionId::parse("nobody").unwrap(),
-        LoggingLevel::Error,
-        "x",
-        None
+        LogMessage::new(LoggingLevel::Error, "x")
     ));
 }
 

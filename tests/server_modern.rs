@@ -104,8 +104,8 @@ fn server() -> Server {
         )
         .tool(
             ToolDef::new("chatty", |cx: RequestContext| async move {
-                cx.log(LoggingLevel::Debug, "debug line", None);
-                cx.log(LoggingLevel::Error, "error line", None);
+                cx.log(LogMessage::new(LoggingLevel::Debug, "debug line"));
+                cx.log(LogMessage::new(LoggingLevel::Error, "error line"));
                 "done"
             })
             .description("Logs at debug and error"),

@@ -69,7 +69,7 @@ fn server() -> Server {
                 "steps",
                 |Params(args): Params<StepsArgs>, cx: RequestContext| async move {
                     for i in 1..=args.n {
-                        cx.progress(f64::from(i), Some(f64::from(args.n)), None);
+                        cx.progress(Progress::new(f64::from(i)).total(f64::from(args.n)));
                         tokio::time::sleep(Duration::from_millis(args.delay_ms)).await;
                     }
                     "done"

@@ -104,7 +104,7 @@ pub(crate) fn base_fixtures(builder: ServerBuilder) -> ServerBuilder {
                     if i > 0 {
                         tokio::time::sleep(Duration::from_millis(50)).await;
                     }
-                    cx.log(LoggingLevel::Info, *message, Some("conformance"));
+                    cx.log(LogMessage::new(LoggingLevel::Info, *message).logger("conformance"));
                 }
                 "Tool with logging executed successfully"
             }).description("Logs while it runs")
@@ -116,7 +116,7 @@ pub(crate) fn base_fixtures(builder: ServerBuilder) -> ServerBuilder {
                     if i > 0 {
                         tokio::time::sleep(Duration::from_millis(50)).await;
                     }
-                    cx.progress(progress, Some(100.0), Some("working"));
+                    cx.progress(Progress::new(progress).total(100.0).message("working"));
                 }
                 "Tool with progress executed successfully"
             }).description("Reports progress while it runs")

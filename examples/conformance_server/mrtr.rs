@@ -237,7 +237,7 @@ pub(crate) fn mrtr_fixtures(builder: actix_mcp::ServerBuilder) -> actix_mcp::Ser
             ToolDef::new(
                 "test_streaming_elicitation",
                 |cx: RequestContext| async move {
-                    cx.progress(0.0, Some(1.0), Some("asking"));
+                    cx.progress(Progress::new(0.0).total(1.0).message("asking"));
                     let answer = cx
                         .elicit(form("What is your name?", "name", "string"))
                         .await?;

@@ -33,7 +33,7 @@ pub(crate) fn stateless_fixtures(builder: ServerBuilder) -> ServerBuilder {
                     "Tool processing data",
                     "Tool execution completed",
                 ] {
-                    cx.log(LoggingLevel::Info, message, Some("conformance"));
+                    cx.log(LogMessage::new(LoggingLevel::Info, message).logger("conformance"));
                     tokio::time::sleep(Duration::from_millis(20)).await;
                 }
                 "logged (only to requests that asked for a log level)"

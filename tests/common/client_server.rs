@@ -79,7 +79,11 @@ pub fn server(probe: Arc<Probe>) -> Server {
         .tool(
             ToolDef::new("count", |cx: RequestContext| async move {
                 for step in 1..=3 {
-                    cx.progress(f64::from(step), Some(3.0), Some("counting"));
+                    cx.progress(
+                        Progress::new(f64::from(step))
+                            .total(3.0)
+                            .message("counting"),
+                    );
                     tokio::time::sleep(Duration::from_millis(5)).await;
                 }
                 "counted"
@@ -141,8 +145,8 @@ pub fn server(probe: Arc<Probe>) -> Server {
         )
         .tool(
             ToolDef::new("log", |cx: RequestContext| async move {
-                cx.log(LoggingLevel::Warning, "careful", Some("test"));
-                cx.log(LoggingLevel::Debug, "noise", Some("test"));
+                cx.log(LogMessage::new(LoggingLevel::Warning, "careful").logger("test"));
+                cx.log(LogMessage::new(LoggingLevel::Debug, "noise").logger("test"));
                 "logged"
             })
             .description("Logs"),

@@ -68,7 +68,7 @@ async fn slow(State(probes): State<Probes>, cx: RequestContext) -> &'static str 
 /// Reports progress 1..=100 of 100.
 async fn progress(cx: RequestContext) -> &'static str {
     for i in 1..=100u32 {
-        cx.progress(f64::from(i), Some(100.0), None);
+        cx.progress(Progress::new(f64::from(i)).total(100.0));
     }
     "done"
 }

@@ -109,8 +109,8 @@ pub fn builder(runs: &Arc<Runs>) -> ServerBuilder {
                 async move {
                     runs.greet.fetch_add(1, Ordering::SeqCst);
                     let name = cx.elicit(form("name")).await?;
-                    cx.progress(1.0, Some(1.0), Some("greeted"));
-                    cx.log(LoggingLevel::Info, "greeted", None);
+                    cx.progress(Progress::new(1.0).total(1.0).message("greeted"));
+                    cx.log(LogMessage::new(LoggingLevel::Info, "greeted"));
                     Ok::<_, McpError>(format!("Hello, {}!", field(&name, "name")))
                 }
             })

@@ -100,10 +100,10 @@ pub fn server_builder() -> ServerBuilder {
         .tool(ToolDef::new(
             "chatty",
             |cx: RequestContext| async move {
-                cx.progress(1.0, Some(2.0), Some("half"));
-                cx.log(LoggingLevel::Info, "info line", None);
-                cx.log(LoggingLevel::Debug, json!({ "k": [1, 2] }), Some("fuzz"));
-                cx.progress(2.0, Some(2.0), None);
+                cx.progress(Progress::new(1.0).total(2.0).message("half"));
+                cx.log(LogMessage::new(LoggingLevel::Info, "info line"));
+                cx.log(LogMessage::new(LoggingLevel::Debug, json!({ "k": [1, 2] })).logger("fuzz"));
+                cx.progress(Progress::new(2.0).total(2.0));
                 "done"
             },
         ).description("Reports progress and logs"))
