@@ -55,15 +55,14 @@ struct EchoArgs {
 fn echo_server() -> Result<Server> {
     Ok(
         Server::builder("actix-mcp-client-bench", env!("CARGO_PKG_VERSION"))
-            .tool(tool(
-                "echo",
-                "Returns its message unchanged",
-                |Params(args): Params<EchoArgs>| async move { args.message },
-            ))
-            .tool(tool(
-                "confirm",
-                "Asks the user to confirm (one multi-round-trip round), then answers",
-                |cx: RequestContext| async move {
+            .tool(
+                ToolDef::new("echo", |Params(args): Params<EchoArgs>| async move {
+                    args.message
+                })
+                .description("Returns its message unchanged"),
+            )
+            .tool(
+                ToolDef::new("confirm", |cx: RequestContext| async move {
                     match cx.input_response_as::<ElicitResult>("confirm") {
                         Some(answer) if answer.action == ElicitAction::Accept => {
                             Ok("confirmed".to_owned())
@@ -82,8 +81,9 @@ fn echo_server() -> Result<Server> {
                             )))
                         }
                     }
-                },
-            ))
+                })
+                .description("Asks the user to confirm (one multi-round-trip round), then answers"),
+            )
             .build()?,
     )
 }

@@ -19,7 +19,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use actix_mcp::transport::stdio::StdioConfig;
-use actix_mcp::{Params, Server, tool};
+use actix_mcp::{Params, Server, ToolDef};
 use criterion::async_executor::AsyncExecutor;
 use criterion::{Criterion, criterion_group, criterion_main};
 use schemars::JsonSchema;
@@ -50,11 +50,10 @@ struct EchoArgs {
 
 fn server(extra_tools: usize) -> Server {
     let echo = |name: String| {
-        tool(
-            name,
-            "Echoes its message",
-            |Params(args): Params<EchoArgs>| async move { args.message },
-        )
+        ToolDef::new(name, |Params(args): Params<EchoArgs>| async move {
+            args.message
+        })
+        .description("Echoes its message")
     };
     let mut builder = Server::builder("bench", "1.0.0").tool(echo("echo".into()));
     for i in 0..extra_tools {

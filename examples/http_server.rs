@@ -289,14 +289,11 @@ fn add_tool(
         )));
     }
     let greeting = format!("hello from {name}");
-    let new_tool = tool(
-        name,
-        "A tool added at run time",
-        move |_cx: RequestContext| {
-            let greeting = greeting.clone();
-            async move { greeting }
-        },
-    );
+    let new_tool = ToolDef::new(name, move |_cx: RequestContext| {
+        let greeting = greeting.clone();
+        async move { greeting }
+    })
+    .description("A tool added at run time");
     cx.server().define_tool(new_tool).map_err(|err| {
         added.fetch_sub(1, Ordering::AcqRel);
         McpError::tool(err.to_string())
@@ -328,7 +325,7 @@ async fn sleep(Params(args): Params<SleepArgs>, cx: RequestContext) -> Result<St
             () = tokio::time::sleep(left) => {}
             _ = ticker.tick() => {
                 let elapsed = started.elapsed().as_millis() as f64;
-                cx.progress(elapsed, Some(args.ms as f64), Some("sleeping"));
+                cx.progress(Progress::new(elapsed).total(args.ms as f64).message("sleeping"));
             }
         }
     }
@@ -396,40 +393,38 @@ fn server(
         .instructions(
             "Echo text, sleep, summarize with the client's LLM, or add tools at run time.",
         )
-        .tool(tool(
-            "echo",
-            "Returns its message unchanged (and logs it at debug level)",
-            |Params(args): Params<EchoArgs>, cx: RequestContext| async move {
-                cx.log(
-                    LoggingLevel::Debug,
-                    format!("echo: {}", args.message),
-                    Some("echo"),
-                );
-                args.message
-            },
-        ))
-        .tool(tool(
-            "sleep",
-            "Waits `ms` milliseconds, reporting progress",
-            sleep,
-        ))
-        .tool(tool(
-            "summarize",
-            "Summarizes text with the client's LLM (sampling)",
-            summarize,
-        ))
-        .tool(tool(
-            "add_tool",
-            "Registers a new echo-like tool at run time",
-            move |Params(args): Params<AddToolArgs>, cx: RequestContext| {
-                let added = added.clone();
-                async move { add_tool(&added, args.name, &cx) }
-            },
-        ))
-        .tool(tool(
-            "whoami",
-            "Says who is calling (the bearer token's subject and scopes)",
-            |cx: RequestContext| async move {
+        .tool(
+            ToolDef::new(
+                "echo",
+                |Params(args): Params<EchoArgs>, cx: RequestContext| async move {
+                    cx.log(
+                        LogMessage::new(LoggingLevel::Debug, format!("echo: {}", args.message))
+                            .logger("echo"),
+                    );
+                    args.message
+                },
+            )
+            .description("Returns its message unchanged (and logs it at debug level)"),
+        )
+        .tool(
+            ToolDef::new("sleep", sleep).description("Waits `ms` milliseconds, reporting progress"),
+        )
+        .tool(
+            ToolDef::new("summarize", summarize)
+                .description("Summarizes text with the client's LLM (sampling)"),
+        )
+        .tool(
+            ToolDef::new(
+                "add_tool",
+                move |Params(args): Params<AddToolArgs>, cx: RequestContext| {
+                    let added = added.clone();
+                    async move { add_tool(&added, args.name, &cx) }
+                },
+            )
+            .description("Registers a new echo-like tool at run time"),
+        )
+        .tool(
+            ToolDef::new("whoami", |cx: RequestContext| async move {
                 match cx.identity() {
                     Some(identity) => format!(
                         "{} (scopes: {})",
@@ -438,28 +433,33 @@ fn server(
                     ),
                     None => "anonymous: this endpoint has no bearer auth".to_owned(),
                 }
-            },
-        ))
-        .prompt(prompt(
-            "greet",
-            "Greets someone",
-            |Params(args): Params<EchoArgs>| async move {
+            })
+            .description("Says who is calling (the bearer token's subject and scopes)"),
+        )
+        .prompt(
+            PromptDef::new("greet", |Params(args): Params<EchoArgs>| async move {
                 PromptMessage::user_text(format!("Please greet {}", args.message))
-            },
-        ))
-        .resource(resource(
-            Resource::new("file:///example/readme.txt", "readme").with_mime_type("text/plain"),
-            |_cx: RequestContext| async { "This server is an actix-mcp example." },
-        ))
-        .resource_template(resource_template(
-            ResourceTemplate {
-                mime_type: Some("text/plain".into()),
-                ..ResourceTemplate::new("greeting://{name}", "greeting")
-            },
-            |vars: UriVars| async move {
-                format!("Hello, {}!", vars.get("name").unwrap_or_default())
-            },
-        ))
+            })
+            .description("Greets someone"),
+        )
+        .resource(
+            ResourceDef::new(
+                "file:///example/readme.txt",
+                "readme",
+                |_cx: RequestContext| async { "This server is an actix-mcp example." },
+            )
+            .mime_type("text/plain"),
+        )
+        .resource_template(
+            ResourceTemplateDef::new(
+                "greeting://{name}",
+                "greeting",
+                |vars: UriVars| async move {
+                    format!("Hello, {}!", vars.get("name").unwrap_or_default())
+                },
+            )
+            .mime_type("text/plain"),
+        )
         .completion(complete_name)
         .build()
 }

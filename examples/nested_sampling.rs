@@ -49,7 +49,7 @@ fn fail(message: &str) -> std::io::Error {
 #[actix::main]
 async fn main() -> std::io::Result<()> {
     let server = Server::builder("sampling-demo", "1.0.0")
-        .tool(tool("ask_llm", "Asks the client's LLM a question", ask_llm))
+        .tool(ToolDef::new("ask_llm", ask_llm).description("Asks the client's LLM a question"))
         .build()
         .map_err(std::io::Error::other)?;
 

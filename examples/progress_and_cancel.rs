@@ -41,7 +41,7 @@ async fn count(
                 return format!("cancelled at {step}");
             }
             () = tokio::time::sleep(Duration::from_millis(50)) => {
-                cx.progress(f64::from(step), Some(f64::from(args.to)), Some("counting"));
+                cx.progress(Progress::new(f64::from(step)).total(f64::from(args.to)).message("counting"));
             }
         }
     }
@@ -57,7 +57,7 @@ async fn main() -> std::io::Result<()> {
     let cancelled = Arc::new(Cancelled(Notify::new()));
     let server = Server::builder("progress-demo", "1.0.0")
         .state_arc(cancelled.clone())
-        .tool(tool("count", "Counts slowly, reporting progress", count))
+        .tool(ToolDef::new("count", count).description("Counts slowly, reporting progress"))
         .build()
         .map_err(std::io::Error::other)?;
 

@@ -16,10 +16,13 @@
 use std::time::Duration;
 
 use actix_mcp::protocol::{
-    CreateMessageRequestParams, LoggingLevel, PromptMessage, Resource, SamplingMessage,
+    CreateMessageRequestParams, LoggingLevel, PromptMessage, SamplingMessage,
     SamplingMessageContentBlock,
 };
-use actix_mcp::{McpError, Params, PeerError, RequestContext, Server, prompt, resource, tool};
+use actix_mcp::{
+    LogMessage, McpError, Params, PeerError, Progress, PromptDef, RequestContext, ResourceDef,
+    Server, ToolDef,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio::time::{Instant, interval_at, sleep};
@@ -67,7 +70,7 @@ async fn sleep_tool(Params(args): Params<SleepArgs>, cx: RequestContext) -> Stri
             () = cx.cancelled() => return "cancelled".to_owned(),
             _ = ticks.tick(), if cx.has_progress_token() => {
                 let elapsed = started.elapsed().as_millis() as f64;
-                cx.progress(elapsed, Some(args.ms as f64), Some("sleeping"));
+                cx.progress(Progress::new(elapsed).total(args.ms as f64).message("sleeping"));
             }
         }
     }
@@ -133,46 +136,39 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .init();
 
-    let echo = tool(
+    let echo = ToolDef::new(
         "echo",
-        "Returns its message unchanged (and logs it at debug level)",
         |Params(args): Params<EchoArgs>, cx: RequestContext| async move {
             cx.log(
-                LoggingLevel::Debug,
-                format!("echo: {}", args.message),
-                Some("echo"),
+                LogMessage::new(LoggingLevel::Debug, format!("echo: {}", args.message))
+                    .logger("echo"),
             );
             args.message
         },
-    );
-    let greet = prompt(
-        "greet",
-        "Greets someone by name",
-        |Params(args): Params<GreetArgs>| async move {
-            PromptMessage::user_text(format!("Hello, {}!", args.name))
-        },
-    );
-    let readme = resource(
-        Resource::new("file:///example/readme.txt", "readme")
-            .with_description("What this server is")
-            .with_mime_type("text/plain"),
-        || async { "This is the actix-mcp stdio example server.\n" },
-    );
+    )
+    .description("Returns its message unchanged (and logs it at debug level)");
+    let greet = PromptDef::new("greet", |Params(args): Params<GreetArgs>| async move {
+        PromptMessage::user_text(format!("Hello, {}!", args.name))
+    })
+    .description("Greets someone by name");
+    let readme = ResourceDef::new("file:///example/readme.txt", "readme", || async {
+        "This is the actix-mcp stdio example server.\n"
+    })
+    .description("What this server is")
+    .mime_type("text/plain");
 
     let server = Server::builder("stdio-example", env!("CARGO_PKG_VERSION"))
         .instructions("Try the echo, sleep and summarize tools.")
         .tool(echo)
-        .tool(tool("sleep", "Sleeps for `ms` milliseconds", sleep_tool))
-        .tool(tool(
-            "summarize",
-            "Summarizes text with the client's model",
-            summarize_tool,
-        ))
-        .tool(tool(
-            "ask_name",
-            "Asks the user for their name (elicitation)",
-            ask_name_tool,
-        ))
+        .tool(ToolDef::new("sleep", sleep_tool).description("Sleeps for `ms` milliseconds"))
+        .tool(
+            ToolDef::new("summarize", summarize_tool)
+                .description("Summarizes text with the client's model"),
+        )
+        .tool(
+            ToolDef::new("ask_name", ask_name_tool)
+                .description("Asks the user for their name (elicitation)"),
+        )
         .prompt(greet)
         .resource(readme)
         .build()?;

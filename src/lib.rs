@@ -14,7 +14,8 @@
 //! # Pages to look at first
 //!
 //! - [`Server::builder`]: register tools, prompts, resources, hooks and state.
-//! - [`tool`], [`Tool`], [`Params`], [`RequestContext`]: writing tools.
+//! - [`ToolDef`], [`ToolHandler`], [`Params`], [`RequestContext`]: writing tools (likewise
+//!   [`PromptDef`], [`ResourceDef`], [`ResourceTemplateDef`]).
 //! - [`Server::serve_stdio`]: a stdio server. [`Server::http`]: mount Streamable HTTP in an
 //!   actix-web `App`; [`Server::serve`]: a turnkey HTTP server.
 //! - [`protocol`]: the typed MCP model.
@@ -49,14 +50,15 @@
 //!     "required": ["name"]
 //! }))
 //! .expect("a valid form");
-//! let greet = tool("greet", "Greets the user by name", move |cx: RequestContext| {
+//! let greet = ToolDef::new("greet", move |cx: RequestContext| {
 //!     let schema = schema.clone();
 //!     async move {
 //!         let answer = cx.elicit_form("What is your name?", schema).await?;
 //!         let name = answer.content.and_then(|c| c.get("name").cloned());
 //!         Ok::<_, McpError>(format!("Hello, {}!", name.unwrap_or_default()))
 //!     }
-//! });
+//! })
+//! .description("Greets the user by name");
 //! let server = Server::builder("greeter", "1.0.0")
 //!     .request_state_key("2026-11", [0x42; 32])
 //!     .tool(greet)
@@ -125,13 +127,20 @@ pub use server::handler::{
     Arguments, FromParts, Handler, HandlerParts, Params, Rejection, RequestMeta, ResourceUri,
     State, UriVars, schema_of,
 };
-pub use server::prompt::{IntoGetPromptResult, Prompt, PromptDef, prompt};
+#[allow(deprecated)]
+pub use server::prompt::prompt;
+pub use server::prompt::{IntoGetPromptResult, PromptDef, PromptHandler};
+pub use server::report::{LogMessage, Progress};
 pub use server::resource::{
-    IntoResourceOutput, ResourceDef, ResourceOutput, ResourceTemplateDef, resource,
-    resource_template,
+    IntoResourceOutput, ResourceDef, ResourceHandler, ResourceOutput, ResourceTemplateDef,
+    ResourceTemplateHandler,
 };
+#[allow(deprecated)]
+pub use server::resource::{resource, resource_template};
 pub use server::tasks::{InMemoryTaskStore, StoredTask, TaskConfig, TaskStore, TaskStoreError};
-pub use server::tool::{IntoCallToolResult, Json, Tool, ToolDef, blocking_tool, tool};
+pub use server::tool::{IntoCallToolResult, Json, ToolDef, ToolHandler};
+#[allow(deprecated)]
+pub use server::tool::{blocking_tool, tool};
 pub use server::uri_template::{MAX_MATCHED_URI, UriTemplate};
 pub use server::{
     ErrorSite, ExceptionReport, IntoJsonResult, RequestContext, RequestEvent, Server, ServerBuilder,
@@ -149,7 +158,10 @@ pub mod prelude {
         ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role,
     };
     pub use crate::{
-        Arguments, Json, McpError, Params, RequestContext, ResourceUri, Server, State, Tool,
-        UriVars, prompt, resource, resource_template, tool,
+        Arguments, Json, LogMessage, McpError, Params, Progress, PromptDef, PromptHandler,
+        RequestContext, ResourceDef, ResourceHandler, ResourceTemplateDef, ResourceTemplateHandler,
+        ResourceUri, Server, State, ToolDef, ToolHandler, UriVars,
     };
+    #[allow(deprecated)]
+    pub use crate::{prompt, resource, resource_template, tool};
 }

@@ -15,7 +15,7 @@ use std::time::Duration;
 use actix_mcp::protocol::TaskSupport;
 use actix_mcp::server::auth::{AuthError, BearerAuth, Identity, TokenValidator};
 use actix_mcp::transport::http::{AdmissionConfig, McpHttpBuilder};
-use actix_mcp::{RequestContext, Server, TaskConfig, tool};
+use actix_mcp::{RequestContext, Server, TaskConfig, ToolDef};
 use futures::future::BoxFuture;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -156,24 +156,19 @@ fn task_server(gate: Arc<Notify>, started: Arc<Probe>, tasks: TaskConfig) -> Ser
     Server::builder("work-test", "1.0.0")
         .tasks(tasks)
         .tool(
-            tool(
-                "job",
-                "Runs until the gate opens",
-                move |_cx: RequestContext| {
-                    let gate = gate.clone();
-                    let started = started.clone();
-                    async move {
-                        started.hit();
-                        gate.notified().await;
-                        "done"
-                    }
-                },
-            )
+            ToolDef::new("job", move |_cx: RequestContext| {
+                let gate = gate.clone();
+                let started = started.clone();
+                async move {
+                    started.hit();
+                    gate.notified().await;
+                    "done"
+                }
+            })
+            .description("Runs until the gate opens")
             .task_support(TaskSupport::Required),
         )
-        .tool(tool("echo", "Echoes", |_cx: RequestContext| async {
-            "echo"
-        }))
+        .tool(ToolDef::new("echo", |_cx: RequestContext| async { "echo" }).description("Echoes"))
         .build()
         .unwrap()
 }

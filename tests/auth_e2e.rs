@@ -18,7 +18,7 @@ use actix_mcp::client::auth::{HeadlessAuthorizer, OAuth};
 use actix_mcp::client::transport::{HttpOptions, HttpTransport};
 use actix_mcp::client::{Client, Lifecycle};
 use actix_mcp::server::auth::{BearerAuth, JwtValidator};
-use actix_mcp::{RequestContext, Server, tool};
+use actix_mcp::{RequestContext, Server, ToolDef};
 use actix_web::dev::ServerHandle;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -35,23 +35,21 @@ fn protected_server(authz: &AuthServer) -> (String, ServerHandle) {
     let resource = format!("http://127.0.0.1:{port}/mcp");
     let server = Server::builder("protected", "1.0.0")
         .required_scopes(["mcp:read"])
-        .tool(tool(
-            "whoami",
-            "Says who calls",
-            |cx: RequestContext| async move {
+        .tool(
+            ToolDef::new("whoami", |cx: RequestContext| async move {
                 let identity = cx.identity().expect("an identity on a protected endpoint");
                 format!(
                     "{} {}",
                     identity.subject().unwrap_or("?"),
                     identity.scopes().join(",")
                 )
-            },
-        ))
-        .tool(
-            tool("admin", "Needs mcp:write", |_cx: RequestContext| async {
-                "done"
             })
-            .required_scopes(["mcp:write"]),
+            .description("Says who calls"),
+        )
+        .tool(
+            ToolDef::new("admin", |_cx: RequestContext| async { "done" })
+                .description("Needs mcp:write")
+                .required_scopes(["mcp:write"]),
         )
         .build()
         .unwrap();

@@ -168,10 +168,8 @@ async fn a_2025_url_elicitation_still_needs_its_id() {
 /// Our server with a tool that asks for a URL-mode elicitation.
 fn url_server() -> Server {
     Server::builder("edges", "1.0.0")
-        .tool(tool(
-            "visit",
-            "Sends the user to a page",
-            |cx: RequestContext| async move {
+        .tool(
+            ToolDef::new("visit", |cx: RequestContext| async move {
                 match cx
                     .elicit_url("Sign in", "https://example.com/login", "login-1")
                     .await
@@ -179,8 +177,9 @@ fn url_server() -> Server {
                     Ok(result) => format!("{:?}", result.action),
                     Err(err) => format!("error: {err}"),
                 }
-            },
-        ))
+            })
+            .description("Sends the user to a page"),
+        )
         .build()
         .unwrap()
 }

@@ -55,12 +55,13 @@ fn mcp_server() -> (Server, Marks) {
     let marks = Marks::default();
     let server = Server::builder("client-http-test", "1.0.0")
         .state(marks.clone())
-        .tool(tool(
-            "echo",
-            "Returns its message",
-            |Params(args): Params<EchoArgs>| async move { args.message },
-        ))
-        .tool(tool("poll", "Closes its SSE connection", poll))
+        .tool(
+            ToolDef::new("echo", |Params(args): Params<EchoArgs>| async move {
+                args.message
+            })
+            .description("Returns its message"),
+        )
+        .tool(ToolDef::new("poll", poll).description("Closes its SSE connection"))
         .build()
         .unwrap();
     (server, marks)

@@ -11,6 +11,7 @@ mod common;
 
 use std::sync::Arc;
 
+use actix_mcp::LogMessage;
 use actix_mcp::cluster::{Bus, SessionStore};
 use actix_mcp::cluster::{Cluster, InMemorySessionStore, LocalBus};
 use reqwest::StatusCode;
@@ -107,11 +108,10 @@ async fn notifications_reach_the_stream_on_another_node() {
     assert_eq!(message["params"]["uri"], "test://watched");
 
     // A log message to every session, from A.
-    fa.server.notify_log_message(
+    fa.server.notify_log_message(LogMessage::new(
         actix_mcp::protocol::LoggingLevel::Warning,
         json!("from A"),
-        None,
-    );
+    ));
     let message = stream.next_message().await;
     assert_eq!(message["method"], "notifications/message");
     assert_eq!(message["params"]["data"], "from A");

@@ -111,7 +111,7 @@ async fn a_get_stream_opened_on_another_node_replaces_the_first() {
 /// cancelled.
 fn task_tools(builder: actix_mcp::ServerBuilder) -> actix_mcp::ServerBuilder {
     use actix_mcp::protocol::TaskSupport;
-    use actix_mcp::{McpError, RequestContext, tool};
+    use actix_mcp::{McpError, RequestContext, ToolDef};
 
     #[derive(serde::Deserialize, actix_mcp::schemars::JsonSchema)]
     struct Sleep {
@@ -120,25 +120,22 @@ fn task_tools(builder: actix_mcp::ServerBuilder) -> actix_mcp::ServerBuilder {
 
     builder
         .tool(
-            tool(
+            ToolDef::new(
                 "sleepy",
-                "sleeps",
                 |actix_mcp::Params(args): actix_mcp::Params<Sleep>| async move {
                     tokio::time::sleep(Duration::from_millis(args.ms)).await;
                     "slept"
                 },
             )
+            .description("sleeps")
             .task_support(TaskSupport::Optional),
         )
         .tool(
-            tool(
-                "endless",
-                "runs until cancelled",
-                |cx: RequestContext| async move {
-                    cx.cancelled().await;
-                    Err::<&str, _>(McpError::internal("cancelled"))
-                },
-            )
+            ToolDef::new("endless", |cx: RequestContext| async move {
+                cx.cancelled().await;
+                Err::<&str, _>(McpError::internal("cancelled"))
+            })
+            .description("runs until cancelled")
             .task_support(TaskSupport::Optional),
         )
 }

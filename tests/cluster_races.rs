@@ -13,6 +13,7 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
+use actix_mcp::LogMessage;
 use actix_mcp::cluster::Cluster;
 use actix_mcp::cluster::redis::{Redis, RedisSessionStore};
 use actix_mcp::cluster::{SessionId, SessionRecord, SessionStore};
@@ -136,10 +137,14 @@ async fn changes_on_two_nodes_at_once_are_all_kept() {
     assert_eq!(message["method"], "notifications/resources/updated");
     assert_eq!(message["params"]["uri"], "test://race/00");
     assert_eq!(level, "emergency");
-    fa.server
-        .notify_log_message(LoggingLevel::Alert, json!("below the level"), None);
-    fa.server
-        .notify_log_message(LoggingLevel::Emergency, json!("at the level"), None);
+    fa.server.notify_log_message(LogMessage::new(
+        LoggingLevel::Alert,
+        json!("below the level"),
+    ));
+    fa.server.notify_log_message(LogMessage::new(
+        LoggingLevel::Emergency,
+        json!("at the level"),
+    ));
     let message = stream.next_message().await;
     assert_eq!(message["method"], "notifications/message");
     assert_eq!(message["params"]["data"], "at the level");

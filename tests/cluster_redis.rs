@@ -13,6 +13,7 @@ mod common;
 
 use std::time::Duration;
 
+use actix_mcp::LogMessage;
 use actix_mcp::cluster::Cluster;
 use actix_mcp::cluster::StoreError;
 use reqwest::StatusCode;
@@ -526,11 +527,10 @@ async fn a_get_stream_resumed_on_another_node_goes_on_there() {
         .request(json!(2), "logging/setLevel", json!({"level": "info"}))
         .await;
     assert_eq!(logged.status, StatusCode::OK);
-    fc.server.notify_log_message(
+    fc.server.notify_log_message(LogMessage::new(
         actix_mcp::protocol::LoggingLevel::Warning,
         json!("from C"),
-        None,
-    );
+    ));
     let message = resumed.next_message().await;
     assert_eq!(message["method"], "notifications/message");
     assert_eq!(message["params"]["data"], "from C");

@@ -60,25 +60,26 @@ impl Drop for HitOnDrop {
 fn server(gate: &Gate) -> Server {
     Server::builder("drain-test", "1.0.0")
         .state(gate.clone())
-        .tool(tool(
-            "gated",
-            "Answers once the test opens the gate",
-            |State(gate): State<Gate>| async move {
+        .tool(
+            ToolDef::new("gated", |State(gate): State<Gate>| async move {
                 gate.started.hit();
                 gate.open.acquire().await.unwrap().forget();
                 "through the gate"
-            },
-        ))
-        .tool(tool(
-            "slow",
-            "Waits until cancelled",
-            |State(gate): State<Gate>, cx: RequestContext| async move {
-                let _stopped = HitOnDrop(gate.stopped.clone());
-                gate.started.hit();
-                cx.cancelled().await;
-                "cancelled"
-            },
-        ))
+            })
+            .description("Answers once the test opens the gate"),
+        )
+        .tool(
+            ToolDef::new(
+                "slow",
+                |State(gate): State<Gate>, cx: RequestContext| async move {
+                    let _stopped = HitOnDrop(gate.stopped.clone());
+                    gate.started.hit();
+                    cx.cancelled().await;
+                    "cancelled"
+                },
+            )
+            .description("Waits until cancelled"),
+        )
         .build()
         .unwrap()
 }

@@ -6,9 +6,10 @@
 
 mod common;
 
-use actix_mcp::protocol::{JsonObject, ResourceTemplate, method};
+use actix_mcp::protocol::{JsonObject, method};
 use actix_mcp::{
-    FromParts, HandlerParts, Params, Rejection, RequestContext, Server, resource_template, tool,
+    FromParts, HandlerParts, Params, Rejection, RequestContext, ResourceTemplateDef, Server,
+    ToolDef,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -70,30 +71,34 @@ struct ShoutArgs {
 
 fn server() -> Server {
     Server::builder("extractors-test", "1.0.0")
-        .tool(tool(
-            "whoami",
-            "Says who called",
-            |caller: Caller, ItemId(id): ItemId| async move {
+        .tool(
+            ToolDef::new("whoami", |caller: Caller, ItemId(id): ItemId| async move {
                 format!(
                     "{} via {} (template id: {id:?})",
                     caller.user, caller.method
                 )
-            },
-        ))
-        .tool(tool(
-            "shout",
-            "Custom and built-in extractors side by side (the input schema is `ShoutArgs`'s)",
-            |caller: Caller, Params(args): Params<ShoutArgs>, cx: RequestContext| async move {
-                format!(
-                    "{}! said {} ({})",
-                    args.text.to_uppercase(),
-                    caller.user,
-                    cx.protocol_version()
-                )
-            },
-        ))
-        .resource_template(resource_template(
-            ResourceTemplate::new("test://item/{id}", "item"),
+            })
+            .description("Says who called"),
+        )
+        .tool(
+            ToolDef::new(
+                "shout",
+                |caller: Caller, Params(args): Params<ShoutArgs>, cx: RequestContext| async move {
+                    format!(
+                        "{}! said {} ({})",
+                        args.text.to_uppercase(),
+                        caller.user,
+                        cx.protocol_version()
+                    )
+                },
+            )
+            .description(
+                "Custom and built-in extractors side by side (the input schema is `ShoutArgs`'s)",
+            ),
+        )
+        .resource_template(ResourceTemplateDef::new(
+            "test://item/{id}",
+            "item",
             |ItemId(id): ItemId| async move { format!("item {}", id.unwrap_or_default()) },
         ))
         .build()

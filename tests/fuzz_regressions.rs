@@ -74,8 +74,9 @@ fn matching_against_many_adjacent_expressions_takes_little_time() {
 #[actix_rt::test]
 async fn a_long_resources_read_uri_is_answered_promptly() {
     let server = Server::builder("templates", "1.0.0")
-        .resource_template(resource_template(
-            ResourceTemplate::new("users/{id}/profile", "profile"),
+        .resource_template(ResourceTemplateDef::new(
+            "users/{id}/profile",
+            "profile",
             |UriVars(vars): UriVars| async move { format!("{vars:?}") },
         ))
         .build()

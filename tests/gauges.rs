@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use actix_mcp::prelude::*;
 use actix_mcp::protocol::{ElicitRequestParams, TaskSupport};
-use actix_mcp::{TaskConfig, tool};
+use actix_mcp::{TaskConfig, ToolDef};
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
@@ -29,10 +29,8 @@ fn meta(capabilities: Value) -> Value {
 fn server(gate: Arc<Notify>) -> Server {
     Server::builder("gauges", "1.0.0")
         .tasks(TaskConfig::default())
-        .tool(tool(
-            "ask",
-            "Asks for a name",
-            |cx: RequestContext| async move {
+        .tool(
+            ToolDef::new("ask", |cx: RequestContext| async move {
                 let schema = serde_json::from_value(json!({
                     "type": "object", "properties": {"name": {"type": "string"}}
                 }))?;
@@ -40,20 +38,18 @@ fn server(gate: Arc<Notify>) -> Server {
                     .elicit(ElicitRequestParams::form("Name?", schema))
                     .await?;
                 Ok::<_, McpError>(format!("{:?}", name.action))
-            },
-        ))
+            })
+            .description("Asks for a name"),
+        )
         .tool(
-            tool(
-                "job",
-                "Runs until the gate opens",
-                move |_cx: RequestContext| {
-                    let gate = gate.clone();
-                    async move {
-                        gate.notified().await;
-                        "done"
-                    }
-                },
-            )
+            ToolDef::new("job", move |_cx: RequestContext| {
+                let gate = gate.clone();
+                async move {
+                    gate.notified().await;
+                    "done"
+                }
+            })
+            .description("Runs until the gate opens")
             .task_support(TaskSupport::Required),
         )
         .build()

@@ -22,11 +22,10 @@ use common::sse::SseReader;
 fn server() -> Server {
     Server::builder("edges-test", "1.0.0")
         .tool(
-            tool(
-                "regional",
-                "Mirrors region in a header",
-                |Arguments(args): Arguments| async move { Value::Object(args).to_string() },
-            )
+            ToolDef::new("regional", |Arguments(args): Arguments| async move {
+                Value::Object(args).to_string()
+            })
+            .description("Mirrors region in a header")
             .input_schema(
                 json!({
                     "type": "object",
@@ -38,28 +37,26 @@ fn server() -> Server {
                 .unwrap(),
             ),
         )
-        .tool(tool(
-            "polite",
-            "Asks its client to reconnect, then answers",
-            |cx: RequestContext| async move {
+        .tool(
+            ToolDef::new("polite", |cx: RequestContext| async move {
                 cx.close_sse_stream();
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 "done"
-            },
-        ))
-        .tool(tool(
-            "burst",
-            "Sends 300 progress notifications in one go, then answers",
-            |cx: RequestContext| async move {
-                cx.progress(0.0, None, None);
+            })
+            .description("Asks its client to reconnect, then answers"),
+        )
+        .tool(
+            ToolDef::new("burst", |cx: RequestContext| async move {
+                cx.progress(Progress::new(0.0));
                 // Past the answer window: the answer streams from here on.
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 for step in 1..=300 {
-                    cx.progress(f64::from(step), Some(300.0), None);
+                    cx.progress(Progress::new(f64::from(step)).total(300.0));
                 }
                 "burst done"
-            },
-        ))
+            })
+            .description("Sends 300 progress notifications in one go, then answers"),
+        )
         .build()
         .unwrap()
 }

@@ -694,7 +694,7 @@ async fn tools_have_a_default_time_limit() {
     tokio::time::pause();
     let slow = |_cx: actix_mcp::RequestContext| std::future::pending::<&'static str>();
     let limited = actix_mcp::Server::builder("t", "1")
-        .tool(actix_mcp::tool("slow", "Never ends", slow))
+        .tool(actix_mcp::ToolDef::new("slow", slow).description("Never ends"))
         .build()
         .unwrap();
     let mut client = common::pipe::PipeClient::connect(&limited, json!({})).await;
@@ -713,7 +713,7 @@ async fn tools_have_a_default_time_limit() {
 
     let unlimited = actix_mcp::Server::builder("t", "1")
         .without_tool_timeout()
-        .tool(actix_mcp::tool("slow", "Never ends", slow))
+        .tool(actix_mcp::ToolDef::new("slow", slow).description("Never ends"))
         .build()
         .unwrap();
     let mut client = common::pipe::PipeClient::connect(&unlimited, json!({})).await;

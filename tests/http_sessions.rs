@@ -131,9 +131,7 @@ async fn four_workers_serve_one_session() {
 async fn two_servers_share_nothing() {
     let first = spawn(fixture().server.http("/mcp"), 1);
     let other_server = Server::builder("other", "1.0.0")
-        .tool(tool("greet", "Greets", |_cx: RequestContext| async {
-            "hi"
-        }))
+        .tool(ToolDef::new("greet", |_cx: RequestContext| async { "hi" }).description("Greets"))
         .build()
         .unwrap();
     let second = spawn(other_server.http("/mcp"), 1);

@@ -307,11 +307,10 @@ async fn rotated_keys_are_accepted_and_unknown_keys_refused() {
 
     let stranger = Server::builder("other", "1.0.0")
         .request_state_key("k2", [9; 32])
-        .tool(tool(
-            "confirm",
-            "Same name, other keys",
-            |_cx: RequestContext| async { "never" },
-        ))
+        .tool(
+            ToolDef::new("confirm", |_cx: RequestContext| async { "never" })
+                .description("Same name, other keys"),
+        )
         .build()
         .unwrap();
     let refused = ask(&stranger, &retry).await;
@@ -321,11 +320,12 @@ async fn rotated_keys_are_accepted_and_unknown_keys_refused() {
     let accepting = Server::builder("other", "1.0.0")
         .request_state_key("k2", [9; 32])
         .accept_request_state_key("k1", KEY)
-        .tool(tool(
-            "confirm",
-            "Accepts k1",
-            |cx: RequestContext| async move { cx.request_state().unwrap_or_default().to_owned() },
-        ))
+        .tool(
+            ToolDef::new("confirm", |cx: RequestContext| async move {
+                cx.request_state().unwrap_or_default().to_owned()
+            })
+            .description("Accepts k1"),
+        )
         .build()
         .unwrap();
     assert_eq!(complete_text(&ask(&accepting, &retry).await), "mine");

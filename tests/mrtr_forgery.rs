@@ -23,10 +23,8 @@ use common::pipe::PipeClient;
 /// an answer to its question.
 fn server() -> Server {
     Server::builder("forgery-test", "1.0.0")
-        .tool(tool(
-            "guarded",
-            "Answers only after its own round",
-            |cx: RequestContext| async move {
+        .tool(
+            ToolDef::new("guarded", |cx: RequestContext| async move {
                 match (
                     cx.input_response_as::<ElicitResult>("confirm"),
                     cx.request_state(),
@@ -47,8 +45,9 @@ fn server() -> Server {
                         .with_state("integrity-checked"),
                     )),
                 }
-            },
-        ))
+            })
+            .description("Answers only after its own round"),
+        )
         .build()
         .unwrap()
 }

@@ -28,10 +28,8 @@ fn server(single_use: bool, redeemed: Arc<AtomicUsize>) -> Server {
     Server::builder("replay-test", "1.0.0")
         .request_state_key("k1", KEY)
         .single_use_request_state(single_use)
-        .tool(tool(
-            "redeem",
-            "Redeems once confirmed",
-            move |cx: RequestContext| {
+        .tool(
+            ToolDef::new("redeem", move |cx: RequestContext| {
                 let redeemed = redeemed.clone();
                 async move {
                     if cx.input_response("confirm").is_some() && cx.request_state() == Some("asked")
@@ -51,8 +49,9 @@ fn server(single_use: bool, redeemed: Arc<AtomicUsize>) -> Server {
                         .with_state("asked"),
                     ))
                 }
-            },
-        ))
+            })
+            .description("Redeems once confirmed"),
+        )
         .build()
         .unwrap()
 }

@@ -14,16 +14,15 @@ use serde_json::{Value, json};
 fn server() -> Server {
     Server::builder("notify", "1")
         .resource(ResourceDef::from(Resource::new("file:///a", "a")))
-        .tool(tool("noop", "Does nothing", |_cx: RequestContext| async {
-            "ok"
-        }))
-        .tool(tool(
-            "whoami",
-            "The caller's session id",
-            |cx: RequestContext| async move {
+        .tool(
+            ToolDef::new("noop", |_cx: RequestContext| async { "ok" }).description("Does nothing"),
+        )
+        .tool(
+            ToolDef::new("whoami", |cx: RequestContext| async move {
                 cx.session_id().map(ToString::to_string).unwrap_or_default()
-            },
-        ))
+            })
+            .description("The caller's session id"),
+        )
         .build()
         .unwrap()
 }
@@ -44,14 +43,12 @@ async fn log_messages_respect_the_session_level() {
         .to_owned();
     assert!(id.starts_with("stdio-"), "{id}");
     let stdio = SessionId::parse(&id).unwrap();
-    assert!(server.notify_log_message_to(&stdio, LoggingLevel::Info, "too quiet", None));
+    assert!(server.notify_log_message_to(&stdio, LogMessage::new(LoggingLevel::Info, "too quiet")));
     assert!(server.notify_log_message_to(
         &stdio,
-        LoggingLevel::Error,
-        json!({"disk": "full"}),
-        Some("storage")
+        LogMessage::new(LoggingLevel::Error, json!({"disk": "full"})).logger("storage")
     ));
-    server.notify_log_message(LoggingLevel::Debug, "also too quiet", None);
+    server.notify_log_message(LogMessage::new(LoggingLevel::Debug, "also too quiet"));
     let seen = client.drain(2).await;
     assert_eq!(
         seen,
@@ -60,9 +57,7 @@ async fn log_messages_respect_the_session_level() {
     );
     assert!(!server.notify_log_message_to(
         &SessionId::parse("nobody").unwrap(),
-        LoggingLevel::Error,
-        "x",
-        None
+        LogMessage::new(LoggingLevel::Error, "x")
     ));
 }
 
@@ -90,11 +85,10 @@ async fn list_changes_reach_every_session() {
     let mut first = PipeClient::connect(&server, json!({})).await;
     let mut second = PipeClient::connect(&server, json!({})).await;
     server
-        .define_tool(tool(
-            "added",
-            "Added at run time",
-            |_cx: RequestContext| async { "new" },
-        ))
+        .define_tool(
+            ToolDef::new("added", |_cx: RequestContext| async { "new" })
+                .description("Added at run time"),
+        )
         .unwrap();
     let changed = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
     assert_eq!(first.drain(1).await, vec![changed.clone()]);

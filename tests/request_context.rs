@@ -8,7 +8,7 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix_mcp::blocking_tool;
+use actix_mcp::ToolDef;
 use actix_mcp::prelude::*;
 use actix_mcp::protocol::{ElicitAction, ElicitRequestURLParams};
 use common::pipe::PipeClient;
@@ -29,10 +29,8 @@ fn server(probe: Arc<Probe>) -> Server {
     Server::builder("context", "1")
         .state_arc(probe.clone())
         .max_concurrent_requests(2)
-        .tool(tool(
-            "authorize",
-            "Needs the user to visit a URL first",
-            |_cx: RequestContext| async {
+        .tool(
+            ToolDef::new("authorize", |_cx: RequestContext| async {
                 Err::<String, _>(McpError::url_elicitation_required(vec![
                     ElicitRequestURLParams {
                         message: "Sign in to continue".into(),
@@ -42,12 +40,11 @@ fn server(probe: Arc<Probe>) -> Server {
                         meta: None,
                     },
                 ]))
-            },
-        ))
-        .tool(tool(
-            "visit",
-            "Sends the user to a URL and reports completion",
-            |cx: RequestContext| async move {
+            })
+            .description("Needs the user to visit a URL first"),
+        )
+        .tool(
+            ToolDef::new("visit", |cx: RequestContext| async move {
                 let answer = cx
                     .elicit_url("Please sign in", "https://example.com/login", "visit-1")
                     .await?;
@@ -55,26 +52,28 @@ fn server(probe: Arc<Probe>) -> Server {
                     cx.notify_elicitation_complete("visit-1");
                 }
                 Ok::<_, McpError>(format!("{:?}", answer.action))
-            },
-        ))
-        .tool(blocking_tool(
-            "square",
-            "Squares on the blocking pool",
-            |args: SquareArgs, _cx| {
+            })
+            .description("Sends the user to a URL and reports completion"),
+        )
+        .tool(
+            ToolDef::blocking("square", |args: SquareArgs, _cx| {
                 // Blocking work: never runs on the session's arbiter.
                 std::thread::sleep(Duration::from_millis(5));
                 (args.n * args.n).to_string()
-            },
-        ))
-        .tool(tool(
-            "hold",
-            "Waits until cancelled",
-            |cx: RequestContext, State(probe): State<Probe>| async move {
-                probe.0.notify_one();
-                cx.cancelled().await;
-                "released"
-            },
-        ))
+            })
+            .description("Squares on the blocking pool"),
+        )
+        .tool(
+            ToolDef::new(
+                "hold",
+                |cx: RequestContext, State(probe): State<Probe>| async move {
+                    probe.0.notify_one();
+                    cx.cancelled().await;
+                    "released"
+                },
+            )
+            .description("Waits until cancelled"),
+        )
         .on_roots_list_changed(move |_session| probe.0.notify_one())
         .build()
         .unwrap()

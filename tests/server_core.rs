@@ -9,10 +9,11 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use actix_mcp::protocol::{CompleteResult, Completion, PromptMessage, ResourceTemplate, method};
+use actix_mcp::protocol::{CompleteResult, Completion, PromptMessage, method};
 use actix_mcp::{
-    BuildError, ExceptionReport, Json, Params, RequestContext, RequestEvent, Server, ServerBuilder,
-    Tool, UriVars, prompt, resource_template, tool,
+    BuildError, ExceptionReport, Json, Params, PromptDef, RequestContext, RequestEvent,
+    ResourceDef, ResourceHandler, ResourceTemplateDef, ResourceTemplateHandler, Server,
+    ServerBuilder, ToolDef, ToolHandler, UriVars,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -25,11 +26,10 @@ struct EchoArgs {
 }
 
 fn echo_tool(name: &str) -> actix_mcp::ToolDef {
-    tool(
-        name,
-        "Echoes its message",
-        |Params(args): Params<EchoArgs>| async move { args.message },
-    )
+    ToolDef::new(name, |Params(args): Params<EchoArgs>| async move {
+        args.message
+    })
+    .description("Echoes its message")
 }
 
 fn builder() -> ServerBuilder {
@@ -257,16 +257,15 @@ async fn a_panicking_tool_is_reported_and_answered_with_a_generic_error() {
     let sink = reports.clone();
     let server = builder()
         .exception_reporter(move |report| sink.lock().unwrap().push(report.clone()))
-        .tool(tool(
-            "explode",
-            "Panics",
-            |Params(args): Params<EchoArgs>| async move {
+        .tool(
+            ToolDef::new("explode", |Params(args): Params<EchoArgs>| async move {
                 if !args.message.is_empty() {
                     panic!("boom: {}", args.message);
                 }
                 args.message
-            },
-        ))
+            })
+            .description("Panics"),
+        )
         .build()
         .unwrap();
 
@@ -297,14 +296,13 @@ async fn around_request_sees_method_tool_arguments_and_duration() {
     let sink = events.clone();
     let server = builder()
         .around_request(move |event| sink.lock().unwrap().push(event.clone()))
-        .tool(tool(
-            "nap",
-            "Sleeps 30 ms, then echoes",
-            |Params(args): Params<EchoArgs>| async move {
+        .tool(
+            ToolDef::new("nap", |Params(args): Params<EchoArgs>| async move {
                 tokio::time::sleep(Duration::from_millis(30)).await;
                 args.message
-            },
-        ))
+            })
+            .description("Sleeps 30 ms, then echoes"),
+        )
         .build()
         .unwrap();
 
@@ -357,7 +355,7 @@ struct StatsOutput {
 
 struct Stats;
 
-impl Tool for Stats {
+impl ToolHandler for Stats {
     type Args = StatsArgs;
     type Output = Json<StatsOutput>;
 
@@ -402,15 +400,18 @@ async fn a_tool_with_json_output_declares_its_schema_and_returns_structured_cont
 
 #[actix_rt::test]
 async fn a_resource_template_reads_with_its_variables() {
-    let mut definition = ResourceTemplate::new("test://template/{id}/data", "data");
-    definition.mime_type = Some("text/plain".into());
     let server = builder()
-        .resource_template(resource_template(
-            definition,
-            |UriVars(vars): UriVars| async move { format!("data for {}", vars["id"]) },
-        ))
-        .resource_template(resource_template(
-            ResourceTemplate::new("test://item/{id}", "item"),
+        .resource_template(
+            ResourceTemplateDef::new(
+                "test://template/{id}/data",
+                "data",
+                |UriVars(vars): UriVars| async move { format!("data for {}", vars["id"]) },
+            )
+            .mime_type("text/plain"),
+        )
+        .resource_template(ResourceTemplateDef::new(
+            "test://item/{id}",
+            "item",
             |UriVars(vars): UriVars| async move { format!("item {}", vars["id"]) },
         ))
         .build()
@@ -475,11 +476,12 @@ struct PickArgs {
 #[actix_rt::test]
 async fn completion_is_capped_at_100_values_with_has_more() {
     let server = builder()
-        .prompt(prompt(
-            "pick",
-            "Picks a value",
-            |Params(args): Params<PickArgs>| async move { PromptMessage::user_text(args.choice) },
-        ))
+        .prompt(
+            PromptDef::new("pick", |Params(args): Params<PickArgs>| async move {
+                PromptMessage::user_text(args.choice)
+            })
+            .description("Picks a value"),
+        )
         .completion(|params, _cx| async move {
             let prefix = params.argument.value;
             Ok(CompleteResult {
@@ -525,14 +527,11 @@ async fn completion_is_capped_at_100_values_with_has_more() {
 async fn a_tool_past_its_timeout_answers_is_error() {
     let server = builder()
         .tool(
-            tool(
-                "slow",
-                "Sleeps ten seconds",
-                |_cx: RequestContext| async move {
-                    tokio::time::sleep(Duration::from_secs(10)).await;
-                    "woke up"
-                },
-            )
+            ToolDef::new("slow", |_cx: RequestContext| async move {
+                tokio::time::sleep(Duration::from_secs(10)).await;
+                "woke up"
+            })
+            .description("Sleeps ten seconds")
             .timeout(Duration::from_millis(50)),
         )
         .build()
@@ -552,4 +551,135 @@ async fn a_tool_past_its_timeout_answers_is_error() {
         "{:?}",
         started.elapsed()
     );
+}
+
+/// A resource written as a type.
+struct Readme;
+
+impl ResourceHandler for Readme {
+    type Output = &'static str;
+    fn uri(&self) -> String {
+        "file:///readme.txt".into()
+    }
+    fn name(&self) -> String {
+        "readme".into()
+    }
+    fn mime_type(&self) -> Option<String> {
+        Some("text/plain".into())
+    }
+    async fn read(&self, _cx: RequestContext) -> &'static str {
+        "read me"
+    }
+}
+
+/// A resource template written as a type.
+struct Item;
+
+impl ResourceTemplateHandler for Item {
+    type Output = String;
+    fn uri_template(&self) -> String {
+        "test://item/{id}".into()
+    }
+    fn name(&self) -> String {
+        "item".into()
+    }
+    fn description(&self) -> Option<String> {
+        Some("An item".into())
+    }
+    async fn read(&self, vars: UriVars, _cx: RequestContext) -> String {
+        format!("item {}", vars.get("id").unwrap_or_default())
+    }
+}
+
+#[actix_rt::test]
+async fn resources_and_templates_written_as_types_are_listed_and_read() {
+    let server = builder()
+        .resource(Readme)
+        .resource_template(ResourceTemplateDef::from(Item).title("Items"))
+        .build()
+        .unwrap();
+    let list = result(
+        &server,
+        method::RESOURCES_LIST,
+        json!({}),
+        "ListResourcesResult",
+    )
+    .await;
+    assert_eq!(
+        list["resources"],
+        json!([{"uri": "file:///readme.txt", "name": "readme", "mimeType": "text/plain"}])
+    );
+    let templates = result(
+        &server,
+        method::RESOURCES_TEMPLATES_LIST,
+        json!({}),
+        "ListResourceTemplatesResult",
+    )
+    .await;
+    assert_eq!(
+        templates["resourceTemplates"],
+        json!([{"uriTemplate": "test://item/{id}", "name": "item", "title": "Items",
+                "description": "An item"}])
+    );
+    for (uri, text) in [
+        ("file:///readme.txt", "read me"),
+        ("test://item/7", "item 7"),
+    ] {
+        let read = result(
+            &server,
+            method::RESOURCES_READ,
+            json!({"uri": uri}),
+            "ReadResourceResult",
+        )
+        .await;
+        assert_eq!(read["contents"][0]["text"], text, "{read}");
+    }
+}
+
+#[actix_rt::test]
+async fn define_resource_refuses_an_invalid_scope_as_the_builder_does() {
+    let bad = || {
+        ResourceDef::new("test://secret", "secret", || async { "s" })
+            .required_scopes(["not a token"])
+    };
+    let refused = builder().resource(bad()).build();
+    assert!(
+        matches!(refused, Err(BuildError::InvalidScope { .. })),
+        "{:?}",
+        refused.err()
+    );
+    let server = builder()
+        .resource(ResourceDef::new("test://base", "base", || async { "b" }))
+        .build()
+        .unwrap();
+    let defined = server.define_resource(bad());
+    assert!(
+        matches!(defined, Err(BuildError::InvalidScope { .. })),
+        "{defined:?}"
+    );
+    let list = result(
+        &server,
+        method::RESOURCES_LIST,
+        json!({}),
+        "ListResourcesResult",
+    )
+    .await;
+    assert_eq!(
+        names(&list, "resources"),
+        ["base"],
+        "a refused one is not served"
+    );
+    server
+        .define_resource(ResourceDef::new("test://public", "public", || async {
+            "p"
+        }))
+        .unwrap();
+    let list = result(
+        &server,
+        method::RESOURCES_LIST,
+        json!({}),
+        "ListResourcesResult",
+    )
+    .await;
+    assert_eq!(names(&list, "resources"), ["base", "public"]);
 }

@@ -11,7 +11,7 @@ mod common;
 
 use std::sync::{Arc, Mutex};
 
-use actix_mcp::blocking_tool;
+use actix_mcp::ToolDef;
 use actix_mcp::prelude::*;
 use actix_mcp::protocol::{
     CreateMessageRequestParams, ElicitRequestParams, InputRequest, InputRequiredResult,
@@ -28,7 +28,7 @@ fn server(reports: &Reports) -> Server {
     let sink = reports.clone();
     Server::builder("edges", "1.0.0")
         .exception_reporter(move |report| sink.lock().unwrap().push(report.message.clone()))
-        .tool(tool("ask_explicitly", "Asks to confirm", |cx: RequestContext| async move {
+        .tool(ToolDef::new("ask_explicitly", |cx: RequestContext| async move {
             if cx.input_response("ok").is_some() {
                 return Ok("confirmed".to_owned());
             }
@@ -37,20 +37,20 @@ fn server(reports: &Reports) -> Server {
                 "ok",
                 InputRequest::elicitation(&ElicitRequestParams::form("Sure?", schema)),
             )))
-        }))
-        .tool(tool("sample", "Samples", |cx: RequestContext| async move {
+        }).description("Asks to confirm"))
+        .tool(ToolDef::new("sample", |cx: RequestContext| async move {
             let params: CreateMessageRequestParams = serde_json::from_value(json!({
                 "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
                 "maxTokens": 5
             }))?;
             cx.create_message(params).await?;
             Ok::<_, McpError>("sampled")
-        }))
-        .tool(tool("roots", "Lists roots", |cx: RequestContext| async move {
+        }).description("Samples"))
+        .tool(ToolDef::new("roots", |cx: RequestContext| async move {
             let roots = cx.list_roots().await?;
             Ok::<_, McpError>(format!("{} roots", roots.roots.len()))
-        }))
-        .tool(tool("sign_in", "Needs a sign-in first", |cx: RequestContext| async move {
+        }).description("Lists roots"))
+        .tool(ToolDef::new("sign_in", |cx: RequestContext| async move {
             if cx.input_response("url-0").is_some() {
                 return Ok("signed in".to_owned());
             }
@@ -61,12 +61,12 @@ fn server(reports: &Reports) -> Server {
                 unreachable!("a URL elicitation")
             };
             Err(McpError::url_elicitation_required(vec![login]))
-        }))
+        }).description("Needs a sign-in first"))
         .tool(
-            tool("counted", "Returns a count", |Arguments(args): Arguments| async move {
+            ToolDef::new("counted", |Arguments(args): Arguments| async move {
                 let n = args.get("n").cloned().unwrap_or(Value::Null);
                 CallToolResult::from_structured(json!({ "n": n }))
-            })
+            }).description("Returns a count")
             .output_schema(
                 json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]})
                     .as_object()
@@ -75,9 +75,9 @@ fn server(reports: &Reports) -> Server {
             ),
         )
         .tool(
-            tool("listed", "Returns a list", |_cx: RequestContext| async {
+            ToolDef::new("listed", |_cx: RequestContext| async {
                 CallToolResult::from_structured(json!([1, 2, 3]))
-            })
+            }).description("Returns a list")
             .output_schema(json!({"type": "array"}).as_object().cloned().unwrap()),
         )
         .build()
@@ -392,19 +392,19 @@ async fn a_blocking_tool_is_one_invocation() {
                 .unwrap()
                 .push((report.panicked, report.message.clone()));
         })
-        .tool(blocking_tool(
-            "wait",
-            "Waits for the test",
-            move |_: EmptyArgs, _cx| {
+        .tool(
+            ToolDef::blocking("wait", move |_: EmptyArgs, _cx| {
                 let _ = gate.lock().unwrap().recv();
                 "released"
-            },
-        ))
-        .tool(blocking_tool(
-            "explode",
-            "Panics",
-            |_: EmptyArgs, _cx| -> String { panic!("boom in a blocking tool") },
-        ))
+            })
+            .description("Waits for the test"),
+        )
+        .tool(
+            ToolDef::blocking("explode", |_: EmptyArgs, _cx| -> String {
+                panic!("boom in a blocking tool")
+            })
+            .description("Panics"),
+        )
         .build()
         .unwrap();
     let srv = spawn(server.http("/mcp"), 1);

@@ -88,35 +88,33 @@ fn server() -> Server {
     Server::builder("modern-test", "2.0.0")
         .instructions("Use echo.")
         .cache_hints("resources/read", CacheHints::new(5_000, CacheScope::Public))
-        .tool(tool(
-            "echo",
-            "Returns its message",
-            |Arguments(args): Arguments| async move {
+        .tool(
+            ToolDef::new("echo", |Arguments(args): Arguments| async move {
                 args.get("message")
                     .and_then(Value::as_str)
                     .unwrap_or_default()
                     .to_owned()
-            },
-        ))
+            })
+            .description("Returns its message"),
+        )
         .tool(
-            tool("needs_sampling", "Needs sampling", || async { "ran" })
+            ToolDef::new("needs_sampling", || async { "ran" })
+                .description("Needs sampling")
                 .requires_client_capabilities(json!({"sampling": {}})),
         )
-        .tool(tool(
-            "chatty",
-            "Logs at debug and error",
-            |cx: RequestContext| async move {
-                cx.log(LoggingLevel::Debug, "debug line", None);
-                cx.log(LoggingLevel::Error, "error line", None);
-                "done"
-            },
-        ))
         .tool(
-            tool(
-                "regional",
-                "Mirrors region in a header",
-                |Arguments(args): Arguments| async move { Value::Object(args).to_string() },
-            )
+            ToolDef::new("chatty", |cx: RequestContext| async move {
+                cx.log(LogMessage::new(LoggingLevel::Debug, "debug line"));
+                cx.log(LogMessage::new(LoggingLevel::Error, "error line"));
+                "done"
+            })
+            .description("Logs at debug and error"),
+        )
+        .tool(
+            ToolDef::new("regional", |Arguments(args): Arguments| async move {
+                Value::Object(args).to_string()
+            })
+            .description("Mirrors region in a header")
             .input_schema(
                 json!({
                     "type": "object",
@@ -131,23 +129,26 @@ fn server() -> Server {
                 .unwrap(),
             ),
         )
-        .tool(tool(
-            "add_tool",
-            "Defines a tool at run time",
-            |cx: RequestContext| async move {
+        .tool(
+            ToolDef::new("add_tool", |cx: RequestContext| async move {
                 cx.server()
-                    .define_tool(tool("added", "Added", || async { "added" }))
+                    .define_tool(ToolDef::new("added", || async { "added" }).description("Added"))
                     .map(|()| "ok")
                     .map_err(|err| McpError::internal(err.to_string()))
-            },
-        ))
-        .resource(resource(
-            Resource::new("test://hello", "hello"),
+            })
+            .description("Defines a tool at run time"),
+        )
+        .resource(ResourceDef::new(
+            "test://hello",
+            "hello",
             |_cx: RequestContext| async { "hello" },
         ))
-        .prompt(prompt("greet", "Greets", |_cx: RequestContext| async {
-            PromptMessage::user_text("hi")
-        }))
+        .prompt(
+            PromptDef::new("greet", |_cx: RequestContext| async {
+                PromptMessage::user_text("hi")
+            })
+            .description("Greets"),
+        )
         .build()
         .unwrap()
 }
@@ -716,10 +717,8 @@ async fn create_message_asks_a_modern_client_through_input_required_rounds() {
         CreateMessageRequestParams, SamplingMessage, SamplingMessageContentBlock,
     };
     let server = Server::builder("mrtr-test", "1.0.0")
-        .tool(tool(
-            "ask_twice",
-            "Samples twice",
-            |cx: RequestContext| async move {
+        .tool(
+            ToolDef::new("ask_twice", |cx: RequestContext| async move {
                 let mut answers = Vec::new();
                 for question in ["first?", "second?"] {
                     let request = CreateMessageRequestParams::new(
@@ -735,8 +734,9 @@ async fn create_message_asks_a_modern_client_through_input_required_rounds() {
                     ));
                 }
                 Ok::<_, McpError>(answers.join(" + "))
-            },
-        ))
+            })
+            .description("Samples twice"),
+        )
         .build()
         .unwrap();
     let srv = spawn(server.http("/mcp"), 1);

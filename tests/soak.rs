@@ -57,30 +57,33 @@ struct StepsArgs {
 
 fn server() -> Server {
     Server::builder("soak", "1.0.0")
-        .tool(tool(
-            "echo",
-            "Returns its text",
-            |Params(args): Params<EchoArgs>| async move { args.text },
-        ))
-        .tool(tool(
-            "steps",
-            "Reports progress n times, then answers",
-            |Params(args): Params<StepsArgs>, cx: RequestContext| async move {
-                for i in 1..=args.n {
-                    cx.progress(f64::from(i), Some(f64::from(args.n)), None);
-                    tokio::time::sleep(Duration::from_millis(args.delay_ms)).await;
-                }
-                "done"
-            },
-        ))
-        .tool(tool(
-            "slow",
-            "Waits until cancelled",
-            |cx: RequestContext| async move {
+        .tool(
+            ToolDef::new(
+                "echo",
+                |Params(args): Params<EchoArgs>| async move { args.text },
+            )
+            .description("Returns its text"),
+        )
+        .tool(
+            ToolDef::new(
+                "steps",
+                |Params(args): Params<StepsArgs>, cx: RequestContext| async move {
+                    for i in 1..=args.n {
+                        cx.progress(Progress::new(f64::from(i)).total(f64::from(args.n)));
+                        tokio::time::sleep(Duration::from_millis(args.delay_ms)).await;
+                    }
+                    "done"
+                },
+            )
+            .description("Reports progress n times, then answers"),
+        )
+        .tool(
+            ToolDef::new("slow", |cx: RequestContext| async move {
                 cx.cancelled().await;
                 "cancelled"
-            },
-        ))
+            })
+            .description("Waits until cancelled"),
+        )
         .build()
         .unwrap()
 }

@@ -39,10 +39,9 @@ impl TokenValidator for AliceReadsSecrets {
 fn serve() -> (Server, TestServer) {
     let text = |text: &'static str| move |_cx: RequestContext| async move { text };
     let server = Server::builder("scopes-test", "1.0.0")
-        .resource(resource(Resource::new(PUBLIC, "public"), text("public")))
+        .resource(ResourceDef::new(PUBLIC, "public", text("public")))
         .resource(
-            resource(Resource::new(SECRET, "secret"), text("secret"))
-                .required_scopes(["secret:read"]),
+            ResourceDef::new(SECRET, "secret", text("secret")).required_scopes(["secret:read"]),
         )
         .build()
         .unwrap();

@@ -14,7 +14,7 @@ use std::time::Duration;
 use actix_mcp::protocol::{InputRequiredResult, TaskSupport};
 use actix_mcp::{
     InMemoryTaskStore, McpError, RequestContext, Server, ServerBuilder, StoredTask, TaskConfig,
-    TaskStore, TaskStoreError, tool,
+    TaskStore, TaskStoreError, ToolDef,
 };
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
@@ -117,7 +117,7 @@ fn status_is(status: &'static str) -> impl Fn(&Value) -> bool {
 /// A tool that runs until `gate` opens, then answers "done" (or stops when cancelled, telling
 /// `cancelled`).
 fn gated(name: &str, gate: Arc<Notify>, cancelled: Arc<Notify>) -> actix_mcp::ToolDef {
-    tool(name, "waits for its gate", move |cx: RequestContext| {
+    ToolDef::new(name, move |cx: RequestContext| {
         let gate = gate.clone();
         let cancelled = cancelled.clone();
         async move {
@@ -130,6 +130,7 @@ fn gated(name: &str, gate: Arc<Notify>, cancelled: Arc<Notify>) -> actix_mcp::To
             }
         }
     })
+    .description("waits for its gate")
 }
 
 fn builder() -> ServerBuilder {
@@ -151,10 +152,9 @@ async fn a_slow_call_becomes_a_task_that_completes_and_a_fast_one_is_answered_in
             .tasks(TaskConfig::default().store(store.clone()))
             .tool(gated("slow", gate.clone(), Arc::default()).task_support(TaskSupport::Optional))
             .tool(
-                tool("fast", "answers at once", |_cx: RequestContext| async {
-                    "quick"
-                })
-                .task_support(TaskSupport::Optional),
+                ToolDef::new("fast", |_cx: RequestContext| async { "quick" })
+                    .description("answers at once")
+                    .task_support(TaskSupport::Optional),
             ),
     );
     let created = call(&server, "slow", json!({})).await;
@@ -201,17 +201,18 @@ async fn a_tool_error_completes_with_is_error_and_a_crash_fails() {
     let server = build(
         builder()
             .tool(
-                tool("erring", "fails as a tool", move |_cx: RequestContext| {
+                ToolDef::new("erring", move |_cx: RequestContext| {
                     let gate = erring.clone();
                     async move {
                         gate.notified().await;
                         Err::<String, _>(McpError::tool("bad input"))
                     }
                 })
+                .description("fails as a tool")
                 .task_support(TaskSupport::Required),
             )
             .tool(
-                tool("crashing", "panics", move |cx: RequestContext| {
+                ToolDef::new("crashing", move |cx: RequestContext| {
                     let gate = crashing.clone();
                     async move {
                         gate.notified().await;
@@ -221,6 +222,7 @@ async fn a_tool_error_completes_with_is_error_and_a_crash_fails() {
                         "not in a task"
                     }
                 })
+                .description("panics")
                 .task_support(TaskSupport::Required),
             ),
     );
@@ -317,7 +319,7 @@ async fn input_required_parks_the_task_until_every_key_is_answered() {
 async fn input_keys_are_never_reused_within_a_task() {
     let server = build(
         builder().tool(
-            tool("twice", "asks twice", |cx: RequestContext| async move {
+            ToolDef::new("twice", |cx: RequestContext| async move {
                 tokio::task::yield_now().await;
                 let round: u32 = cx.request_state().and_then(|s| s.parse().ok()).unwrap_or(0);
                 if round < 2 {
@@ -328,6 +330,7 @@ async fn input_keys_are_never_reused_within_a_task() {
                 }
                 Ok(format!("confirmed after {round} rounds"))
             })
+            .description("asks twice")
             .task_support(TaskSupport::Optional),
         ),
     );
@@ -387,14 +390,11 @@ async fn the_task_limit_is_enforced() {
                 gated("required", gate.clone(), Arc::default()).task_support(TaskSupport::Required),
             )
             .tool(
-                tool(
-                    "optional",
-                    "waits a moment",
-                    |cx: RequestContext| async move {
-                        tokio::task::yield_now().await;
-                        format!("inline, task {:?}", cx.task_id())
-                    },
-                )
+                ToolDef::new("optional", |cx: RequestContext| async move {
+                    tokio::task::yield_now().await;
+                    format!("inline, task {:?}", cx.task_id())
+                })
+                .description("waits a moment")
                 .task_support(TaskSupport::Optional),
             ),
     );
@@ -425,10 +425,11 @@ async fn requests_without_the_extension_are_gated() {
                     .task_support(TaskSupport::Required),
             )
             .tool(
-                tool("optional", "waits a moment", |_cx: RequestContext| async {
+                ToolDef::new("optional", |_cx: RequestContext| async {
                     tokio::task::yield_now().await;
                     "inline"
                 })
+                .description("waits a moment")
                 .task_support(TaskSupport::Optional),
             ),
     );
@@ -486,11 +487,10 @@ async fn requests_without_the_extension_are_gated() {
             .is_none()
     );
 
-    let plain = build(Server::builder("plain", "1.0.0").tool(tool(
-        "t",
-        "x",
-        |_cx: RequestContext| async { "x" },
-    )));
+    let plain = build(
+        Server::builder("plain", "1.0.0")
+            .tool(ToolDef::new("t", |_cx: RequestContext| async { "x" }).description("x")),
+    );
     let unknown = rpc(&plain, "tasks/get", json!({ "taskId": "x" }), true).await;
     assert_eq!(error_code(&unknown), -32601);
     let discovered = result(&rpc(&plain, "server/discover", json!({}), true).await).clone();
@@ -500,7 +500,9 @@ async fn requests_without_the_extension_are_gated() {
 /// Unknown task ids are invalid params on every method.
 #[actix_web::test]
 async fn unknown_task_ids_are_invalid_params() {
-    let server = build(builder().tool(tool("t", "x", |_cx: RequestContext| async { "x" })));
+    let server = build(
+        builder().tool(ToolDef::new("t", |_cx: RequestContext| async { "x" }).description("x")),
+    );
     for (method, params) in [
         ("tasks/get", json!({ "taskId": "nope" })),
         (
@@ -689,17 +691,14 @@ async fn concurrent_listen_requests_never_exceed_max_listeners() {
 async fn a_task_never_asks_for_undeclared_input() {
     let server = build(
         builder().tool(
-            tool(
-                "asks",
-                "asks for a name",
-                |_cx: RequestContext| async move {
-                    tokio::task::yield_now().await;
-                    Err::<String, _>(McpError::input_required(InputRequiredResult::ask(
-                        "name",
-                        form("Name?", "name"),
-                    )))
-                },
-            )
+            ToolDef::new("asks", |_cx: RequestContext| async move {
+                tokio::task::yield_now().await;
+                Err::<String, _>(McpError::input_required(InputRequiredResult::ask(
+                    "name",
+                    form("Name?", "name"),
+                )))
+            })
+            .description("asks for a name")
             .task_support(TaskSupport::Optional),
         ),
     );

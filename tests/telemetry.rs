@@ -423,16 +423,15 @@ async fn a_stateless_request_has_the_version_of_its_envelope_and_no_session() {
 async fn a_handlers_tracing_spans_are_children_of_its_request() {
     let _turn = turn().await;
     let server = Server::builder("traced", "1.0.0")
-        .tool(tool(
-            "lookup",
-            "Looks something up in a traced span",
-            |_cx: RequestContext| async {
+        .tool(
+            ToolDef::new("lookup", |_cx: RequestContext| async {
                 // Pending once: the call moves into its tool-call actor, and goes on there.
                 tokio::task::yield_now().await;
                 let span = tracing::info_span!("lookup_database");
                 async { "found" }.instrument(span).await
-            },
-        ))
+            })
+            .description("Looks something up in a traced span"),
+        )
         .build()
         .unwrap();
     let trace = "0af7651916cd43dd8448eb211c80000a";

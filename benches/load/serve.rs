@@ -117,11 +117,12 @@ pub(super) fn mcp(args: &[String]) -> Result<()> {
         None => None,
     };
     let server = Server::builder("actix-mcp-load", env!("CARGO_PKG_VERSION"))
-        .tool(tool(
-            "echo",
-            "Returns its message unchanged",
-            |Params(args): Params<EchoArgs>| async move { args.message },
-        ))
+        .tool(
+            ToolDef::new("echo", |Params(args): Params<EchoArgs>| async move {
+                args.message
+            })
+            .description("Returns its message unchanged"),
+        )
         .build()?;
     let mut mcp = server
         .http("/mcp")

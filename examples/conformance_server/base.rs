@@ -61,31 +61,31 @@ fn elicitation_text(label: &str, result: &actix_mcp::protocol::ElicitResult) -> 
 pub(crate) fn base_fixtures(builder: ServerBuilder) -> ServerBuilder {
     builder
         .tool(
-            tool("test_simple_text", "Returns a simple text response", |_cx: RequestContext| async {
+            ToolDef::new("test_simple_text", |_cx: RequestContext| async {
                 "This is a simple text response for testing."
-            })
+            }).description("Returns a simple text response")
             .input_schema(no_args()),
         )
         .tool(
-            tool("test_image_content", "Returns an image", |_cx: RequestContext| async { ContentBlock::image(PNG, "image/png") })
+            ToolDef::new("test_image_content", |_cx: RequestContext| async { ContentBlock::image(PNG, "image/png") }).description("Returns an image")
                 .input_schema(no_args()),
         )
         .tool(
-            tool("test_audio_content", "Returns audio", |_cx: RequestContext| async { ContentBlock::audio(WAV, "audio/wav") })
+            ToolDef::new("test_audio_content", |_cx: RequestContext| async { ContentBlock::audio(WAV, "audio/wav") }).description("Returns audio")
                 .input_schema(no_args()),
         )
         .tool(
-            tool("test_embedded_resource", "Returns an embedded resource", |_cx: RequestContext| async {
+            ToolDef::new("test_embedded_resource", |_cx: RequestContext| async {
                 ContentBlock::resource(ResourceContents::text(
                     "test://embedded-resource",
                     Some("text/plain".into()),
                     "This is an embedded resource content.",
                 ))
-            })
+            }).description("Returns an embedded resource")
             .input_schema(no_args()),
         )
         .tool(
-            tool("test_multiple_content_types", "Returns text, an image and a resource", |_cx: RequestContext| async {
+            ToolDef::new("test_multiple_content_types", |_cx: RequestContext| async {
                 vec![
                     ContentBlock::text("Multiple content types test:"),
                     ContentBlock::image(PNG, "image/png"),
@@ -95,50 +95,49 @@ pub(crate) fn base_fixtures(builder: ServerBuilder) -> ServerBuilder {
                         r#"{"test":"data","value":123}"#,
                     )),
                 ]
-            })
+            }).description("Returns text, an image and a resource")
             .input_schema(no_args()),
         )
         .tool(
-            tool("test_tool_with_logging", "Logs while it runs", |cx: RequestContext| async move {
+            ToolDef::new("test_tool_with_logging", |cx: RequestContext| async move {
                 for (i, message) in ["Tool execution started", "Tool processing data", "Tool execution completed"].iter().enumerate() {
                     if i > 0 {
                         tokio::time::sleep(Duration::from_millis(50)).await;
                     }
-                    cx.log(LoggingLevel::Info, *message, Some("conformance"));
+                    cx.log(LogMessage::new(LoggingLevel::Info, *message).logger("conformance"));
                 }
                 "Tool with logging executed successfully"
-            })
+            }).description("Logs while it runs")
             .input_schema(no_args()),
         )
         .tool(
-            tool("test_tool_with_progress", "Reports progress while it runs", |cx: RequestContext| async move {
+            ToolDef::new("test_tool_with_progress", |cx: RequestContext| async move {
                 for (i, progress) in [0.0, 50.0, 100.0].into_iter().enumerate() {
                     if i > 0 {
                         tokio::time::sleep(Duration::from_millis(50)).await;
                     }
-                    cx.progress(progress, Some(100.0), Some("working"));
+                    cx.progress(Progress::new(progress).total(100.0).message("working"));
                 }
                 "Tool with progress executed successfully"
-            })
+            }).description("Reports progress while it runs")
             .input_schema(no_args()),
         )
         .tool(
-            tool("test_error_handling", "Always fails", |_cx: RequestContext| async {
+            ToolDef::new("test_error_handling", |_cx: RequestContext| async {
                 CallToolResult::error_text("This tool intentionally returns an error for testing")
-            })
+            }).description("Always fails")
             .input_schema(no_args()),
         )
         .tool(
-            tool("test_reconnection", "Closes its stream and answers after the client resumes", |cx: RequestContext| async move {
+            ToolDef::new("test_reconnection", |cx: RequestContext| async move {
                 cx.close_sse_stream();
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 "Reconnection test completed successfully. If you received this, the client properly reconnected after stream closure."
-            })
+            }).description("Closes its stream and answers after the client resumes")
             .input_schema(no_args()),
         )
-        .tool(tool(
+        .tool(ToolDef::new(
             "test_sampling",
-            "Asks the client to sample an LLM",
             |Params(args): Params<PromptArg>, cx: RequestContext| async move {
                 let params: CreateMessageRequestParams = serde_json::from_value(json!({
                     "messages": [{"role": "user", "content": {"type": "text", "text": args.prompt}}],
@@ -156,10 +155,9 @@ pub(crate) fn base_fixtures(builder: ServerBuilder) -> ServerBuilder {
                     .unwrap_or_default();
                 Ok::<_, McpError>(format!("LLM response: {text}"))
             },
-        ))
-        .tool(tool(
+        ).description("Asks the client to sample an LLM"))
+        .tool(ToolDef::new(
             "test_elicitation",
-            "Asks the user for input",
             |Params(args): Params<MessageArg>, cx: RequestContext| async move {
                 let requested = schema(json!({
                     "type": "object",
@@ -172,9 +170,9 @@ pub(crate) fn base_fixtures(builder: ServerBuilder) -> ServerBuilder {
                 let result = cx.elicit_form(args.message, requested).await?;
                 Ok::<_, McpError>(elicitation_text("User response", &result))
             },
-        ))
+        ).description("Asks the user for input"))
         .tool(
-            tool("test_elicitation_sep1034_defaults", "Elicitation with defaults", |cx: RequestContext| async move {
+            ToolDef::new("test_elicitation_sep1034_defaults", |cx: RequestContext| async move {
                 let requested = schema(json!({
                     "type": "object",
                     "properties": {
@@ -187,11 +185,11 @@ pub(crate) fn base_fixtures(builder: ServerBuilder) -> ServerBuilder {
                 }));
                 let result = cx.elicit_form("Please review the defaults", requested).await?;
                 Ok::<_, McpError>(elicitation_text("Elicitation completed", &result))
-            })
+            }).description("Elicitation with defaults")
             .input_schema(no_args()),
         )
         .tool(
-            tool("test_elicitation_sep1330_enums", "Elicitation with every enum form", |cx: RequestContext| async move {
+            ToolDef::new("test_elicitation_sep1330_enums", |cx: RequestContext| async move {
                 let requested = schema(json!({
                     "type": "object",
                     "properties": {
@@ -212,13 +210,13 @@ pub(crate) fn base_fixtures(builder: ServerBuilder) -> ServerBuilder {
                 }));
                 let result = cx.elicit_form("Please choose", requested).await?;
                 Ok::<_, McpError>(elicitation_text("Elicitation completed", &result))
-            })
+            }).description("Elicitation with every enum form")
             .input_schema(no_args()),
         )
         .tool(
-            tool("json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features", |Arguments(args): Arguments| async move {
+            ToolDef::new("json_schema_2020_12_tool", |Arguments(args): Arguments| async move {
                 format!("Received: {}", Value::Object(args))
-            })
+            }).description("Tool with JSON Schema 2020-12 features")
             .input_schema(
                 json!({
                     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -248,16 +246,10 @@ pub(crate) fn base_fixtures(builder: ServerBuilder) -> ServerBuilder {
                 .unwrap_or_default(),
             ),
         )
-        .resource(resource(
-            Resource::new("test://static-text", "static-text").with_mime_type("text/plain"),
-            |_cx: RequestContext| async { "This is the content of the static text resource." },
-        ))
-        .resource(resource(
-            Resource::new("test://static-binary", "static-binary").with_mime_type("image/png"),
-            |_cx: RequestContext| async {
+        .resource(ResourceDef::new("test://static-text", "static-text", |_cx: RequestContext| async { "This is the content of the static text resource." }).mime_type("text/plain"))
+        .resource(ResourceDef::new("test://static-binary", "static-binary", |_cx: RequestContext| async {
                 ResourceContents::blob("test://static-binary", Some("image/png".into()), PNG)
-            },
-        ))
+            }).mime_type("image/png"))
         .resource(ResourceDef::from(Resource::new("test://watched-resource", "watched-resource").with_mime_type("text/plain")))
         .read_resource(|ResourceUri(uri): ResourceUri| async move {
             if uri == "test://watched-resource" {
@@ -266,22 +258,18 @@ pub(crate) fn base_fixtures(builder: ServerBuilder) -> ServerBuilder {
                 Err(McpError::resource_not_found(&uri))
             }
         })
-        .resource_template(resource_template(
-            ResourceTemplate { mime_type: Some("application/json".into()), ..ResourceTemplate::new("test://template/{id}/data", "template") },
-            |vars: UriVars| async move {
+        .resource_template(ResourceTemplateDef::new("test://template/{id}/data", "template", |vars: UriVars| async move {
                 let id = vars.get("id").unwrap_or_default().to_owned();
                 json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")}).to_string()
-            },
-        ))
-        .prompt(prompt("test_simple_prompt", "A simple prompt", |_cx: RequestContext| async {
+            }).mime_type("application/json"))
+        .prompt(PromptDef::new("test_simple_prompt", |_cx: RequestContext| async {
             PromptMessage::user_text("This is a simple prompt for testing.")
-        }))
-        .prompt(prompt("test_prompt_with_arguments", "A prompt with arguments", |Params(a): Params<TwoArgs>| async move {
+        }).description("A simple prompt"))
+        .prompt(PromptDef::new("test_prompt_with_arguments", |Params(a): Params<TwoArgs>| async move {
             PromptMessage::user_text(format!("Prompt with arguments: arg1='{}', arg2='{}'", a.arg1, a.arg2))
-        }))
-        .prompt(prompt(
+        }).description("A prompt with arguments"))
+        .prompt(PromptDef::new(
             "test_prompt_with_embedded_resource",
-            "A prompt with an embedded resource",
             |Params(a): Params<ResourceUriArg>| async move {
                 vec![
                     PromptMessage::new(
@@ -295,13 +283,13 @@ pub(crate) fn base_fixtures(builder: ServerBuilder) -> ServerBuilder {
                     PromptMessage::user_text("Please process the embedded resource above."),
                 ]
             },
-        ))
-        .prompt(prompt("test_prompt_with_image", "A prompt with an image", |_cx: RequestContext| async {
+        ).description("A prompt with an embedded resource"))
+        .prompt(PromptDef::new("test_prompt_with_image", |_cx: RequestContext| async {
             vec![
                 PromptMessage::new(Role::User, ContentBlock::image(PNG, "image/png")),
                 PromptMessage::user_text("Please analyze the image above."),
             ]
-        }))
+        }).description("A prompt with an image"))
         .completion(|params, _cx| async move {
             let candidates = ["test", "testing", "testValue1", "testValue2"];
             let values: Vec<String> =

@@ -54,9 +54,8 @@ pub(crate) fn mrtr_fixtures(builder: actix_mcp::ServerBuilder) -> actix_mcp::Ser
     builder
         // Explicit style: a new round until `user_name` is answered.
         .tool(
-            tool(
+            ToolDef::new(
                 "test_input_required_result_elicitation",
-                "Asks for the user's name (input_required)",
                 |cx: RequestContext| async move {
                     match cx.input_response_as::<ElicitResult>("user_name") {
                         Some(answer) => Ok(format!("Hello, {}!", field(&answer, "name"))),
@@ -71,13 +70,13 @@ pub(crate) fn mrtr_fixtures(builder: actix_mcp::ServerBuilder) -> actix_mcp::Ser
                     }
                 },
             )
+            .description("Asks for the user's name (input_required)")
             .input_schema(no_args()),
         )
         // Implicit style: the same code would send `sampling/createMessage` in a session.
         .tool(
-            tool(
+            ToolDef::new(
                 "test_input_required_result_sampling",
-                "Samples an LLM (input_required)",
                 |cx: RequestContext| async move {
                     let result = cx
                         .create_message(sampling("What is the capital of France?", 100)?)
@@ -85,12 +84,12 @@ pub(crate) fn mrtr_fixtures(builder: actix_mcp::ServerBuilder) -> actix_mcp::Ser
                     Ok::<_, McpError>(format!("LLM response: {}", sampled(&result)))
                 },
             )
+            .description("Samples an LLM (input_required)")
             .input_schema(no_args()),
         )
         .tool(
-            tool(
+            ToolDef::new(
                 "test_input_required_result_list_roots",
-                "Lists the client's roots (input_required)",
                 |cx: RequestContext| async move {
                     let roots = cx.list_roots().await?;
                     let uris: Vec<&str> =
@@ -98,12 +97,12 @@ pub(crate) fn mrtr_fixtures(builder: actix_mcp::ServerBuilder) -> actix_mcp::Ser
                     Ok::<_, McpError>(format!("Roots: {}", uris.join(", ")))
                 },
             )
+            .description("Lists the client's roots (input_required)")
             .input_schema(no_args()),
         )
         .tool(
-            tool(
+            ToolDef::new(
                 "test_input_required_result_request_state",
-                "Round trips its own state",
                 |cx: RequestContext| async move {
                     match (
                         cx.input_response_as::<ElicitResult>("confirm"),
@@ -120,13 +119,13 @@ pub(crate) fn mrtr_fixtures(builder: actix_mcp::ServerBuilder) -> actix_mcp::Ser
                     }
                 },
             )
+            .description("Round trips its own state")
             .input_schema(no_args()),
         )
         // Implicit style, three asks at once: one round with three input requests.
         .tool(
-            tool(
+            ToolDef::new(
                 "test_input_required_result_multiple_inputs",
-                "Asks for three inputs in one round",
                 |cx: RequestContext| async move {
                     let (name, greeting, roots) = futures::join!(
                         cx.elicit(form("What is your name?", "name", "string")),
@@ -142,13 +141,13 @@ pub(crate) fn mrtr_fixtures(builder: actix_mcp::ServerBuilder) -> actix_mcp::Ser
                     ))
                 },
             )
+            .description("Asks for three inputs in one round")
             .input_schema(no_args()),
         )
         // Implicit style, two rounds: the handler resumes after each.
         .tool(
-            tool(
+            ToolDef::new(
                 "test_input_required_result_multi_round",
-                "Asks twice, one round each",
                 |cx: RequestContext| async move {
                     let name = cx
                         .elicit(form("Step 1: What is your name?", "name", "string"))
@@ -167,12 +166,12 @@ pub(crate) fn mrtr_fixtures(builder: actix_mcp::ServerBuilder) -> actix_mcp::Ser
                     ))
                 },
             )
+            .description("Asks twice, one round each")
             .input_schema(no_args()),
         )
         .tool(
-            tool(
+            ToolDef::new(
                 "test_input_required_result_tampered_state",
-                "Refuses a tampered requestState",
                 |cx: RequestContext| async move {
                     match (
                         cx.input_response_as::<ElicitResult>("confirm"),
@@ -189,13 +188,13 @@ pub(crate) fn mrtr_fixtures(builder: actix_mcp::ServerBuilder) -> actix_mcp::Ser
                     }
                 },
             )
+            .description("Refuses a tampered requestState")
             .input_schema(no_args()),
         )
         // Explicit style: asks only for what this request's capabilities declare.
         .tool(
-            tool(
+            ToolDef::new(
                 "test_input_required_result_capabilities",
-                "Asks only for declared input kinds",
                 |cx: RequestContext| async move {
                     if cx
                         .input_responses()
@@ -230,41 +229,44 @@ pub(crate) fn mrtr_fixtures(builder: actix_mcp::ServerBuilder) -> actix_mcp::Ser
                     Err(McpError::input_required(round))
                 },
             )
+            .description("Asks only for declared input kinds")
             .input_schema(no_args()),
         )
         // Implicit style: the response stream never carries a server-to-client request.
         .tool(
-            tool(
+            ToolDef::new(
                 "test_streaming_elicitation",
-                "Elicits through input_required, never inline",
                 |cx: RequestContext| async move {
-                    cx.progress(0.0, Some(1.0), Some("asking"));
+                    cx.progress(Progress::new(0.0).total(1.0).message("asking"));
                     let answer = cx
                         .elicit(form("What is your name?", "name", "string"))
                         .await?;
                     Ok::<_, McpError>(format!("Hello, {}!", field(&answer, "name")))
                 },
             )
+            .description("Elicits through input_required, never inline")
             .input_schema(no_args()),
         )
-        .prompt(prompt(
-            "test_input_required_result_prompt",
-            "A prompt that asks for context first",
-            |cx: RequestContext| async move {
-                match cx.input_response_as::<ElicitResult>("user_context") {
-                    Some(answer) => Ok(PromptMessage::user_text(format!(
-                        "Use this context: {}",
-                        field(&answer, "context")
-                    ))),
-                    None => Err(McpError::input_required(InputRequiredResult::ask(
-                        "user_context",
-                        InputRequest::elicitation(&form(
-                            "What context should the prompt use?",
-                            "context",
-                            "string",
-                        )),
-                    ))),
-                }
-            },
-        ))
+        .prompt(
+            PromptDef::new(
+                "test_input_required_result_prompt",
+                |cx: RequestContext| async move {
+                    match cx.input_response_as::<ElicitResult>("user_context") {
+                        Some(answer) => Ok(PromptMessage::user_text(format!(
+                            "Use this context: {}",
+                            field(&answer, "context")
+                        ))),
+                        None => Err(McpError::input_required(InputRequiredResult::ask(
+                            "user_context",
+                            InputRequest::elicitation(&form(
+                                "What context should the prompt use?",
+                                "context",
+                                "string",
+                            )),
+                        ))),
+                    }
+                },
+            )
+            .description("A prompt that asks for context first"),
+        )
 }

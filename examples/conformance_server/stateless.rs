@@ -15,42 +15,35 @@ use super::no_args;
 pub(crate) fn stateless_fixtures(builder: ServerBuilder) -> ServerBuilder {
     builder
         .tool(
-            tool(
-                "test_missing_capability",
-                "Needs the client's sampling capability (refused with -32021 without it)",
-                |cx: RequestContext| async move {
-                    format!(
-                        "sampling declared by {}",
-                        cx.client_info()
-                            .map_or("an unnamed client", |i| i.name.as_str())
-                    )
-                },
-            )
+            ToolDef::new("test_missing_capability", |cx: RequestContext| async move {
+                format!(
+                    "sampling declared by {}",
+                    cx.client_info()
+                        .map_or("an unnamed client", |i| i.name.as_str())
+                )
+            })
+            .description("Needs the client's sampling capability (refused with -32021 without it)")
             .input_schema(no_args())
             .requires_client_capabilities(json!({"sampling": {}})),
         )
         .tool(
-            tool(
-                "test_logging_tool",
-                "Logs three messages at info level",
-                |cx: RequestContext| async move {
-                    for message in [
-                        "Tool execution started",
-                        "Tool processing data",
-                        "Tool execution completed",
-                    ] {
-                        cx.log(LoggingLevel::Info, message, Some("conformance"));
-                        tokio::time::sleep(Duration::from_millis(20)).await;
-                    }
-                    "logged (only to requests that asked for a log level)"
-                },
-            )
+            ToolDef::new("test_logging_tool", |cx: RequestContext| async move {
+                for message in [
+                    "Tool execution started",
+                    "Tool processing data",
+                    "Tool execution completed",
+                ] {
+                    cx.log(LogMessage::new(LoggingLevel::Info, message).logger("conformance"));
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                "logged (only to requests that asked for a log level)"
+            })
+            .description("Logs three messages at info level")
             .input_schema(no_args()),
         )
         .tool(
-            tool(
+            ToolDef::new(
                 "test_trigger_tool_change",
-                "Adds or removes the tool test_dynamic_tool",
                 |cx: RequestContext| async move {
                     let server = cx.server();
                     if server.remove_tool("test_dynamic_tool") {
@@ -58,44 +51,45 @@ pub(crate) fn stateless_fixtures(builder: ServerBuilder) -> ServerBuilder {
                     }
                     server
                         .define_tool(
-                            tool("test_dynamic_tool", "Added at run time", || async {
-                                "dynamic"
-                            })
-                            .input_schema(no_args()),
+                            ToolDef::new("test_dynamic_tool", || async { "dynamic" })
+                                .description("Added at run time")
+                                .input_schema(no_args()),
                         )
                         .map_err(|err| McpError::internal(err.to_string()))?;
                     Ok("added test_dynamic_tool".to_owned())
                 },
             )
+            .description("Adds or removes the tool test_dynamic_tool")
             .input_schema(no_args()),
         )
         .tool(
-            tool(
+            ToolDef::new(
                 "test_trigger_prompt_change",
-                "Adds or removes the prompt test_dynamic_prompt",
                 |cx: RequestContext| async move {
                     let server = cx.server();
                     if server.remove_prompt("test_dynamic_prompt") {
                         return Ok::<_, McpError>("removed test_dynamic_prompt".to_owned());
                     }
                     server
-                        .define_prompt(prompt(
-                            "test_dynamic_prompt",
-                            "Added at run time",
-                            |_cx: RequestContext| async { PromptMessage::user_text("dynamic") },
-                        ))
+                        .define_prompt(
+                            PromptDef::new("test_dynamic_prompt", |_cx: RequestContext| async {
+                                PromptMessage::user_text("dynamic")
+                            })
+                            .description("Added at run time"),
+                        )
                         .map_err(|err| McpError::internal(err.to_string()))?;
                     Ok("added test_dynamic_prompt".to_owned())
                 },
             )
+            .description("Adds or removes the prompt test_dynamic_prompt")
             .input_schema(no_args()),
         )
         .tool(
-            tool(
+            ToolDef::new(
                 "test_header_params",
-                "Echoes arguments that HTTP clients mirror in Mcp-Param-* headers",
                 |Arguments(args): Arguments| async move { Value::Object(args).to_string() },
             )
+            .description("Echoes arguments that HTTP clients mirror in Mcp-Param-* headers")
             .input_schema(
                 json!({
                     "type": "object",

@@ -77,41 +77,41 @@ pub(crate) fn tasks_fixtures(
                 None => config,
             }
         })
-        .tool(tool("greet", "Greets someone (never a task)", |Params(args): Params<GreetArgs>| async move {
+        .tool(ToolDef::new("greet", |Params(args): Params<GreetArgs>| async move {
             format!("Hello, {}!", args.name)
-        }))
+        }).description("Greets someone (never a task)"))
         .tool(
-            tool("slow_compute", "Computes for `seconds` seconds; may run as a task", |Params(args): Params<SlowComputeArgs>, cx: RequestContext| async move {
+            ToolDef::new("slow_compute", |Params(args): Params<SlowComputeArgs>, cx: RequestContext| async move {
                 let label = args.label.unwrap_or_else(|| "computation".to_owned());
                 if work_for(&cx, args.seconds).await {
                     Ok(format!("Computed {label} in {} s", args.seconds))
                 } else {
                     Err(McpError::tool(format!("{label} was cancelled")))
                 }
-            })
+            }).description("Computes for `seconds` seconds; may run as a task")
             .task_support(TaskSupport::Optional),
         )
         .tool(
-            tool("failing_job", "Fails with a tool error after about a second; always a task", |cx: RequestContext| async move {
+            ToolDef::new("failing_job", |cx: RequestContext| async move {
                 work_for(&cx, 1.0).await;
                 Err::<String, _>(McpError::tool("the job failed"))
-            })
+            }).description("Fails with a tool error after about a second; always a task")
             .input_schema(no_args())
             .task_support(TaskSupport::Required),
         )
         .tool(
-            tool("protocol_error_job", "Crashes after a moment: its task fails with a JSON-RPC error", |cx: RequestContext| async move {
+            ToolDef::new("protocol_error_job", |cx: RequestContext| async move {
                 work_for(&cx, 0.2).await;
                 if !cx.is_cancelled() {
                     panic!("protocol_error_job crashed on purpose");
                 }
                 "cancelled"
-            })
+            }).description("Crashes after a moment: its task fails with a JSON-RPC error")
             .input_schema(no_args())
             .task_support(TaskSupport::Required),
         )
         .tool(
-            tool("confirm_delete", "Looks the file up, then asks for confirmation before deleting it", |Params(args): Params<FilenameArg>, cx: RequestContext| async move {
+            ToolDef::new("confirm_delete", |Params(args): Params<FilenameArg>, cx: RequestContext| async move {
                 // The lookup is the work that makes this call a task; the question comes after.
                 work_for(&cx, 0.05).await;
                 match accepted(&cx, "confirm") {
@@ -123,11 +123,11 @@ pub(crate) fn tasks_fixtures(
                     Some(content) if content.get("confirm") == Some(&Value::Bool(true)) => Ok(format!("Deleted {}", args.filename)),
                     _ => Ok(format!("Kept {}", args.filename)),
                 }
-            })
+            }).description("Looks the file up, then asks for confirmation before deleting it")
             .task_support(TaskSupport::Optional),
         )
         .tool(
-            tool("multi_input", "Asks two questions at once, then answers", |cx: RequestContext| async move {
+            ToolDef::new("multi_input", |cx: RequestContext| async move {
                 work_for(&cx, 0.05).await;
                 match (accepted(&cx, "name"), accepted(&cx, "confirm")) {
                     (Some(name), Some(confirm)) => Ok(format!(
@@ -145,19 +145,19 @@ pub(crate) fn tasks_fixtures(
                         ),
                     )),
                 }
-            })
+            }).description("Asks two questions at once, then answers")
             .input_schema(no_args())
             .task_support(TaskSupport::Optional),
         )
         .tool(
-            tool("test_tool_with_task", "Asks for a name (MRTR), then works on it as a task", |cx: RequestContext| async move {
+            ToolDef::new("test_tool_with_task", |cx: RequestContext| async move {
                 let Some(answer) = accepted(&cx, "user_name") else {
                     return Err(McpError::input_required(ask("user_name", "What is your name?", json!({"name": {"type": "string"}}))));
                 };
                 let name = answer.get("name").and_then(Value::as_str).unwrap_or("stranger").to_owned();
                 work_for(&cx, 0.5).await;
                 Ok(format!("Hello, {name}! (task {})", cx.task_id().unwrap_or("none")))
-            })
+            }).description("Asks for a name (MRTR), then works on it as a task")
             .input_schema(no_args())
             .task_support(TaskSupport::Required),
         )

@@ -110,7 +110,8 @@ impl ServerBuilder {
         self
     }
 
-    /// Registers a tool (a [`tool`](crate::tool) closure or a [`Tool`](crate::Tool) impl).
+    /// Registers a tool: a [`ToolDef`] (from [`ToolDef::new`] and a closure) or a
+    /// [`ToolHandler`](crate::ToolHandler) impl.
     pub fn tool(mut self, tool: impl Into<ToolDef>) -> Self {
         match tool.into().prepare() {
             Ok(def) => {
@@ -128,7 +129,8 @@ impl ServerBuilder {
         self
     }
 
-    /// Registers a prompt (a [`prompt`](crate::prompt) closure or a [`Prompt`](crate::Prompt) impl).
+    /// Registers a prompt: a [`PromptDef`] (from [`PromptDef::new`] and a closure) or a
+    /// [`PromptHandler`](crate::PromptHandler) impl.
     pub fn prompt(mut self, prompt: impl Into<PromptDef>) -> Self {
         match prompt.into().prepare() {
             Ok(def) => {
@@ -146,27 +148,32 @@ impl ServerBuilder {
         self
     }
 
-    /// Registers a resource (with its own read handler, or read by the fallback handler).
+    /// Registers a resource: a [`ResourceDef`] (from [`ResourceDef::new`] and a closure, or
+    /// from a bare [`protocol::Resource`](crate::protocol::Resource) read by the fallback
+    /// [`read_resource`](Self::read_resource) handler) or a
+    /// [`ResourceHandler`](crate::ResourceHandler) impl.
     pub fn resource(mut self, resource: impl Into<ResourceDef>) -> Self {
-        let mut def = resource.into();
-        if let Some(err) = def.scope_error.take() {
-            self.errors.push(err);
-            return self;
-        }
-        if let Err(err) = insert_unique(
-            &mut self.catalog.resources,
-            "resource",
-            def.definition.uri.clone(),
-            def,
-        ) {
-            self.errors.push(err);
+        match resource.into().prepare() {
+            Ok(def) => {
+                if let Err(err) = insert_unique(
+                    &mut self.catalog.resources,
+                    "resource",
+                    def.definition.uri.clone(),
+                    def,
+                ) {
+                    self.errors.push(err);
+                }
+            }
+            Err(err) => self.errors.push(err),
         }
         self
     }
 
-    /// Registers a resource template.
-    pub fn resource_template(mut self, template: ResourceTemplateDef) -> Self {
-        match template.prepare() {
+    /// Registers a resource template: a [`ResourceTemplateDef`] (from
+    /// [`ResourceTemplateDef::new`] and a closure) or a
+    /// [`ResourceTemplateHandler`](crate::ResourceTemplateHandler) impl.
+    pub fn resource_template(mut self, template: impl Into<ResourceTemplateDef>) -> Self {
+        match template.into().prepare() {
             Ok(def) => {
                 if self
                     .catalog

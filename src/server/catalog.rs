@@ -143,14 +143,15 @@ impl Server {
     }
 
     /// Registers (or replaces) a resource at run time and notifies sessions.
-    pub fn define_resource(&self, resource: impl Into<ResourceDef>) {
-        let def = resource.into();
-        if let Some(err) = &def.scope_error {
-            tracing::error!(%err, "a resource defined at run time has an invalid scope; it stays required as given");
-        }
+    ///
+    /// # Errors
+    /// An invalid scope ([`BuildError::InvalidScope`]), as the builder refuses it.
+    pub fn define_resource(&self, resource: impl Into<ResourceDef>) -> Result<(), BuildError> {
+        let def = resource.into().prepare()?;
         self.inner
             .update_catalog(|catalog| catalog.resources.insert(def.definition.uri.clone(), def));
         self.notify_resources_list_changed();
+        Ok(())
     }
 
     /// Removes a resource at run time (notifying sessions); `false` when there was none.
@@ -238,7 +239,9 @@ mod tests {
         assert_eq!(&*cached(&again.tools_list, new, "rebuilt"), "new list");
 
         server
-            .define_tool(crate::tool("echo", "Echoes", || async { String::new() }))
+            .define_tool(
+                crate::ToolDef::new("echo", || async { String::new() }).description("Echoes"),
+            )
             .unwrap_or_else(|err| panic!("{err}"));
 
         let after = server.inner.catalog();

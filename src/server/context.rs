@@ -30,6 +30,7 @@ use crate::protocol::{
 use crate::server::auth::Identity;
 use crate::server::mrtr::Mrtr;
 use crate::server::mrtr::call::CallLink;
+use crate::server::report::{LogMessage, Progress};
 use crate::server::session::SessionState;
 use crate::server::{Server, ServerInner};
 
@@ -313,11 +314,17 @@ impl RequestContext {
         }
     }
 
-    /// Reports progress (`notifications/progress`) on this request's stream. A no-op when the
-    /// request carried no `progressToken`; values must increase (a value that does not is
-    /// dropped and logged).
-    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
-        if let Err(err) = self.scope().progress(progress, total, message) {
+    /// Reports progress (`notifications/progress`) on this request's stream:
+    /// `cx.progress(Progress::new(1.0).total(4.0).message("copying"))`, or `cx.progress(1.0)`
+    /// for progress alone. A no-op when the request carried no `progressToken`; values must
+    /// increase (a value that does not is dropped and logged).
+    pub fn progress(&self, progress: impl Into<Progress>) {
+        let Progress {
+            progress,
+            total,
+            message,
+        } = progress.into();
+        if let Err(err) = self.scope().progress(progress, total, message.as_deref()) {
             tracing::debug!(id = %self.request_id(), %err, progress, "progress not sent");
         }
     }
@@ -336,21 +343,27 @@ impl RequestContext {
         self.scope().progress_token().is_some()
     }
 
-    /// Sends a log message (`notifications/message`) to this request's client only, when
-    /// `level` is at or above the level the client set (`info` until it sets one; a 2026
+    /// Sends a log message (`notifications/message`) to this request's client only:
+    /// `cx.log(LogMessage::new(LoggingLevel::Info, "done").logger("db"))`. Sent when its
+    /// level is at or above the level the client set (`info` until it sets one; a 2026
     /// request gets messages only at or above the `logLevel` of its `_meta`, and none without
     /// one).
     ///
     /// **Deprecated in protocol 2026-07-28** (SEP-2577: logging is still specified, and served
     /// here, but new code should report through its own observability instead).
-    pub fn log(&self, level: LoggingLevel, data: impl Into<Value>, logger: Option<&str>) {
+    pub fn log(&self, message: LogMessage) {
+        let LogMessage {
+            level,
+            data,
+            logger,
+        } = message;
         if !self.log_enabled(level) {
             return;
         }
         let params = LoggingMessageNotificationParams {
             level,
-            logger: logger.map(str::to_owned),
-            data: data.into(),
+            logger,
+            data,
             meta: None,
         };
         match serde_json::to_value(&params) {

@@ -36,7 +36,7 @@ use crate::server::context::RequestContext;
 /// Extractors read it through its accessors, so your own [`FromParts`] impls can too:
 ///
 /// ```
-/// use actix_mcp::{FromParts, HandlerParts, Rejection, tool};
+/// use actix_mcp::{FromParts, HandlerParts, Rejection, ToolDef};
 ///
 /// /// The `"user"` argument, upper-cased.
 /// struct User(String);
@@ -52,9 +52,10 @@ use crate::server::context::RequestContext;
 ///     }
 /// }
 ///
-/// let greet = tool("greet", "Greets the user", |User(user): User| async move {
+/// let greet = ToolDef::new("greet", |User(user): User| async move {
 ///     format!("hello, {user}")
-/// });
+/// })
+/// .description("Greets the user");
 /// # let _ = greet;
 /// ```
 #[derive(Debug, Clone)]

@@ -26,6 +26,7 @@ pub(crate) mod origin;
 pub(crate) mod pagination;
 pub(crate) mod prompt;
 pub(crate) mod relay;
+pub(crate) mod report;
 pub(crate) mod resource;
 pub(crate) mod route;
 pub(crate) mod session;

@@ -20,6 +20,7 @@ use actix_mcp_actors::{
 use crate::protocol::{LoggingLevel, LoggingMessageNotificationParams, method};
 use crate::server::auth::scopes;
 use crate::server::listen::Change;
+use crate::server::report::LogMessage;
 use crate::server::session::SessionState;
 use crate::server::{Server, ServerInner};
 
@@ -125,11 +126,11 @@ impl ServerInner {
 }
 
 /// A `notifications/message` frame, or `None` when its params do not serialise.
-fn log_frame(level: LoggingLevel, data: Value, logger: Option<&str>) -> Option<Frame> {
+fn log_frame(message: LogMessage) -> Option<Frame> {
     let params = LoggingMessageNotificationParams {
-        level,
-        logger: logger.map(str::to_owned),
-        data,
+        level: message.level,
+        logger: message.logger,
+        data: message.data,
         meta: None,
     };
     let params = serde_json::to_value(&params).ok()?;
@@ -218,13 +219,9 @@ impl Server {
     /// only on the response stream of a request that asked for a level.
     ///
     /// **Logging is deprecated in protocol 2026-07-28** (still specified and served).
-    pub fn notify_log_message(
-        &self,
-        level: LoggingLevel,
-        data: impl Into<Value>,
-        logger: Option<&str>,
-    ) {
-        let Some(frame) = log_frame(level, data.into(), logger) else {
+    pub fn notify_log_message(&self, message: LogMessage) {
+        let level = message.level;
+        let Some(frame) = log_frame(message) else {
             return;
         };
         let registries = self.inner.registries().clone();
@@ -242,13 +239,7 @@ impl Server {
 
     /// Sends a log message to one session (on its standalone stream), when its level lets it
     /// through; `false` when no such session is live.
-    pub fn notify_log_message_to(
-        &self,
-        session_id: &SessionId,
-        level: LoggingLevel,
-        data: impl Into<Value>,
-        logger: Option<&str>,
-    ) -> bool {
+    pub fn notify_log_message_to(&self, session_id: &SessionId, message: LogMessage) -> bool {
         let Some(session) = self
             .inner
             .sessions()
@@ -257,7 +248,8 @@ impl Server {
         else {
             return false;
         };
-        if let Some(frame) = log_frame(level, data.into(), logger) {
+        let level = message.level;
+        if let Some(frame) = log_frame(message) {
             send_log(&session, level, &frame);
         }
         true

@@ -1,5 +1,8 @@
-//! Prompts: a closure with extractors ([`prompt`]) or a type implementing [`Prompt`]; the
-//! argument list `prompts/list` shows is derived from the arguments type's JSON schema.
+//! Prompts, written in one of two ways: a closure with extractors ([`PromptDef::new`]) or a
+//! type implementing [`PromptHandler`]; either is registered on the builder
+//! ([`ServerBuilder::prompt`](crate::ServerBuilder::prompt)) or at run time
+//! ([`Server::define_prompt`](crate::Server::define_prompt)). The argument list `prompts/list`
+//! shows is derived from the arguments type's JSON schema.
 //!
 //! `prompts/get` checks required arguments before the handler runs (`-32602` naming the missing
 //! one). Spec: <https://modelcontextprotocol.io/specification/2025-11-25/server/prompts>
@@ -14,7 +17,7 @@ use serde_json::Value;
 
 use crate::error::{BuildError, McpError};
 use crate::protocol::{
-    GetPromptResult, Icon, JsonObject, Prompt as PromptDefinition, PromptArgument, PromptMessage,
+    GetPromptResult, Icon, JsonObject, Meta, Prompt, PromptArgument, PromptMessage,
 };
 use crate::server::context::RequestContext;
 use crate::server::handler::{ErasedHandler, Handler, Params, erase};
@@ -61,8 +64,37 @@ impl<T: IntoGetPromptResult, E: Into<McpError> + Send + 'static> IntoGetPromptRe
     }
 }
 
-/// A prompt as a type: typed arguments (string fields), any output.
-pub trait Prompt: Send + Sync + 'static {
+/// A prompt written as a type: typed arguments (string fields), any output. Its value is
+/// registered as it is, like a [`PromptDef`] (`.prompt(Review)`); [`PromptDef::from`] turns it
+/// into one, to set what the trait does not say (icons, scopes, ...).
+///
+/// ```
+/// use actix_mcp::{PromptHandler, RequestContext, Server};
+/// use schemars::JsonSchema;
+/// use serde::Deserialize;
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// struct ReviewArgs {
+///     /// The code to review.
+///     code: String,
+/// }
+///
+/// struct Review;
+///
+/// impl PromptHandler for Review {
+///     type Args = ReviewArgs;
+///     type Output = String;
+///     fn name(&self) -> String { "review".into() }
+///     fn description(&self) -> Option<String> { Some("Asks for a code review".into()) }
+///     async fn get(&self, args: ReviewArgs, _cx: RequestContext) -> String {
+///         format!("Please review:\n{}", args.code)
+///     }
+/// }
+///
+/// let server = Server::builder("reviewer", "1.0.0").prompt(Review).build();
+/// assert!(server.is_ok());
+/// ```
+pub trait PromptHandler: Send + Sync + 'static {
     /// The arguments; their schema's properties become the prompt's argument list.
     type Args: DeserializeOwned + JsonSchema + Send + 'static;
     /// What the prompt returns.
@@ -71,7 +103,12 @@ pub trait Prompt: Send + Sync + 'static {
     /// The prompt's name (unique on the server).
     fn name(&self) -> String;
 
-    /// What the prompt is for.
+    /// A display title (see [`PromptDef::title`]).
+    fn title(&self) -> Option<String> {
+        None
+    }
+
+    /// What the prompt is for (see [`PromptDef::description`]).
     fn description(&self) -> Option<String> {
         None
     }
@@ -84,10 +121,17 @@ pub trait Prompt: Send + Sync + 'static {
     ) -> impl Future<Output = Self::Output> + Send;
 }
 
-/// A registered prompt.
+/// A prompt as the server serves it: its wire definition (the [`protocol::Prompt`](Prompt)
+/// that `prompts/list` shows) plus its handler and scopes.
+///
+/// Made from a closure with [`PromptDef::new`], or from a [`PromptHandler`] impl with
+/// [`PromptDef::from`]; the wire metadata is set with the builder methods
+/// ([`title`](Self::title), [`description`](Self::description), [`icons`](Self::icons), ...).
+/// Registered with [`ServerBuilder::prompt`](crate::ServerBuilder::prompt) or
+/// [`Server::define_prompt`](crate::Server::define_prompt), which check it (name, scopes).
 #[derive(Clone)]
 pub struct PromptDef {
-    pub(crate) definition: PromptDefinition,
+    pub(crate) definition: Prompt,
     pub(crate) handler: ErasedHandler<GetPromptResult>,
     /// Scopes a get needs on a bearer-protected endpoint (beyond the server's base set).
     pub(crate) required_scopes: Vec<String>,
@@ -126,7 +170,14 @@ fn arguments_from_schema(schema: &JsonObject) -> Option<Vec<PromptArgument>> {
     (!arguments.is_empty()).then_some(arguments)
 }
 
-/// A prompt from a closure with extractors; use [`Params<T>`] for its arguments.
+/// A prompt from a closure with extractors.
+///
+/// **Deprecated:** [`PromptDef::new`] takes the name and the closure; the description is set
+/// like the rest of the wire metadata.
+#[deprecated(
+    since = "0.2.0",
+    note = "use `PromptDef::new(name, handler).description(description)`"
+)]
 pub fn prompt<H, M>(
     name: impl Into<String>,
     description: impl Into<String>,
@@ -137,33 +188,62 @@ where
     H::Output: IntoGetPromptResult,
     M: 'static,
 {
-    let mut definition = PromptDefinition::new(name);
-    definition.description = Some(description.into());
-    definition.arguments = H::input_schema().as_ref().and_then(arguments_from_schema);
-    PromptDef {
-        definition,
-        handler: erase(handler, IntoGetPromptResult::into_get_prompt_result),
-        required_scopes: Vec::new(),
-        scope_error: None,
-    }
+    PromptDef::new(name, handler).description(description)
 }
 
-impl<P: Prompt> From<P> for PromptDef {
+impl<P: PromptHandler> From<P> for PromptDef {
+    /// The prompt a [`PromptHandler`] impl defines, with the metadata its methods give.
     fn from(prompt_impl: P) -> Self {
         let prompt_impl = Arc::new(prompt_impl);
         let name = prompt_impl.name();
+        let title = prompt_impl.title();
         let description = prompt_impl.description();
         let handler = move |Params(args): Params<P::Args>, cx: RequestContext| {
             let prompt_impl = prompt_impl.clone();
             async move { prompt_impl.get(args, cx).await }
         };
-        let mut def = prompt(name, String::new(), handler);
+        let mut def = PromptDef::new(name, handler);
+        def.definition.title = title;
         def.definition.description = description;
         def
     }
 }
 
 impl PromptDef {
+    /// A prompt named `name` (unique on the server; 1 to 128 characters of
+    /// `A-Z a-z 0-9 _ - . /`) built by a closure with extractors; with [`Params<T>`], the
+    /// properties of `T`'s JSON schema are its argument list.
+    ///
+    /// ```
+    /// use actix_mcp::{Params, PromptDef};
+    /// use schemars::JsonSchema;
+    /// use serde::Deserialize;
+    ///
+    /// #[derive(Deserialize, JsonSchema)]
+    /// struct GreetArgs { name: String }
+    ///
+    /// let greet = PromptDef::new("greet", |Params(args): Params<GreetArgs>| async move {
+    ///     format!("Greet {} warmly.", args.name)
+    /// })
+    /// .description("Greets someone");
+    /// assert_eq!(greet.definition().arguments.as_ref().map(Vec::len), Some(1));
+    /// ```
+    pub fn new<H, M>(name: impl Into<String>, handler: H) -> Self
+    where
+        H: Handler<M>,
+        H::Output: IntoGetPromptResult,
+        M: 'static,
+    {
+        let mut definition = Prompt::new(name);
+        definition.arguments = H::input_schema().as_ref().and_then(arguments_from_schema);
+        Self {
+            definition,
+            handler: erase(handler, IntoGetPromptResult::into_get_prompt_result),
+            required_scopes: Vec::new(),
+            scope_error: None,
+        }
+    }
+
     /// Sets the display title.
     #[must_use]
     pub fn title(mut self, title: impl Into<String>) -> Self {
@@ -171,10 +251,24 @@ impl PromptDef {
         self
     }
 
+    /// Sets what the prompt is for.
+    #[must_use]
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.definition.description = Some(description.into());
+        self
+    }
+
     /// Sets the icons.
     #[must_use]
     pub fn icons(mut self, icons: Vec<Icon>) -> Self {
         self.definition.icons = Some(icons);
+        self
+    }
+
+    /// Sets the prompt's `_meta`.
+    #[must_use]
+    pub fn meta(mut self, meta: Meta) -> Self {
+        self.definition.meta = Some(meta);
         self
     }
 
@@ -208,7 +302,7 @@ impl PromptDef {
     }
 
     /// The definition `prompts/list` shows.
-    pub fn definition(&self) -> &PromptDefinition {
+    pub fn definition(&self) -> &Prompt {
         &self.definition
     }
 

@@ -1,17 +1,22 @@
 //! Resources and resource templates: a static list, each with an optional read handler, plus
-//! templates (RFC 6570) whose handlers see the matched variables through [`UriVars`].
+//! templates (RFC 6570) whose handlers see the matched variables through [`UriVars`]. Each is
+//! written as a closure ([`ResourceDef::new`], [`ResourceTemplateDef::new`]) or as a type
+//! implementing [`ResourceHandler`] or [`ResourceTemplateHandler`].
 //!
 //! `resources/read` tries the static resources first, then each template in registration
 //! order, then the server-wide fallback read handler; an unknown uri is `-32002` with
 //! `data.uri`. Spec: <https://modelcontextprotocol.io/specification/2025-11-25/server/resources>
-//!
-//! [`UriVars`]: crate::UriVars
 
 use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
 
 use crate::error::{BuildError, McpError};
-use crate::protocol::{ReadResourceResult, Resource, ResourceContents, ResourceTemplate};
-use crate::server::handler::{ErasedHandler, Handler, erase};
+use crate::protocol::{
+    Annotations, Icon, Meta, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
+};
+use crate::server::context::RequestContext;
+use crate::server::handler::{ErasedHandler, Handler, UriVars, erase};
 use crate::server::uri_template::UriTemplate;
 
 /// What a resource read handler returns.
@@ -100,7 +105,166 @@ where
     erase(handler, IntoResourceOutput::into_resource_output)
 }
 
-/// A registered resource: its listing and, optionally, its own read handler.
+/// Sets the wire metadata both listings share (`resources/list` and
+/// `resources/templates/list`).
+macro_rules! listing_setters {
+    ($what:literal) => {
+        /// Sets the display title.
+        #[must_use]
+        pub fn title(mut self, title: impl Into<String>) -> Self {
+            self.definition.title = Some(title.into());
+            self
+        }
+
+        #[doc = concat!("Sets what ", $what, " represent(s).")]
+        #[must_use]
+        pub fn description(mut self, description: impl Into<String>) -> Self {
+            self.definition.description = Some(description.into());
+            self
+        }
+
+        #[doc = concat!("Sets the MIME type of ", $what, " (also the one a text or blob output is sent with).")]
+        #[must_use]
+        pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
+            self.definition.mime_type = Some(mime_type.into());
+            self
+        }
+
+        /// Sets the display hints.
+        #[must_use]
+        pub fn annotations(mut self, annotations: Annotations) -> Self {
+            self.definition.annotations = Some(annotations);
+            self
+        }
+
+        /// Sets the icons.
+        #[must_use]
+        pub fn icons(mut self, icons: Vec<Icon>) -> Self {
+            self.definition.icons = Some(icons);
+            self
+        }
+
+        /// Sets the listing's `_meta`.
+        #[must_use]
+        pub fn meta(mut self, meta: Meta) -> Self {
+            self.definition.meta = Some(meta);
+            self
+        }
+    };
+}
+
+/// A resource written as a type: its uri, name and read. Its value is registered as it is,
+/// like a [`ResourceDef`] (`.resource(Readme)`); [`ResourceDef::from`] turns it into one, to
+/// set what the trait does not say (size, icons, scopes, ...).
+///
+/// ```
+/// use actix_mcp::{RequestContext, ResourceHandler, Server};
+///
+/// struct Readme;
+///
+/// impl ResourceHandler for Readme {
+///     type Output = &'static str;
+///     fn uri(&self) -> String { "file:///readme.txt".into() }
+///     fn name(&self) -> String { "readme".into() }
+///     fn mime_type(&self) -> Option<String> { Some("text/plain".into()) }
+///     async fn read(&self, _cx: RequestContext) -> &'static str {
+///         "What this server is"
+///     }
+/// }
+///
+/// let server = Server::builder("docs", "1.0.0").resource(Readme).build();
+/// assert!(server.is_ok());
+/// ```
+pub trait ResourceHandler: Send + Sync + 'static {
+    /// What a read returns.
+    type Output: IntoResourceOutput;
+
+    /// The resource's uri (unique on the server).
+    fn uri(&self) -> String;
+
+    /// The resource's programmatic name.
+    fn name(&self) -> String;
+
+    /// A display title (see [`ResourceDef::title`]).
+    fn title(&self) -> Option<String> {
+        None
+    }
+
+    /// What the resource represents (see [`ResourceDef::description`]).
+    fn description(&self) -> Option<String> {
+        None
+    }
+
+    /// The resource's MIME type (see [`ResourceDef::mime_type`]).
+    fn mime_type(&self) -> Option<String> {
+        None
+    }
+
+    /// Reads the resource.
+    fn read(&self, cx: RequestContext) -> impl Future<Output = Self::Output> + Send;
+}
+
+/// A resource template written as a type: its uri template, name and read, which gets the
+/// variables the template matched. Registered as it is (`.resource_template(Item)`), or through
+/// [`ResourceTemplateDef::from`] to set more.
+///
+/// ```
+/// use actix_mcp::{RequestContext, ResourceTemplateHandler, Server, UriVars};
+///
+/// struct Item;
+///
+/// impl ResourceTemplateHandler for Item {
+///     type Output = String;
+///     fn uri_template(&self) -> String { "test://item/{id}".into() }
+///     fn name(&self) -> String { "item".into() }
+///     async fn read(&self, vars: UriVars, _cx: RequestContext) -> String {
+///         format!("item {}", vars.get("id").unwrap_or_default())
+///     }
+/// }
+///
+/// let server = Server::builder("items", "1.0.0").resource_template(Item).build();
+/// assert!(server.is_ok());
+/// ```
+pub trait ResourceTemplateHandler: Send + Sync + 'static {
+    /// What a read returns.
+    type Output: IntoResourceOutput;
+
+    /// The RFC 6570 uri template (unique on the server).
+    fn uri_template(&self) -> String;
+
+    /// The template's programmatic name.
+    fn name(&self) -> String;
+
+    /// A display title (see [`ResourceTemplateDef::title`]).
+    fn title(&self) -> Option<String> {
+        None
+    }
+
+    /// What the matching resources represent (see [`ResourceTemplateDef::description`]).
+    fn description(&self) -> Option<String> {
+        None
+    }
+
+    /// The MIME type of every matching resource (see [`ResourceTemplateDef::mime_type`]).
+    fn mime_type(&self) -> Option<String> {
+        None
+    }
+
+    /// Reads the resource at a matching uri; `vars` are the variables the template matched.
+    fn read(&self, vars: UriVars, cx: RequestContext) -> impl Future<Output = Self::Output> + Send;
+}
+
+/// A resource as the server serves it: its wire definition (the
+/// [`protocol::Resource`](Resource) that `resources/list` shows) plus, optionally, its own read
+/// handler and its scopes.
+///
+/// Made from a closure with [`ResourceDef::new`], from a [`ResourceHandler`] impl with
+/// [`ResourceDef::from`], or from a bare [`protocol::Resource`](Resource) (listed, read by the
+/// server's fallback [`read_resource`](crate::ServerBuilder::read_resource) handler); the wire
+/// metadata is set with the builder methods ([`title`](Self::title),
+/// [`description`](Self::description), [`mime_type`](Self::mime_type), ...). Registered with
+/// [`ServerBuilder::resource`](crate::ServerBuilder::resource) or
+/// [`Server::define_resource`](crate::Server::define_resource), which check its scopes.
 #[derive(Clone)]
 pub struct ResourceDef {
     pub(crate) definition: Resource,
@@ -121,6 +285,13 @@ impl fmt::Debug for ResourceDef {
 }
 
 /// A resource with its own read handler (a closure with extractors).
+///
+/// **Deprecated:** [`ResourceDef::new`] takes the uri, the name and the closure; the rest of
+/// the listing is set by builder methods.
+#[deprecated(
+    since = "0.2.0",
+    note = "use `ResourceDef::new(uri, name, handler)` and its `.description()`, `.mime_type()`, ..."
+)]
 pub fn resource<H, M>(definition: Resource, handler: H) -> ResourceDef
 where
     H: Handler<M>,
@@ -128,10 +299,8 @@ where
     M: 'static,
 {
     ResourceDef {
-        definition,
         handler: Some(read_handler(handler)),
-        required_scopes: Vec::new(),
-        scope_error: None,
+        ..ResourceDef::from(definition)
     }
 }
 
@@ -147,15 +316,68 @@ impl From<Resource> for ResourceDef {
     }
 }
 
+impl<R: ResourceHandler> From<R> for ResourceDef {
+    /// The resource a [`ResourceHandler`] impl defines, with the metadata its methods give.
+    fn from(resource_impl: R) -> Self {
+        let resource_impl = Arc::new(resource_impl);
+        let mut definition = Resource::new(resource_impl.uri(), resource_impl.name());
+        definition.title = resource_impl.title();
+        definition.description = resource_impl.description();
+        definition.mime_type = resource_impl.mime_type();
+        let handler = move |cx: RequestContext| {
+            let resource_impl = resource_impl.clone();
+            async move { resource_impl.read(cx).await }
+        };
+        Self {
+            handler: Some(read_handler(handler)),
+            ..Self::from(definition)
+        }
+    }
+}
+
 impl ResourceDef {
+    /// The resource at `uri` named `name`, read by a closure with extractors
+    /// ([`ResourceUri`](crate::ResourceUri), [`RequestContext`], [`State`](crate::State), ...).
+    ///
+    /// ```
+    /// use actix_mcp::{RequestContext, ResourceDef};
+    ///
+    /// let readme = ResourceDef::new("file:///readme.txt", "readme", |_cx: RequestContext| async {
+    ///     "What this server is"
+    /// })
+    /// .description("What this server is")
+    /// .mime_type("text/plain");
+    /// assert_eq!(readme.definition().mime_type.as_deref(), Some("text/plain"));
+    /// ```
+    pub fn new<H, M>(uri: impl Into<String>, name: impl Into<String>, handler: H) -> Self
+    where
+        H: Handler<M>,
+        H::Output: IntoResourceOutput,
+        M: 'static,
+    {
+        Self {
+            handler: Some(read_handler(handler)),
+            ..Self::from(Resource::new(uri, name))
+        }
+    }
+
+    listing_setters!("the resource");
+
+    /// Sets the size of the raw content in bytes.
+    #[must_use]
+    pub fn size(mut self, size: u64) -> Self {
+        self.definition.size = Some(size);
+        self
+    }
+
     /// Scopes a `resources/read` (or subscription) of this resource needs on an endpoint
     /// protected by [`bearer_auth`](crate::transport::http::McpHttp::bearer_auth), beyond the
     /// server's [`required_scopes`](crate::ServerBuilder::required_scopes): without one, HTTP
     /// 403 with `error="insufficient_scope"`. `resources/list` still lists the resource. Each
-    /// scope must be an RFC 6749 scope token:
-    /// [`ServerBuilder::resource`](crate::ServerBuilder::resource) then fails the build with
-    /// [`BuildError::InvalidScope`] (a resource defined at run time is logged and kept, its
-    /// scopes as given).
+    /// scope must be an RFC 6749 scope token: registering
+    /// ([`ServerBuilder::resource`](crate::ServerBuilder::resource),
+    /// [`Server::define_resource`](crate::Server::define_resource)) fails with
+    /// [`BuildError::InvalidScope`] otherwise.
     #[must_use]
     pub fn required_scopes<I, S>(mut self, scopes: I) -> Self
     where
@@ -163,19 +385,12 @@ impl ResourceDef {
         S: Into<String>,
     {
         let uri = &self.definition.uri;
-        let mut error = None;
-        let given: Vec<String> = scopes.into_iter().map(Into::into).collect();
         crate::server::auth::scopes::set(
             &mut self.required_scopes,
-            &mut error,
+            &mut self.scope_error,
             || format!("resource `{uri}`"),
-            given.iter().cloned(),
+            scopes,
         );
-        if error.is_some() {
-            // Fail closed: the scopes stay required as given.
-            self.required_scopes = given;
-            self.scope_error = error;
-        }
         self
     }
 
@@ -183,9 +398,26 @@ impl ResourceDef {
     pub fn definition(&self) -> &Resource {
         &self.definition
     }
+
+    /// Checks what registering refuses (an invalid scope).
+    pub(crate) fn prepare(mut self) -> Result<Self, BuildError> {
+        match self.scope_error.take() {
+            Some(err) => Err(err),
+            None => Ok(self),
+        }
+    }
 }
 
-/// A registered resource template: its listing, parsed template and read handler.
+/// A resource template as the server serves it: its wire definition (the
+/// [`protocol::ResourceTemplate`](ResourceTemplate) that `resources/templates/list` shows), its
+/// parsed template, its read handler and its scopes.
+///
+/// Made from a closure with [`ResourceTemplateDef::new`] or from a [`ResourceTemplateHandler`]
+/// impl with [`ResourceTemplateDef::from`]; the wire metadata is set with the builder methods
+/// ([`title`](Self::title), [`description`](Self::description), [`mime_type`](Self::mime_type),
+/// ...). Registered with
+/// [`ServerBuilder::resource_template`](crate::ServerBuilder::resource_template), which checks
+/// it (template syntax, scopes).
 #[derive(Clone)]
 pub struct ResourceTemplateDef {
     pub(crate) definition: ResourceTemplate,
@@ -205,24 +437,78 @@ impl fmt::Debug for ResourceTemplateDef {
     }
 }
 
-/// A resource template with its read handler; the handler sees the matched variables through
-/// the [`UriVars`](crate::UriVars) extractor.
+/// A resource template with its read handler.
+///
+/// **Deprecated:** [`ResourceTemplateDef::new`] takes the uri template, the name and the
+/// closure; the rest of the listing is set by builder methods.
+#[deprecated(
+    since = "0.2.0",
+    note = "use `ResourceTemplateDef::new(uri_template, name, handler)` and its `.description()`, `.mime_type()`, ..."
+)]
 pub fn resource_template<H, M>(definition: ResourceTemplate, handler: H) -> ResourceTemplateDef
 where
     H: Handler<M>,
     H::Output: IntoResourceOutput,
     M: 'static,
 {
-    ResourceTemplateDef {
-        definition,
-        template: None,
-        handler: read_handler(handler),
-        required_scopes: Vec::new(),
-        scope_error: None,
+    ResourceTemplateDef::with_definition(definition, read_handler(handler))
+}
+
+impl<T: ResourceTemplateHandler> From<T> for ResourceTemplateDef {
+    /// The template a [`ResourceTemplateHandler`] impl defines, with the metadata its methods
+    /// give.
+    fn from(template_impl: T) -> Self {
+        let template_impl = Arc::new(template_impl);
+        let mut definition =
+            ResourceTemplate::new(template_impl.uri_template(), template_impl.name());
+        definition.title = template_impl.title();
+        definition.description = template_impl.description();
+        definition.mime_type = template_impl.mime_type();
+        let handler = move |vars: UriVars, cx: RequestContext| {
+            let template_impl = template_impl.clone();
+            async move { template_impl.read(vars, cx).await }
+        };
+        Self::with_definition(definition, read_handler(handler))
     }
 }
 
 impl ResourceTemplateDef {
+    /// The template `uri_template` (RFC 6570) named `name`, read by a closure with extractors;
+    /// the [`UriVars`] extractor gives the variables the template matched.
+    ///
+    /// ```
+    /// use actix_mcp::{ResourceTemplateDef, UriVars};
+    ///
+    /// let item = ResourceTemplateDef::new("test://item/{id}", "item", |vars: UriVars| async move {
+    ///     format!("item {}", vars.get("id").unwrap_or_default())
+    /// })
+    /// .mime_type("text/plain");
+    /// assert_eq!(item.definition().uri_template, "test://item/{id}");
+    /// ```
+    pub fn new<H, M>(uri_template: impl Into<String>, name: impl Into<String>, handler: H) -> Self
+    where
+        H: Handler<M>,
+        H::Output: IntoResourceOutput,
+        M: 'static,
+    {
+        Self::with_definition(
+            ResourceTemplate::new(uri_template, name),
+            read_handler(handler),
+        )
+    }
+
+    fn with_definition(definition: ResourceTemplate, handler: ReadHandler) -> Self {
+        Self {
+            definition,
+            template: None,
+            handler,
+            required_scopes: Vec::new(),
+            scope_error: None,
+        }
+    }
+
+    listing_setters!("the matching resources");
+
     /// Scopes a read (or subscription) of a uri this template matches, or a completion of its
     /// variables, needs on an endpoint protected by
     /// [`bearer_auth`](crate::transport::http::McpHttp::bearer_auth), beyond the server's

@@ -1,11 +1,13 @@
-//! Tools, in the three ways the Ruby SDK offers: a closure with extractors ([`tool`]), a type
-//! implementing [`Tool`] (typed arguments and optional typed output), and [`Server::define_tool`]
-//! at run time.
+//! Tools, written in one of two ways: a closure with extractors ([`ToolDef::new`]) or a type
+//! implementing [`ToolHandler`] (typed arguments and optional typed output); either is
+//! registered on the builder ([`ServerBuilder::tool`](crate::ServerBuilder::tool)) or at run
+//! time ([`Server::define_tool`]).
 //!
-//! Every tool becomes a [`ToolDef`]: its definition (as `tools/list` shows it), a compiled
-//! validator for its input schema, and a type-erased handler. Arguments are validated against
-//! the input schema before the handler runs; a failure is an `isError` result naming what was
-//! wrong, so the model can correct itself (spec 2025-11-25, SEP-1303).
+//! Every tool becomes a [`ToolDef`]: a tool as the server serves it, its wire definition (the
+//! [`protocol::Tool`](crate::protocol::Tool) that `tools/list` shows) plus its handler and
+//! settings. Arguments are validated against the input schema before the handler runs; a
+//! failure is an `isError` result naming what was wrong, so the model can correct itself (spec
+//! 2025-11-25, SEP-1303).
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/server/tools>
 //!
@@ -23,8 +25,7 @@ use serde_json::Value;
 
 use crate::error::{BuildError, McpError};
 use crate::protocol::{
-    CallToolResult, ContentBlock, Icon, JsonObject, Meta, TaskSupport, Tool as ToolDefinition,
-    ToolAnnotations,
+    CallToolResult, ContentBlock, Icon, JsonObject, Meta, TaskSupport, Tool, ToolAnnotations,
 };
 use crate::server::context::RequestContext;
 use crate::server::handler::{
@@ -114,10 +115,15 @@ impl<T: Serialize + JsonSchema + Send + 'static> IntoCallToolResult for Json<T> 
     }
 }
 
-/// A tool as a type with state: typed arguments, typed output.
+/// A tool written as a type (with state, if it needs any): typed arguments, typed output. Its
+/// value is registered as it is, like a [`ToolDef`] (`.tool(Add)`,
+/// [`Server::define_tool(Add)`](crate::Server::define_tool)); [`ToolDef::from`] turns it into
+/// one, to set what the trait does not say (icons, a time limit, scopes, ...).
 ///
 /// ```
-/// use actix_mcp::{RequestContext, Tool};
+/// use std::time::Duration;
+///
+/// use actix_mcp::{RequestContext, Server, ToolDef, ToolHandler};
 /// use schemars::JsonSchema;
 /// use serde::Deserialize;
 ///
@@ -126,7 +132,7 @@ impl<T: Serialize + JsonSchema + Send + 'static> IntoCallToolResult for Json<T> 
 ///
 /// struct Add;
 ///
-/// impl Tool for Add {
+/// impl ToolHandler for Add {
 ///     type Args = AddArgs;
 ///     type Output = String;
 ///     fn name(&self) -> String { "add".into() }
@@ -135,8 +141,13 @@ impl<T: Serialize + JsonSchema + Send + 'static> IntoCallToolResult for Json<T> 
 ///         (args.a + args.b).to_string()
 ///     }
 /// }
+///
+/// let server = Server::builder("calc", "1.0.0")
+///     .tool(ToolDef::from(Add).timeout(Duration::from_secs(5))) // or just `.tool(Add)`
+///     .build();
+/// assert!(server.is_ok());
 /// ```
-pub trait Tool: Send + Sync + 'static {
+pub trait ToolHandler: Send + Sync + 'static {
     /// The arguments; their JSON schema is the tool's input schema.
     type Args: DeserializeOwned + JsonSchema + Send + 'static;
     /// What the tool returns; [`Json<T>`] declares an output schema.
@@ -145,17 +156,17 @@ pub trait Tool: Send + Sync + 'static {
     /// The tool's name (unique on the server).
     fn name(&self) -> String;
 
-    /// A human-readable description for the model.
-    fn description(&self) -> Option<String> {
-        None
-    }
-
-    /// A display title.
+    /// A display title (see [`ToolDef::title`]).
     fn title(&self) -> Option<String> {
         None
     }
 
-    /// Behaviour hints.
+    /// A human-readable description for the model (see [`ToolDef::description`]).
+    fn description(&self) -> Option<String> {
+        None
+    }
+
+    /// Behaviour hints (see [`ToolDef::annotations`]).
     fn annotations(&self) -> Option<ToolAnnotations> {
         None
     }
@@ -168,13 +179,21 @@ pub trait Tool: Send + Sync + 'static {
     ) -> impl Future<Output = Self::Output> + Send;
 }
 
-pub(crate) type ToolHandler = ErasedHandler<CallToolResult>;
+/// A tool's type-erased handler.
+pub(crate) type CallHandler = ErasedHandler<CallToolResult>;
 
-/// A registered tool: definition, input validator and handler.
+/// A tool as the server serves it: its wire definition (the [`protocol::Tool`](Tool) that
+/// `tools/list` shows) plus its handler and settings (time limit, scopes, task support).
+///
+/// Made from a closure with [`ToolDef::new`] (or [`ToolDef::blocking`]), or from a
+/// [`ToolHandler`] impl with [`ToolDef::from`]; the wire metadata is set with the builder
+/// methods ([`title`](Self::title), [`description`](Self::description), [`icons`](Self::icons),
+/// ...). Registered with [`ServerBuilder::tool`](crate::ServerBuilder::tool) or
+/// [`Server::define_tool`](crate::Server::define_tool), which check it (name, schemas, scopes).
 #[derive(Clone)]
 pub struct ToolDef {
-    pub(crate) definition: ToolDefinition,
-    pub(crate) handler: ToolHandler,
+    pub(crate) definition: Tool,
+    pub(crate) handler: CallHandler,
     pub(crate) timeout: Option<Duration>,
     pub(crate) validator: Option<Arc<jsonschema::Validator>>,
     /// The output schema's validator: `structuredContent` is checked against it.
@@ -289,44 +308,29 @@ fn empty_input_schema() -> JsonObject {
 
 /// A tool from a closure with extractors.
 ///
-/// ```
-/// use actix_mcp::{Params, RequestContext, tool};
-/// use schemars::JsonSchema;
-/// use serde::Deserialize;
-///
-/// #[derive(Deserialize, JsonSchema)]
-/// struct EchoArgs { message: String }
-///
-/// let echo = tool("echo", "Echoes its input", |Params(args): Params<EchoArgs>, _cx: RequestContext| async move {
-///     args.message
-/// });
-/// ```
+/// **Deprecated:** [`ToolDef::new`] takes the name and the closure; the description is set
+/// like the rest of the wire metadata.
+#[deprecated(
+    since = "0.2.0",
+    note = "use `ToolDef::new(name, handler).description(description)`"
+)]
 pub fn tool<H, M>(name: impl Into<String>, description: impl Into<String>, handler: H) -> ToolDef
 where
     H: Handler<M>,
     H::Output: IntoCallToolResult,
     M: 'static,
 {
-    let input = H::input_schema().unwrap_or_else(empty_input_schema);
-    let mut definition = ToolDefinition::new(name, input).with_description(description);
-    definition.output_schema = <H::Output as IntoCallToolResult>::output_schema();
-    ToolDef {
-        definition,
-        handler: erase(handler, IntoCallToolResult::into_call_tool_result),
-        timeout: None,
-        validator: None,
-        output_validator: None,
-        param_headers: Vec::new(),
-        required_capabilities: None,
-        task_support: TaskSupport::Forbidden,
-        task_ttl: None,
-        required_scopes: Vec::new(),
-        scope_error: None,
-    }
+    ToolDef::new(name, handler).description(description)
 }
 
-/// A blocking tool: `f` runs on the blocking thread pool (never on an HTTP worker), with typed
-/// arguments.
+/// A blocking tool: `f` runs on the blocking thread pool.
+///
+/// **Deprecated:** [`ToolDef::blocking`] takes the name and the closure; the description is set
+/// like the rest of the wire metadata.
+#[deprecated(
+    since = "0.2.0",
+    note = "use `ToolDef::blocking(name, f).description(description)`"
+)]
 pub fn blocking_tool<A, O, F>(
     name: impl Into<String>,
     description: impl Into<String>,
@@ -337,36 +341,11 @@ where
     O: IntoCallToolResult,
     F: Fn(A, RequestContext) -> O + Clone + Send + Sync + 'static,
 {
-    // The call is supervised once, as any tool's (time limit, cancellation, panics): its
-    // future only waits for the closure on the blocking pool, and a panic there unwinds into
-    // it. The closure cannot be stopped: it keeps the request's holds (admission slots, its
-    // share of the byte budget) until it returns.
-    let handler = move |Params(args): Params<A>, cx: RequestContext| {
-        let f = f.clone();
-        let holds = cx.scope().share_holds();
-        async move {
-            let joined = tokio::task::spawn_blocking(move || {
-                let _holds = holds;
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    f(args, cx).into_call_tool_result()
-                }))
-            })
-            .await;
-            match joined {
-                Ok(Ok(result)) => result,
-                Ok(Err(payload)) => std::panic::resume_unwind(payload),
-                Err(err) => Err(McpError::internal(format!(
-                    "the blocking tool did not run: {err}"
-                ))),
-            }
-        }
-    };
-    let mut def = tool(name, description, handler);
-    def.definition.output_schema = O::output_schema();
-    def
+    ToolDef::blocking(name, f).description(description)
 }
 
-impl<T: Tool> From<T> for ToolDef {
+impl<T: ToolHandler> From<T> for ToolDef {
+    /// The tool a [`ToolHandler`] impl defines, with the metadata its methods give.
     fn from(tool_impl: T) -> Self {
         let tool_impl = Arc::new(tool_impl);
         let name = tool_impl.name();
@@ -377,22 +356,106 @@ impl<T: Tool> From<T> for ToolDef {
             let tool_impl = tool_impl.clone();
             async move { tool_impl.call(args, cx).await }
         };
-        let mut def = tool(name, description.unwrap_or_default(), handler);
-        if def.definition.description.as_deref() == Some("") {
-            def.definition.description = None;
-        }
+        let mut def = ToolDef::new(name, handler);
+        def.definition.description = description;
         def.definition.title = title;
         def.definition.annotations = annotations;
-        def.definition.output_schema = <T::Output as IntoCallToolResult>::output_schema();
         def
     }
 }
 
 impl ToolDef {
+    /// A tool named `name` (unique on the server; 1 to 128 characters of `A-Z a-z 0-9 _ - . /`)
+    /// run by a closure with extractors. Its input schema is the one its extractors impose
+    /// ([`Params<T>`]: `T`'s JSON schema; none: an object without properties), its output
+    /// schema the one its output declares ([`Json<T>`]).
+    ///
+    /// ```
+    /// use actix_mcp::{Params, RequestContext, ToolDef};
+    /// use schemars::JsonSchema;
+    /// use serde::Deserialize;
+    ///
+    /// #[derive(Deserialize, JsonSchema)]
+    /// struct EchoArgs { message: String }
+    ///
+    /// let echo = ToolDef::new("echo", |Params(args): Params<EchoArgs>, _cx: RequestContext| async move {
+    ///     args.message
+    /// })
+    /// .description("Echoes its input");
+    /// assert_eq!(echo.definition().description.as_deref(), Some("Echoes its input"));
+    /// ```
+    pub fn new<H, M>(name: impl Into<String>, handler: H) -> Self
+    where
+        H: Handler<M>,
+        H::Output: IntoCallToolResult,
+        M: 'static,
+    {
+        let input = H::input_schema().unwrap_or_else(empty_input_schema);
+        let mut definition = Tool::new(name, input);
+        definition.output_schema = <H::Output as IntoCallToolResult>::output_schema();
+        Self {
+            definition,
+            handler: erase(handler, IntoCallToolResult::into_call_tool_result),
+            timeout: None,
+            validator: None,
+            output_validator: None,
+            param_headers: Vec::new(),
+            required_capabilities: None,
+            task_support: TaskSupport::Forbidden,
+            task_ttl: None,
+            required_scopes: Vec::new(),
+            scope_error: None,
+        }
+    }
+
+    /// A tool whose closure blocks: `f` runs on the blocking thread pool (never on an HTTP
+    /// worker), with typed arguments.
+    pub fn blocking<A, O, F>(name: impl Into<String>, f: F) -> Self
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        O: IntoCallToolResult,
+        F: Fn(A, RequestContext) -> O + Clone + Send + Sync + 'static,
+    {
+        // The call is supervised once, as any tool's (time limit, cancellation, panics): its
+        // future only waits for the closure on the blocking pool, and a panic there unwinds
+        // into it. The closure cannot be stopped: it keeps the request's holds (admission
+        // slots, its share of the byte budget) until it returns.
+        let handler = move |Params(args): Params<A>, cx: RequestContext| {
+            let f = f.clone();
+            let holds = cx.scope().share_holds();
+            async move {
+                let joined = tokio::task::spawn_blocking(move || {
+                    let _holds = holds;
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        f(args, cx).into_call_tool_result()
+                    }))
+                })
+                .await;
+                match joined {
+                    Ok(Ok(result)) => result,
+                    Ok(Err(payload)) => std::panic::resume_unwind(payload),
+                    Err(err) => Err(McpError::internal(format!(
+                        "the blocking tool did not run: {err}"
+                    ))),
+                }
+            }
+        };
+        let mut def = Self::new(name, handler);
+        def.definition.output_schema = O::output_schema();
+        def
+    }
+
     /// Sets the display title.
     #[must_use]
     pub fn title(mut self, title: impl Into<String>) -> Self {
         self.definition.title = Some(title.into());
+        self
+    }
+
+    /// Sets the description the model reads to decide when to call the tool.
+    #[must_use]
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.definition.description = Some(description.into());
         self
     }
 
@@ -510,7 +573,7 @@ impl ToolDef {
     }
 
     /// The definition `tools/list` shows.
-    pub fn definition(&self) -> &ToolDefinition {
+    pub fn definition(&self) -> &Tool {
         &self.definition
     }
 

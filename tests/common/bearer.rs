@@ -251,28 +251,26 @@ pub fn server(runs: Arc<Runs>) -> Server {
     Server::builder("auth-test", "1.0.0")
         .state_arc(runs)
         .required_scopes(["mcp"])
-        .tool(tool(
-            "whoami",
-            "Describes the caller",
-            |cx: RequestContext| async move { describe(&cx) },
-        ))
         .tool(
-            tool("write", "Writes files", |cx: RequestContext| async move {
-                describe(&cx)
-            })
-            .required_scopes(["files:write"]),
+            ToolDef::new("whoami", |cx: RequestContext| async move { describe(&cx) })
+                .description("Describes the caller"),
+        )
+        .tool(
+            ToolDef::new("write", |cx: RequestContext| async move { describe(&cx) })
+                .description("Writes files")
+                .required_scopes(["files:write"]),
         )
         .prompt(
-            prompt(
-                "secret",
-                "A guarded prompt",
-                |cx: RequestContext| async move { PromptMessage::user_text(describe(&cx)) },
-            )
+            PromptDef::new("secret", |cx: RequestContext| async move {
+                PromptMessage::user_text(describe(&cx))
+            })
+            .description("A guarded prompt")
             .required_scopes(["prompts:secret"]),
         )
         .resource(
-            resource(
-                Resource::new("file:///vault.txt", "vault"),
+            ResourceDef::new(
+                "file:///vault.txt",
+                "vault",
                 |cx: RequestContext| async move { describe(&cx) },
             )
             .required_scopes(["vault:read"]),
@@ -282,20 +280,15 @@ pub fn server(runs: Arc<Runs>) -> Server {
         })
         .tasks(actix_mcp::TaskConfig::default())
         .tool(
-            tool(
-                "job",
-                "Runs until cancelled",
-                |cx: RequestContext| async move {
-                    cx.cancelled().await;
-                    "cancelled"
-                },
-            )
+            ToolDef::new("job", |cx: RequestContext| async move {
+                cx.cancelled().await;
+                "cancelled"
+            })
+            .description("Runs until cancelled")
             .task_support(actix_mcp::protocol::TaskSupport::Optional),
         )
-        .tool(tool(
-            "confirm",
-            "Asks the caller to confirm",
-            |cx: RequestContext| async move {
+        .tool(
+            ToolDef::new("confirm", |cx: RequestContext| async move {
                 match cx.input_response("ok") {
                     Some(_) => Ok(describe(&cx)),
                     None => {
@@ -317,8 +310,9 @@ pub fn server(runs: Arc<Runs>) -> Server {
                         ))
                     }
                 }
-            },
-        ))
+            })
+            .description("Asks the caller to confirm"),
+        )
         .build()
         .unwrap()
 }

@@ -45,23 +45,27 @@ pub fn server(probe: Arc<Probe>) -> Server {
     Server::builder("client-test-server", "2.0.0")
         .instructions("Use the tools.")
         .page_size(2)
-        .tool(tool(
-            "echo",
-            "Echoes",
-            |Params(a): Params<EchoArgs>| async move { a.message },
-        ))
-        .tool(tool(
-            "add",
-            "Adds",
-            |Params(a): Params<AddArgs>| async move { Json(Sum { total: a.a + a.b }) },
-        ))
-        .tool(tool("fail", "Fails", |_cx: RequestContext| async {
-            Err::<String, _>(McpError::tool("it broke"))
-        }))
-        .tool(tool(
-            "slow",
-            "Waits until cancelled",
-            move |cx: RequestContext| {
+        .tool(
+            ToolDef::new(
+                "echo",
+                |Params(a): Params<EchoArgs>| async move { a.message },
+            )
+            .description("Echoes"),
+        )
+        .tool(
+            ToolDef::new("add", |Params(a): Params<AddArgs>| async move {
+                Json(Sum { total: a.a + a.b })
+            })
+            .description("Adds"),
+        )
+        .tool(
+            ToolDef::new("fail", |_cx: RequestContext| async {
+                Err::<String, _>(McpError::tool("it broke"))
+            })
+            .description("Fails"),
+        )
+        .tool(
+            ToolDef::new("slow", move |cx: RequestContext| {
                 let probe = p.clone();
                 async move {
                     probe.slow_started.notify_one();
@@ -69,23 +73,25 @@ pub fn server(probe: Arc<Probe>) -> Server {
                     probe.slow_cancelled.notify_one();
                     "cancelled"
                 }
-            },
-        ))
-        .tool(tool(
-            "count",
-            "Reports progress",
-            |cx: RequestContext| async move {
+            })
+            .description("Waits until cancelled"),
+        )
+        .tool(
+            ToolDef::new("count", |cx: RequestContext| async move {
                 for step in 1..=3 {
-                    cx.progress(f64::from(step), Some(3.0), Some("counting"));
+                    cx.progress(
+                        Progress::new(f64::from(step))
+                            .total(3.0)
+                            .message("counting"),
+                    );
                     tokio::time::sleep(Duration::from_millis(5)).await;
                 }
                 "counted"
-            },
-        ))
-        .tool(tool(
-            "ask_llm",
-            "Samples",
-            |cx: RequestContext| async move {
+            })
+            .description("Reports progress"),
+        )
+        .tool(
+            ToolDef::new("ask_llm", |cx: RequestContext| async move {
                 let params = CreateMessageRequestParams::new(
                     vec![actix_mcp::protocol::SamplingMessage::user_text("hi")],
                     10,
@@ -94,12 +100,11 @@ pub fn server(probe: Arc<Probe>) -> Server {
                     Ok(result) => serde_json::to_string(&result.content).unwrap(),
                     Err(err) => format!("error: {err}"),
                 }
-            },
-        ))
-        .tool(tool(
-            "ask_form",
-            "Elicits",
-            |cx: RequestContext| async move {
+            })
+            .description("Samples"),
+        )
+        .tool(
+            ToolDef::new("ask_form", |cx: RequestContext| async move {
                 let schema: ElicitationSchema = serde_json::from_value(json!({
                     "type": "object",
                     "properties": {
@@ -113,12 +118,11 @@ pub fn server(probe: Arc<Probe>) -> Server {
                     Ok(result) => Value::Object(result.content.unwrap_or_default()).to_string(),
                     Err(err) => format!("error: {err}"),
                 }
-            },
-        ))
-        .tool(tool(
-            "ask_roots",
-            "Lists roots",
-            |cx: RequestContext| async move {
+            })
+            .description("Elicits"),
+        )
+        .tool(
+            ToolDef::new("ask_roots", |cx: RequestContext| async move {
                 match cx.list_roots().await {
                     Ok(result) => result
                         .roots
@@ -128,58 +132,62 @@ pub fn server(probe: Arc<Probe>) -> Server {
                         .join(","),
                     Err(err) => format!("error: {err}"),
                 }
-            },
-        ))
-        .tool(tool(
-            "poll",
-            "Closes its SSE stream (over HTTP), then answers",
-            |cx: RequestContext| async move {
+            })
+            .description("Lists roots"),
+        )
+        .tool(
+            ToolDef::new("poll", |cx: RequestContext| async move {
                 cx.close_sse_stream();
                 tokio::time::sleep(Duration::from_millis(20)).await;
                 "after the reconnect"
-            },
-        ))
-        .tool(tool("log", "Logs", |cx: RequestContext| async move {
-            cx.log(LoggingLevel::Warning, "careful", Some("test"));
-            cx.log(LoggingLevel::Debug, "noise", Some("test"));
-            "logged"
-        }))
-        .tool(tool(
-            "grow",
-            "Adds a tool",
-            |cx: RequestContext| async move {
+            })
+            .description("Closes its SSE stream (over HTTP), then answers"),
+        )
+        .tool(
+            ToolDef::new("log", |cx: RequestContext| async move {
+                cx.log(LogMessage::new(LoggingLevel::Warning, "careful").logger("test"));
+                cx.log(LogMessage::new(LoggingLevel::Debug, "noise").logger("test"));
+                "logged"
+            })
+            .description("Logs"),
+        )
+        .tool(
+            ToolDef::new("grow", |cx: RequestContext| async move {
                 cx.server()
-                    .define_tool(tool("grown", "New", |_cx: RequestContext| async { "new" }))
+                    .define_tool(
+                        ToolDef::new("grown", |_cx: RequestContext| async { "new" })
+                            .description("New"),
+                    )
                     .unwrap();
                 "grown"
-            },
-        ))
-        .tool(tool(
-            "touch",
-            "Updates a resource",
-            |cx: RequestContext| async move {
+            })
+            .description("Adds a tool"),
+        )
+        .tool(
+            ToolDef::new("touch", |cx: RequestContext| async move {
                 cx.server().notify_resource_updated("test://a");
                 "touched"
-            },
-        ))
+            })
+            .description("Updates a resource"),
+        )
         .resource(ResourceDef::from(Resource::new("test://a", "a")))
         .resource(ResourceDef::from(Resource::new("test://b", "b")))
         .resource(ResourceDef::from(Resource::new("test://c", "c")))
         .read_resource(|uri: actix_mcp::ResourceUri| async move { format!("content of {}", uri.0) })
-        .resource_template(resource_template(
-            ResourceTemplate::new("test://item/{id}", "item"),
+        .resource_template(ResourceTemplateDef::new(
+            "test://item/{id}",
+            "item",
             |vars: actix_mcp::UriVars| async move { format!("item {}", vars.0["id"]) },
         ))
-        .prompt(prompt(
-            "greet",
-            "Greets",
-            |Params(a): Params<GreetArgs>| async move {
+        .prompt(
+            PromptDef::new("greet", |Params(a): Params<GreetArgs>| async move {
                 vec![PromptMessage::new(
                     Role::User,
                     ContentBlock::text(format!("hello {}", a.name)),
                 )]
-            },
-        ))
+            })
+            .description("Greets"),
+        )
         .completion(|_params, _cx| async {
             Ok(CompleteResult {
                 completion: Completion {

@@ -68,7 +68,7 @@ async fn slow(State(probes): State<Probes>, cx: RequestContext) -> &'static str 
 /// Reports progress 1..=100 of 100.
 async fn progress(cx: RequestContext) -> &'static str {
     for i in 1..=100u32 {
-        cx.progress(f64::from(i), Some(100.0), None);
+        cx.progress(Progress::new(f64::from(i)).total(100.0));
     }
     "done"
 }
@@ -131,11 +131,8 @@ async fn add_tool(
     Params(args): Params<AddToolArgs>,
     cx: RequestContext,
 ) -> Result<&'static str, McpError> {
-    let new_tool = tool(
-        args.name,
-        "Added at run time",
-        |_cx: RequestContext| async { "hello" },
-    );
+    let new_tool = ToolDef::new(args.name, |_cx: RequestContext| async { "hello" })
+        .description("Added at run time");
     cx.server()
         .define_tool(new_tool)
         .map_err(|err| McpError::tool(err.to_string()))?;
@@ -160,34 +157,28 @@ pub fn fixture() -> Fixture {
     let server = Server::builder("http-test", "1.0.0")
         .state(probes.clone())
         .exception_reporter(move |report| sink.lock().unwrap().push(report.clone()))
-        .tool(tool(
-            "echo",
-            "Returns its message",
-            |Params(args): Params<EchoArgs>| async move { args.message },
-        ))
-        .tool(tool("slow", "Waits until cancelled", slow))
-        .tool(tool("progress", "Reports 100 progress steps", progress))
-        .tool(tool("sample", "Samples through the client", sample))
-        .tool(tool("elicit", "Asks the user for a name", elicit))
-        .tool(tool("roots", "Lists the client's roots", roots))
-        .tool(tool("explode", "Panics", explode))
         .tool(
-            tool(
-                "too_slow",
-                "Sleeps 10 s under a 50 ms limit",
-                |_cx: RequestContext| async {
-                    tokio::time::sleep(Duration::from_secs(10)).await;
-                    "woke up"
-                },
-            )
+            ToolDef::new("echo", |Params(args): Params<EchoArgs>| async move {
+                args.message
+            })
+            .description("Returns its message"),
+        )
+        .tool(ToolDef::new("slow", slow).description("Waits until cancelled"))
+        .tool(ToolDef::new("progress", progress).description("Reports 100 progress steps"))
+        .tool(ToolDef::new("sample", sample).description("Samples through the client"))
+        .tool(ToolDef::new("elicit", elicit).description("Asks the user for a name"))
+        .tool(ToolDef::new("roots", roots).description("Lists the client's roots"))
+        .tool(ToolDef::new("explode", explode).description("Panics"))
+        .tool(
+            ToolDef::new("too_slow", |_cx: RequestContext| async {
+                tokio::time::sleep(Duration::from_secs(10)).await;
+                "woke up"
+            })
+            .description("Sleeps 10 s under a 50 ms limit")
             .timeout(Duration::from_millis(50)),
         )
-        .tool(tool(
-            "close_stream",
-            "Closes its SSE connection",
-            close_stream,
-        ))
-        .tool(tool("add_tool", "Registers a tool", add_tool))
+        .tool(ToolDef::new("close_stream", close_stream).description("Closes its SSE connection"))
+        .tool(ToolDef::new("add_tool", add_tool).description("Registers a tool"))
         .build()
         .unwrap();
     Fixture {

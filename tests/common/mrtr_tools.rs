@@ -69,60 +69,57 @@ pub fn builder(runs: &Arc<Runs>) -> ServerBuilder {
         // Implicit style, watching its cancellation while it waits: the end of a round is
         // not a cancellation.
         .tool(
-            tool(
-                "watchful",
-                "Waits for a name unless cancelled",
-                move |cx: RequestContext| {
-                    let runs = watchful_runs.clone();
-                    async move {
-                        runs.watchful.fetch_add(1, Ordering::SeqCst);
-                        tokio::select! {
-                            () = cx.cancelled() => Ok("cancelled".to_owned()),
-                            name = cx.elicit(form("name")) => {
-                                Ok::<_, McpError>(format!("Hello, {}!", field(&name?, "name")))
-                            }
+            ToolDef::new("watchful", move |cx: RequestContext| {
+                let runs = watchful_runs.clone();
+                async move {
+                    runs.watchful.fetch_add(1, Ordering::SeqCst);
+                    tokio::select! {
+                        () = cx.cancelled() => Ok("cancelled".to_owned()),
+                        name = cx.elicit(form("name")) => {
+                            Ok::<_, McpError>(format!("Hello, {}!", field(&name?, "name")))
                         }
                     }
-                },
-            )
+                }
+            })
+            .description("Waits for a name unless cancelled")
             .input_schema(no_args()),
         )
         // Implicit style in a prompt and a resource read.
-        .prompt(prompt(
-            "ask_prompt",
-            "Asks for a topic",
-            |cx: RequestContext| async move {
+        .prompt(
+            PromptDef::new("ask_prompt", |cx: RequestContext| async move {
                 let topic = cx.elicit(form("topic")).await?;
                 Ok::<_, McpError>(PromptMessage::user_text(format!(
                     "Write about {}",
                     field(&topic, "topic")
                 )))
-            },
-        ))
-        .resource(resource(
-            Resource::new("test://roots", "roots").with_mime_type("text/plain"),
-            |cx: RequestContext| async move {
+            })
+            .description("Asks for a topic"),
+        )
+        .resource(
+            ResourceDef::new("test://roots", "roots", |cx: RequestContext| async move {
                 let roots = cx.list_roots().await?;
                 Ok::<_, McpError>(format!("{} roots", roots.roots.len()))
-            },
-        ))
+            })
+            .mime_type("text/plain"),
+        )
         // Implicit style, one ask; counts its runs (the side effect that must happen once).
         .tool(
-            tool("greet", "Greets", move |cx: RequestContext| {
+            ToolDef::new("greet", move |cx: RequestContext| {
                 let runs = greet_runs.clone();
                 async move {
                     runs.greet.fetch_add(1, Ordering::SeqCst);
                     let name = cx.elicit(form("name")).await?;
-                    cx.progress(1.0, Some(1.0), Some("greeted"));
-                    cx.log(LoggingLevel::Info, "greeted", None);
+                    cx.progress(Progress::new(1.0).total(1.0).message("greeted"));
+                    cx.log(LogMessage::new(LoggingLevel::Info, "greeted"));
                     Ok::<_, McpError>(format!("Hello, {}!", field(&name, "name")))
                 }
             })
+            .description("Greets")
             .input_schema(no_args()),
         )
         // Implicit style, two asks one after the other: two rounds.
         .tool(
-            tool("two_step", "Asks twice", move |cx: RequestContext| {
+            ToolDef::new("two_step", move |cx: RequestContext| {
                 let runs = two_step_runs.clone();
                 async move {
                     runs.two_step.fetch_add(1, Ordering::SeqCst);
@@ -135,11 +132,12 @@ pub fn builder(runs: &Arc<Runs>) -> ServerBuilder {
                     ))
                 }
             })
+            .description("Asks twice")
             .input_schema(no_args()),
         )
         // Implicit style, sampling.
         .tool(
-            tool("sample", "Samples", |cx: RequestContext| async move {
+            ToolDef::new("sample", |cx: RequestContext| async move {
                 let params: CreateMessageRequestParams = serde_json::from_value(json!({
                     "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
                     "maxTokens": 10
@@ -156,47 +154,47 @@ pub fn builder(runs: &Arc<Runs>) -> ServerBuilder {
                     .unwrap_or_default();
                 Ok::<_, McpError>(format!("sampled: {text}"))
             })
+            .description("Samples")
             .input_schema(no_args()),
         )
         // Explicit style with its own state.
-        .tool(tool(
-            "confirm",
-            "Asks for a confirmation",
-            |Arguments(args): Arguments, cx: RequestContext| async move {
-                match (
-                    cx.input_response_as::<ElicitResult>("user_name"),
-                    cx.request_state(),
-                ) {
-                    (Some(answer), Some("mine")) => Ok(format!(
-                        "Hello, {}! ({})",
-                        field(&answer, "name"),
-                        args.get("n").cloned().unwrap_or(Value::Null)
-                    )),
-                    _ => Err(McpError::input_required(
-                        InputRequiredResult::ask(
-                            "user_name",
-                            InputRequest::elicitation(&form("name")),
-                        )
-                        .with_state("mine"),
-                    )),
-                }
-            },
-        ))
-        // Explicit style that never has enough.
         .tool(
-            tool(
-                "insatiable",
-                "Always asks again",
-                |cx: RequestContext| async move {
-                    let round = cx
-                        .request_state()
-                        .map_or(0, |s| s.parse::<u32>().unwrap_or(0));
-                    Err::<String, _>(McpError::input_required(
-                        InputRequiredResult::ask("more", InputRequest::elicitation(&form("name")))
-                            .with_state((round + 1).to_string()),
-                    ))
+            ToolDef::new(
+                "confirm",
+                |Arguments(args): Arguments, cx: RequestContext| async move {
+                    match (
+                        cx.input_response_as::<ElicitResult>("user_name"),
+                        cx.request_state(),
+                    ) {
+                        (Some(answer), Some("mine")) => Ok(format!(
+                            "Hello, {}! ({})",
+                            field(&answer, "name"),
+                            args.get("n").cloned().unwrap_or(Value::Null)
+                        )),
+                        _ => Err(McpError::input_required(
+                            InputRequiredResult::ask(
+                                "user_name",
+                                InputRequest::elicitation(&form("name")),
+                            )
+                            .with_state("mine"),
+                        )),
+                    }
                 },
             )
+            .description("Asks for a confirmation"),
+        )
+        // Explicit style that never has enough.
+        .tool(
+            ToolDef::new("insatiable", |cx: RequestContext| async move {
+                let round = cx
+                    .request_state()
+                    .map_or(0, |s| s.parse::<u32>().unwrap_or(0));
+                Err::<String, _>(McpError::input_required(
+                    InputRequiredResult::ask("more", InputRequest::elicitation(&form("name")))
+                        .with_state((round + 1).to_string()),
+                ))
+            })
+            .description("Always asks again")
             .input_schema(no_args()),
         )
 }

@@ -296,14 +296,13 @@ mod tests {
     fn the_methods_served_match_the_capabilities_discovered() {
         let empty = crate::Server::builder("e", "1").build();
         let full = crate::Server::builder("f", "1")
-            .tool(crate::tool("t", "T", || async { "" }))
-            .prompt(crate::prompt(
-                "p",
-                "P",
-                |_cx: crate::RequestContext| async {
+            .tool(crate::ToolDef::new("t", || async { "" }).description("T"))
+            .prompt(
+                crate::PromptDef::new("p", |_cx: crate::RequestContext| async {
                     crate::protocol::PromptMessage::user_text("x")
-                },
-            ))
+                })
+                .description("P"),
+            )
             .build();
         for server in [empty, full] {
             let server = server.unwrap_or_else(|err| panic!("{err}"));

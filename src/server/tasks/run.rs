@@ -49,7 +49,7 @@ use crate::protocol::{
 use crate::server::context::{RequestContext, RoundInput};
 use crate::server::handler::{HandlerError, HandlerParts};
 use crate::server::listen::Change;
-use crate::server::tool::ToolHandler;
+use crate::server::tool::CallHandler;
 use crate::server::{ErrorSite, ExceptionReport, ServerInner};
 
 use super::{StoredTask, TaskService, TaskSlot, timestamp};
@@ -162,7 +162,7 @@ impl Invoked<'_> {
 /// Everything a [`TaskRun`] needs to run its tool again.
 pub(crate) struct TaskWork {
     /// The tool's handler.
-    pub(crate) handler: ToolHandler,
+    pub(crate) handler: CallHandler,
     /// The tool's name (for reports and messages).
     pub(crate) tool: String,
     /// The call's arguments.

@@ -81,46 +81,41 @@ pub fn server_builder() -> ServerBuilder {
                 .max_tasks(64)
                 .ttl(Duration::from_secs(2)),
         )
-        .tool(tool(
+        .tool(ToolDef::new(
             "echo",
-            "Returns its message",
             |Arguments(args): Arguments| async move {
                 args.get("message")
                     .and_then(Value::as_str)
                     .unwrap_or_default()
                     .to_owned()
             },
-        ))
-        .tool(tool(
+        ).description("Returns its message"))
+        .tool(ToolDef::new(
             "add",
-            "Adds two numbers",
             |Params(args): Params<AddArgs>| async move { Json(json!({ "sum": args.a + args.b })) },
-        ))
-        .tool(tool("fail", "Always fails", || async {
+        ).description("Adds two numbers"))
+        .tool(ToolDef::new("fail", || async {
             Err::<String, _>(McpError::internal("it failed"))
-        }))
-        .tool(tool(
+        }).description("Always fails"))
+        .tool(ToolDef::new(
             "chatty",
-            "Reports progress and logs",
             |cx: RequestContext| async move {
-                cx.progress(1.0, Some(2.0), Some("half"));
-                cx.log(LoggingLevel::Info, "info line", None);
-                cx.log(LoggingLevel::Debug, json!({ "k": [1, 2] }), Some("fuzz"));
-                cx.progress(2.0, Some(2.0), None);
+                cx.progress(Progress::new(1.0).total(2.0).message("half"));
+                cx.log(LogMessage::new(LoggingLevel::Info, "info line"));
+                cx.log(LogMessage::new(LoggingLevel::Debug, json!({ "k": [1, 2] })).logger("fuzz"));
+                cx.progress(Progress::new(2.0).total(2.0));
                 "done"
             },
-        ))
-        .tool(tool(
+        ).description("Reports progress and logs"))
+        .tool(ToolDef::new(
             "ask",
-            "Asks for a name (implicit style)",
             |cx: RequestContext| async move {
                 let answer = cx.elicit(form("name")).await?;
                 Ok::<_, McpError>(format!("Hello, {}!", field(&answer, "name")))
             },
-        ))
-        .tool(tool(
+        ).description("Asks for a name (implicit style)"))
+        .tool(ToolDef::new(
             "confirm",
-            "Asks for a confirmation (explicit style)",
             |cx: RequestContext| async move {
                 match (
                     cx.input_response_as::<ElicitResult>("ok"),
@@ -135,43 +130,27 @@ pub fn server_builder() -> ServerBuilder {
                     )),
                 }
             },
-        ))
+        ).description("Asks for a confirmation (explicit style)"))
         .tool(
-            tool("job", "Finishes at once, as a task if asked", || async {
+            ToolDef::new("job", || async {
                 "job done"
-            })
+            }).description("Finishes at once, as a task if asked")
             .task_support(TaskSupport::Optional),
         )
-        .prompt(prompt(
+        .prompt(PromptDef::new(
             "greet",
-            "Greets someone",
             |Params(args): Params<GreetArgs>| async move {
                 PromptMessage::user_text(format!("Hello, {}!", args.name))
             },
-        ))
-        .prompt(prompt("plain", "No arguments", || async {
+        ).description("Greets someone"))
+        .prompt(PromptDef::new("plain", || async {
             PromptMessage::user_text("plain")
-        }))
-        .resource(resource(
-            Resource::new("test://hello", "hello").with_mime_type("text/plain"),
-            || async { "hello" },
-        ))
-        .resource_template(resource_template(
-            ResourceTemplate::new("test://item/{id}", "item"),
-            |UriVars(vars): UriVars| async move { format!("item {:?}", vars.get("id")) },
-        ))
-        .resource_template(resource_template(
-            ResourceTemplate::new("file:///{+path}", "file"),
-            |UriVars(vars): UriVars| async move { format!("file {:?}", vars.get("path")) },
-        ))
-        .resource_template(resource_template(
-            ResourceTemplate::new("test://search{?q,lang}{&page}", "search"),
-            |UriVars(vars): UriVars| async move { format!("{vars:?}") },
-        ))
-        .resource_template(resource_template(
-            ResourceTemplate::new("test://doc{/section,part}{.ext}{#frag}", "doc"),
-            |UriVars(vars): UriVars| async move { format!("{vars:?}") },
-        ))
+        }).description("No arguments"))
+        .resource(ResourceDef::new("test://hello", "hello", || async { "hello" }).mime_type("text/plain"))
+        .resource_template(ResourceTemplateDef::new("test://item/{id}", "item", |UriVars(vars): UriVars| async move { format!("item {:?}", vars.get("id")) }))
+        .resource_template(ResourceTemplateDef::new("file:///{+path}", "file", |UriVars(vars): UriVars| async move { format!("file {:?}", vars.get("path")) }))
+        .resource_template(ResourceTemplateDef::new("test://search{?q,lang}{&page}", "search", |UriVars(vars): UriVars| async move { format!("{vars:?}") }))
+        .resource_template(ResourceTemplateDef::new("test://doc{/section,part}{.ext}{#frag}", "doc", |UriVars(vars): UriVars| async move { format!("{vars:?}") }))
         .completion(|params, _cx| async move {
             let prefix = params.argument.value;
             Ok(CompleteResult {
