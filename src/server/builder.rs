@@ -341,7 +341,7 @@ impl ServerBuilder {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        match crate::server::auth::scopes::collect(|| "the server".to_owned(), scopes) {
+        match crate::server::auth::scope_token::collect(|| "the server".to_owned(), scopes) {
             Ok(scopes) => self.config.required_scopes = scopes,
             Err(err) => self.errors.push(err),
         }

@@ -292,7 +292,7 @@ impl PromptDef {
         S: Into<String>,
     {
         let name = &self.definition.name;
-        crate::server::auth::scopes::set(
+        crate::server::auth::scope_token::set(
             &mut self.required_scopes,
             &mut self.scope_error,
             || format!("prompt `{name}`"),

@@ -385,7 +385,7 @@ impl ResourceDef {
         S: Into<String>,
     {
         let uri = &self.definition.uri;
-        crate::server::auth::scopes::set(
+        crate::server::auth::scope_token::set(
             &mut self.required_scopes,
             &mut self.scope_error,
             || format!("resource `{uri}`"),
@@ -522,7 +522,7 @@ impl ResourceTemplateDef {
         S: Into<String>,
     {
         let template = &self.definition.uri_template;
-        crate::server::auth::scopes::set(
+        crate::server::auth::scope_token::set(
             &mut self.required_scopes,
             &mut self.scope_error,
             || format!("resource template `{template}`"),

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 use url::Url;
 
-use super::scopes::is_scope_token;
+use super::scope_token::is_scope_token;
 use super::{AuthConfigError, AuthError, Identity, TokenValidator, fetch};
 
 /// The well-known path prefix of protected resource metadata (RFC 9728 §3).

@@ -81,6 +81,7 @@ mod identity;
 mod introspection;
 mod jwt;
 mod refusals;
+pub(crate) mod scope_token;
 pub(crate) mod scopes;
 
 use futures::future::BoxFuture;
