@@ -19,7 +19,7 @@ use super::error::ClientError;
 use crate::error::{ErrorCode, code};
 use crate::protocol::{
     ClientCapabilities, DiscoverResult, Implementation, InitializeResult, ProtocolVersion,
-    modern::META_SERVER_INFO,
+    v2026::META_SERVER_INFO,
 };
 
 /// How a client starts talking to a server.

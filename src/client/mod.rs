@@ -86,7 +86,7 @@ use tokio::sync::mpsc;
 use crate::error::{ErrorCode, code};
 use crate::protocol::{
     DiscoverResult, Implementation, InitializeResult, InputRequiredResult, InputResponses,
-    ProtocolVersion, ResultType, ServerCapabilities, modern::result_type_of,
+    ProtocolVersion, ResultType, ServerCapabilities, v2026::result_type_of,
 };
 use cache::ResultCache;
 use handlers::Handlers;

@@ -291,7 +291,7 @@ pub(crate) fn require_declared(
                 .as_object()
                 .and_then(|m| m.keys().next().cloned())
                 .unwrap_or_default();
-            return Err(McpError::from(crate::protocol::modern::missing_capability(
+            return Err(McpError::from(crate::protocol::v2026::missing_capability(
                 required, &what,
             )));
         }

@@ -14,12 +14,12 @@ mod lifecycle;
 mod listen;
 mod lists;
 mod logging;
-mod modern;
 mod prompts;
 mod resources;
 mod support;
 mod tasks;
 mod tools;
+mod v2026;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -248,7 +248,7 @@ impl Handling {
         let started = server.around.as_ref().map(|_| Instant::now());
         let arrival = arrival_of(scope);
         let transport = arrival.transport.as_ref();
-        let mrtr_method = modern::MRTR_METHODS.contains(&request.method.as_str());
+        let mrtr_method = v2026::MRTR_METHODS.contains(&request.method.as_str());
         let (cx, v2026, shim) = match &arrival.origin {
             Origin::V2026(envelope) => {
                 // 2026-07-28 forbids `notifications/cancelled` from the server outside listen
@@ -351,7 +351,7 @@ impl Handling {
         let event = self.event.as_deref_mut();
         let outcome = if self.v2026 {
             // (Not a `match`: its scrutinee would be held across the await.)
-            if let Err(error) = modern::check_offered(server, &request.method) {
+            if let Err(error) = v2026::check_offered(server, &request.method) {
                 Err(error)
             } else if let Some(mrtr) = cx.mrtr().filter(|mrtr| mrtr.has_state())
                 && let Err(error) = Box::pin(mrtr.claim_in_cluster(server)).await
@@ -360,8 +360,8 @@ impl Handling {
             } else {
                 route(server, cx, request, event)
                     .await
-                    .or_else(|error| modern::input_required(server, cx, &request.method, error))
-                    .map(|reply| modern::finish(server, &request.method, reply))
+                    .or_else(|error| v2026::input_required(server, cx, &request.method, error))
+                    .map(|reply| v2026::finish(server, &request.method, reply))
             }
         } else if self.shim {
             // Boxed apart: it holds a copy of the request and the routing, and both boxes stay
@@ -490,7 +490,7 @@ async fn route(
         }
         method::COMPLETION_COMPLETE => Box::pin(complete(server, cx, request)).await,
         method::LOGGING_SET_LEVEL => Box::pin(set_level(cx, request)).await,
-        method::SERVER_DISCOVER if cx.is_stateless() => modern::discover(server),
+        method::SERVER_DISCOVER if cx.is_stateless() => v2026::discover(server),
         method::SUBSCRIPTIONS_LISTEN if cx.is_stateless() => {
             Box::pin(listen::listen(server, cx, request)).await
         }

@@ -24,7 +24,7 @@ use actix_mcp_actors::{
 };
 
 use crate::error::{McpError, code};
-use crate::protocol::modern::{TASKS_EXTENSION, missing_capability};
+use crate::protocol::v2026::{TASKS_EXTENSION, missing_capability};
 use crate::protocol::{
     CallToolResult, ForVersion, InputRequest, TaskRequestParams, TaskStatus, TaskSupport,
     UpdateTaskRequestParams,
@@ -41,8 +41,8 @@ use crate::server::tasks::{
 };
 use crate::server::tool::ToolDef;
 
-use super::modern::declares;
 use super::support::{take_params, to_raw};
+use super::v2026::declares;
 
 /// The client capability that declares the extension, as a `ClientCapabilities` fragment.
 fn extension_capability() -> Value {

@@ -92,7 +92,7 @@ pub(super) async fn call_tool(
         return Err(McpError::invalid_params(format!("unknown tool: {}", name)));
     };
     if let Some(required) = &def.required_capabilities {
-        super::modern::require(cx.client_capabilities(), required).map_err(McpError::from)?;
+        super::v2026::require(cx.client_capabilities(), required).map_err(McpError::from)?;
     }
     let version = cx.protocol_version();
     let finish = |mut result: CallToolResult| {

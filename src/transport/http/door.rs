@@ -29,7 +29,7 @@ use super::respond::{body_timed_out, close_unread, error_response, header_str, h
 use super::{HttpShared, PROTOCOL_VERSION_HEADER, SESSION_HEADER};
 use super::{session, sessionless, v2026};
 use crate::error::code;
-use crate::protocol::modern::unsupported_version;
+use crate::protocol::v2026::unsupported_version;
 use crate::protocol::{ProtocolVersion, method};
 use crate::server::auth::Identity;
 use crate::server::context::TransportInfo;

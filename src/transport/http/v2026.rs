@@ -18,7 +18,7 @@ use actix_mcp_actors::{ErrorCode, ErrorObject, Incoming, Request};
 
 use super::HttpShared;
 use super::respond::error_response;
-use crate::protocol::modern::{header_mismatch, unsupported_version};
+use crate::protocol::v2026::{header_mismatch, unsupported_version};
 use crate::protocol::{ProtocolVersion, RequestMeta, method};
 use crate::server::origin::Origin;
 use crate::server::tool::ParamHeader;

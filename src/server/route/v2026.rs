@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use actix_mcp_actors::{ErrorObject, Reply};
 
 use crate::error::McpError;
-use crate::protocol::modern::{META_SERVER_INFO, TASKS_EXTENSION, missing_capability};
+use crate::protocol::v2026::{META_SERVER_INFO, TASKS_EXTENSION, missing_capability};
 use crate::protocol::{ClientCapabilities, DiscoverResult, ProtocolVersion, ResultType, method};
 use crate::server::ServerInner;
 use crate::server::context::RequestContext;
