@@ -1,9 +1,15 @@
 //! actix-mcp: a [Model Context Protocol](https://modelcontextprotocol.io) SDK built as an actor
 //! system on actix and actix-web.
 //!
-//! Every session, in-flight request, tool invocation and SSE stream is an actor, so
-//! cancellation, progress, nested server-to-client requests and broadcast notifications are
-//! mailboxes, supervised by a registry actor (see `actix-mcp-actors`).
+//! Every session, request still in flight, running invocation of user code and live SSE
+//! stream is an actor, so cancellation, time limits, nested server-to-client requests and
+//! broadcast notifications are messages; a registry actor per endpoint supervises all of that
+//! work, with a session or without. A request's origin (a 2025-11-25 session, 2025-11-25
+//! without a session, or 2026-07-28 with its envelope) is decided once, at its transport's
+//! door. Work that finishes in its first poll is done in place and starts no actor, and
+//! progress and a request's other events are written straight into its event log, not sent
+//! through a mailbox. The README's Design section and the crate docs of `actix-mcp-actors`
+//! list every actor.
 //!
 //! # Pages to look at first
 //!

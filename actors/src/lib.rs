@@ -18,10 +18,10 @@
 //! | concept | fast path: done in place when | actor: when it waits | its messages |
 //! | --- | --- | --- | --- |
 //! | registry | a lookup reads the shared table; opening a session writes it (the cap is checked atomically); a request without a session takes a ticket in its table of such requests | always: [`Registry`], one per transport endpoint (each HTTP endpoint, each stdio connection, a server's in-process calls), supervised | in: `SessionStopped` (from each session as it goes, also after a panic), [`Broadcast`], [`Sweep`] |
-//! | session | admission and `notifications/cancelled` act on its in-flight table at once; session-wide notifications go straight to its standalone stream's log | always: [`Session`], one per client | in: [`HandleRequest`], [`HandleNotification`], [`HandleResponse`], [`SendPeerRequest`], [`ForgetPeerRequest`], [`RequestFinished`], [`OpenStandalone`], [`Resume`], [`RegisterStream`], [`StreamClosed`], [`GetSessionStats`], `Close`; out: `SessionStopped` |
+//! | session | admission and `notifications/cancelled` act on its in-flight table at once; session-wide notifications go straight to its standalone stream's log | always: [`Session`], one per client | in: [`HandleRequest`], [`HandleNotification`], [`HandleResponse`], [`SendPeerRequest`], [`ForgetPeerRequest`], [`RequestFinished`], [`OpenStandalone`], [`Resume`], [`StreamClosed`], [`GetSessionStats`], `Close`; out: `SessionStopped` |
 //! | in-flight request (in a session, or without one under its registry) | its handler answers in its first poll | [`InFlight`], from the first `Pending` until it answers or is cancelled | in: [`Cancel`], [`Abort`]; out: [`RequestFinished`], [`CancelCall`] |
 //! | invocation of user code (a tool, prompt or resource handler; a task's round; a parked `input_required` call; a blocking closure) | the supervised future finishes in its first poll | [`Invocation`], from the first `Pending`, its outcome delivered where its beginner said; a blocking closure always | in: [`CancelCall`], [`GetCallStatus`] |
-//! | stream | a POST answer that finishes while its events are buffered is handed over whole by its [`EventLog`] | [`SseStream`], once the answer must stream (it runs on, sends the client a request, asks for SSE polling, or piles up events), and every GET stream | in: [`Attach`], [`DropConnection`], [`Finish`], [`CloseStream`]; out: [`RegisterStream`], [`StreamClosed`] |
+//! | stream | a POST answer that finishes while its events are buffered is handed over whole by its [`EventLog`] | [`SseStream`], once the answer must stream (it runs on, sends the client a request, asks for SSE polling, or piles up events), and every GET stream | in: [`Attach`], [`DropConnection`], [`Finish`], [`CloseStream`]; out: [`StreamClosed`] |
 //!
 //! The protocol layer (`actix-mcp`) adds four actors of its own, each counted in its transport's
 //! gauges ([`Counted`]) and ended by that transport's drain:
@@ -89,8 +89,11 @@ mod carry;
 mod cluster;
 mod dispatch;
 mod error;
+mod event_log;
+mod event_store;
 mod ids;
 mod in_flight;
+mod in_flight_table;
 mod invocation;
 mod json_cost;
 mod jsonrpc;
@@ -99,7 +102,8 @@ mod outlet;
 mod registry;
 mod scope;
 mod session;
-mod stream;
+mod session_actor;
+mod sse_stream;
 
 pub use carry::{Carry, Holds};
 pub use cluster::{
@@ -108,6 +112,10 @@ pub use cluster::{
 };
 pub use dispatch::{Dispatch, Reply};
 pub use error::{OpenError, PeerError};
+pub use event_log::{
+    CONNECTION_BUFFER, EventLog, Settled, SseEvent, StreamReceiver, priming_event,
+};
+pub use event_store::{EventStore, InMemoryEventStore, Replay, ReplayFuture, SessionEvents};
 pub use ids::{EventId, SessionId};
 pub use in_flight::{Abort, Cancel, CancelOnDrop, InFlight};
 #[allow(deprecated)]
@@ -126,12 +134,8 @@ pub use registry::{Broadcast, Registry, RegistryConfig, RegistryHandle, Sweep};
 pub use scope::{ProgressError, RequestScope, Running, Started, peer_error_object};
 pub use session::{
     ForgetPeerRequest, GetSessionStats, HandleNotification, HandleRequest, HandleResponse,
-    MAX_PROGRESS_TOKEN_LEN, OnStopped, OpenStandalone, RegisterStream, RequestFinished, Resume,
-    Resumed, SERVER_BUSY, SendPeerRequest, Session, SessionConfig, SessionHandle, SessionParts,
+    MAX_PROGRESS_TOKEN_LEN, OnStopped, OpenStandalone, RequestFinished, Resume, Resumed,
+    SERVER_BUSY, SendPeerRequest, Session, SessionConfig, SessionHandle, SessionParts,
     SessionStats, StreamClosed,
 };
-pub use stream::{
-    Attach, CONNECTION_BUFFER, CloseStream, DropConnection, EventLog, EventStore, Finish,
-    InMemoryEventStore, Replay, ReplayFuture, SessionEvents, Settled, SseEvent, SseStream,
-    StreamReceiver, priming_event,
-};
+pub use sse_stream::{Attach, CloseStream, DropConnection, Finish, SseStream};

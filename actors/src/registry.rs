@@ -46,6 +46,7 @@ use crate::carry::Carry;
 use crate::cluster::Relay;
 use crate::dispatch::Dispatch;
 use crate::error::OpenError;
+use crate::event_store::EventStore;
 use crate::ids::SessionId;
 use crate::in_flight::{Abort, Cancel, CancelOnDrop, InFlight};
 use crate::jsonrpc::Frame;
@@ -55,7 +56,6 @@ use crate::outlet::Outlet;
 use crate::scope::{Home, RequestScope};
 use crate::session::{OnStopped, Session, SessionHandle, SessionParts, SessionShared};
 use crate::session::{oversized_progress_token, progress_token};
-use crate::stream::EventStore;
 
 /// Limits of a registry. Defaults are not part of semver.
 #[derive(Debug, Clone)]

@@ -129,3 +129,42 @@ async fn a_new_get_stream_replaces_the_old_and_a_finished_stream_replays_from_th
             .contains("\"three\"")
     );
 }
+
+#[actix_rt::test]
+async fn a_post_answer_is_resumable_the_moment_its_stream_starts() {
+    use actix_mcp_actors::{EventLog, Metrics, RequestId, Settled, SseStream};
+
+    let store: Arc<dyn EventStore> = Arc::new(InMemoryEventStore::default());
+    let registry = registry(4, None, Some(store));
+    let session = open(&registry, "quick-resume", Arc::new(Fake::default()), None);
+    let number = session.next_stream();
+    let log = EventLog::buffered(Some(session.clone()), number, Duration::from_secs(1), true);
+    let Some(Settled::Stream(first)) = log.settle(true) else {
+        panic!("a forced settle of a running request streams");
+    };
+    SseStream::start(log.clone(), Arc::new(Metrics::default()));
+    // The client saw the priming event and its connection dropped at once; it resumes before
+    // the stream's actor has run at all (on a busy worker, it may not have been polled yet).
+    drop(first);
+    let resume = session.resume(
+        EventId {
+            stream: number,
+            seq: 0,
+        },
+        Duration::from_secs(1),
+    );
+    let mut resumed = resume
+        .await
+        .unwrap()
+        .into_stream()
+        .expect("the request's stream");
+    // The request answers after the resume: the resumed connection carries the response.
+    let id = RequestId::Number(7);
+    log.outlet()
+        .deliver(Frame::response(&id, &Ok(json!({"done": true}))))
+        .unwrap();
+    let response = next_event(&mut resumed)
+        .await
+        .expect("the response reaches the resumed connection");
+    assert!(response.data.contains("\"done\""), "{}", response.data);
+}

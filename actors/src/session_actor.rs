@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use actix::{
-    Actor, ActorContext, ActorFutureExt as _, Addr, AsyncContext, Context, Handler, Message,
+    Actor, ActorContext, ActorFutureExt as _, AsyncContext, Context, Handler, Message,
     MessageResult, Recipient, WrapFuture as _,
 };
 use serde_json::{Value, json};
@@ -27,17 +27,17 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::{SessionHandle, SessionParts, SessionShared, lock};
 use crate::carry::Carry;
 use crate::cluster::Relay;
+use crate::event_log::{EventLog, SseEvent, StreamReceiver};
+use crate::event_store::{Replay, SessionEvents};
 use crate::ids::EventId;
 use crate::jsonrpc::{ErrorObject, Frame, Notification, Request, RequestId, Response};
 use crate::metrics::{Gauge, Metrics};
 use crate::outlet::Outlet;
 use crate::registry::SessionStopped;
-use crate::stream::{
-    Attach, CloseStream, EventLog, Replay, SessionEvents, SseEvent, SseStream, StreamReceiver,
-};
+use crate::session::{SessionHandle, SessionParts, SessionShared, lock};
+use crate::sse_stream::{Attach, CloseStream, SseStream};
 
 struct PendingPeer {
     reply: oneshot::Sender<Result<Value, ErrorObject>>,
@@ -183,29 +183,6 @@ impl Handler<HandleRequest> for Session {
     fn handle(&mut self, msg: HandleRequest, ctx: &mut Self::Context) {
         self.session_handle(ctx)
             .request_with(msg.request, msg.outlet, msg.carry);
-    }
-}
-
-/// Track a live stream for `Last-Event-ID` resumption. Sent by a POST answer's
-/// [`SseStream`] when it starts.
-#[derive(Debug, Message)]
-#[rtype(result = "()")]
-pub struct RegisterStream {
-    /// The stream's number.
-    pub number: u64,
-    /// Its actor.
-    pub stream: Addr<SseStream>,
-}
-
-impl Handler<RegisterStream> for Session {
-    type Result = ();
-
-    fn handle(&mut self, msg: RegisterStream, _: &mut Self::Context) {
-        if self.shared.torn_down.load(Ordering::Acquire) {
-            msg.stream.do_send(CloseStream);
-        } else if msg.stream.connected() {
-            lock(&self.shared.streams).insert(msg.number, msg.stream);
-        }
     }
 }
 

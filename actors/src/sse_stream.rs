@@ -8,7 +8,8 @@
 //! [`Attach`] (a resuming connection, from the session), [`DropConnection`] (SSE polling),
 //! [`Finish`] (its request finished, from the log) and [`CloseStream`] (from the session).
 //!
-//! Lifecycle: Started (registers with its session, so `Last-Event-ID` finds it) → Running →
+//! Lifecycle: Created (a POST answer is tracked by its session at once, so `Last-Event-ID`
+//! finds it even before the actor first runs) → Running →
 //! Stopped when it answers a request that finished, on [`CloseStream`] (its session stopped, or
 //! a new GET stream replaced it). `stopped` closes the log (the connection ends after what it
 //! has queued; the stored events stay resumable until evicted) and tells the session
@@ -21,9 +22,9 @@ use std::sync::Arc;
 
 use actix::{Actor, ActorContext, Addr, AsyncContext, Context, Handler, Message, MessageResult};
 
+use crate::event_log::{EventLog, StreamReceiver};
 use crate::metrics::{Gauge, Metrics};
-use crate::session::{RegisterStream, StreamClosed};
-use crate::stream::event_log::{EventLog, StreamReceiver};
+use crate::session::StreamClosed;
 
 /// The SSE stream actor. See the module docs.
 pub struct SseStream {
@@ -41,10 +42,24 @@ impl SseStream {
     /// Starts the actor that owns `log` from now on, on the current arbiter.
     pub fn start(log: Arc<EventLog>, metrics: Arc<Metrics>) -> Addr<Self> {
         metrics.inc(Gauge::Streams);
-        Actor::create(|ctx: &mut Context<Self>| {
+        let tracked = log
+            .session()
+            .filter(|_| log.ends_with_response())
+            .map(|session| session.shared_arc().clone());
+        let number = log.number();
+        let addr = Actor::create(|ctx: &mut Context<Self>| {
             ctx.set_mailbox_capacity(64);
             Self { log, metrics }
-        })
+        });
+        // A POST answer is resumable from now on, before the actor first runs: its client may
+        // have seen the priming event, lost the connection and resumed already. (A GET stream
+        // is tracked by the session that opens it.)
+        if let Some(session) = tracked
+            && !session.track_stream(number, addr.clone())
+        {
+            addr.do_send(CloseStream);
+        }
+        addr
     }
 
     /// The stream's log.
@@ -58,19 +73,13 @@ impl Actor for SseStream {
 
     fn started(&mut self, ctx: &mut Self::Context) {
         self.log.set_owner(ctx.address());
-        if let Some(session) = self.log.session() {
-            if !session.is_alive() {
-                ctx.stop();
-                return;
-            }
-            // A GET stream is registered by the session that starts it; a POST answer
-            // registers itself so that `Last-Event-ID` can reattach to it while it is live.
-            if self.log.ends_with_response() {
-                session.addr().do_send(RegisterStream {
-                    number: self.log.number(),
-                    stream: ctx.address(),
-                });
-            }
+        if self
+            .log
+            .session()
+            .is_some_and(|session| !session.is_alive())
+        {
+            ctx.stop();
+            return;
         }
         // The request may have finished before the actor started.
         if self.log.ends_with_response() && self.log.is_finished() {

@@ -9,12 +9,9 @@
 //! other because both act at once under the table's lock. Session-wide notifications go
 //! straight to the standalone outlet ([`SessionHandle::notify`]), which never queues without
 //! bound. What the actor itself owns (the server-to-client requests awaiting an answer, the
-//! protocol layer's notifications, opening and resuming streams) is in [`actor`].
+//! protocol layer's notifications, opening and resuming streams) is in [`Session`]'s handlers.
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle>
-
-mod actor;
-mod table;
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -32,22 +29,24 @@ use tokio_util::sync::CancellationToken;
 use crate::carry::Carry;
 use crate::cluster::Relay;
 use crate::dispatch::Dispatch;
+use crate::event_log::StreamReceiver;
+use crate::event_store::SessionEvents;
 use crate::ids::{EventId, SessionId};
 use crate::in_flight::{Abort, Cancel, InFlight};
 use crate::jsonrpc::{ErrorObject, Frame, Notification, Request, RequestId, Response};
 use crate::metrics::Metrics;
 use crate::outlet::Outlet;
 use crate::scope::{Home, RequestScope};
-use crate::stream::{CloseStream, SessionEvents, SseStream, StreamReceiver};
+use crate::sse_stream::{CloseStream, SseStream};
 
-pub(crate) use actor::Close;
-pub use actor::{
+pub use crate::in_flight_table::SERVER_BUSY;
+use crate::in_flight_table::{Cancelled, InFlightTable};
+pub(crate) use crate::session_actor::Close;
+pub use crate::session_actor::{
     ForgetPeerRequest, GetSessionStats, HandleNotification, HandleRelayedResponse, HandleRequest,
-    HandleResponse, OpenStandalone, RegisterStream, RequestFinished, Resume, Resumed,
-    SendPeerRequest, Session, SessionStats, StreamClosed,
+    HandleResponse, OpenStandalone, RequestFinished, Resume, Resumed, SendPeerRequest, Session,
+    SessionStats, StreamClosed,
 };
-pub use table::SERVER_BUSY;
-use table::{Cancelled, InFlightTable};
 
 /// Limits of one session. Defaults are not part of semver.
 #[derive(Debug, Clone)]
@@ -98,48 +97,61 @@ impl fmt::Debug for SessionParts {
 }
 
 pub(crate) struct SessionShared {
-    id: SessionId,
-    token: CancellationToken,
-    dispatch: Arc<dyn Dispatch>,
-    config: SessionConfig,
-    metrics: Arc<Metrics>,
-    requests: Mutex<InFlightTable>,
-    data: RwLock<Option<Arc<dyn Any + Send + Sync>>>,
-    next_peer_id: AtomicI64,
-    next_stream: AtomicU64,
-    last_seen: Mutex<Instant>,
+    pub(crate) id: SessionId,
+    pub(crate) token: CancellationToken,
+    pub(crate) dispatch: Arc<dyn Dispatch>,
+    pub(crate) config: SessionConfig,
+    pub(crate) metrics: Arc<Metrics>,
+    pub(crate) requests: Mutex<InFlightTable>,
+    pub(crate) data: RwLock<Option<Arc<dyn Any + Send + Sync>>>,
+    pub(crate) next_peer_id: AtomicI64,
+    pub(crate) next_stream: AtomicU64,
+    pub(crate) last_seen: Mutex<Instant>,
     /// When the session was opened.
-    opened: Instant,
+    pub(crate) opened: Instant,
     /// Whether the client finished the protocol's handshake (see [`SessionHandle::establish`]).
-    established: AtomicBool,
+    pub(crate) established: AtomicBool,
     /// Open stream connections: a session with a connection is never idle.
-    connections: AtomicUsize,
-    standalone: Mutex<Option<(u64, Outlet)>>,
+    pub(crate) connections: AtomicUsize,
+    pub(crate) standalone: Mutex<Option<(u64, Outlet)>>,
     /// When the standalone stream opened (ms since the Unix epoch), in a cluster.
-    standalone_since: std::sync::atomic::AtomicU64,
+    pub(crate) standalone_since: std::sync::atomic::AtomicU64,
     /// The live streams, by number, so `Last-Event-ID` can reattach to them.
-    streams: Mutex<HashMap<u64, Addr<SseStream>>>,
-    events: Option<Arc<dyn SessionEvents>>,
-    torn_down: AtomicBool,
+    pub(crate) streams: Mutex<HashMap<u64, Addr<SseStream>>>,
+    pub(crate) events: Option<Arc<dyn SessionEvents>>,
+    pub(crate) torn_down: AtomicBool,
     /// The way to the other nodes of a cluster, when there are any.
-    relay: Option<Arc<dyn Relay>>,
+    pub(crate) relay: Option<Arc<dyn Relay>>,
     /// Who the session belongs to (an opaque key of the transport's choosing), bound once.
-    owner: OnceLock<Arc<str>>,
+    pub(crate) owner: OnceLock<Arc<str>>,
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl SessionShared {
-    fn lock_requests(&self) -> MutexGuard<'_, InFlightTable> {
+    pub(crate) fn lock_requests(&self) -> MutexGuard<'_, InFlightTable> {
         lock(&self.requests)
     }
 
     pub(crate) fn id(&self) -> &SessionId {
         &self.id
+    }
+
+    /// Tracks a POST answer's live stream so `Last-Event-ID` finds it, from the moment its
+    /// actor exists (before that actor has run: a client may resume at once); `false` once the
+    /// session is torn down, when the stream must close.
+    pub(crate) fn track_stream(&self, number: u64, stream: Addr<SseStream>) -> bool {
+        let mut streams = lock(&self.streams);
+        // Checked under the map's lock: a tear-down drains the map after it sets the flag.
+        if self.torn_down.load(Ordering::Acquire) {
+            return false;
+        }
+        streams.insert(number, stream);
+        true
     }
 
     /// Ends everything the session has: no request is admitted after this, every running
@@ -175,8 +187,8 @@ impl SessionShared {
 /// A cheap, cloneable handle on a live session: its shared state and its actor's address.
 #[derive(Clone)]
 pub struct SessionHandle {
-    shared: Arc<SessionShared>,
-    addr: Addr<Session>,
+    pub(crate) shared: Arc<SessionShared>,
+    pub(crate) addr: Addr<Session>,
 }
 
 impl fmt::Debug for SessionHandle {

@@ -31,12 +31,12 @@ use std::task::{Poll, Waker};
 
 use tokio::sync::Notify;
 
+use crate::event_store::{Replay, SessionEvents};
 use crate::ids::EventId;
 use crate::jsonrpc::{Frame, FrameKind};
 use crate::outlet::{FrameSink, Outlet};
 use crate::session::SessionHandle;
-use crate::stream::sse_stream::{Finish, SseStream};
-use crate::stream::store::{Replay, SessionEvents};
+use crate::sse_stream::{Finish, SseStream};
 
 /// Events a connection may have queued before its client counts as too slow and is dropped.
 pub const CONNECTION_BUFFER: usize = 128;
