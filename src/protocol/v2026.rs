@@ -57,7 +57,7 @@ pub fn unsupported_version(requested: &str) -> ErrorObject {
         .map(|v| v.as_str())
         .collect();
     let message = match requested.parse::<ProtocolVersion>() {
-        Ok(version) if !version.is_stateless() => format!(
+        Ok(version) if version.has_handshake() => format!(
             "protocol version {requested:?} is served through the initialize handshake, not \
              per-request _meta; supported: {}",
             supported.join(", ")

@@ -505,7 +505,7 @@ impl ServerBuilder {
         }
         if let Some(version) = self.protocol_version {
             let parsed = match version.parse::<ProtocolVersion>() {
-                Ok(parsed) if !parsed.is_stateless() => parsed,
+                Ok(parsed) if parsed.has_handshake() => parsed,
                 _ => return Err(BuildError::UnsupportedProtocolVersion(version)),
             };
             self.config.protocol_version = Some(parsed);

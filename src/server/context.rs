@@ -251,11 +251,22 @@ impl RequestContext {
         self.inner.transport.as_ref()?.headers.as_ref()
     }
 
-    /// Whether this request is served under a stateless revision (2026-07-28+): its version
-    /// and capabilities came from its own `_meta`, and the client can only be asked for input
+    /// Whether this request is served under revision 2026-07-28 or later: its version and
+    /// capabilities came from its own `_meta`, and the client can only be asked for input
     /// through `input_required` results.
+    #[deprecated(
+        since = "0.2.0",
+        note = "ask what the handler needs: `protocol_version()` (e.g. \
+                `!protocol_version().has_handshake()`) or `session_id().is_some()`"
+    )]
     pub fn is_stateless(&self) -> bool {
-        self.inner.version.is_stateless()
+        self.is_v2026()
+    }
+
+    /// Whether this request is served under revision 2026-07-28 or later (no handshake, its
+    /// version and capabilities from its own `_meta`).
+    pub(crate) fn is_v2026(&self) -> bool {
+        !self.inner.version.has_handshake()
     }
 
     /// The capabilities the client declared for this request.
@@ -268,7 +279,7 @@ impl RequestContext {
         self.inner.client_info.as_deref()
     }
 
-    /// The session id; `None` on stdio-less stateless requests.
+    /// The session id; `None` on a 2026-07-28 request and on a sessionless 2025 HTTP request.
     pub fn session_id(&self) -> Option<&SessionId> {
         self.inner.scope.session().map(|session| session.id())
     }
@@ -364,7 +375,7 @@ impl RequestContext {
     /// Whether a message at `level` would be sent. A 2026 request gets log messages only at or
     /// above the level its `_meta` names, and none without one.
     pub fn log_enabled(&self, level: LoggingLevel) -> bool {
-        if self.is_stateless() {
+        if self.is_v2026() {
             // A resumed call logs under the level of the request serving it now.
             let threshold = match &self.inner.link {
                 Some(link) => link.log_level(),
@@ -527,7 +538,7 @@ impl RequestContext {
     /// nothing in a 2026-07-28 request: that revision has no such notification (the client
     /// learns of the completion when it retries).
     pub fn notify_elicitation_complete(&self, elicitation_id: &str) {
-        if self.is_stateless() {
+        if self.is_v2026() {
             tracing::debug!(
                 elicitation_id,
                 "notifications/elicitation/complete is not sent to a 2026-07-28 client"

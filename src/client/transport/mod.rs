@@ -145,7 +145,7 @@ pub trait Transport: Send + Sync + 'static {
 
     /// The HTTP status that refused request `id` with a JSON-RPC error, for transports that
     /// have statuses and recorded one (HTTP records it for `server/discover` in the 2026 era,
-    /// where `404` with `-32601` marks a modern server); forgotten once taken.
+    /// where `404` with `-32601` marks a 2026-07-28 server); forgotten once taken.
     fn take_refusal_status(&self, id: &RequestId) -> Option<u16> {
         let _ = id;
         None

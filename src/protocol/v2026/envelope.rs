@@ -62,7 +62,7 @@ impl RequestMeta {
             }
         };
         let version = match requested.parse::<ProtocolVersion>() {
-            Ok(version) if version.is_stateless() => version,
+            Ok(version) if !version.has_handshake() => version,
             _ => return Err(unsupported_version(requested)),
         };
         let client_capabilities = match meta.get(META_CLIENT_CAPABILITIES) {

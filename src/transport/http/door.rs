@@ -99,7 +99,7 @@ pub(super) fn stateful_version(
             .ok()
             .and_then(|v| v.trim().parse::<ProtocolVersion>().ok())
         {
-            Some(version) if !version.is_stateless() => Ok(Some(version)),
+            Some(version) if version.has_handshake() => Ok(Some(version)),
             _ => Err(http_error(
                 StatusCode::BAD_REQUEST,
                 id,
@@ -107,7 +107,7 @@ pub(super) fn stateful_version(
                 format!(
                     "unsupported MCP-Protocol-Version {:?}; supported: {}",
                     value.to_str().unwrap_or("<non-ASCII>"),
-                    ProtocolVersion::STATEFUL
+                    ProtocolVersion::WITH_HANDSHAKE
                         .iter()
                         .map(|v| v.as_str())
                         .collect::<Vec<_>>()
@@ -117,11 +117,11 @@ pub(super) fn stateful_version(
         },
     }
 }
-/// Whether the request names a stateless revision (2026-07-28 has only POST).
-pub(super) fn stateless_header(req: &HttpRequest) -> bool {
+/// Whether the request names revision 2026-07-28 or later in its header (it has only POST).
+pub(super) fn v2026_header(req: &HttpRequest) -> bool {
     header_str(req, PROTOCOL_VERSION_HEADER)
         .and_then(|v| v.trim().parse::<ProtocolVersion>().ok())
-        .is_some_and(ProtocolVersion::is_stateless)
+        .is_some_and(|v| !v.has_handshake())
 }
 pub(super) fn accepts(req: &HttpRequest, needle: &str) -> bool {
     let needle = needle.as_bytes();
@@ -447,7 +447,7 @@ async fn post_sessionless_2025(
                     .as_ref()
                     .and_then(|p| p.get("protocolVersion"))
                     .and_then(|v| v.as_str())
-                    .map_or(ProtocolVersion::LATEST_STATEFUL, |v| {
+                    .map_or(ProtocolVersion::LATEST_WITH_HANDSHAKE, |v| {
                         shared.server.effective_version(v)
                     })
             } else {
@@ -457,7 +457,7 @@ async fn post_sessionless_2025(
             sessionless::answer(shared, request, arrival, holds).await
         }
         Incoming::Notification(notification) => {
-            let version = header_version.unwrap_or(ProtocolVersion::LATEST_STATEFUL);
+            let version = header_version.unwrap_or(ProtocolVersion::LATEST_WITH_HANDSHAKE);
             let arrival = Arrival::of(Origin::Sessionless { version }).with_transport(transport);
             sessionless::notify(shared, notification, &arrival)
         }
