@@ -115,7 +115,7 @@ impl ClientBuilder {
         self
     }
 
-    /// The protocol version to speak. A stateless version (2026-07-28) is the one every
+    /// The protocol version to speak. A version without the handshake (2026-07-28) is the one every
     /// request carries and pins [`Lifecycle::V2026`]; a stateful one (2025-11-25 and older)
     /// is the one `initialize` asks for and pins [`Lifecycle::V2025`]. Call
     /// [`lifecycle`](Self::lifecycle) afterwards to choose otherwise. Default: 2026-07-28 for

@@ -178,7 +178,7 @@ impl Client {
         self.inner.era
     }
 
-    /// Whether the client speaks the stateless 2026 era.
+    /// Whether the client speaks 2026-07-28 (or later).
     pub(crate) fn is_v2026(&self) -> bool {
         self.inner.era == Era::V2026
     }

@@ -45,11 +45,11 @@ pub const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 /// The Tasks extension's identifier in `capabilities.extensions`.
 pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
-/// `-32022` for a version the server does not serve statelessly, listing every version it
+/// `-32022` for a version the server does not serve without the handshake, listing every version it
 /// serves (`data.supported`, newest first: both eras, as a dual-era server lists them) and
 /// the one requested (`data.requested`).
 pub fn unsupported_version(requested: &str) -> ErrorObject {
-    // Every version served, newest first: the stateless ones and, this being a dual-era
+    // Every version served, newest first: those without the handshake and, this being a dual-era
     // server, those of the `initialize` handshake (as the versioning page's example lists).
     let supported: Vec<&str> = ProtocolVersion::ALL
         .iter()

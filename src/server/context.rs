@@ -49,11 +49,11 @@ pub(crate) struct ContextInner {
     pub(crate) client_capabilities: Arc<ClientCapabilities>,
     pub(crate) client_info: Option<Arc<Implementation>>,
     pub(crate) session: Option<Arc<SessionState>>,
-    /// The log level a stateless request opted in to (2026: without one, no log messages).
+    /// The log level a 2026-07-28 request opted in to (2026: without one, no log messages).
     pub(crate) log_level: Option<LoggingLevel>,
     /// What the client sent back for an earlier `input_required` round.
     pub(crate) input: Option<Arc<RoundInput>>,
-    /// The MRTR side of a stateless `tools/call`, `prompts/get` or `resources/read`.
+    /// The MRTR side of a 2026-07-28 `tools/call`, `prompts/get` or `resources/read`.
     pub(crate) mrtr: Option<Arc<Mrtr>>,
     /// The implicit-style call this handler runs in: its asks for input become
     /// `input_required` rounds, and its notifications follow the request serving it.
@@ -190,7 +190,7 @@ impl RequestContext {
         self.inner.log_level
     }
 
-    /// The MRTR side of this request (stateless `tools/call`, `prompts/get`,
+    /// The MRTR side of this request (2026-07-28 `tools/call`, `prompts/get`,
     /// `resources/read`).
     pub(crate) fn mrtr(&self) -> Option<&Arc<Mrtr>> {
         self.inner.mrtr.as_ref()
@@ -392,7 +392,7 @@ impl RequestContext {
         level >= threshold
     }
 
-    /// Outside a session (stateless HTTP, in-process calls) the client cannot be asked
+    /// Outside a session (the HTTP transport's stateless mode, in-process calls) the client cannot be asked
     /// anything, whatever it declared: say so before checking capabilities, which are unknown
     /// there.
     fn require_session(&self) -> Result<(), PeerError> {

@@ -128,7 +128,7 @@ pub trait Transport: Send + Sync + 'static {
         let _ = version;
     }
 
-    /// Whether the connection speaks a stateless revision (2026-07-28 and later): no session,
+    /// Whether the connection speaks 2026-07-28 or later: no session,
     /// no standalone stream, no resumption, cancellation by closing the answer's stream
     /// rather than by `notifications/cancelled` (HTTP). Turning it off also forgets the
     /// protocol version set before. Called by the client when it settles on an era.

@@ -53,7 +53,7 @@ impl CacheHints {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DiscoverResult {
-    /// The stateless revisions the server serves.
+    /// The revisions without the handshake (2026-07-28 and later) the server serves.
     pub supported_versions: Vec<String>,
     /// What the server offers.
     pub capabilities: ServerCapabilities,

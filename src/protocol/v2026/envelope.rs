@@ -37,7 +37,7 @@ impl RequestMeta {
     /// # Errors
     /// `-32602` when `_meta`, its protocol version or its client capabilities are missing or
     /// malformed, or the log level is unknown; `-32022` (with `data.supported` and
-    /// `data.requested`) for a version that is not a stateless revision this SDK serves.
+    /// `data.requested`) for a version that is not one without the handshake (2026-07-28 and later) this SDK serves.
     pub fn parse(params: Option<&Value>) -> Result<Self, ErrorObject> {
         let Some(meta) = params
             .and_then(|p| p.get("_meta"))

@@ -77,7 +77,7 @@ impl<T> Answer<T> {
     }
 }
 
-/// The MRTR side of one stateless `tools/call`, `prompts/get` or `resources/read`: what it is
+/// The MRTR side of one 2026-07-28 `tools/call`, `prompts/get` or `resources/read`: what it is
 /// bound to, what its echoed state said, its answers, and what its `input_required` answer
 /// (if any) must seal.
 #[derive(Debug)]
@@ -338,7 +338,7 @@ fn used_state() -> McpError {
     )
 }
 
-/// Runs (or resumes) a stateless MRTR request's handler as an implicit-style call: `make`
+/// Runs (or resumes) a 2026-07-28 MRTR request's handler as an implicit-style call: `make`
 /// builds the handler's future from the context it gets (only when the call is not resumed).
 /// [`Answer::Done`] when the handler finished, [`Answer::InputRequired`] when it waits for
 /// input (the call is parked when the park has room).

@@ -77,7 +77,7 @@ impl McpDispatch {
         })
     }
 
-    /// Handles a notification that came without a session (2025 stateless mode, 2026-07-28):
+    /// Handles a notification that came without a session (the 2025 HTTP transport's stateless mode, 2026-07-28):
     /// as a session's, with what its transport knows of it.
     pub(crate) fn detached_notification(&self, notification: Notification, arrival: &Arrival) {
         match notification.method.as_str() {

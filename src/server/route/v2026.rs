@@ -1,5 +1,5 @@
-//! What revision 2026-07-28 changes in routing: which requests are served statelessly (their
-//! `_meta` envelope, checked), `server/discover`, the methods the revision removed or gates on
+//! What revision 2026-07-28 changes in routing: which requests are served from their own
+//! `_meta` envelope (checked), `server/discover`, the methods the revision removed or gates on
 //! a capability, and the envelope of every result (`resultType`, cache hints, server info).
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2026-07-28/basic/index#meta>,
