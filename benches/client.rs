@@ -198,7 +198,7 @@ enum Which {
     /// The official Rust SDK's client.
     Rmcp,
     /// Our client speaking 2026-07-28 (stateless, `_meta` on every request).
-    OursModern,
+    OursV2026,
     /// Our client speaking 2026-07-28, calling `confirm`: one multi-round-trip round (an
     /// `input_required` result, the elicitation answered by the client's handler, the retry).
     OursMrtr,
@@ -207,8 +207,8 @@ enum Which {
 impl Which {
     fn lifecycle(self) -> Lifecycle {
         match self {
-            Which::Ours | Which::Rmcp => Lifecycle::Legacy,
-            Which::OursModern | Which::OursMrtr => Lifecycle::Modern,
+            Which::Ours | Which::Rmcp => Lifecycle::V2025,
+            Which::OursV2026 | Which::OursMrtr => Lifecycle::V2026,
         }
     }
 }
@@ -247,10 +247,10 @@ impl AnyClient {
             stdio_args.extend(["--cpu".to_owned(), cpu.to_string()]);
         }
         Ok(match (which, transport) {
-            (Which::Ours | Which::OursModern | Which::OursMrtr, Transport::Http) => {
+            (Which::Ours | Which::OursV2026 | Which::OursMrtr, Transport::Http) => {
                 AnyClient::Ours(ours(which).connect(HttpTransport::new(url)).await?, which)
             }
-            (Which::Ours | Which::OursModern | Which::OursMrtr, Transport::Stdio) => {
+            (Which::Ours | Which::OursV2026 | Which::OursMrtr, Transport::Stdio) => {
                 AnyClient::Ours(
                     ours(which)
                         .connect(
@@ -420,7 +420,7 @@ fn driver() -> Result<()> {
         let mut cells: Vec<((Transport, usize, Which), Vec<f64>)> = Vec::new();
         for &transport in &transports {
             for &c in &concurrency {
-                for which in [Which::Ours, Which::Rmcp, Which::OursModern, Which::OursMrtr] {
+                for which in [Which::Ours, Which::Rmcp, Which::OursV2026, Which::OursMrtr] {
                     cells.push(((transport, c, which), Vec::new()));
                 }
             }
@@ -450,12 +450,12 @@ fn driver() -> Result<()> {
                     cells.iter().find(|((t, cc, w), _)| *t == transport && *cc == c && *w == which).map(|(_, s)| s.clone()).unwrap_or_default()
                 };
                 let (mut ours, mut theirs) = (find(Which::Ours), find(Which::Rmcp));
-                let (mut modern, mut mrtr) = (find(Which::OursModern), find(Which::OursMrtr));
+                let (mut v2026, mut mrtr) = (find(Which::OursV2026), find(Which::OursMrtr));
                 let (ours_range, theirs_range) = (range(&ours), range(&theirs));
-                let (modern_range, mrtr_range) = (range(&modern), range(&mrtr));
+                let (v2026_range, mrtr_range) = (range(&v2026), range(&mrtr));
                 let (m_ours, m_theirs) = (median(&mut ours), median(&mut theirs));
-                let (m_modern, m_mrtr) = (median(&mut modern), median(&mut mrtr));
-                let _ = writeln!(out, "| {transport:?} | {c} | {m_ours:.1} ({ours_range}) | {m_theirs:.1} ({theirs_range}) | **{:.2}×** | {m_modern:.1} ({modern_range}) | {m_mrtr:.1} ({mrtr_range}) |", m_ours / m_theirs.max(1e-9));
+                let (m_v2026, m_mrtr) = (median(&mut v2026), median(&mut mrtr));
+                let _ = writeln!(out, "| {transport:?} | {c} | {m_ours:.1} ({ours_range}) | {m_theirs:.1} ({theirs_range}) | **{:.2}×** | {m_v2026:.1} ({v2026_range}) | {m_mrtr:.1} ({mrtr_range}) |", m_ours / m_theirs.max(1e-9));
             }
         }
         println!("{out}");

@@ -6,7 +6,7 @@
 //! The binary plays several roles (see `load/serve.rs`): with `--serve-mcp MODE` it is the MCP
 //! server of `examples/http_server.rs` (the same `echo` tool) in mode `sse` (stateful, SSE
 //! answers), `json` (stateful, `json_response(true)`) or `stateless`
-//! (`stateless(true).json_response(true)`), or `modern` (the default endpoint with
+//! (`stateless(true).json_response(true)`), or `v2026` (the default endpoint with
 //! `json_response(true)`, driven with protocol 2026-07-28 requests: `_meta` and the standard
 //! headers on every POST, no session); with `--serve-bare` it is a bare actix-web handler
 //! that parses the same POST into a `serde_json::Value` and answers the same JSON-RPC body (the
@@ -62,7 +62,7 @@
 //!
 //! Environment (defaults in brackets): `LOAD_ROUNDS` [5], `LOAD_DURATION_MS` [2500] measured
 //! window per cell, `LOAD_WARMUP_MS` [500], `LOAD_CONCURRENCY` [64], `LOAD_SETUP_CONCURRENCY`
-//! [16], `LOAD_SERVERS` [bare,sse,json,stateless,modern,rmcp-sse,rmcp-stateless, and redis
+//! [16], `LOAD_SERVERS` [bare,sse,json,stateless,v2026,rmcp-sse,rmcp-stateless, and redis
 //! where it can run], `LOAD_WORKLOADS`
 //! [echo,setup,create; `none` runs only the memory runs], `LOAD_MAX_REQUESTS` [5000000] cap per cell, `LOAD_SESSIONS` [10000] for the
 //! memory runs (0 skips them), `LOAD_PIN` [1], `LOAD_SVG`.
@@ -126,9 +126,9 @@ mod serve;
 enum ServerKind {
     /// The bare actix-web handler: the reference.
     Bare,
-    /// The bare actix-web handler fed the same 2026-07-28 requests as [`ServerKind::Modern`]
+    /// The bare actix-web handler fed the same 2026-07-28 requests as [`ServerKind::V2026`]
     /// (the larger body with `_meta`, and the standard headers): its reference.
-    BareModern,
+    BareV2026,
     /// actix-mcp, stateful, SSE answers.
     Sse,
     /// actix-mcp, stateful, JSON answers.
@@ -137,7 +137,7 @@ enum ServerKind {
     Stateless,
     /// actix-mcp serving protocol 2026-07-28 (every request with its `_meta` and headers),
     /// JSON answers.
-    Modern,
+    V2026,
     /// rmcp, stateful, SSE answers.
     RmcpSse,
     /// rmcp, stateless, JSON answers.
@@ -155,11 +155,11 @@ impl ServerKind {
     fn parse(name: &str) -> Option<Self> {
         Some(match name.trim() {
             "bare" => Self::Bare,
-            "bare-modern" => Self::BareModern,
+            "bare-v2026" => Self::BareV2026,
             "sse" => Self::Sse,
             "json" => Self::Json,
             "stateless" => Self::Stateless,
-            "modern" => Self::Modern,
+            "v2026" => Self::V2026,
             "rmcp-sse" => Self::RmcpSse,
             "rmcp-stateless" => Self::RmcpStateless,
             "redis" => Self::Redis,
@@ -170,11 +170,11 @@ impl ServerKind {
     fn label(self) -> &'static str {
         match self {
             Self::Bare => "bare actix-web handler",
-            Self::BareModern => "bare actix-web handler, 2026-07-28 requests",
+            Self::BareV2026 => "bare actix-web handler, 2026-07-28 requests",
             Self::Sse => "actix-mcp, stateful, SSE answers",
             Self::Json => "actix-mcp, stateful, JSON answers",
             Self::Stateless => "actix-mcp, stateless, JSON answers",
-            Self::Modern => "actix-mcp, protocol 2026-07-28, JSON answers",
+            Self::V2026 => "actix-mcp, protocol 2026-07-28, JSON answers",
             Self::RmcpSse => "rmcp, stateful, SSE answers",
             Self::RmcpStateless => "rmcp, stateless, JSON answers",
             Self::Redis => "actix-mcp, stateful, SSE answers, 2 nodes on Redis behind HAProxy",
@@ -188,13 +188,13 @@ impl ServerKind {
     fn is_ours(self) -> bool {
         matches!(
             self,
-            Self::Sse | Self::Json | Self::Stateless | Self::Modern | Self::Redis
+            Self::Sse | Self::Json | Self::Stateless | Self::V2026 | Self::Redis
         )
     }
 
     /// Whether requests carry the 2026-07-28 envelope (`_meta` and the standard headers).
-    fn modern(self) -> bool {
-        matches!(self, Self::Modern | Self::BareModern)
+    fn v2026(self) -> bool {
+        matches!(self, Self::V2026 | Self::BareV2026)
     }
 
     fn args(self, max_sessions: usize) -> Vec<String> {
@@ -206,12 +206,12 @@ impl ServerKind {
             ]
         };
         match self {
-            Self::Bare | Self::BareModern => vec!["--serve-bare".to_owned()],
+            Self::Bare | Self::BareV2026 => vec!["--serve-bare".to_owned()],
             // The Redis mode's nodes get `--redis URL` on top (see `load/cluster.rs`).
             Self::Sse | Self::Redis => mcp("sse"),
             Self::Json => mcp("json"),
             Self::Stateless => mcp("stateless"),
-            Self::Modern => mcp("modern"),
+            Self::V2026 => mcp("v2026"),
             Self::RmcpSse => vec!["--serve-rmcp".to_owned(), "sse".to_owned()],
             Self::RmcpStateless => vec!["--serve-rmcp".to_owned(), "stateless".to_owned()],
         }
@@ -243,8 +243,8 @@ impl Target {
 
     /// The bare handler under the same workload: what this target is compared with.
     fn reference(self) -> Self {
-        let server = if self.server.modern() {
-            ServerKind::BareModern
+        let server = if self.server.v2026() {
+            ServerKind::BareV2026
         } else {
             ServerKind::Bare
         };
@@ -258,7 +258,7 @@ impl Target {
     fn limit(self) -> Option<f64> {
         match (self.server, self.workload) {
             (ServerKind::Sse, Workload::Echo) => Some(1.5),
-            (ServerKind::Stateless | ServerKind::Modern, Workload::Echo) => Some(1.3),
+            (ServerKind::Stateless | ServerKind::V2026, Workload::Echo) => Some(1.3),
             (ServerKind::Sse, Workload::Setup) => Some(1.5),
             _ => None,
         }
@@ -293,7 +293,7 @@ impl Config {
             Ok(servers) => servers,
             Err(_) => {
                 let mut servers =
-                    "bare,sse,json,stateless,modern,rmcp-sse,rmcp-stateless".to_owned();
+                    "bare,sse,json,stateless,v2026,rmcp-sse,rmcp-stateless".to_owned();
                 // The Redis mode runs by default where it can.
                 match cluster::missing_programs() {
                     _ if !cfg!(feature = "redis") => {
@@ -330,10 +330,10 @@ impl Config {
         if !servers.contains(&ServerKind::Bare) {
             servers.push(ServerKind::Bare);
         }
-        if servers.contains(&ServerKind::Modern) && !servers.contains(&ServerKind::BareModern) {
-            servers.push(ServerKind::BareModern);
+        if servers.contains(&ServerKind::V2026) && !servers.contains(&ServerKind::BareV2026) {
+            servers.push(ServerKind::BareV2026);
         }
-        servers.sort_by_key(|s| !matches!(s, ServerKind::Bare | ServerKind::BareModern));
+        servers.sort_by_key(|s| !matches!(s, ServerKind::Bare | ServerKind::BareV2026));
         let workloads =
             std::env::var("LOAD_WORKLOADS").unwrap_or_else(|_| "echo,setup,create".into());
         let mut targets = Vec::new();

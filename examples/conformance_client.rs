@@ -3,8 +3,8 @@
 //! per scenario and runs this program with the server's URL as its last argument and the
 //! scenario's name in `MCP_CONFORMANCE_SCENARIO`, the wire version in
 //! `MCP_CONFORMANCE_PROTOCOL_VERSION` (`2025-11-25`: the `initialize` handshake, as pinned by
-//! [`Lifecycle::Legacy`]; `2026-07-28`: [`Lifecycle::Auto`], which finds the mock servers
-//! modern and speaks the stateless protocol) and, for some scenarios, data in
+//! [`Lifecycle::V2025`]; `2026-07-28`: [`Lifecycle::Auto`], which finds the mock servers
+//! speak 2026-07-28 and speaks it too) and, for some scenarios, data in
 //! `MCP_CONFORMANCE_CONTEXT` (JSON).
 //!
 //! Run by `tests/conformance/run-client.sh` (or `run.sh --client`; see the client section of
@@ -48,7 +48,7 @@ fn builder() -> ClientBuilder {
     let lifecycle = if wire_version().as_str() >= "2026-07-28" {
         Lifecycle::Auto
     } else {
-        Lifecycle::Legacy
+        Lifecycle::V2025
     };
     Client::builder("actix-mcp-conformance-client", env!("CARGO_PKG_VERSION")).lifecycle(lifecycle)
 }
@@ -103,8 +103,8 @@ async fn connect_with(
     let client = builder
         .connect(HttpTransport::with_options(url, options))
         .await?;
-    let wanted_modern = wire_version().as_str() >= "2026-07-28";
-    if wanted_modern != (client.era() == Era::Modern) {
+    let wanted_v2026 = wire_version().as_str() >= "2026-07-28";
+    if wanted_v2026 != (client.era() == Era::V2026) {
         eprintln!(
             "warning: asked for {} but speaking {:?}",
             wire_version(),

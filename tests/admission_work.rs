@@ -188,7 +188,7 @@ fn call_2026(id: i64, name: &str) -> Value {
 
 /// POSTs a 2026 message; the status and the JSON-RPC response.
 async fn post_2026(client: &Client, body: &Value) -> (StatusCode, Value) {
-    let response = common::http::send(client.modern_builder(body)).await;
+    let response = common::http::send(client.v2026_builder(body)).await;
     let status = response.status();
     let answer = common::http::read_answer(response, &body["id"]).await;
     (status, answer.response)

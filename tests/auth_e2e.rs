@@ -177,12 +177,12 @@ async fn walk_every_step(lifecycle: Lifecycle) {
 
 #[actix_web::test]
 async fn the_client_authorizes_steps_up_and_refreshes_against_a_protected_server_2025() {
-    walk_every_step(Lifecycle::Legacy).await;
+    walk_every_step(Lifecycle::V2025).await;
 }
 
 #[actix_web::test]
 async fn the_client_authorizes_steps_up_and_refreshes_against_a_protected_server_2026() {
-    walk_every_step(Lifecycle::Modern).await;
+    walk_every_step(Lifecycle::V2026).await;
 }
 
 /// The examples: `http_server --auth-jwks ... --auth-issuer ... --auth-audience ...` protects its

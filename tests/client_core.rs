@@ -55,8 +55,8 @@ async fn connect(builder: actix_mcp::client::ClientBuilder) -> (Client, Arc<Prob
 }
 
 fn plain() -> actix_mcp::client::ClientBuilder {
-    // The 2025-11-25 client; the 2026 era has its own tests (client_modern.rs).
-    Client::builder("test-client", "0.1.0").lifecycle(actix_mcp::client::Lifecycle::Legacy)
+    // The 2025-11-25 client; the 2026 era has its own tests (client_v2026.rs).
+    Client::builder("test-client", "0.1.0").lifecycle(actix_mcp::client::Lifecycle::V2025)
 }
 
 #[actix_rt::test]

@@ -99,9 +99,9 @@ async fn a_2026_url_elicitation_without_an_id_is_answered_over_http_and_stdio() 
     }
 }
 
-/// A legacy (2025-11-25) script over stdio whose `tools/call` first sends an
+/// A 2025-11-25 script over stdio whose `tools/call` first sends an
 /// `elicitation/create` request with `params`, then answers with the client's answer to it.
-fn legacy_elicitation_script(params: Value) -> impl Fn(&Value, usize) -> Reply + Send + Sync {
+fn v2025_elicitation_script(params: Value) -> impl Fn(&Value, usize) -> Reply + Send + Sync {
     let call = Arc::new(Mutex::new(Value::Null));
     move |body, _| match body["method"].as_str() {
         Some("initialize") => ok(
@@ -140,10 +140,10 @@ async fn a_2025_url_elicitation_still_needs_its_id() {
         ),
     ] {
         let seen = Ids::default();
-        let (transport, _) = serve_stdio(legacy_elicitation_script(params));
+        let (transport, _) = serve_stdio(v2025_elicitation_script(params));
         let client = within(
             url_accepting(seen.clone())
-                .lifecycle(Lifecycle::Legacy)
+                .lifecycle(Lifecycle::V2025)
                 .connect(transport),
         )
         .await
@@ -191,7 +191,7 @@ async fn our_client_answers_our_servers_2026_url_elicitation_over_http_and_stdio
     let client = within(url_accepting(seen.clone()).connect(HttpTransport::new(&running.url)))
         .await
         .unwrap();
-    assert_eq!(client.era(), Era::Modern);
+    assert_eq!(client.era(), Era::V2026);
     let result = within(client.call_tool("visit", ())).await.unwrap();
     assert_eq!(result.text_content(), "Accept");
     client.close().await;
@@ -208,7 +208,7 @@ async fn our_client_answers_our_servers_2026_url_elicitation_over_http_and_stdio
     let client = within(url_accepting(seen.clone()).connect(IoTransport::new(read, write)))
         .await
         .unwrap();
-    assert_eq!(client.era(), Era::Modern);
+    assert_eq!(client.era(), Era::V2026);
     let result = within(client.call_tool("visit", ())).await.unwrap();
     assert_eq!(result.text_content(), "Accept");
     // Our server asked in the 2026 shape: no elicitationId.

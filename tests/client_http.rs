@@ -49,8 +49,8 @@ fn start(mode: Mode) -> (Running, McpHttp, Arc<Probe>) {
 }
 
 fn plain() -> ClientBuilder {
-    // The 2025-11-25 client; the 2026 era has its own tests (client_modern.rs).
-    Client::builder("http-test-client", "0.1.0").lifecycle(actix_mcp::client::Lifecycle::Legacy)
+    // The 2025-11-25 client; the 2026 era has its own tests (client_v2026.rs).
+    Client::builder("http-test-client", "0.1.0").lifecycle(actix_mcp::client::Lifecycle::V2025)
 }
 
 /// Quick reconnections, so that lost streams are given up on within the test's bounds.

@@ -571,7 +571,7 @@ async fn connect_with(
 
 #[actix_web::test]
 async fn a_user_slower_than_the_request_timeout_does_not_fail_the_request() {
-    for lifecycle in [Lifecycle::Legacy, Lifecycle::Auto] {
+    for lifecycle in [Lifecycle::V2025, Lifecycle::Auto] {
         let mock = start(Config::default());
         let builder = Client::builder("oauth-test", "1.0.0")
             .lifecycle(lifecycle)
@@ -593,7 +593,7 @@ async fn the_authorization_timeout_bounds_the_user() {
         .build()
         .unwrap();
     let started = std::time::Instant::now();
-    let builder = Client::builder("oauth-test", "1.0.0").lifecycle(Lifecycle::Legacy);
+    let builder = Client::builder("oauth-test", "1.0.0").lifecycle(Lifecycle::V2025);
     let error = match connect_with(&mock, builder, oauth).await {
         Err(ClientError::Auth(error)) => error,
         other => panic!("expected an authorization error, got {other:?}"),

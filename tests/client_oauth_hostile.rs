@@ -42,7 +42,7 @@ async fn connect(url: &str, oauth: OAuth) -> Result<(), ClientError> {
 async fn connect_with(url: &str, options: HttpOptions) -> Result<(), ClientError> {
     let work = async {
         let client = Client::builder("hostile-test", "1.0.0")
-            .lifecycle(Lifecycle::Legacy)
+            .lifecycle(Lifecycle::V2025)
             .connect(HttpTransport::with_options(url, options.get_stream(false)))
             .await?;
         client.tools().await?;

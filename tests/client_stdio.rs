@@ -16,8 +16,8 @@ use serde_json::json;
 use common::{WAIT, within, within_for};
 
 fn builder() -> actix_mcp::client::ClientBuilder {
-    // These servers speak 2025-11-25 only; the 2026 era has its own tests (client_modern.rs).
-    Client::builder("stdio-test", "0.1.0").lifecycle(Lifecycle::Legacy)
+    // These servers speak 2025-11-25 only; the 2026 era has its own tests (client_v2026.rs).
+    Client::builder("stdio-test", "0.1.0").lifecycle(Lifecycle::V2025)
 }
 
 fn python(script: &str) -> ChildProcess {

@@ -20,7 +20,7 @@ use serde_json::json;
 use common::http::{SAMPLING, TestServer, caps, eventually, spawn, text_of};
 use common::http_tools::{Fixture, fixture};
 use common::sse::SseReader;
-use common::task_tools::{modern, two_questions, until_status};
+use common::task_tools::{two_questions, until_status, v2026};
 
 /// Two nodes: each its own server (built the same way) and endpoint, sharing `store` and `bus`.
 fn nodes(store: &Arc<InMemorySessionStore>, bus: &Arc<LocalBus>) -> [(Fixture, TestServer); 2] {
@@ -278,7 +278,7 @@ fn task_nodes(tasks: &Arc<actix_mcp::InMemoryTaskStore>) -> [TestServer; 2] {
 
 /// Starts `two_questions` as a task on `on`, and waits (reading through `on`) until it asks.
 async fn parked_task(on: &TestServer) -> String {
-    let created = modern(
+    let created = v2026(
         &on.url,
         "tools/call",
         json!({ "name": "two_questions", "arguments": {} }),
@@ -296,7 +296,7 @@ async fn answer(url: &str, task_id: &str, key: &str, value: &str) -> serde_json:
         "taskId": task_id,
         "inputResponses": { key: { "action": "accept", "content": { key: value } } },
     });
-    modern(url, "tasks/update", params).await
+    v2026(url, "tasks/update", params).await
 }
 
 /// `tasks/update` on a node that does not run the task is acknowledged once the node running
@@ -309,7 +309,7 @@ async fn task_answers_relayed_to_another_node_are_stored_before_the_ack() {
         let task_id = parked_task(&a).await;
         let ack = answer(&b.url, &task_id, "name", "Ada").await;
         assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
-        let got = modern(&b.url, "tasks/get", json!({ "taskId": task_id })).await;
+        let got = v2026(&b.url, "tasks/get", json!({ "taskId": task_id })).await;
         let task = &got["result"];
         assert_eq!(task["status"], "input_required", "round {round}: {got}");
         let keys: Vec<&String> = task["inputRequests"]

@@ -21,7 +21,7 @@ use serde_json::json;
 use common::http::{TestServer, spawn};
 use common::http_tools::{Fixture, fixture};
 use common::sse::SseReader;
-use common::task_tools::{modern, until_status};
+use common::task_tools::{until_status, v2026};
 
 /// Two nodes sharing `store` and `bus`, each closing sessions whose handshake is not complete
 /// `handshake` after `initialize`.
@@ -161,7 +161,7 @@ fn task_nodes(tasks: &Arc<actix_mcp::InMemoryTaskStore>) -> [TestServer; 2] {
 
 /// Calls `tool` with `arguments` on `url` as a task: its id.
 async fn start_task(url: &str, tool: &str, arguments: serde_json::Value) -> String {
-    let created = modern(
+    let created = v2026(
         url,
         "tools/call",
         json!({ "name": tool, "arguments": arguments }),

@@ -230,7 +230,7 @@ async fn a_json_session_request_past_the_deadline_gets_a_cancelled_error() {
 }
 
 /// A 2026-07-28 request (no session): its headers and `_meta`.
-fn modern_call(srv: &TestServer, id: i64, name: &str) -> reqwest::RequestBuilder {
+fn v2026_call(srv: &TestServer, id: i64, name: &str) -> reqwest::RequestBuilder {
     let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
     "name": name, "arguments": {},
     "_meta": {
@@ -254,7 +254,7 @@ fn modern_call(srv: &TestServer, id: i64, name: &str) -> reqwest::RequestBuilder
 #[actix_web::test]
 async fn a_stateless_request_past_the_deadline_gets_an_error_then_its_answer_closes() {
     let (gate, srv) = start(|mcp| mcp);
-    let response = send(modern_call(&srv, 5, "slow")).await;
+    let response = send(v2026_call(&srv, 5, "slow")).await;
     assert_eq!(response.status(), StatusCode::OK);
     let mut call = SseReader::new(response);
     gate.started.wait_for(1).await;
@@ -597,7 +597,7 @@ async fn http_listen_streams_end_when_the_drain_starts() {
     let client = common::http::Client::new(&srv.url);
     let listen = json!({"jsonrpc": "2.0", "id": 5, "method": "subscriptions/listen", "params": {
         "_meta": meta_2026(), "notifications": {"toolsListChanged": true}}});
-    let mut reader = SseReader::new(send(client.modern_builder(&listen)).await);
+    let mut reader = SseReader::new(send(client.v2026_builder(&listen)).await);
     let ack = reader.next_message().await;
     assert_eq!(
         ack["method"], "notifications/subscriptions/acknowledged",

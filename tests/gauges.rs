@@ -65,14 +65,14 @@ async fn listeners_parked_calls_and_tasks_count_and_a_drain_ends_its_own() {
 
     let listen = json!({"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
         "params": {"_meta": meta(json!({})), "notifications": {"toolsListChanged": true}}});
-    let mut listener = SseReader::new(common::http::send(client.modern_builder(&listen)).await);
+    let mut listener = SseReader::new(common::http::send(client.v2026_builder(&listen)).await);
     listener.next_message().await;
     assert_eq!(stats().listeners, 1);
 
     let ask = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": {"name": "ask", "arguments": {}, "_meta": meta(json!({"elicitation": {}}))}});
     let answer = common::http::read_answer(
-        common::http::send(client.modern_builder(&ask)).await,
+        common::http::send(client.v2026_builder(&ask)).await,
         &json!(2),
     )
     .await;
@@ -83,7 +83,7 @@ async fn listeners_parked_calls_and_tasks_count_and_a_drain_ends_its_own() {
         "name": "job", "arguments": {},
         "_meta": meta(json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}))}});
     let created = common::http::read_answer(
-        common::http::send(client.modern_builder(&job)).await,
+        common::http::send(client.v2026_builder(&job)).await,
         &json!(3),
     )
     .await;

@@ -86,9 +86,7 @@ async fn a_mirrored_header_sent_twice_is_refused() {
         ("Mcp-Param-Region", "us"),
         ("MCP-Protocol-Version", "2025-11-25"),
     ] {
-        let request = client
-            .modern_builder(&body)
-            .header("Mcp-Param-Region", "eu");
+        let request = client.v2026_builder(&body).header("Mcp-Param-Region", "eu");
         // Appends a second value after the one the builder set.
         let mut request = request.build().unwrap();
         request.headers_mut().append(
@@ -105,12 +103,8 @@ async fn a_mirrored_header_sent_twice_is_refused() {
         );
     }
     // The same call with each header once is served.
-    let response = common::http::send(
-        client
-            .modern_builder(&body)
-            .header("Mcp-Param-Region", "eu"),
-    )
-    .await;
+    let response =
+        common::http::send(client.v2026_builder(&body).header("Mcp-Param-Region", "eu")).await;
     assert_eq!(response.status(), StatusCode::OK);
 
     // A session request with two MCP-Protocol-Version headers too.
@@ -138,7 +132,7 @@ async fn listen_is_a_stream_in_json_response_mode_and_refused_without_one() {
     let client = Client::new(&srv.url);
     let listen = json!({"jsonrpc": "2.0", "id": 7, "method": "subscriptions/listen",
         "params": {"_meta": meta(), "notifications": {"toolsListChanged": true}}});
-    let response = common::http::send(client.modern_builder(&listen)).await;
+    let response = common::http::send(client.v2026_builder(&listen)).await;
     assert_eq!(response.status(), StatusCode::OK);
     let content_type = response.headers()[CONTENT_TYPE]
         .to_str()
@@ -163,7 +157,7 @@ async fn listen_is_a_stream_in_json_response_mode_and_refused_without_one() {
     // Other requests still get one JSON body.
     let response = common::http::send(
         client
-            .modern_builder(&call(8, "regional", json!({"region": "eu"})))
+            .v2026_builder(&call(8, "regional", json!({"region": "eu"})))
             .header("Mcp-Param-Region", "eu"),
     )
     .await;
@@ -190,7 +184,7 @@ async fn closing_a_stream_that_cannot_be_resumed_keeps_the_answer() {
     let srv = spawn(server().http("/mcp"), 1);
     let client = Client::new(&srv.url);
     let body = call(1, "polite", json!({}));
-    let response = common::http::send(client.modern_builder(&body)).await;
+    let response = common::http::send(client.v2026_builder(&body)).await;
     let answer = read_answer(response, &json!(1)).await;
     assert_eq!(
         answer.response["result"]["content"][0]["text"], "done",
@@ -218,7 +212,7 @@ async fn a_burst_past_the_buffer_keeps_the_answer() {
     let client = Client::new(&srv.url);
     let mut body = call(1, "burst", json!({}));
     body["params"]["_meta"]["progressToken"] = json!("p");
-    let response = common::http::send(client.modern_builder(&body)).await;
+    let response = common::http::send(client.v2026_builder(&body)).await;
     let mut reader = SseReader::new(response);
     let mut progress = 0;
     let answer = loop {

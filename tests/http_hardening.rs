@@ -477,7 +477,7 @@ async fn structure_heavy_bodies_are_budgeted_by_what_their_parse_holds() {
 }
 
 /// A `tools/call` of `slow` as a 2026-07-28 request: its `_meta` envelope and its headers.
-fn modern_slow_call(client: &Client, id: i64) -> reqwest::RequestBuilder {
+fn v2026_slow_call(client: &Client, id: i64) -> reqwest::RequestBuilder {
     let mut call = common::http::tools_call(json!(id), "slow", json!({}));
     call["params"]["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -505,17 +505,17 @@ fn in_flight(builder: reqwest::RequestBuilder) -> actix_rt::task::JoinHandle<()>
 /// request: its tool stops and the request leaves the server.
 #[actix_web::test]
 async fn without_a_session_closing_the_answer_cancels_the_request() {
-    for (stateless, json_response, modern) in [
+    for (stateless, json_response, v2026) in [
         (true, false, false),
         (true, true, false),
         (false, false, true),
         (false, true, true),
     ] {
-        let what = format!("stateless {stateless}, json {json_response}, 2026 {modern}");
+        let what = format!("stateless {stateless}, json {json_response}, 2026 {v2026}");
         let (fixture, srv) = start(|mcp| mcp.stateless(stateless).json_response(json_response));
         let client = srv.client();
-        let builder = if modern {
-            modern_slow_call(&client, 1)
+        let builder = if v2026 {
+            v2026_slow_call(&client, 1)
         } else {
             client.post_builder(&common::http::tools_call(json!(1), "slow", json!({})))
         };
@@ -556,10 +556,10 @@ async fn without_a_session_cancel_notifications_are_refused() {
     let response = other.post(&cancel).await;
     assert_eq!(response.status(), StatusCode::BAD_REQUEST);
     assert_eq!(refusal(response).await, (-32600, Value::Null));
-    let modern = other
+    let v2026 = other
         .post_builder(&cancel)
         .header("mcp-protocol-version", "2026-07-28");
-    let response = common::http::send(modern).await;
+    let response = common::http::send(v2026).await;
     assert_eq!(response.status(), StatusCode::BAD_REQUEST);
     assert_eq!(refusal(response).await, (-32600, Value::Null));
 

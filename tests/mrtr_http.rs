@@ -185,7 +185,7 @@ async fn one_tool_code_serves_both_eras() {
 
     let runs = Arc::new(Runs::default());
     let srv = spawn(server(&runs).http("/mcp"), 1);
-    for lifecycle in [Lifecycle::Legacy, Lifecycle::Modern] {
+    for lifecycle in [Lifecycle::V2025, Lifecycle::V2026] {
         let client = within(
             McpClient::builder("both-eras", "1.0.0")
                 .lifecycle(lifecycle)

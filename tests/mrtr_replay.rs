@@ -149,7 +149,7 @@ async fn a_state_used_on_one_node_is_refused_on_another() {
     let post = |url: &str, body: Value| {
         let client = Client::new(url);
         async move {
-            let response = common::http::send(client.modern_builder(&body)).await;
+            let response = common::http::send(client.v2026_builder(&body)).await;
             common::http::read_answer(response, &body["id"])
                 .await
                 .response

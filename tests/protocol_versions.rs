@@ -156,7 +156,7 @@ fn adapting_to_the_latest_stateful_revision_changes_nothing() {
     for (dir, case, adapt) in adapted_cases() {
         let original = fixture(dir, case);
         assert_eq!(
-            adapt(&original, ProtocolVersion::LATEST_STATEFUL),
+            adapt(&original, ProtocolVersion::LATEST_WITH_HANDSHAKE),
             original,
             "{dir}/{case}"
         );

@@ -42,7 +42,7 @@ async fn a_valid_token_reaches_handlers_with_its_identity_in_both_eras() {
         // 2026-07-28: one stateless POST.
         let call = json!({"name": "whoami", "arguments": {}});
         let (status, message) =
-            read(send(mcp.modern(1, "tools/call", call, Some(&token))).await).await;
+            read(send(mcp.v2026(1, "tools/call", call, Some(&token))).await).await;
         assert_eq!(status, StatusCode::OK, "{message}");
         let seen: Value =
             serde_json::from_str(message["result"]["content"][0]["text"].as_str().unwrap())
@@ -138,9 +138,9 @@ async fn every_bad_token_gets_401_invalid_token_and_no_handler_runs() {
     let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
                       "params": {"name": "whoami", "arguments": {}}});
     for (what, bad) in &cases {
-        for modern in [false, true] {
-            let request = if modern {
-                mcp.modern(
+        for v2026 in [false, true] {
+            let request = if v2026 {
+                mcp.v2026(
                     7,
                     "tools/call",
                     json!({"name": "whoami", "arguments": {}}),
@@ -220,7 +220,7 @@ async fn a_rotated_key_is_picked_up_and_an_unknown_one_refreshes_once() {
     let iss = auth_server.url.clone();
     let call = json!({"name": "whoami", "arguments": {}});
     let old = token("rsa-a", Some("rsa-a"), &iss, &mcp.url, json!({}));
-    let (status, _) = read(send(mcp.modern(1, "tools/call", call.clone(), Some(&old))).await).await;
+    let (status, _) = read(send(mcp.v2026(1, "tools/call", call.clone(), Some(&old))).await).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(
         auth_server.jwks_hits(),
@@ -229,7 +229,7 @@ async fn a_rotated_key_is_picked_up_and_an_unknown_one_refreshes_once() {
     );
     // A key the authorization server does not publish yet: one refresh, still unknown.
     let rotated = token("rsa-b", Some("rsa-b"), &iss, &mcp.url, json!({}));
-    let response = send(mcp.modern(2, "tools/call", call.clone(), Some(&rotated))).await;
+    let response = send(mcp.v2026(2, "tools/call", call.clone(), Some(&rotated))).await;
     assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
     assert_eq!(challenge(&response)["error"], "invalid_token");
     assert_eq!(
@@ -240,10 +240,10 @@ async fn a_rotated_key_is_picked_up_and_an_unknown_one_refreshes_once() {
     // Now it is published (the old one retired): picked up.
     auth_server.set_keys(&["rsa-b", "ec-a"]);
     let (status, message) =
-        read(send(mcp.modern(3, "tools/call", call.clone(), Some(&rotated))).await).await;
+        read(send(mcp.v2026(3, "tools/call", call.clone(), Some(&rotated))).await).await;
     assert_eq!(status, StatusCode::OK, "{message}");
     assert_eq!(auth_server.jwks_hits(), 3);
-    let response = send(mcp.modern(4, "tools/call", call, Some(&old))).await;
+    let response = send(mcp.v2026(4, "tools/call", call, Some(&old))).await;
     assert_eq!(
         response.status(),
         StatusCode::UNAUTHORIZED,
@@ -327,7 +327,7 @@ async fn missing_scopes_get_403_naming_what_is_needed() {
         ),
     ];
     for (method, params, needed) in &cases {
-        let response = send(mcp.modern(9, method, params.clone(), Some(&basic))).await;
+        let response = send(mcp.v2026(9, method, params.clone(), Some(&basic))).await;
         assert_eq!(response.status(), StatusCode::FORBIDDEN, "{method}");
         let challenge = challenge(&response);
         assert_eq!(challenge["error"], "insufficient_scope", "{method}");
@@ -529,8 +529,7 @@ async fn introspection_validates_opaque_tokens_and_caches_active_answers() {
     let call = json!({"name": "whoami", "arguments": {}});
     for id in 1..=2 {
         let (status, message) =
-            read(send(mcp.modern(id, "tools/call", call.clone(), Some("opaque-carol"))).await)
-                .await;
+            read(send(mcp.v2026(id, "tools/call", call.clone(), Some("opaque-carol"))).await).await;
         assert_eq!(status, StatusCode::OK, "{message}");
         assert!(
             message["result"]["content"][0]["text"]
@@ -545,7 +544,7 @@ async fn introspection_validates_opaque_tokens_and_caches_active_answers() {
         "an active answer is cached"
     );
     for bad in ["opaque-other", "opaque-revoked", "opaque-unknown"] {
-        let response = send(mcp.modern(3, "tools/call", call.clone(), Some(bad))).await;
+        let response = send(mcp.v2026(3, "tools/call", call.clone(), Some(bad))).await;
         assert_eq!(response.status(), StatusCode::UNAUTHORIZED, "{bad}");
         assert_eq!(challenge(&response)["error"], "invalid_token", "{bad}");
     }
@@ -579,7 +578,7 @@ async fn tasks_and_request_states_belong_to_their_caller() {
     );
 
     let call = json!({"name": "job", "arguments": {}});
-    let (status, created) = read(send(mcp.modern(1, "tools/call", call, Some(&alice))).await).await;
+    let (status, created) = read(send(mcp.v2026(1, "tools/call", call, Some(&alice))).await).await;
     assert_eq!(status, StatusCode::OK, "{created}");
     assert_eq!(created["result"]["resultType"], "task", "{created}");
     let task_id = created["result"]["taskId"].as_str().unwrap().to_owned();
@@ -589,33 +588,31 @@ async fn tasks_and_request_states_belong_to_their_caller() {
         if method == "tasks/update" {
             params["inputResponses"] = json!({});
         }
-        let (_, answer) = read(send(mcp.modern(2, method, params, Some(&bob))).await).await;
+        let (_, answer) = read(send(mcp.v2026(2, method, params, Some(&bob))).await).await;
         assert_eq!(answer["error"]["code"], -32602, "{method}: {answer}");
     }
     let (_, task) =
-        read(send(mcp.modern(3, "tasks/get", json!({"taskId": task_id}), Some(&alice))).await)
-            .await;
+        read(send(mcp.v2026(3, "tasks/get", json!({"taskId": task_id}), Some(&alice))).await).await;
     assert_eq!(
         task["result"]["status"], "working",
         "bob's cancel did nothing: {task}"
     );
     let (_, cancelled) =
-        read(send(mcp.modern(4, "tasks/cancel", json!({"taskId": task_id}), Some(&alice))).await)
+        read(send(mcp.v2026(4, "tasks/cancel", json!({"taskId": task_id}), Some(&alice))).await)
             .await;
     assert!(cancelled.get("result").is_some(), "{cancelled}");
 
     // The state alice got back cannot be replayed by bob.
     let ask = json!({"name": "confirm", "arguments": {}});
-    let (_, asked) = read(send(mcp.modern(5, "tools/call", ask.clone(), Some(&alice))).await).await;
+    let (_, asked) = read(send(mcp.v2026(5, "tools/call", ask.clone(), Some(&alice))).await).await;
     assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
     let state = asked["result"]["requestState"].as_str().unwrap().to_owned();
     let mut retry = ask.clone();
     retry["inputResponses"] = json!({"ok": {"action": "accept", "content": {"ok": true}}});
     retry["requestState"] = json!(state);
-    let (_, stolen) =
-        read(send(mcp.modern(6, "tools/call", retry.clone(), Some(&bob))).await).await;
+    let (_, stolen) = read(send(mcp.v2026(6, "tools/call", retry.clone(), Some(&bob))).await).await;
     assert_eq!(stolen["error"]["code"], -32602, "{stolen}");
-    let (_, done) = read(send(mcp.modern(7, "tools/call", retry, Some(&alice))).await).await;
+    let (_, done) = read(send(mcp.v2026(7, "tools/call", retry, Some(&alice))).await).await;
     let text = done["result"]["content"][0]["text"].as_str().unwrap();
     assert!(text.contains("\"subject\":\"alice\""), "{done}");
     mcp.stop().await;

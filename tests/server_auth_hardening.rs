@@ -57,7 +57,7 @@ fn active(auth_server: &AuthServer, mcp: &McpServer, extra: Value) -> Value {
 /// `error_description` (empty when none).
 async fn whoami(mcp: &McpServer, token: &str) -> (StatusCode, String, String) {
     let call = json!({"name": "whoami", "arguments": {}});
-    let response = send(mcp.modern(1, "tools/call", call, Some(token))).await;
+    let response = send(mcp.v2026(1, "tools/call", call, Some(token))).await;
     let status = response.status();
     if status == StatusCode::UNAUTHORIZED {
         let params = challenge(&response);
@@ -269,7 +269,7 @@ async fn a_dpop_bound_token_is_refused_as_a_bearer_token() {
     // Sent with its own scheme it is refused too: this server does not check DPoP proofs.
     let call = json!({"name": "whoami", "arguments": {}});
     let response = send(
-        mcp.modern(2, "tools/call", call, None)
+        mcp.v2026(2, "tools/call", call, None)
             .header(AUTHORIZATION, "DPoP opaque-bound"),
     )
     .await;

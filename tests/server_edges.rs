@@ -97,7 +97,7 @@ fn call_2026(id: i64, name: &str, arguments: Value, capabilities: Value) -> Valu
 /// POSTs a 2026 message: the status and the response.
 async fn post_2026(url: &str, body: &Value) -> (StatusCode, Value) {
     let client = Client::new(url);
-    let response = common::http::send(client.modern_builder(body)).await;
+    let response = common::http::send(client.v2026_builder(body)).await;
     let status = response.status();
     (status, read_answer(response, &body["id"]).await.response)
 }
@@ -290,7 +290,7 @@ async fn url_elicitations_required_are_an_input_round_in_2026() {
     let caps = json!({"elicitation": {"url": {}}});
     let client = Client::new(&srv.url);
     let body = call_2026(1, "sign_in", json!({}), caps.clone());
-    let response = common::http::send(client.modern_builder(&body)).await;
+    let response = common::http::send(client.v2026_builder(&body)).await;
     let answer = read_answer(response, &json!(1)).await;
     assert!(answer.before.is_empty(), "sent {:?}", answer.before);
     let result = &answer.response["result"];
@@ -340,7 +340,7 @@ async fn a_malformed_envelope_is_400_and_versions_are_listed_whole() {
     ] {
         let body =
             json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}});
-        let response = common::http::send(client.modern_builder(&body)).await;
+        let response = common::http::send(client.v2026_builder(&body)).await;
         assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{meta}");
         let answer = read_answer(response, &json!(1)).await;
         assert_eq!(
@@ -358,7 +358,7 @@ async fn a_malformed_envelope_is_400_and_versions_are_listed_whole() {
     ]);
     let mut body = call_2026(2, "counted", json!({"n": 1}), json!({}));
     body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2099-01-01");
-    let mut request = client.modern_builder(&body).build().unwrap();
+    let mut request = client.v2026_builder(&body).build().unwrap();
     request
         .headers_mut()
         .insert("MCP-Protocol-Version", "2099-01-01".parse().unwrap());

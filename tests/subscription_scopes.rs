@@ -118,7 +118,7 @@ async fn a_listener_hears_only_of_resources_its_scopes_cover() {
             },
             "notifications": {"resourceSubscriptions": ["file:///docs"]},
         }});
-        let response = common::http::send(client.modern_builder(&body)).await;
+        let response = common::http::send(client.v2026_builder(&body)).await;
         assert_eq!(response.status(), StatusCode::OK);
         let mut reader = SseReader::new(response);
         let ack = reader.next_message().await;

@@ -29,7 +29,7 @@ pub(super) struct Client {
     session: Option<HeaderValue>,
     stateful: bool,
     /// Requests carry protocol 2026-07-28's `_meta` and standard headers.
-    modern: bool,
+    v2026: bool,
 }
 
 /// The `_meta` envelope of every 2026-07-28 request.
@@ -43,7 +43,7 @@ struct Answer {
 }
 
 impl Client {
-    pub(super) async fn connect(addr: SocketAddr, stateful: bool, modern: bool) -> Result<Self> {
+    pub(super) async fn connect(addr: SocketAddr, stateful: bool, v2026: bool) -> Result<Self> {
         let stream = tokio::time::timeout(STEP_TIMEOUT, TcpStream::connect(addr)).await??;
         stream.set_nodelay(true)?;
         let (sender, conn) = http1::handshake(TokioIo::new(stream)).await?;
@@ -57,7 +57,7 @@ impl Client {
             host: HeaderValue::from_str(&addr.to_string())?,
             session: None,
             stateful,
-            modern,
+            v2026,
         })
     }
 
@@ -76,7 +76,7 @@ impl Client {
         if let Some(session) = &self.session {
             headers.insert("mcp-session-id", session.clone());
         }
-        if self.modern {
+        if self.v2026 {
             headers.insert(
                 "mcp-protocol-version",
                 HeaderValue::from_static("2026-07-28"),
@@ -131,7 +131,7 @@ impl Client {
 
     /// One `tools/call echo`, checked.
     async fn echo(&mut self, id: u64) -> Result<()> {
-        let call = if self.modern {
+        let call = if self.v2026 {
             format!(
                 r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"message":"hello"}},{MODERN_META}}}}}"#
             )
@@ -266,7 +266,7 @@ pub(super) async fn run_cell(
     let budget = Arc::new(AtomicU64::new(max_units));
     let mut clients = Vec::with_capacity(concurrency);
     for _ in 0..concurrency {
-        let mut client = Client::connect(server.addr(), stateful, target.server.modern()).await?;
+        let mut client = Client::connect(server.addr(), stateful, target.server.v2026()).await?;
         if stateful && target.workload == Workload::Echo {
             client.open_session().await?;
         }

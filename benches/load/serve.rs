@@ -98,7 +98,7 @@ where
 }
 
 /// `--serve-mcp MODE MAX_SESSIONS [--redis URL] [--cpu N]`; MODE is `sse`, `json`, `stateless`
-/// or `modern` (the default endpoint with JSON answers, which serves 2026-07-28 requests
+/// or `v2026` (the default endpoint with JSON answers, which serves 2026-07-28 requests
 /// statelessly). With `--redis URL` the endpoint is a node of a cluster on that Redis server
 /// (`Cluster::redis`, cargo feature `redis`).
 pub(super) fn mcp(args: &[String]) -> Result<()> {
@@ -108,7 +108,7 @@ pub(super) fn mcp(args: &[String]) -> Result<()> {
         Some("sse") => (false, false),
         Some("json") => (false, true),
         Some("stateless") => (true, true),
-        Some("modern") => (false, true),
+        Some("v2026") => (false, true),
         other => return Err(format!("unknown mode {other:?}").into()),
     };
     let max_sessions: usize = args.get(1).ok_or("missing MAX_SESSIONS")?.parse()?;

@@ -5,14 +5,14 @@
 //! Run: `cargo run --example conformance_server -- --port 3001`
 //!
 //! This file holds the command line and the server's assembly; the fixtures are in modules by
-//! the set that calls them: [`base`] (2025-11-25, also called in 2026-07-28), [`stateless`]
+//! the set that calls them: [`base`] (2025-11-25, also called in 2026-07-28), [`v2026`]
 //! (only the 2026-07-28 set), [`mrtr`] (multi round-trip requests) and [`tasks`] (the Tasks
 //! extension).
 
 mod base;
 mod mrtr;
-mod stateless;
 mod tasks;
+mod v2026;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -78,7 +78,7 @@ fn server(
         "actix-mcp-conformance",
         env!("CARGO_PKG_VERSION"),
     ));
-    let server = stateless::stateless_fixtures(server);
+    let server = v2026::v2026_fixtures(server);
     let mut server = mrtr::mrtr_fixtures(server);
     if let Some(key) = state_key {
         server = server.request_state_key_hex("cluster", key);

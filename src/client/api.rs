@@ -107,7 +107,7 @@ impl Client {
     /// # Errors
     /// See [`ClientError`].
     pub async fn ping(&self) -> Result<(), ClientError> {
-        if self.is_modern() {
+        if self.is_v2026() {
             return self.discover().await.map(|_| ());
         }
         let _: Map<String, Value> = self
@@ -142,7 +142,7 @@ impl Client {
                 CallOptions::default(),
             )
             .await?;
-        if self.is_modern() {
+        if self.is_v2026() {
             keep_valid_tools(&mut page.tools);
         }
         Ok(page)
@@ -160,7 +160,7 @@ impl Client {
                 (page.tools, page.next_cursor)
             })
             .await?;
-        if self.is_modern() {
+        if self.is_v2026() {
             keep_valid_tools(&mut tools);
         }
         Ok(tools)
@@ -262,7 +262,7 @@ impl Client {
         let mut items = Vec::new();
         let mut seen = HashSet::new();
         let mut cursor: Option<String> = None;
-        let mut restarted = self.inner.cache.is_none() || !self.is_modern();
+        let mut restarted = self.inner.cache.is_none() || !self.is_v2026();
         for _ in 0..DEFAULT_PAGE_LIMIT {
             let answer = self
                 .request(
@@ -555,7 +555,7 @@ impl Client {
     /// # Errors
     /// See [`ClientError`].
     pub async fn set_logging_level(&self, level: LoggingLevel) -> Result<(), ClientError> {
-        if self.is_modern() {
+        if self.is_v2026() {
             return self
                 .update_envelope(|envelope| envelope.log_level = Some(level))
                 .await;

@@ -25,7 +25,7 @@ use crate::protocol::{
     ProtocolVersion, ResourceUpdatedNotificationParams, Root, method,
 };
 
-/// How long the auto probe waits for `server/discover` before taking the server for a legacy
+/// How long the auto probe waits for `server/discover` before taking the server for a 2025
 /// one.
 const DEFAULT_DISCOVER_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -37,7 +37,7 @@ pub struct ClientBuilder {
     /// The version `initialize` asks for (2025 era).
     version: ProtocolVersion,
     /// The version every request carries (2026 era).
-    modern_version: ProtocolVersion,
+    v2026_version: ProtocolVersion,
     lifecycle: Lifecycle,
     discover_timeout: Duration,
     log_level: Option<LoggingLevel>,
@@ -54,7 +54,7 @@ impl fmt::Debug for ClientBuilder {
         f.debug_struct("ClientBuilder")
             .field("name", &self.info.name)
             .field("protocol_version", &self.version)
-            .field("modern_version", &self.modern_version)
+            .field("v2026_version", &self.v2026_version)
             .field("lifecycle", &self.lifecycle)
             .field("log_level", &self.log_level)
             .field("auto_input", &self.auto_input)
@@ -70,8 +70,8 @@ impl ClientBuilder {
     pub(crate) fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
         Self {
             info: Implementation::new(name, version),
-            version: ProtocolVersion::LATEST_STATEFUL,
-            modern_version: ProtocolVersion::LATEST,
+            version: ProtocolVersion::LATEST_WITH_HANDSHAKE,
+            v2026_version: ProtocolVersion::LATEST,
             lifecycle: Lifecycle::Auto,
             discover_timeout: DEFAULT_DISCOVER_TIMEOUT,
             log_level: None,
@@ -115,31 +115,31 @@ impl ClientBuilder {
         self
     }
 
-    /// The protocol version to speak. A stateless version (2026-07-28) is the one every
-    /// request carries and pins [`Lifecycle::Modern`]; a stateful one (2025-11-25 and older)
-    /// is the one `initialize` asks for and pins [`Lifecycle::Legacy`]. Call
+    /// The protocol version to speak. A version without the handshake (2026-07-28) is the one every
+    /// request carries and pins [`Lifecycle::V2026`]; a stateful one (2025-11-25 and older)
+    /// is the one `initialize` asks for and pins [`Lifecycle::V2025`]. Call
     /// [`lifecycle`](Self::lifecycle) afterwards to choose otherwise. Default: 2026-07-28 for
     /// the 2026 era and 2025-11-25 for `initialize`, with [`Lifecycle::Auto`].
     pub fn protocol_version(mut self, version: ProtocolVersion) -> Self {
-        if version.is_stateless() {
-            self.modern_version = version;
-            self.lifecycle = Lifecycle::Modern;
+        if !version.has_handshake() {
+            self.v2026_version = version;
+            self.lifecycle = Lifecycle::V2026;
         } else {
             self.version = version;
-            self.lifecycle = Lifecycle::Legacy;
+            self.lifecycle = Lifecycle::V2025;
         }
         self
     }
 
     /// How the client starts (default [`Lifecycle::Auto`]: probe with `server/discover`,
-    /// fall back to `initialize` for a legacy server).
+    /// fall back to `initialize` for a 2025 server).
     pub fn lifecycle(mut self, lifecycle: Lifecycle) -> Self {
         self.lifecycle = lifecycle;
         self
     }
 
     /// How long the [`Lifecycle::Auto`] probe waits for `server/discover` before it takes the
-    /// server for a legacy one (default 10 s). Time spent waiting for the user (an OAuth
+    /// server for a 2025 one (default 10 s). Time spent waiting for the user (an OAuth
     /// authorization in a browser) does not count.
     pub fn discover_timeout(mut self, timeout: Duration) -> Self {
         self.discover_timeout = timeout;
@@ -318,7 +318,7 @@ impl ClientBuilder {
     ///
     /// # Errors
     /// When the transport cannot connect, the server refuses `initialize` (or, with
-    /// [`Lifecycle::Modern`], `server/discover`), or it answers with a protocol version this
+    /// [`Lifecycle::V2026`], `server/discover`), or it answers with a protocol version this
     /// SDK does not speak ([`ClientError::Protocol`]; the connection is closed).
     pub async fn connect(self, connector: impl Connect) -> Result<Client, ClientError> {
         let (inbox, rx) = Inbox::channel();
@@ -330,8 +330,8 @@ impl ClientBuilder {
             .with_cache(cache.clone())
             .start();
         let envelope = Envelope {
-            version: self.modern_version,
-            capabilities: lifecycle::modern_capabilities(&capabilities),
+            version: self.v2026_version,
+            capabilities: lifecycle::v2026_capabilities(&capabilities),
             client_info: serde_json::to_value(&self.info).unwrap_or(Value::Null),
             log_level: self.log_level,
         };
@@ -339,10 +339,10 @@ impl ClientBuilder {
             inner: Arc::new(ClientInner {
                 session,
                 handlers,
-                init: lifecycle::describe(self.modern_version, None),
+                init: lifecycle::describe(self.v2026_version, None),
                 discover: None,
-                era: Era::Modern,
-                version: Mutex::new(self.modern_version),
+                era: Era::V2026,
+                version: Mutex::new(self.v2026_version),
                 envelope: Mutex::new(Some(envelope.clone())),
                 timeout: self.timeout,
                 auto_input: self.auto_input,
@@ -358,11 +358,11 @@ impl ClientBuilder {
                 ),
             }),
         };
-        if self.lifecycle != Lifecycle::Legacy {
+        if self.lifecycle != Lifecycle::V2025 {
             let _ = client.inner.session.send(SetEnvelope(Some(envelope))).await;
             let probe = client.probe(&transport, self.discover_timeout).await;
             match probe {
-                Probe::Modern(discover) => {
+                Probe::V2026(discover) => {
                     let version = client.protocol_version();
                     let Some(inner) = Arc::get_mut(&mut client.inner) else {
                         return Err(ClientError::Protocol(
@@ -377,11 +377,11 @@ impl ClientBuilder {
                     client.close().await;
                     return Err(error);
                 }
-                Probe::Legacy(error) if self.lifecycle == Lifecycle::Modern => {
+                Probe::V2025(error) if self.lifecycle == Lifecycle::V2026 => {
                     client.close().await;
                     return Err(error);
                 }
-                Probe::Legacy(error) => {
+                Probe::V2025(error) => {
                     tracing::debug!(%error, "not a 2026 server; initializing a 2025 session");
                     let _ = client.inner.session.send(SetEnvelope(None)).await;
                 }
@@ -392,7 +392,7 @@ impl ClientBuilder {
                 "the client was shared during its start".into(),
             ));
         };
-        inner.era = Era::Legacy;
+        inner.era = Era::V2025;
         *super::lock(&inner.envelope) = None;
         *super::lock(&inner.version) = self.version;
         Self::initialize(
@@ -438,7 +438,7 @@ impl ClientBuilder {
                 init.protocol_version
             )));
         };
-        if version.is_stateless() {
+        if !version.has_handshake() {
             client.close().await;
             return Err(ClientError::Protocol(format!(
                 "the server chose the stateless protocol version {version:?} in initialize"
@@ -485,38 +485,38 @@ impl Client {
                 Ok(pending) => pending,
                 // An authorization failure is the same in either era: no fallback.
                 Err(error @ ClientError::Auth(_)) => return Probe::Failed(error),
-                Err(error) => return Probe::Legacy(error),
+                Err(error) => return Probe::V2025(error),
             };
             let id = pending.id().cloned();
             match pending.await {
                 Ok(value) if !value.get("supportedVersions").is_some_and(Value::is_array) => {
                     // Whatever answered, it was not a discover result.
-                    return Probe::Legacy(ClientError::Protocol(
+                    return Probe::V2025(ClientError::Protocol(
                         "the answer to server/discover has no supportedVersions".into(),
                     ));
                 }
                 Ok(value) => {
                     return match lifecycle::read_discover(value) {
-                        Ok(discover) => Probe::Modern(Some(Box::new(discover))),
-                        Err(error) => Probe::Legacy(error),
+                        Ok(discover) => Probe::V2026(Some(Box::new(discover))),
+                        Err(error) => Probe::V2025(error),
                     };
                 }
                 Err(ClientError::Rpc(error)) => {
                     let status = id.and_then(|id| transport.take_refusal_status(&id));
-                    if !lifecycle::is_modern_error(&error, status) {
-                        return Probe::Legacy(ClientError::Rpc(error));
+                    if !lifecycle::is_v2026_error(&error, status) {
+                        return Probe::V2025(ClientError::Rpc(error));
                     }
                     if error.code != crate::error::code::UNSUPPORTED_PROTOCOL_VERSION {
-                        return Probe::Modern(None);
+                        return Probe::V2026(None);
                     }
                     if version_retried || !self.adopt_supported_version(&error).await {
-                        // A modern server without a version in common: no fallback.
+                        // A 2026-07-28 server without a version in common: no fallback.
                         return Probe::Failed(ClientError::Rpc(error));
                     }
                     version_retried = true;
                 }
                 Err(error @ ClientError::Auth(_)) => return Probe::Failed(error),
-                Err(error) => return Probe::Legacy(error),
+                Err(error) => return Probe::V2025(error),
             }
         }
     }

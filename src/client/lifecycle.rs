@@ -1,13 +1,14 @@
-//! Which era a client speaks: the 2025 handshake (`initialize`, sessions) or the stateless
-//! 2026 protocol, and how [`Lifecycle::Auto`] tells them apart.
+//! Which revision a client speaks: 2025-11-25 and older (the `initialize` handshake,
+//! sessions) or 2026-07-28 (every request carries its `_meta`), and how [`Lifecycle::Auto`]
+//! tells the servers of the two apart.
 //!
-//! The auto probe sends `server/discover` with the 2026 `_meta`. The server is modern when it
-//! answers with a `DiscoverResult`, or with an error only a modern server sends: `-32022`
+//! The auto probe sends `server/discover` with the 2026 `_meta`. The server speaks 2026-07-28
+//! when it answers with a `DiscoverResult`, or with an error only such a server sends: `-32022`
 //! (the client retries once with a version from `error.data.supported`), `-32020`, `-32021`,
 //! or, over HTTP, `-32601` with status `404`. Any other error, a timeout, or an HTTP error
-//! status without a JSON-RPC error body means a legacy server: the client runs `initialize`
-//! as in 2025-11-25. The probe never falls back after a modern answer, nor after an
-//! authorization failure ([`ClientError::Auth`]), which would be the same in either era.
+//! status without a JSON-RPC error body means a 2025 server: the client runs `initialize` as
+//! in 2025-11-25. The probe never falls back after a 2026 answer, nor after an authorization
+//! failure ([`ClientError::Auth`]), which would be the same in either revision.
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning>
 
@@ -19,56 +20,77 @@ use super::error::ClientError;
 use crate::error::{ErrorCode, code};
 use crate::protocol::{
     ClientCapabilities, DiscoverResult, Implementation, InitializeResult, ProtocolVersion,
-    modern::META_SERVER_INFO,
+    v2026::META_SERVER_INFO,
 };
 
 /// How a client starts talking to a server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum Lifecycle {
-    /// Probe with `server/discover` and speak 2026-07-28 to a server that answers as a modern
-    /// one; otherwise run `initialize` (the module docs say how it decides).
+    /// Probe with `server/discover` and speak 2026-07-28 to a server that answers in that
+    /// revision; otherwise run `initialize` (the module docs say how it decides).
     #[default]
     Auto,
-    /// Speak 2026-07-28 only: `server/discover`, then stateless requests. A server that does
-    /// not answer as a modern one fails the connection.
-    Modern,
-    /// Speak 2025-11-25 (or the stateful version asked for): `initialize`, sessions.
-    Legacy,
+    /// Speak 2026-07-28 (and later) only: `server/discover`, then requests that each carry
+    /// their `_meta`. A server that does not answer in that revision fails the connection.
+    V2026,
+    /// Speak 2025-11-25 (or the older version asked for): the `initialize` handshake,
+    /// sessions.
+    V2025,
 }
 
-/// The era a connected client speaks.
+#[allow(non_upper_case_globals)]
+impl Lifecycle {
+    /// [`Lifecycle::V2026`] by its old name.
+    #[deprecated(since = "0.2.0", note = "renamed to `Lifecycle::V2026`")]
+    pub const Modern: Self = Self::V2026;
+    /// [`Lifecycle::V2025`] by its old name.
+    #[deprecated(since = "0.2.0", note = "renamed to `Lifecycle::V2025`")]
+    pub const Legacy: Self = Self::V2025;
+}
+
+/// The revision a connected client speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Era {
-    /// 2026-07-28 and later: stateless, every request carries its `_meta`.
-    Modern,
-    /// 2025-11-25 and earlier: the `initialize` handshake and a session.
-    Legacy,
+    /// 2026-07-28 and later: no handshake, every request carries its `_meta`.
+    V2026,
+    /// 2025-11-25 and older: the `initialize` handshake and a session.
+    V2025,
+}
+
+#[allow(non_upper_case_globals)]
+impl Era {
+    /// [`Era::V2026`] by its old name.
+    #[deprecated(since = "0.2.0", note = "renamed to `Era::V2026`")]
+    pub const Modern: Self = Self::V2026;
+    /// [`Era::V2025`] by its old name.
+    #[deprecated(since = "0.2.0", note = "renamed to `Era::V2025`")]
+    pub const Legacy: Self = Self::V2025;
 }
 
 /// What the probe learnt.
 #[derive(Debug)]
 pub(crate) enum Probe {
-    /// A modern server, with its `DiscoverResult` when it gave one.
-    Modern(Option<Box<DiscoverResult>>),
-    /// Not a modern server: why.
-    Legacy(ClientError),
-    /// A modern server the client cannot talk to (no protocol version in common): no
+    /// A 2026-07-28 server, with its `DiscoverResult` when it gave one.
+    V2026(Option<Box<DiscoverResult>>),
+    /// Not a 2026-07-28 server: why.
+    V2025(ClientError),
+    /// A 2026-07-28 server the client cannot talk to (no protocol version in common): no
     /// fallback.
     Failed(ClientError),
 }
 
-/// Whether an error to the probe comes from a modern server. `status` is the HTTP status
+/// Whether an error to the probe comes from a 2026-07-28 server. `status` is the HTTP status
 /// that carried it, when known.
-pub(crate) fn is_modern_error(error: &ErrorObject, status: Option<u16>) -> bool {
+pub(crate) fn is_v2026_error(error: &ErrorObject, status: Option<u16>) -> bool {
     error.code == code::UNSUPPORTED_PROTOCOL_VERSION
         || error.code == code::HEADER_MISMATCH
         || error.code == code::MISSING_REQUIRED_CLIENT_CAPABILITY
         || (error.code == ErrorCode::METHOD_NOT_FOUND && status == Some(404))
 }
 
-/// The newest stateless version this SDK speaks among a `-32022` error's `data.supported`.
+/// The newest version without the handshake this SDK speaks among a `-32022` error's `data.supported`.
 pub(crate) fn supported_version(error: &ErrorObject) -> Option<ProtocolVersion> {
     error
         .data
@@ -77,7 +99,7 @@ pub(crate) fn supported_version(error: &ErrorObject) -> Option<ProtocolVersion> 
         .as_array()?
         .iter()
         .filter_map(|v| v.as_str()?.parse::<ProtocolVersion>().ok())
-        .filter(|v| v.is_stateless())
+        .filter(|v| !v.has_handshake())
         .max()
 }
 
@@ -124,7 +146,7 @@ pub(crate) fn read_discover(value: Value) -> Result<DiscoverResult, ClientError>
     })
 }
 
-/// The description of a modern server, in the shape the 2025 handshake gives it.
+/// The description of a 2026-07-28 server, in the shape the 2025 handshake gives it.
 pub(crate) fn describe(
     version: ProtocolVersion,
     discover: Option<&DiscoverResult>,
@@ -142,7 +164,7 @@ pub(crate) fn describe(
 
 /// The 2026 shape of the client's capabilities: `roots` is `{}` (no `listChanged`), no
 /// `tasks`.
-pub(crate) fn modern_capabilities(capabilities: &ClientCapabilities) -> Value {
+pub(crate) fn v2026_capabilities(capabilities: &ClientCapabilities) -> Value {
     let mut value = serde_json::to_value(capabilities).unwrap_or_else(|_| json!({}));
     if let Some(map) = value.as_object_mut() {
         if map.contains_key("roots") {
@@ -158,19 +180,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn modern_errors_are_recognised() {
+    fn v2026_errors_are_recognised() {
         let error = |code: i32| ErrorObject::new(ErrorCode(code), "x");
-        assert!(is_modern_error(&error(-32022), None));
-        assert!(is_modern_error(&error(-32020), Some(400)));
-        assert!(is_modern_error(&error(-32021), None));
-        assert!(is_modern_error(&error(-32601), Some(404)));
-        assert!(!is_modern_error(&error(-32601), None));
-        assert!(!is_modern_error(&error(-32601), Some(400)));
-        assert!(!is_modern_error(&error(-32600), Some(400)));
+        assert!(is_v2026_error(&error(-32022), None));
+        assert!(is_v2026_error(&error(-32020), Some(400)));
+        assert!(is_v2026_error(&error(-32021), None));
+        assert!(is_v2026_error(&error(-32601), Some(404)));
+        assert!(!is_v2026_error(&error(-32601), None));
+        assert!(!is_v2026_error(&error(-32601), Some(400)));
+        assert!(!is_v2026_error(&error(-32600), Some(400)));
     }
 
     #[test]
-    fn the_newest_supported_stateless_version_is_picked() {
+    fn the_newest_supported_version_without_handshake_is_picked() {
         let error = ErrorObject::new(code::UNSUPPORTED_PROTOCOL_VERSION, "x")
             .with_data(json!({"supported": ["2025-11-25", "2026-07-28", "2099-01-01"]}));
         assert_eq!(

@@ -145,7 +145,7 @@ impl Client {
     /// # Cancel safety
     /// The subscription lives until the returned value is dropped.
     pub async fn listen(&self, filter: SubscriptionFilter) -> Result<Subscription, ClientError> {
-        if !self.is_modern() {
+        if !self.is_v2026() {
             return Err(ClientError::Protocol(
                 "subscriptions/listen needs the 2026 era; this server speaks an older revision"
                     .into(),

@@ -27,7 +27,7 @@
 //! # Eras: 2025-11-25 and 2026-07-28
 //!
 //! By default ([`Lifecycle::Auto`]) a client probes the server with `server/discover` and
-//! speaks the stateless 2026-07-28 protocol to a server that answers as a modern one, or
+//! speaks 2026-07-28 to a server that answers in that revision, or
 //! runs the 2025 `initialize` handshake otherwise ([`lifecycle`] docs);
 //! [`ClientBuilder::lifecycle`] pins either era, [`Client::era`] tells which one was chosen.
 //! The same calls work in both. In the 2026 era every request carries the client's version,
@@ -86,7 +86,7 @@ use tokio::sync::mpsc;
 use crate::error::{ErrorCode, code};
 use crate::protocol::{
     DiscoverResult, Implementation, InitializeResult, InputRequiredResult, InputResponses,
-    ProtocolVersion, ResultType, ServerCapabilities, modern::result_type_of,
+    ProtocolVersion, ResultType, ServerCapabilities, v2026::result_type_of,
 };
 use cache::ResultCache;
 use handlers::Handlers;
@@ -178,9 +178,9 @@ impl Client {
         self.inner.era
     }
 
-    /// Whether the client speaks the stateless 2026 era.
-    pub(crate) fn is_modern(&self) -> bool {
-        self.inner.era == Era::Modern
+    /// Whether the client speaks 2026-07-28 (or later).
+    pub(crate) fn is_v2026(&self) -> bool {
+        self.inner.era == Era::V2026
     }
 
     /// The whole `initialize` result; in the 2026 era, one made from the `server/discover`
@@ -190,7 +190,7 @@ impl Client {
     }
 
     /// The `server/discover` result the client connected with (2026 era; `None` in the 2025
-    /// era, or when a modern server refused the probe with a modern error).
+    /// era, or when a 2026-07-28 server refused the probe with a 2026 error).
     pub fn discover_result(&self) -> Option<&DiscoverResult> {
         self.inner.discover.as_ref()
     }
@@ -326,7 +326,7 @@ impl Client {
         params: Option<Value>,
         options: CallOptions,
     ) -> Result<Value, ClientError> {
-        if !self.is_modern() {
+        if !self.is_v2026() {
             return self.start_request(method, params, options).await?.await;
         }
         // The ticket is taken before the request goes: a change that concerns it from now on
@@ -347,7 +347,7 @@ impl Client {
                 Some(retry) => Some(retry.apply(params.clone())),
                 None => params.clone(),
             };
-            let outcome = match self.modern_round(method, sent, options.clone()).await {
+            let outcome = match self.v2026_round(method, sent, options.clone()).await {
                 Err(ClientError::Rpc(error))
                     if error.code == ErrorCode::INVALID_PARAMS
                         && params.as_ref().and_then(|p| p.get("cursor")).is_some() =>
@@ -390,7 +390,7 @@ impl Client {
     /// One request of the 2026 era, retried once on `-32022` with a version the server
     /// lists, and (a `tools/call`) once on `-32020` after reading `tools/list` again; its
     /// `resultType` read.
-    async fn modern_round(
+    async fn v2026_round(
         &self,
         method: &str,
         params: Option<Value>,
@@ -494,7 +494,7 @@ impl Client {
         retry: Option<InputRetry>,
         options: CallOptions,
     ) -> Result<CallOutcome<R>, ClientError> {
-        if !self.is_modern() {
+        if !self.is_v2026() {
             return Err(ClientError::Protocol(
                 "input rounds need the 2026 era; this server speaks an older revision".into(),
             ));
@@ -503,7 +503,7 @@ impl Client {
             Some(retry) => Some(retry.apply(params)),
             None => params,
         };
-        match self.modern_round(method, params, options).await? {
+        match self.v2026_round(method, params, options).await? {
             CallOutcome::Complete(value) => decode(value).map(CallOutcome::Complete),
             CallOutcome::InputRequired(round) => Ok(CallOutcome::InputRequired(round)),
         }

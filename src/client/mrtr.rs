@@ -121,7 +121,7 @@ pub(crate) async fn fulfil(
             meta,
             cancellation: CancellationToken::new(),
         };
-        let result = answer(handlers, Era::Modern, &request.method, params, info)
+        let result = answer(handlers, Era::V2026, &request.method, params, info)
             .await
             .map_err(|error| ClientError::InputFailed {
                 key: key.clone(),

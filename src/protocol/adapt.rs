@@ -119,7 +119,7 @@ impl ForVersion for Tool {
         clear_unless(&mut self.title, v.has_titles());
         clear_unless(&mut self.output_schema, v.has_structured_content());
         // Before 2026-07-28 an output schema's root is an object: another is not shown.
-        if !v.is_stateless()
+        if v.has_handshake()
             && self
                 .output_schema
                 .as_ref()
@@ -244,7 +244,7 @@ impl ForVersion for CallToolResult {
         // Before 2026-07-28 `structuredContent` is an object (older revisions have none): any
         // other goes, kept visible in `content` for clients that read only that.
         let keeps = v.has_structured_content()
-            && (v.is_stateless()
+            && (!v.has_handshake()
                 || self
                     .structured_content
                     .as_ref()

@@ -124,7 +124,7 @@ pub const NOTIFICATIONS: &[&str] = &[
     NOTIFICATION_TASKS,
 ];
 
-/// Requests the 2026-07-28 revision removed: a stateless request naming one gets `-32601`
+/// Requests the 2026-07-28 revision removed: a 2026-07-28 request naming one gets `-32601`
 /// (HTTP 404).
 pub const REMOVED_IN_2026: &[&str] = &[
     INITIALIZE,

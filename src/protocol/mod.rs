@@ -1,4 +1,7 @@
-//! Typed MCP protocol model: one module per spec page, plain data types with public fields.
+//! Typed MCP protocol model: plain data types with public fields, every one of them here, at
+//! `actix_mcp::protocol::Type`. The namespaces below hold what is not a type: method names
+//! ([`method`]), error codes ([`code`]) and revision 2026-07-28's `_meta` keys and error
+//! objects ([`v2026`]).
 //!
 //! Every type serializes to exactly the JSON of the 2025-11-25 schema. Optional fields are
 //! `Option`s that are omitted when `None`; `_meta` maps keep unknown keys. Older revisions are
@@ -6,27 +9,41 @@
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2025-11-25>
 
-pub mod adapt;
-pub mod cancellation;
+mod adapt;
+mod cancellation;
 pub mod code;
-pub mod completion;
-pub mod content;
-pub mod elicitation;
-pub mod lifecycle;
-pub mod logging;
-pub mod meta;
+mod completion;
+mod content;
+mod elicitation;
+mod lifecycle;
+mod logging;
+mod meta;
 pub mod method;
-pub mod modern;
-pub mod pagination;
-pub mod progress;
-pub mod prompts;
-pub mod resources;
-pub mod roots;
-pub mod sampling;
-pub mod task_extension;
-pub mod tasks;
-pub mod tools;
-pub mod version;
+mod pagination;
+mod progress;
+mod prompts;
+mod resources;
+mod roots;
+mod sampling;
+mod task_extension;
+mod tasks;
+mod tools;
+pub mod v2026;
+mod version;
+
+/// The module of revision 2026-07-28's `_meta` keys and error objects, by its old name.
+#[deprecated(
+    since = "0.2.0",
+    note = "renamed to `protocol::v2026`; its types are at `protocol::` with all the others"
+)]
+#[doc(hidden)]
+pub mod modern {
+    pub use super::v2026::*;
+    pub use super::{
+        CacheHints, CacheScope, DiscoverResult, InputRequest, InputRequests, InputRequiredResult,
+        InputResponses, ListenRequestParams, RequestMeta, ResultType, SubscriptionFilter,
+    };
+}
 
 pub use actix_mcp_actors::RequestId;
 
@@ -54,11 +71,7 @@ pub use lifecycle::{
     RootsCapability, SamplingCapability, ServerCapabilities, ToolsCapability,
 };
 pub use logging::{LoggingLevel, LoggingMessageNotificationParams, SetLevelRequestParams};
-pub use meta::{JsonObject, Meta, ProgressToken, progress_token};
-pub use modern::{
-    CacheHints, CacheScope, DiscoverResult, InputRequest, InputRequests, InputRequiredResult,
-    InputResponses, ListenRequestParams, RequestMeta, ResultType, SubscriptionFilter,
-};
+pub use meta::{JsonObject, Meta, PROGRESS_TOKEN_KEY, ProgressToken, progress_token};
 pub use pagination::{Cursor, PaginatedRequestParams};
 pub use progress::ProgressNotificationParams;
 pub use prompts::{
@@ -79,11 +92,17 @@ pub use sampling::{
 };
 pub use task_extension::{DetailedTask, TaskRequestParams, UpdateTaskRequestParams};
 pub use tasks::{
-    CreateTaskResult, ListTasksResult, RelatedTaskMetadata, Task, TaskIdParams, TaskMetadata,
-    TaskStatus,
+    CreateTaskResult, ListTasksResult, RELATED_TASK_META_KEY, RelatedTaskMetadata, Task,
+    TaskIdParams, TaskMetadata, TaskStatus,
 };
 pub use tools::{
     CallToolRequestParams, CallToolResult, ListToolsResult, TaskSupport, Tool, ToolAnnotations,
     ToolExecution,
 };
+pub use v2026::discover::{CacheHints, CacheScope, DiscoverResult};
+pub use v2026::envelope::RequestMeta;
+pub use v2026::input::{
+    InputRequest, InputRequests, InputRequiredResult, InputResponses, ResultType,
+};
+pub use v2026::listen::{ListenRequestParams, SubscriptionFilter};
 pub use version::{ProtocolVersion, UnknownVersion};

@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::meta::Meta;
-use super::modern::{InputRequests, InputResponses, ResultType};
 use super::tasks::TaskStatus;
+use super::{InputRequests, InputResponses, ResultType};
 use actix_mcp_actors::ErrorObject;
 
 /// A task with everything its status carries: what `tasks/get` answers and what

@@ -18,7 +18,7 @@ pub enum ProtocolVersion {
     V2025_06_18,
     /// Revision `2025-11-25`: icons, URL elicitation, sampling with tools, tasks.
     V2025_11_25,
-    /// Revision `2026-07-28`: stateless. No `initialize` and no sessions: every request
+    /// Revision `2026-07-28`: no `initialize` and no sessions: every request
     /// carries its version, client capabilities and client info in `_meta`; `server/discover`,
     /// multi-round-trip `input_required` results, `subscriptions/listen`, cache hints.
     V2026_07_28,
@@ -42,7 +42,11 @@ impl ProtocolVersion {
 
     /// The newest revision with the `initialize` handshake and sessions: what `initialize`
     /// negotiates at most.
-    pub const LATEST_STATEFUL: Self = Self::V2025_11_25;
+    pub const LATEST_WITH_HANDSHAKE: Self = Self::V2025_11_25;
+
+    /// The newest revision with the `initialize` handshake, by its old name.
+    #[deprecated(since = "0.2.0", note = "renamed to `LATEST_WITH_HANDSHAKE`")]
+    pub const LATEST_STATEFUL: Self = Self::LATEST_WITH_HANDSHAKE;
 
     /// Every supported revision, oldest first.
     pub const ALL: &'static [Self] = &[
@@ -53,16 +57,25 @@ impl ProtocolVersion {
         Self::V2026_07_28,
     ];
 
-    /// The revisions served statelessly, with per-request `_meta` (2026-07-28+).
-    pub const STATELESS: &'static [Self] = &[Self::V2026_07_28];
+    /// The revisions without the `initialize` handshake, every request carrying its version
+    /// and capabilities in `_meta` (2026-07-28 and later).
+    pub const WITHOUT_HANDSHAKE: &'static [Self] = &[Self::V2026_07_28];
 
-    /// The revisions negotiated with `initialize`, oldest first.
-    pub const STATEFUL: &'static [Self] = &[
+    /// The revisions negotiated with `initialize`, oldest first (2025-11-25 and older).
+    pub const WITH_HANDSHAKE: &'static [Self] = &[
         Self::V2024_11_05,
         Self::V2025_03_26,
         Self::V2025_06_18,
         Self::V2025_11_25,
     ];
+
+    /// The revisions without the handshake, by their old name.
+    #[deprecated(since = "0.2.0", note = "renamed to `WITHOUT_HANDSHAKE`")]
+    pub const STATELESS: &'static [Self] = Self::WITHOUT_HANDSHAKE;
+
+    /// The revisions with the handshake, by their old name.
+    #[deprecated(since = "0.2.0", note = "renamed to `WITH_HANDSHAKE`")]
+    pub const STATEFUL: &'static [Self] = Self::WITH_HANDSHAKE;
 
     /// The wire string, e.g. `"2025-11-25"`.
     pub const fn as_str(self) -> &'static str {
@@ -76,19 +89,27 @@ impl ProtocolVersion {
     }
 
     /// The revision a server answers `initialize` with: the requested one when it is a
-    /// supported stateful revision, otherwise [`ProtocolVersion::LATEST_STATEFUL`] (the spec's
-    /// "reply with a version you support"; `initialize` never negotiates a stateless revision).
+    /// supported revision with the handshake, otherwise
+    /// [`ProtocolVersion::LATEST_WITH_HANDSHAKE`] (the spec's "reply with a version you
+    /// support"; `initialize` never negotiates 2026-07-28 or later).
     pub fn negotiate(requested: &str) -> Self {
         match requested.parse::<Self>() {
-            Ok(version) if !version.is_stateless() => version,
-            _ => Self::LATEST_STATEFUL,
+            Ok(version) if version.has_handshake() => version,
+            _ => Self::LATEST_WITH_HANDSHAKE,
         }
     }
 
-    /// Whether this revision is served without a session, every request carrying its own
-    /// version and capabilities in `_meta` (2026-07-28+).
+    /// The `initialize` handshake and sessions (2025-11-25 and older). Without it
+    /// (2026-07-28 and later) every request carries its own version and capabilities in
+    /// `_meta`.
+    pub fn has_handshake(self) -> bool {
+        self < Self::V2026_07_28
+    }
+
+    /// Whether this revision has no `initialize` handshake (2026-07-28 and later).
+    #[deprecated(since = "0.2.0", note = "use `!has_handshake()`")]
     pub fn is_stateless(self) -> bool {
-        self >= Self::V2026_07_28
+        !self.has_handshake()
     }
 
     /// JSON-RPC batches (arrays of messages) exist only in 2025-03-26.
@@ -170,7 +191,7 @@ impl ProtocolVersion {
 
     /// `resultType` on every result, and `ttlMs`/`cacheScope` on cacheable ones (2026-07-28+).
     pub fn has_result_type(self) -> bool {
-        self.is_stateless()
+        !self.has_handshake()
     }
 }
 
@@ -236,12 +257,12 @@ mod tests {
         );
         assert_eq!(
             ProtocolVersion::negotiate("2099-01-01"),
-            ProtocolVersion::LATEST_STATEFUL
+            ProtocolVersion::LATEST_WITH_HANDSHAKE
         );
         assert_eq!(
             ProtocolVersion::negotiate("2026-07-28"),
-            ProtocolVersion::LATEST_STATEFUL,
-            "initialize never negotiates a stateless revision"
+            ProtocolVersion::LATEST_WITH_HANDSHAKE,
+            "initialize never negotiates a revision without the handshake"
         );
     }
 
@@ -268,10 +289,14 @@ mod tests {
         assert!(V2025_11_25.has_icons());
         assert!(V2025_11_25.has_tasks());
         assert!(!V2026_07_28.has_tasks());
-        assert!(V2026_07_28.is_stateless());
-        assert!(!V2025_11_25.is_stateless());
+        assert!(!V2026_07_28.has_handshake());
+        assert!(V2025_11_25.has_handshake());
         assert_eq!(
-            [ProtocolVersion::STATEFUL, ProtocolVersion::STATELESS].concat(),
+            [
+                ProtocolVersion::WITH_HANDSHAKE,
+                ProtocolVersion::WITHOUT_HANDSHAKE
+            ]
+            .concat(),
             ProtocolVersion::ALL
         );
     }

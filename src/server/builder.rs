@@ -305,8 +305,8 @@ impl ServerBuilder {
     }
 
     /// Pins the protocol version `initialize` answers with, whatever the client asks for.
-    /// A version this SDK does not speak, or a stateless one (2026-07-28 has no `initialize`),
-    /// is refused by [`build`](Self::build). Stateless requests name their own version.
+    /// A version this SDK does not speak, or one without the handshake (2026-07-28 has no `initialize`),
+    /// is refused by [`build`](Self::build). 2026-07-28 requests name their own version.
     pub fn protocol_version(mut self, version: impl Into<String>) -> Self {
         self.protocol_version = Some(version.into());
         self
@@ -512,7 +512,7 @@ impl ServerBuilder {
         }
         if let Some(version) = self.protocol_version {
             let parsed = match version.parse::<ProtocolVersion>() {
-                Ok(parsed) if !parsed.is_stateless() => parsed,
+                Ok(parsed) if parsed.has_handshake() => parsed,
                 _ => return Err(BuildError::UnsupportedProtocolVersion(version)),
             };
             self.config.protocol_version = Some(parsed);

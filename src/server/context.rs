@@ -50,11 +50,11 @@ pub(crate) struct ContextInner {
     pub(crate) client_capabilities: Arc<ClientCapabilities>,
     pub(crate) client_info: Option<Arc<Implementation>>,
     pub(crate) session: Option<Arc<SessionState>>,
-    /// The log level a stateless request opted in to (2026: without one, no log messages).
+    /// The log level a 2026-07-28 request opted in to (2026: without one, no log messages).
     pub(crate) log_level: Option<LoggingLevel>,
     /// What the client sent back for an earlier `input_required` round.
     pub(crate) input: Option<Arc<RoundInput>>,
-    /// The MRTR side of a stateless `tools/call`, `prompts/get` or `resources/read`.
+    /// The MRTR side of a 2026-07-28 `tools/call`, `prompts/get` or `resources/read`.
     pub(crate) mrtr: Option<Arc<Mrtr>>,
     /// The implicit-style call this handler runs in: its asks for input become
     /// `input_required` rounds, and its notifications follow the request serving it.
@@ -191,7 +191,7 @@ impl RequestContext {
         self.inner.log_level
     }
 
-    /// The MRTR side of this request (stateless `tools/call`, `prompts/get`,
+    /// The MRTR side of this request (2026-07-28 `tools/call`, `prompts/get`,
     /// `resources/read`).
     pub(crate) fn mrtr(&self) -> Option<&Arc<Mrtr>> {
         self.inner.mrtr.as_ref()
@@ -252,11 +252,22 @@ impl RequestContext {
         self.inner.transport.as_ref()?.headers.as_ref()
     }
 
-    /// Whether this request is served under a stateless revision (2026-07-28+): its version
-    /// and capabilities came from its own `_meta`, and the client can only be asked for input
+    /// Whether this request is served under revision 2026-07-28 or later: its version and
+    /// capabilities came from its own `_meta`, and the client can only be asked for input
     /// through `input_required` results.
+    #[deprecated(
+        since = "0.2.0",
+        note = "ask what the handler needs: `protocol_version()` (e.g. \
+                `!protocol_version().has_handshake()`) or `session_id().is_some()`"
+    )]
     pub fn is_stateless(&self) -> bool {
-        self.inner.version.is_stateless()
+        self.is_v2026()
+    }
+
+    /// Whether this request is served under revision 2026-07-28 or later (no handshake, its
+    /// version and capabilities from its own `_meta`).
+    pub(crate) fn is_v2026(&self) -> bool {
+        !self.inner.version.has_handshake()
     }
 
     /// The capabilities the client declared for this request.
@@ -269,7 +280,7 @@ impl RequestContext {
         self.inner.client_info.as_deref()
     }
 
-    /// The session id; `None` on stdio-less stateless requests.
+    /// The session id; `None` on a 2026-07-28 request and on a sessionless 2025 HTTP request.
     pub fn session_id(&self) -> Option<&SessionId> {
         self.inner.scope.session().map(|session| session.id())
     }
@@ -377,7 +388,7 @@ impl RequestContext {
     /// Whether a message at `level` would be sent. A 2026 request gets log messages only at or
     /// above the level its `_meta` names, and none without one.
     pub fn log_enabled(&self, level: LoggingLevel) -> bool {
-        if self.is_stateless() {
+        if self.is_v2026() {
             // A resumed call logs under the level of the request serving it now.
             let threshold = match &self.inner.link {
                 Some(link) => link.log_level(),
@@ -394,7 +405,7 @@ impl RequestContext {
         level >= threshold
     }
 
-    /// Outside a session (stateless HTTP, in-process calls) the client cannot be asked
+    /// Outside a session (the HTTP transport's stateless mode, in-process calls) the client cannot be asked
     /// anything, whatever it declared: say so before checking capabilities, which are unknown
     /// there.
     fn require_session(&self) -> Result<(), PeerError> {
@@ -540,7 +551,7 @@ impl RequestContext {
     /// nothing in a 2026-07-28 request: that revision has no such notification (the client
     /// learns of the completion when it retries).
     pub fn notify_elicitation_complete(&self, elicitation_id: &str) {
-        if self.is_stateless() {
+        if self.is_v2026() {
             tracing::debug!(
                 elicitation_id,
                 "notifications/elicitation/complete is not sent to a 2026-07-28 client"

@@ -24,7 +24,7 @@ use actix_mcp_actors::{
 
 use crate::protocol::SubscriptionFilter;
 use crate::protocol::method;
-use crate::protocol::modern::META_SUBSCRIPTION_ID;
+use crate::protocol::v2026::META_SUBSCRIPTION_ID;
 use crate::server::ServerInner;
 use crate::server::auth::scopes;
 

@@ -321,7 +321,7 @@ impl Server {
                             let origin = match Origin::of(
                                 &request,
                                 true,
-                                ProtocolVersion::LATEST_STATEFUL,
+                                ProtocolVersion::LATEST_WITH_HANDSHAKE,
                             ) {
                                 Ok(origin) => origin,
                                 Err(error) => {

@@ -30,7 +30,7 @@ use super::http::{http_client, send};
 /// The committed test keys.
 pub const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/auth");
 /// The stateless protocol revision.
-pub const MODERN: &str = "2026-07-28";
+pub const V2026: &str = "2026-07-28";
 /// The session-era protocol revision.
 pub const SESSION_VERSION: &str = "2025-11-25";
 
@@ -400,7 +400,7 @@ impl McpServer {
     }
 
     /// A 2026-07-28 request, with its `_meta` envelope and standard headers.
-    pub fn modern(
+    pub fn v2026(
         &self,
         id: i64,
         method: &str,
@@ -409,7 +409,7 @@ impl McpServer {
     ) -> reqwest::RequestBuilder {
         let mut params = params;
         params["_meta"] = json!({
-            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/protocolVersion": V2026,
             "io.modelcontextprotocol/clientCapabilities": {
                 "extensions": {"io.modelcontextprotocol/tasks": {}},
                 "elicitation": {},
@@ -427,7 +427,7 @@ impl McpServer {
         let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         let mut builder = self
             .post(&body, token, None)
-            .header("MCP-Protocol-Version", MODERN)
+            .header("MCP-Protocol-Version", V2026)
             .header("Mcp-Method", method);
         if let Some(name) = name {
             builder = builder.header("Mcp-Name", name);

@@ -15,7 +15,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use super::eventually;
 
-/// The modern revision.
+/// Revision 2026-07-28.
 pub const V2026: &str = "2026-07-28";
 
 /// What a fake server answers one message with.
@@ -94,7 +94,7 @@ impl Log {
     }
 }
 
-/// The discover result of a modern server.
+/// The discover result of a 2026-07-28 server.
 pub fn discover(body: &Value) -> Reply {
     ok(
         body,
@@ -243,7 +243,7 @@ pub fn serve_stdio(
 
 /// A client builder with the tests' name.
 pub fn builder() -> ClientBuilder {
-    Client::builder("modern-test", "0.1.0")
+    Client::builder("v2026-test", "0.1.0")
 }
 
 /// Accepts every elicitation with `{"name": "Alice"}`.

@@ -285,7 +285,7 @@ impl Client {
     /// A POST of a 2026-07-28 `body` (whose `params._meta` carries its envelope): the
     /// standard headers mirrored from the body (`MCP-Protocol-Version`, `Mcp-Method`,
     /// `Mcp-Name`) and this client's bearer token; never a session.
-    pub fn modern_builder(&self, body: &Value) -> reqwest::RequestBuilder {
+    pub fn v2026_builder(&self, body: &Value) -> reqwest::RequestBuilder {
         let method = body["method"].as_str().unwrap_or_default();
         let mut builder = self
             .http

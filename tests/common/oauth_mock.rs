@@ -718,7 +718,7 @@ pub async fn run(mock: &Mock, oauth: OAuth) -> Result<(), ClientError> {
     let options = HttpOptions::default().get_stream(false).auth(oauth);
     let work = async {
         let client = Client::builder("oauth-test", "1.0.0")
-            .lifecycle(Lifecycle::Legacy)
+            .lifecycle(Lifecycle::V2025)
             .connect(HttpTransport::with_options(mock.url(), options))
             .await?;
         client.tools().await?;

@@ -77,7 +77,7 @@ pub fn attr(attributes: &[KeyValue], key: &str) -> Option<String> {
 pub async fn connect(builder: ClientBuilder, srv: &TestServer) -> Client {
     within(
         builder
-            .lifecycle(Lifecycle::Legacy)
+            .lifecycle(Lifecycle::V2025)
             .connect(HttpTransport::new(&srv.url)),
     )
     .await

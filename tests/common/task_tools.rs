@@ -51,7 +51,7 @@ pub fn tasks_meta() -> serde_json::Value {
 
 /// One 2026 request POSTed to `url`, with the routing headers the spec requires: the whole
 /// JSON-RPC response.
-pub async fn modern(url: &str, method: &str, mut params: serde_json::Value) -> serde_json::Value {
+pub async fn v2026(url: &str, method: &str, mut params: serde_json::Value) -> serde_json::Value {
     // `Mcp-Name`: the tool of a `tools/call`, the task of a `tasks/*` request.
     let name = params
         .get("name")
@@ -90,7 +90,7 @@ pub async fn modern(url: &str, method: &str, mut params: serde_json::Value) -> s
 pub async fn until_status(url: &str, task_id: &str, status: &str) -> serde_json::Value {
     let deadline = tokio::time::Instant::now() + super::WAIT;
     loop {
-        let got = modern(url, "tasks/get", json!({ "taskId": task_id })).await;
+        let got = v2026(url, "tasks/get", json!({ "taskId": task_id })).await;
         let task = &got["result"];
         if task["status"] == status {
             return task.clone();

@@ -11,8 +11,8 @@ import pathlib
 
 HERE = pathlib.Path(__file__).resolve().parent
 FIXTURES = HERE.parent / "fixtures" / "protocol"
-MODERN = "2026-07-28"
-LEGACY = "2025-11-25"
+V2026 = "2026-07-28"
+V2025 = "2025-11-25"
 
 
 def write(target, data):
@@ -32,13 +32,13 @@ def dump(value):
 
 
 META = {
-    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/protocolVersion": V2026,
     "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "sampling": {}, "roots": {}},
     "io.modelcontextprotocol/clientInfo": {"name": "fuzz", "version": "1.0.0"},
 }
 
 
-def modern(params):
+def v2026(params):
     params = dict(params or {})
     params["_meta"] = {**params.get("_meta", {}), **META}
     return params
@@ -80,7 +80,7 @@ for kind, methods in REQUEST_FIXTURES.items():
     for params in fixture(kind).values():
         for method in methods:
             messages.append(request(method, params))
-            messages.append(request(method, modern(params), id="m-1"))
+            messages.append(request(method, v2026(params), id="m-1"))
 for kind, method in NOTIFICATION_FIXTURES.items():
     for params in fixture(kind).values():
         messages.append({"jsonrpc": "2.0", "method": method, "params": params})
@@ -133,15 +133,15 @@ SURFACE = [
     ("tasks/result", {"taskId": "nope"}),
     ("tasks/cancel", {"taskId": "nope"}),
     ("subscriptions/listen", {"notifications": {"toolsListChanged": True}}),
-    ("initialize", {"protocolVersion": LEGACY, "capabilities": caps,
+    ("initialize", {"protocolVersion": V2025, "capabilities": caps,
                     "clientInfo": {"name": "fuzz", "version": "1"}}),
 ]
 for method, params in SURFACE:
     messages.append(request(method, params))
-    messages.append(request(method, modern(params), id=7))
+    messages.append(request(method, v2026(params), id=7))
 messages.append(request("tools/call", {"name": "echo", "arguments": {"message": "hi"},
                                        "_meta": {**META, "io.modelcontextprotocol/protocolVersion": "1999-01-01"}}))
-messages.append(request("tools/call", {"name": "echo", "_meta": {"io.modelcontextprotocol/protocolVersion": MODERN}}))
+messages.append(request("tools/call", {"name": "echo", "_meta": {"io.modelcontextprotocol/protocolVersion": V2026}}))
 messages += [
     {"jsonrpc": "2.0", "method": "notifications/initialized"},
     {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1, "reason": "x"}},
@@ -151,7 +151,7 @@ messages += [
 # Examples of the 2026-07-28 spec (schema/<version>/examples of the specification repository).
 SPEC = [
     {"jsonrpc": "2.0", "id": "discover-1", "method": "server/discover", "params": {"_meta": {
-        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/protocolVersion": V2026,
         "io.modelcontextprotocol/clientInfo": {"name": "ExampleClient", "version": "1.0.0"},
         "io.modelcontextprotocol/clientCapabilities": {}}}},
     {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "describe_image", "arguments": {
@@ -216,8 +216,8 @@ def http(method, headers, body="", path=""):
 
 
 POST = [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")]
-SESSION = POST + [("Mcp-Session-Id", "$SESSION"), ("MCP-Protocol-Version", LEGACY)]
-init = dump(request("initialize", {"protocolVersion": LEGACY, "capabilities": caps,
+SESSION = POST + [("Mcp-Session-Id", "$SESSION"), ("MCP-Protocol-Version", V2025)]
+init = dump(request("initialize", {"protocolVersion": V2025, "capabilities": caps,
                                    "clientInfo": {"name": "fuzz", "version": "1"}}))
 initialized = dump({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
@@ -226,15 +226,15 @@ def script(*parts, mode=""):
     return (mode + "\n" if mode else "") + "\n~~~\n".join(parts)
 
 
-legacy_calls = [dump(request(m, p, id=i + 2)) for i, (m, p) in enumerate(SURFACE) if m not in ("initialize",)]
+v2025_calls = [dump(request(m, p, id=i + 2)) for i, (m, p) in enumerate(SURFACE) if m not in ("initialize",)]
 for mode in ("", "@json"):
     write("http", script(http("POST", POST, init), http("POST", SESSION, initialized),
                          http("POST", SESSION, dump(request("tools/list", {}, 2))),
                          http("POST", SESSION, dump(request("tools/call", {"name": "chatty", "_meta": {"progressToken": 1}}, 3))),
                          http("GET", [("Accept", "text/event-stream"), ("Mcp-Session-Id", "$SESSION"),
-                                      ("MCP-Protocol-Version", LEGACY)]),
+                                      ("MCP-Protocol-Version", V2025)]),
                          http("DELETE", [("Mcp-Session-Id", "$SESSION")]), mode=mode))
-    for call in legacy_calls[:: 3 if mode else 1]:
+    for call in v2025_calls[:: 3 if mode else 1]:
         write("http", script(http("POST", POST, init), http("POST", SESSION, initialized),
                              http("POST", SESSION, call), mode=mode))
     write("http", script(http("POST", POST, init),
@@ -249,12 +249,12 @@ for mode in ("", "@json", "@stateless"):
         if method == "initialize":
             continue
         name = params.get("name") or params.get("uri") or ""
-        headers = POST + [("MCP-Protocol-Version", MODERN), ("Mcp-Method", method)]
+        headers = POST + [("MCP-Protocol-Version", V2026), ("Mcp-Method", method)]
         if name:
             headers.append(("Mcp-Name", name))
         if mode != "@stateless" and method not in ("tools/call", "resources/read") and name:
             continue
-        write("http", script(http("POST", headers, dump(request(method, modern(params)))), mode=mode))
+        write("http", script(http("POST", headers, dump(request(method, v2026(params)))), mode=mode))
 # Refusals: Origin, Host, Accept, Content-Type, methods, paths, sessions.
 write("http", http("POST", POST + [("Origin", "https://evil.example")], init))
 write("http", http("POST", POST + [("Origin", "http://localhost:3000"), ("Host", "localhost:3000")], init))
@@ -263,10 +263,10 @@ write("http", http("POST", [("Content-Type", "text/plain"), ("Accept", "applicat
 write("http", http("POST", [("Content-Type", "application/json"), ("Accept", "text/html")], init))
 write("http", http("POST", POST + [("Mcp-Session-Id", "not-a-session")], dump(request("ping"))))
 write("http", http("POST", POST + [("MCP-Protocol-Version", "1999-01-01")], dump(request("ping"))))
-write("http", http("POST", POST + [("MCP-Protocol-Version", MODERN), ("Mcp-Method", "tools/list")],
-                   dump(request("tools/call", modern({"name": "echo"})))))
-write("http", http("POST", POST + [("MCP-Protocol-Version", MODERN), ("Mcp-Method", "tools/call"), ("Mcp-Name", "add")],
-                   dump(request("tools/call", modern({"name": "echo"})))))
+write("http", http("POST", POST + [("MCP-Protocol-Version", V2026), ("Mcp-Method", "tools/list")],
+                   dump(request("tools/call", v2026({"name": "echo"})))))
+write("http", http("POST", POST + [("MCP-Protocol-Version", V2026), ("Mcp-Method", "tools/call"), ("Mcp-Name", "add")],
+                   dump(request("tools/call", v2026({"name": "echo"})))))
 write("http", http("POST", POST, "[" + init + "]"))
 write("http", http("POST", POST, "{not json"))
 write("http", http("PUT", POST, init))
@@ -286,7 +286,7 @@ def ok(id, result):
     return {"jsonrpc": "2.0", "id": id, "result": result}
 
 
-discover = {"resultType": "complete", "ttlMs": 0, "cacheScope": "private", "supportedVersions": [MODERN],
+discover = {"resultType": "complete", "ttlMs": 0, "cacheScope": "private", "supportedVersions": [V2026],
             "capabilities": {"tools": {}, "prompts": {}, "resources": {}},
             "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "fake", "version": "9"}}}
 initialize = fixture("InitializeResult")
@@ -317,7 +317,7 @@ write("client_lines", client(1, [ok(1, discover)],
                              [ok(5, {"resultType": "complete", **read[0]})]))
 write("client_lines", client(1, [ok(1, {**discover, "supportedVersions": ["2099-01-01"]})],
                              [{"jsonrpc": "2.0", "id": 2, "error": {"code": -32022, "message": "v",
-                                                                    "data": {"supported": [MODERN]}}}]))
+                                                                    "data": {"supported": [V2026]}}}]))
 write("client_lines", client(2, [ok(1, {"protocolVersion": "1999-01-01", "capabilities": {}, "serverInfo": {"name": "x", "version": "1"}})]))
 write("client_lines", b"\x02" + b"not json\n" + b"\xff\xfe\n" + b"x" * 200 + b"\n[]\n")
 

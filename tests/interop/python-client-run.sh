@@ -55,7 +55,7 @@ if [[ -z "$url" ]]; then
 fi
 
 passed=0 failed=0
-for era in modern legacy; do
+for era in v2026 v2025; do
   echo "interop: python python_client.py $url $era" >&2
   rc=0
   # NO_PROXY: the SDK's HTTP client honours proxy variables; this traffic stays on loopback.

@@ -1,8 +1,8 @@
 """The official Python SDK's client (`mcp` 2.x, pinned in python-env.sh) against
 examples/http_server.rs, for tests/interop/python-client-run.sh.
 
-    python python_client.py URL modern    # mode="auto": server/discover, no initialize; must be 2026-07-28
-    python python_client.py URL legacy    # mode="legacy": the initialize handshake, 2025-11-25
+    python python_client.py URL v2026     # mode="auto": server/discover, no initialize; must be 2026-07-28
+    python python_client.py URL v2025     # mode="legacy": the initialize handshake, 2025-11-25
 
 Both eras run against the same server process (the script starts it once). Checks, in order:
   connect     the negotiated version and how it was reached (discover result or initialize
@@ -49,8 +49,8 @@ REQUEST_SECS = 10.0
 EVENT_SECS = 5.0
 BASE_TOOLS = ["echo", "sleep", "summarize", "add_tool"]
 INSTRUCTIONS = "Echo text, sleep, summarize with the client's LLM, or add tools at run time."
-WANT_VERSION = {"modern": "2026-07-28", "legacy": "2025-11-25"}
-LABEL = {"modern": "python-2026", "legacy": "python-2025"}
+WANT_VERSION = {"v2026": "2026-07-28", "v2025": "2025-11-25"}
+LABEL = {"v2026": "python-2026", "v2025": "python-2025"}
 
 
 class Run:
@@ -106,14 +106,14 @@ class Run:
     async def main(self) -> None:
         client = Client(
             self.url,
-            mode="auto" if self.era == "modern" else "legacy",
+            mode="auto" if self.era == "v2026" else "legacy",
             read_timeout_seconds=REQUEST_SECS,
             client_info=types.Implementation(name="python-interop-client", version="1.0.0"),
             sampling_callback=self.on_sampling,
             logging_callback=self.on_log,
             message_handler=self.on_message,
             # 2026-07-28 logging is opt-in per request (`_meta`); 2025-11-25 uses logging/setLevel.
-            log_level="debug" if self.era == "modern" else None,
+            log_level="debug" if self.era == "v2026" else None,
         )
         connected = False
         try:
@@ -127,21 +127,21 @@ class Run:
 
     async def checks(self, c: Client) -> None:
         era = self.era
-        modern = era == "modern"
+        v2026 = era == "v2026"
         added = f"dynamic_{era}"
 
         async def connect():
             assert c.protocol_version == WANT_VERSION[era], f"negotiated {c.protocol_version!r}"
-            if modern:
+            if v2026:
                 discover = c.session.discover_result
                 assert discover is not None, "no server/discover result"
                 assert c.session.initialize_result is None, "an initialize result in the 2026 era"
                 assert "2026-07-28" in discover.supported_versions, discover.supported_versions
             else:
                 assert c.session.initialize_result is not None, "no initialize result"
-                assert c.session.discover_result is None, "a discover result in the legacy era"
+                assert c.session.discover_result is None, "a discover result in the 2025 era"
 
-        await self.check(f"connect: {WANT_VERSION[era]} via {'server/discover' if modern else 'initialize'}", connect)
+        await self.check(f"connect: {WANT_VERSION[era]} via {'server/discover' if v2026 else 'initialize'}", connect)
 
         async def info():
             assert c.server_info is not None and c.server_info.name == "actix-mcp-example", c.server_info
@@ -187,7 +187,7 @@ class Run:
 
         await self.check("resources/templates/list", templates)
 
-        if not modern:
+        if not v2026:
 
             async def set_level():
                 await c.set_logging_level("debug")
@@ -282,7 +282,7 @@ class Run:
         await self.check("resources/read through the template", read_template)
 
         # A missing resource is -32602 in 2026-07-28 (-32002 before).
-        missing_code = types.INVALID_PARAMS if modern else -32002
+        missing_code = types.INVALID_PARAMS if v2026 else -32002
 
         async def read_unknown():
             try:
@@ -310,7 +310,7 @@ class Run:
 
         await self.check("completion/complete greeting://{name}", complete_template)
 
-        if modern:
+        if v2026:
 
             async def listen():
                 async with c.listen(tools_list_changed=True) as sub:
@@ -371,7 +371,7 @@ async def run(url: str, era: str) -> int:
 def main() -> int:
     args = sys.argv[1:]
     if len(args) != 2 or args[1] not in WANT_VERSION:
-        print("usage: python python_client.py http://127.0.0.1:PORT/mcp modern|legacy", file=sys.stderr)
+        print("usage: python python_client.py http://127.0.0.1:PORT/mcp v2026|v2025", file=sys.stderr)
         return 2
     url, era = args
     if urlsplit(url).hostname not in ("127.0.0.1", "localhost", "::1"):

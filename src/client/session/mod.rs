@@ -62,7 +62,7 @@ use super::headers::{self, ToolHeaders};
 use super::transport::{Inbound, Outgoing, Transport};
 use crate::protocol::{
     LoggingLevel, ProgressNotificationParams, ProtocolVersion, method,
-    modern::{
+    v2026::{
         META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION,
         META_SUBSCRIPTION_ID,
     },

@@ -60,7 +60,7 @@ impl ClientSession {
         let handlers = self.handlers.clone();
         let params = params.unwrap_or_else(|| Value::Object(Map::new()));
         let answer = async move {
-            let answering = answer(&handlers, Era::Legacy, &method, params, info);
+            let answering = answer(&handlers, Era::V2025, &method, params, info);
             #[cfg(feature = "otel")]
             if let Some(span) = span {
                 return span.run_handler(answering).await;
@@ -125,7 +125,7 @@ pub(crate) async fn answer(
                     "this client does not support that elicitation mode",
                 ));
             }
-            if era == Era::Legacy
+            if era == Era::V2025
                 && matches!(&params, ElicitRequestParams::Url(url) if url.elicitation_id.is_none())
             {
                 return Err(ErrorObject::invalid_params(

@@ -131,7 +131,7 @@ pub trait Transport: Send + Sync + 'static {
         let _ = version;
     }
 
-    /// Whether the connection speaks a stateless revision (2026-07-28 and later): no session,
+    /// Whether the connection speaks 2026-07-28 or later: no session,
     /// no standalone stream, no resumption, cancellation by closing the answer's stream
     /// rather than by `notifications/cancelled` (HTTP). Turning it off also forgets the
     /// protocol version set before. Called by the client when it settles on an era.
@@ -148,7 +148,7 @@ pub trait Transport: Send + Sync + 'static {
 
     /// The HTTP status that refused request `id` with a JSON-RPC error, for transports that
     /// have statuses and recorded one (HTTP records it for `server/discover` in the 2026 era,
-    /// where `404` with `-32601` marks a modern server); forgotten once taken.
+    /// where `404` with `-32601` marks a 2026-07-28 server); forgotten once taken.
     fn take_refusal_status(&self, id: &RequestId) -> Option<u16> {
         let _ = id;
         None

@@ -2,7 +2,7 @@
 //!
 //! A [`BearerAuth`] given to [`McpHttp::bearer_auth`](crate::transport::http::McpHttp::bearer_auth)
 //! protects the Streamable HTTP endpoint. Every request to it (POST, GET and DELETE, sessions
-//! of 2025-11-25 and stateless 2026-07-28 requests alike) must carry
+//! of 2025-11-25 and 2026-07-28 requests alike) must carry
 //! `Authorization: Bearer <token>`, which a [`TokenValidator`] turns into an [`Identity`]:
 //!
 //! | validator | checks |

@@ -36,7 +36,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use actix_mcp_actors::dev::{Begun, Invocation, SupervisedError};
+use actix_mcp_actors::dev::{Begun, Invocation, Reply, SupervisedError};
 
 use crate::error::McpError;
 use crate::protocol::{InputRequest, InputRequiredResult, InputResponses};
@@ -46,7 +46,38 @@ use crate::server::context::{RequestContext, RoundInput};
 use self::call::{CallLink, Driven, Output, Step};
 use self::seal::{Binding, Payload};
 
-/// The MRTR side of one stateless `tools/call`, `prompts/get` or `resources/read`: what it is
+/// What a request's handler answered: its output, or a round of `input_required` (a handler
+/// asks with [`McpError::input_required`], or its asks for input became a round). The error
+/// becomes this answer where the handler's result is first seen and travels up as a success:
+/// a 2026-07-28 request answers it as its result, a session's shim asks the client.
+#[derive(Debug)]
+pub(crate) enum Answer<T = Reply> {
+    /// The handler finished.
+    Done(T),
+    /// The handler needs input first.
+    InputRequired(Box<InputRequiredResult>),
+}
+
+impl<T> Answer<T> {
+    /// A handler's error: an `input_required` answer becomes one, any other error stays one.
+    pub(crate) fn from_error(error: McpError) -> Result<Self, McpError> {
+        match error.as_input_required() {
+            Some(result) => Ok(Self::InputRequired(Box::new(result))),
+            None => Err(error),
+        }
+    }
+
+    /// The answer of a request that has no rounds (a 2025 request outside a session's shim):
+    /// `input_required` is the error it always was.
+    pub(crate) fn into_result(self) -> Result<T, McpError> {
+        match self {
+            Self::Done(output) => Ok(output),
+            Self::InputRequired(result) => Err(McpError::input_required(*result)),
+        }
+    }
+}
+
+/// The MRTR side of one 2026-07-28 `tools/call`, `prompts/get` or `resources/read`: what it is
 /// bound to, what its echoed state said, its answers, and what its `input_required` answer
 /// (if any) must seal.
 #[derive(Debug)]
@@ -291,7 +322,7 @@ pub(crate) fn require_declared(
                 .as_object()
                 .and_then(|m| m.keys().next().cloned())
                 .unwrap_or_default();
-            return Err(McpError::from(crate::protocol::modern::missing_capability(
+            return Err(McpError::from(crate::protocol::v2026::missing_capability(
                 required, &what,
             )));
         }
@@ -307,9 +338,9 @@ fn used_state() -> McpError {
     )
 }
 
-/// Runs (or resumes) a stateless MRTR request's handler as an implicit-style call: `make`
+/// Runs (or resumes) a 2026-07-28 MRTR request's handler as an implicit-style call: `make`
 /// builds the handler's future from the context it gets (only when the call is not resumed).
-/// `Ok(Ok(output))` when the handler finished, `Ok(Err(input_required))` when it waits for
+/// [`Answer::Done`] when the handler finished, [`Answer::InputRequired`] when it waits for
 /// input (the call is parked when the park has room).
 ///
 /// # Errors
@@ -324,7 +355,7 @@ pub(crate) async fn run<T: Send + 'static>(
     mrtr: &Mrtr,
     timeout: Option<Duration>,
     make: impl FnOnce(RequestContext) -> BoxFuture<'static, T>,
-) -> Result<Result<T, McpError>, SupervisedError> {
+) -> Result<Answer<T>, SupervisedError> {
     let scope = cx.scope();
     let park = &server.mrtr.park;
     let resumed = mrtr
@@ -401,7 +432,7 @@ pub(crate) async fn run<T: Send + 'static>(
             // Parked or not, the call no longer belongs to this request.
             halt.0 = None;
             mrtr.record(parked, link.answers());
-            Ok(Err(McpError::input_required(InputRequiredResult {
+            Ok(Answer::InputRequired(Box::new(InputRequiredResult {
                 input_requests: Some(requests),
                 request_state: None,
                 meta: None,
@@ -413,10 +444,10 @@ pub(crate) async fn run<T: Send + 'static>(
 /// A finished handler's output, as the type the request expects.
 fn done<T: 'static>(
     outcome: Result<Output, SupervisedError>,
-) -> Result<Result<T, McpError>, SupervisedError> {
+) -> Result<Answer<T>, SupervisedError> {
     outcome?
         .downcast::<T>()
-        .map(|output| Ok(*output))
+        .map(|output| Answer::Done(*output))
         .map_err(|_| SupervisedError::Panicked("the handler changed meanwhile".into()))
 }
 

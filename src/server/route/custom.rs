@@ -75,7 +75,7 @@ pub(super) fn custom_notification(
         Origin::Session | Origin::Sessionless { .. } => {
             let version = match &arrival.origin {
                 Origin::Sessionless { version } => *version,
-                _ => ProtocolVersion::LATEST_STATEFUL,
+                _ => ProtocolVersion::LATEST_WITH_HANDSHAKE,
             };
             let request = Request {
                 id: RequestId::from("notification"),

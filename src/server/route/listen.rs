@@ -11,15 +11,15 @@ use serde_json::{Value, json};
 use actix_mcp_actors::dev::{Reply, Request};
 
 use crate::error::{McpError, code};
-use crate::protocol::modern::{META_SUBSCRIPTION_ID, TASKS_EXTENSION};
+use crate::protocol::v2026::{META_SUBSCRIPTION_ID, TASKS_EXTENSION};
 use crate::protocol::{ListenRequestParams, SubscriptionFilter};
 use crate::server::ServerInner;
 use crate::server::context::RequestContext;
 use crate::server::listen::{Listener, ReadScopes, StopListening};
 
 use super::lifecycle::capabilities;
-use super::modern::require;
 use super::support::{take_params, to_raw};
+use super::v2026::require;
 
 /// Gives up a listener's place, and stops the listener once started, when its request ends,
 /// however it ends.

@@ -14,12 +14,12 @@ mod lifecycle;
 mod listen;
 mod lists;
 mod logging;
-mod modern;
 mod prompts;
 mod resources;
 mod support;
 mod tasks;
 mod tools;
+mod v2026;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -33,9 +33,9 @@ use actix_mcp_actors::{
 };
 
 use crate::error::{ErrorKind, McpError, code};
-use crate::protocol::{ProtocolVersion, method};
+use crate::protocol::{InputRequiredResult, ProtocolVersion, method};
 use crate::server::context::RequestContext;
-use crate::server::mrtr::{self, Mrtr};
+use crate::server::mrtr::{self, Answer, Mrtr};
 use crate::server::origin::{Arrival, Origin};
 use crate::server::session::SessionState;
 use crate::server::{ErrorSite, ExceptionReport, RequestEvent, ServerInner};
@@ -77,7 +77,7 @@ impl McpDispatch {
         })
     }
 
-    /// Handles a notification that came without a session (2025 stateless mode, 2026-07-28):
+    /// Handles a notification that came without a session (the 2025 HTTP transport's stateless mode, 2026-07-28):
     /// as a session's, with what its transport knows of it.
     pub(crate) fn detached_notification(&self, notification: Notification, arrival: &Arrival) {
         match notification.method.as_str() {
@@ -155,7 +155,7 @@ fn arrival_of(scope: &RequestScope) -> std::borrow::Cow<'_, Arrival> {
             Origin::Session
         } else {
             Origin::Sessionless {
-                version: ProtocolVersion::LATEST_STATEFUL,
+                version: ProtocolVersion::LATEST_WITH_HANDSHAKE,
             }
         })),
     }
@@ -248,7 +248,7 @@ impl Handling {
         let started = server.around.as_ref().map(|_| Instant::now());
         let arrival = arrival_of(scope);
         let transport = arrival.transport.as_ref();
-        let mrtr_method = modern::MRTR_METHODS.contains(&request.method.as_str());
+        let mrtr_method = v2026::MRTR_METHODS.contains(&request.method.as_str());
         let (cx, v2026, shim) = match &arrival.origin {
             Origin::V2026(envelope) => {
                 // 2026-07-28 forbids `notifications/cancelled` from the server outside listen
@@ -310,7 +310,7 @@ impl Handling {
                     scope,
                     &request,
                     state,
-                    ProtocolVersion::LATEST_STATEFUL,
+                    ProtocolVersion::LATEST_WITH_HANDSHAKE,
                     transport,
                 );
                 (cx, false, mrtr_method && scope.session().is_some())
@@ -351,24 +351,25 @@ impl Handling {
         let event = self.event.as_deref_mut();
         let outcome = if self.v2026 {
             // (Not a `match`: its scrutinee would be held across the await.)
-            if let Err(error) = modern::check_offered(server, &request.method) {
+            if let Err(error) = v2026::check_offered(server, &request.method) {
                 Err(error)
             } else if let Some(mrtr) = cx.mrtr().filter(|mrtr| mrtr.has_state())
                 && let Err(error) = Box::pin(mrtr.claim_in_cluster(server)).await
             {
                 Err(error)
             } else {
-                route(server, cx, request, event)
-                    .await
-                    .or_else(|error| modern::input_required(server, cx, &request.method, error))
-                    .map(|reply| modern::finish(server, &request.method, reply))
+                let answer = route(server, cx, request, event).await;
+                v2026::answer(server, cx, &request.method, answer)
+                    .map(|reply| v2026::finish(server, &request.method, reply))
             }
         } else if self.shim {
             // Boxed apart: it holds a copy of the request and the routing, and both boxes stay
             // small.
             Box::pin(route_with_shim(server, cx, request, event)).await
         } else {
-            route(server, cx, request, event).await
+            route(server, cx, request, event)
+                .await
+                .and_then(Answer::into_result)
         };
         let Self {
             server,
@@ -422,12 +423,12 @@ async fn route_with_shim(
 ) -> Result<Reply, McpError> {
     // Routing takes what it needs out of the request; each round starts from the original.
     let mut request = original.clone();
-    match route(server, cx, &mut request, event.as_deref_mut()).await {
+    match route(server, cx, &mut request, event.as_deref_mut()).await? {
+        Answer::Done(reply) => Ok(reply),
         // Rounds are rare: their future is boxed, and this one stays small.
-        Err(error) if error.as_input_required().is_some() => {
-            Box::pin(shim_rounds(server, cx, original, event, error)).await
+        Answer::InputRequired(first) => {
+            Box::pin(shim_rounds(server, cx, original, event, first)).await
         }
-        outcome => outcome,
     }
 }
 
@@ -437,33 +438,37 @@ async fn shim_rounds(
     cx: &RequestContext,
     original: &Request,
     mut event: Option<&mut RequestEvent>,
-    first: McpError,
+    first: Box<InputRequiredResult>,
 ) -> Result<Reply, McpError> {
-    let mut outcome = Err(first);
+    let mut result = first;
     let mut rounds = 0;
-    while let Err(error) = &outcome
-        && let Some(result) = error.as_input_required()
-    {
+    loop {
         if rounds >= server.mrtr.max_rounds {
             return Err(McpError::internal(format!(
                 "the handler still needed input after {rounds} rounds"
             )));
         }
         rounds += 1;
-        let input = mrtr::shim::ask(cx, result).await?;
+        let input = mrtr::shim::ask(cx, *result).await?;
         let mut request = original.clone();
-        outcome = route(
+        let answer = route(
             server,
             &cx.with_input(Some(input)),
             &mut request,
             event.as_deref_mut(),
         )
-        .await;
+        .await?;
+        match answer {
+            Answer::Done(reply) => return Ok(reply),
+            Answer::InputRequired(next) => result = next,
+        }
     }
-    outcome
 }
 
-/// The dispatch table: one function per method, in the file of its spec page.
+/// The dispatch table: one function per method, in the file of its spec page. What a
+/// handler answered comes back as an [`Answer`]: `tools/call`, `prompts/get` and
+/// `resources/read` tell an `input_required` round themselves; any other method's handler
+/// answering one is told here, and refused by the caller.
 // Only `tools/call` is awaited in place: the other arms are boxed so the request future (one
 // allocation per request) stays small.
 async fn route(
@@ -471,17 +476,19 @@ async fn route(
     cx: &RequestContext,
     request: &mut Request,
     event: Option<&mut RequestEvent>,
-) -> Result<Reply, McpError> {
-    match request.method.as_str() {
+) -> Result<Answer, McpError> {
+    let reply = match request.method.as_str() {
+        method::TOOLS_CALL => return call_tool(server, cx, request, event).await,
+        method::PROMPTS_GET => return Box::pin(get_prompt(server, cx, request, event)).await,
+        method::RESOURCES_READ => {
+            return Box::pin(read_resource(server, cx, request, event)).await;
+        }
         method::INITIALIZE => initialize(server, cx, request),
         method::PING => ping(),
         method::TOOLS_LIST => tools_list(server, cx, request),
-        method::TOOLS_CALL => call_tool(server, cx, request, event).await,
         method::PROMPTS_LIST => prompts_list(server, cx, request),
-        method::PROMPTS_GET => Box::pin(get_prompt(server, cx, request, event)).await,
         method::RESOURCES_LIST => resources_list(server, cx, request),
         method::RESOURCES_TEMPLATES_LIST => templates_list(server, cx, request),
-        method::RESOURCES_READ => Box::pin(read_resource(server, cx, request, event)).await,
         method::RESOURCES_SUBSCRIBE => {
             Box::pin(subscription(server, cx, request, event, true)).await
         }
@@ -490,21 +497,20 @@ async fn route(
         }
         method::COMPLETION_COMPLETE => Box::pin(complete(server, cx, request)).await,
         method::LOGGING_SET_LEVEL => Box::pin(set_level(cx, request)).await,
-        method::SERVER_DISCOVER if cx.is_stateless() => modern::discover(server),
-        method::SUBSCRIPTIONS_LISTEN if cx.is_stateless() => {
+        method::SERVER_DISCOVER if cx.is_v2026() => v2026::discover(server),
+        method::SUBSCRIPTIONS_LISTEN if cx.is_v2026() => {
             Box::pin(listen::listen(server, cx, request)).await
         }
-        method::TASKS_GET if cx.is_stateless() => {
-            Box::pin(tasks::get_task(server, cx, request)).await
-        }
-        method::TASKS_UPDATE if cx.is_stateless() => {
+        method::TASKS_GET if cx.is_v2026() => Box::pin(tasks::get_task(server, cx, request)).await,
+        method::TASKS_UPDATE if cx.is_v2026() => {
             Box::pin(tasks::update_task(server, cx, request)).await
         }
-        method::TASKS_CANCEL if cx.is_stateless() => {
+        method::TASKS_CANCEL if cx.is_v2026() => {
             Box::pin(tasks::cancel_task(server, cx, request)).await
         }
         _ => Box::pin(custom(server, cx, request)).await,
-    }
+    };
+    reply.map(Answer::Done).or_else(Answer::from_error)
 }
 
 /// Handles one message in process, outside any session: a 2026-07-28 request is served with
@@ -516,14 +522,14 @@ pub(crate) async fn handle_in_process(server: &Arc<ServerInner>, bytes: &[u8]) -
         Err(rejection) => Some(rejection.to_frame().json.to_string()),
         Ok(Incoming::Notification(notification)) => {
             let arrival = Arrival::of(Origin::Sessionless {
-                version: ProtocolVersion::LATEST_STATEFUL,
+                version: ProtocolVersion::LATEST_WITH_HANDSHAKE,
             });
             dispatch.detached_notification(notification, &arrival);
             None
         }
         Ok(Incoming::Response(_)) => None,
         Ok(Incoming::Request(request)) => {
-            let origin = match Origin::of(&request, false, ProtocolVersion::LATEST_STATEFUL) {
+            let origin = match Origin::of(&request, false, ProtocolVersion::LATEST_WITH_HANDSHAKE) {
                 Ok(origin) => origin,
                 Err(error) => {
                     return Some(Frame::error(Some(&request.id), &error).json.to_string());

@@ -15,6 +15,8 @@ use crate::server::handler::{HandlerError, HandlerParts};
 use crate::server::{ErrorSite, RequestEvent, ServerInner};
 
 use super::lists::list_page;
+use crate::server::mrtr::Answer;
+
 use super::support::{params, run_handler, to_raw};
 
 /// `prompts/list`: one page of the prompts.
@@ -43,7 +45,7 @@ pub(super) async fn get_prompt(
     cx: &RequestContext,
     request: &Request,
     event: Option<&mut RequestEvent>,
-) -> Result<Reply, McpError> {
+) -> Result<Answer, McpError> {
     let p: GetPromptRequestParams = params(request)?;
     if let Some(event) = event {
         event.prompt_name = Some(p.name.clone());
@@ -72,12 +74,13 @@ pub(super) async fn get_prompt(
     };
     let make = |hcx| (def.handler)(HandlerParts::new(arguments, hcx));
     let mut result = match run_handler(server, cx, site, make).await {
-        Ok(result) => result,
+        Ok(Answer::Done(result)) => result,
+        Ok(Answer::InputRequired(input)) => return Ok(Answer::InputRequired(input)),
         Err(HandlerError::Rejected(rejection)) => {
             return Err(McpError::invalid_params(rejection.to_string()));
         }
         Err(HandlerError::Failed(error)) => return Err(error),
     };
     result.adapt_to(cx.protocol_version());
-    Ok(to_raw(&result))
+    Ok(Answer::Done(to_raw(&result)))
 }

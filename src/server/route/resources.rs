@@ -22,6 +22,8 @@ use crate::server::resource::into_read_result;
 use crate::server::{ErrorSite, RequestEvent, ServerInner};
 
 use super::lists::list_page;
+use crate::server::mrtr::Answer;
+
 use super::support::{guarded, params, run_handler, to_raw};
 
 /// `resources/list`: one page of the resources.
@@ -71,7 +73,7 @@ pub(super) async fn read_resource(
     cx: &RequestContext,
     request: &Request,
     event: Option<&mut RequestEvent>,
-) -> Result<Reply, McpError> {
+) -> Result<Answer, McpError> {
     let p: ReadResourceRequestParams = params(request)?;
     if let Some(event) = event {
         event.resource_uri = Some(p.uri.clone());
@@ -107,7 +109,8 @@ pub(super) async fn read_resource(
         handler(parts)
     };
     let output = match run_handler(server, cx, site, make).await {
-        Ok(output) => output,
+        Ok(Answer::Done(output)) => output,
+        Ok(Answer::InputRequired(input)) => return Ok(Answer::InputRequired(input)),
         Err(HandlerError::Rejected(rejection)) => {
             return Err(McpError::invalid_params(rejection.to_string()));
         }
@@ -118,7 +121,7 @@ pub(super) async fn read_resource(
         return Err(McpError::resource_not_found(&p.uri));
     }
     result.adapt_to(cx.protocol_version());
-    Ok(to_raw(&result))
+    Ok(Answer::Done(to_raw(&result)))
 }
 
 /// `resources/subscribe` (`subscribe`) or `resources/unsubscribe`: records the change in the

@@ -20,7 +20,7 @@ use crate::error::McpError;
 use crate::protocol::{ClientCapabilities, ProtocolVersion};
 use crate::server::context::{ContextInner, RequestContext, TransportInfo};
 use crate::server::handler::HandlerError;
-use crate::server::mrtr;
+use crate::server::mrtr::{self, Answer};
 use crate::server::session::SessionState;
 use crate::server::{ErrorSite, ExceptionReport, ServerInner};
 
@@ -152,19 +152,20 @@ where
 
 /// Runs a prompt or resource handler: guarded against panics (see [`guarded`]), and in a
 /// 2026 request as an implicit-style call whose asks for input become `input_required`
-/// rounds (see [`mrtr::run`]).
+/// rounds (see [`mrtr::run`]). A handler's own `input_required` answer is an
+/// [`Answer::InputRequired`] from here on.
 pub(super) async fn run_handler<T: Send + 'static>(
     server: &Arc<ServerInner>,
     cx: &RequestContext,
     site: ErrorSite,
     make: impl FnOnce(RequestContext) -> BoxFuture<'static, Result<T, HandlerError>>,
-) -> Result<T, HandlerError> {
+) -> Result<Answer<T>, HandlerError> {
     let Some(state) = cx.mrtr() else {
-        return guarded(server, cx, site, make(cx.clone())).await;
+        return answer_of(guarded(server, cx, site, make(cx.clone())).await);
     };
     match mrtr::run(server, cx, state, None, make).await {
-        Ok(Ok(outcome)) => outcome,
-        Ok(Err(input_required)) => Err(HandlerError::Failed(input_required)),
+        Ok(Answer::Done(outcome)) => answer_of(outcome),
+        Ok(Answer::InputRequired(input)) => Ok(Answer::InputRequired(input)),
         Err(SupervisedError::Panicked(message)) => {
             server.report(ExceptionReport {
                 message: message.clone(),
@@ -175,6 +176,15 @@ pub(super) async fn run_handler<T: Send + 'static>(
             Err(HandlerError::Failed(McpError::internal(message)))
         }
         Err(other) => Err(HandlerError::Failed(McpError::internal(other.to_string()))),
+    }
+}
+
+/// A handler's outcome as an answer: its `input_required` error is one.
+fn answer_of<T>(outcome: Result<T, HandlerError>) -> Result<Answer<T>, HandlerError> {
+    match outcome {
+        Ok(output) => Ok(Answer::Done(output)),
+        Err(HandlerError::Failed(error)) => Answer::from_error(error).map_err(HandlerError::Failed),
+        Err(rejected) => Err(rejected),
     }
 }
 

@@ -25,7 +25,7 @@ use actix_mcp_actors::{
 };
 
 use crate::error::{McpError, code};
-use crate::protocol::modern::{TASKS_EXTENSION, missing_capability};
+use crate::protocol::v2026::{TASKS_EXTENSION, missing_capability};
 use crate::protocol::{
     CallToolResult, ForVersion, InputRequest, TaskRequestParams, TaskStatus, TaskSupport,
     UpdateTaskRequestParams,
@@ -34,6 +34,7 @@ use crate::server::ServerInner;
 use crate::server::context::RequestContext;
 use crate::server::handler::HandlerParts;
 use crate::server::listen::Change;
+use crate::server::mrtr::Answer;
 use crate::server::tasks::run::{
     CancelTask, Discard, Invoked, ProvideInput, RoundOutcome, TaskRun, TaskWork,
 };
@@ -42,8 +43,8 @@ use crate::server::tasks::{
 };
 use crate::server::tool::ToolDef;
 
-use super::modern::declares;
 use super::support::{take_params, to_raw};
+use super::v2026::declares;
 
 /// The client capability that declares the extension, as a `ClientCapabilities` fragment.
 fn extension_capability() -> Value {
@@ -102,7 +103,7 @@ pub(super) fn placement(
 ) -> Result<Placement, McpError> {
     let required = def.task_support == TaskSupport::Required;
     let service = match &server.tasks {
-        Some(service) if cx.is_stateless() => service,
+        Some(service) if cx.is_v2026() => service,
         _ if required => {
             return Err(McpError::invalid_params(format!(
                 "tool `{}` runs only as a task (the Tasks extension of protocol 2026-07-28)",
@@ -120,19 +121,19 @@ pub(super) fn placement(
 
 /// A round's outcome as the reply of a call answered inline: as any `tools/call` would answer
 /// (an internal error or a panic is an `isError` result there).
-fn inline(outcome: RoundOutcome, cx: &RequestContext, tool: &str) -> Result<Reply, McpError> {
+fn inline(outcome: RoundOutcome, cx: &RequestContext, tool: &str) -> Result<Answer, McpError> {
     match outcome {
         RoundOutcome::Result(mut result) => {
             result.adapt_to(cx.protocol_version());
-            Ok(to_raw(&result))
+            Ok(Answer::Done(to_raw(&result)))
         }
         RoundOutcome::Failed(error) if error.code == ErrorCode::INTERNAL_ERROR => {
             let mut result =
                 CallToolResult::error_text(format!("tool `{tool}` failed with an internal error"));
             result.adapt_to(cx.protocol_version());
-            Ok(to_raw(&result))
+            Ok(Answer::Done(to_raw(&result)))
         }
-        RoundOutcome::InputRequired(input) => Err(McpError::input_required(input)),
+        RoundOutcome::InputRequired(input) => Ok(Answer::InputRequired(Box::new(input))),
         RoundOutcome::Failed(error) => Err(McpError::from(error)),
         RoundOutcome::Cancelled => Err(McpError::internal("the tool call was cancelled")),
     }
@@ -150,7 +151,7 @@ pub(super) async fn call_as_task(
     cx: &RequestContext,
     def: &ToolDef,
     arguments: Arc<Value>,
-) -> Result<Option<Reply>, McpError> {
+) -> Result<Option<Answer>, McpError> {
     let config = &service.config;
     let ttl = config.ttl_for(def.task_ttl);
     let now = SystemTime::now();
@@ -212,7 +213,7 @@ pub(super) async fn call_as_task(
             let run =
                 TaskRun::new(server.clone(), service.clone(), work, running, stored, ttl).start();
             service.register(&task_id, run);
-            return Ok(Some(reply));
+            return Ok(Some(Answer::Done(reply)));
         }
     };
     scope.cancel();
@@ -246,7 +247,7 @@ pub(super) async fn call_as_task(
     if let Err(err) = service.store().update(stored.clone()).await {
         return Err(McpError::internal(err.to_string()));
     }
-    Ok(Some(to_raw(&stored.task.to_create_result())))
+    Ok(Some(Answer::Done(to_raw(&stored.task.to_create_result()))))
 }
 
 /// Stores a new task: `SERVER_BUSY` at the limit.

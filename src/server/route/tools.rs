@@ -20,7 +20,7 @@ use crate::protocol::{
 };
 use crate::server::context::RequestContext;
 use crate::server::handler::{HandlerError, HandlerParts};
-use crate::server::mrtr;
+use crate::server::mrtr::{self, Answer};
 use crate::server::{ErrorSite, ExceptionReport, RequestEvent, ServerInner};
 
 use super::lists::list_page;
@@ -79,7 +79,7 @@ pub(super) async fn call_tool(
     cx: &RequestContext,
     request: &mut Request,
     mut event: Option<&mut RequestEvent>,
-) -> Result<Reply, McpError> {
+) -> Result<Answer, McpError> {
     // Only the name and the arguments are kept across the awaits below.
     let CallToolRequestParams {
         name, arguments, ..
@@ -95,7 +95,7 @@ pub(super) async fn call_tool(
         return Err(McpError::invalid_params(format!("unknown tool: {}", name)));
     };
     if let Some(required) = &def.required_capabilities {
-        super::modern::require(cx.client_capabilities(), required).map_err(McpError::from)?;
+        super::v2026::require(cx.client_capabilities(), required).map_err(McpError::from)?;
     }
     let version = cx.protocol_version();
     let finish = |mut result: CallToolResult| {
@@ -105,7 +105,7 @@ pub(super) async fn call_tool(
             event.error = Some("isError".to_owned());
         }
         result.adapt_to(version);
-        Ok(to_raw(&result))
+        Ok(Answer::Done(to_raw(&result)))
     };
     if let Err(problems) = def.validate(&arguments) {
         return finish(CallToolResult::error_text(format!(
@@ -115,10 +115,10 @@ pub(super) async fn call_tool(
     }
     if def.task_support != TaskSupport::Forbidden
         && let Placement::Task(service) = placement(server, cx, def)?
-        && let Some(reply) =
+        && let Some(answer) =
             Box::pin(call_as_task(server, service, cx, def, arguments.clone())).await?
     {
-        return Ok(reply);
+        return Ok(answer);
     }
     let site = || ErrorSite::Tool {
         name: name.clone(),
@@ -130,8 +130,8 @@ pub(super) async fn call_tool(
         Some(mrtr) => {
             let make = |hcx| def.invoke(HandlerParts::shared(arguments.clone(), hcx));
             match mrtr::run(server, cx, mrtr, timeout, make).await {
-                Ok(Ok(done)) => Ok(done),
-                Ok(Err(input_required)) => return Err(input_required),
+                Ok(Answer::Done(done)) => Ok(done),
+                Ok(Answer::InputRequired(input)) => return Ok(Answer::InputRequired(input)),
                 Err(err) => Err(err),
             }
         }
@@ -155,7 +155,7 @@ pub(super) async fn call_tool(
         Ok(Err(HandlerError::Failed(error))) => match error.kind() {
             ErrorKind::ToolFailed => CallToolResult::error_text(error.message()),
             // A 2025-11-25 client knows no -32021: the model sees what was missing.
-            ErrorKind::Other(code::MISSING_REQUIRED_CLIENT_CAPABILITY) if !cx.is_stateless() => {
+            ErrorKind::Other(code::MISSING_REQUIRED_CLIENT_CAPABILITY) if !cx.is_v2026() => {
                 CallToolResult::error_text(error.message())
             }
             ErrorKind::Internal => {
@@ -167,7 +167,8 @@ pub(super) async fn call_tool(
                 });
                 CallToolResult::error_text(format!("tool `{}` failed with an internal error", name))
             }
-            _ => return Err(error),
+            // The handler's own `input_required` answer is one from here on.
+            _ => return Answer::from_error(error),
         },
         Err(SupervisedError::Panicked(message)) => {
             server.report(ExceptionReport {

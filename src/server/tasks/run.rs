@@ -41,7 +41,7 @@ use actix_mcp_actors::{
 };
 
 use crate::error::ErrorKind;
-use crate::protocol::modern::missing_capability;
+use crate::protocol::v2026::missing_capability;
 use crate::protocol::{
     CallToolResult, DetailedTask, ForVersion, InputRequests, InputRequiredResult, InputResponses,
     TaskStatus,

@@ -36,7 +36,7 @@ pub struct McpHttpBuilder {
     /// The settings only a stateful endpoint uses that were set, for [`build`](Self::build).
     session_settings: Vec<&'static str>,
     /// The endpoint the deprecated methods of the builder serve, made on first use.
-    legacy: Arc<OnceLock<McpHttp>>,
+    shared_endpoint: Arc<OnceLock<McpHttp>>,
 }
 
 impl fmt::Debug for McpHttpBuilder {
@@ -102,7 +102,7 @@ impl Server {
                 cluster: None,
             },
             session_settings: Vec::new(),
-            legacy: Arc::default(),
+            shared_endpoint: Arc::default(),
         }
     }
 }
@@ -110,7 +110,7 @@ impl Server {
 impl McpHttpBuilder {
     fn with_config(mut self, change: impl FnOnce(&mut HttpConfig)) -> Self {
         change(&mut self.config);
-        self.legacy = Arc::default();
+        self.shared_endpoint = Arc::default();
         self
     }
 
@@ -170,8 +170,8 @@ impl McpHttpBuilder {
     }
 
     /// The endpoint the deprecated methods serve: one for these settings, shared by clones.
-    fn legacy(&self) -> &McpHttp {
-        self.legacy.get_or_init(|| self.clone().endpoint())
+    fn shared_endpoint(&self) -> &McpHttp {
+        self.shared_endpoint.get_or_init(|| self.clone().endpoint())
     }
 
     /// Stateless mode (default off): no sessions, no GET stream; every POST stands alone, and
@@ -332,7 +332,7 @@ impl McpHttpBuilder {
         note = "call `build()?` and `configure` the endpoint it returns"
     )]
     pub fn configure(&self) -> impl FnOnce(&mut web::ServiceConfig) + Clone + 'static {
-        self.legacy().configure()
+        self.shared_endpoint().configure()
     }
 
     /// The endpoint's [`health`](McpHttp::health), for code written before the builder.
@@ -341,7 +341,7 @@ impl McpHttpBuilder {
         note = "call `build()?` and take `health` of the endpoint it returns"
     )]
     pub fn health(&self) -> impl FnOnce(&mut web::ServiceConfig) + Clone + 'static {
-        self.legacy().health()
+        self.shared_endpoint().health()
     }
 
     /// The endpoint's runtime gauges, for code written before the builder.
@@ -350,7 +350,7 @@ impl McpHttpBuilder {
         note = "call `build()?` and read `stats().runtime` of the endpoint it returns"
     )]
     pub fn metrics(&self) -> MetricsSnapshot {
-        self.legacy().stats().runtime
+        self.shared_endpoint().stats().runtime
     }
 
     /// The endpoint's [`stats`](McpHttp::stats), for code written before the builder.
@@ -359,7 +359,7 @@ impl McpHttpBuilder {
         note = "call `build()?` and read `stats` of the endpoint it returns"
     )]
     pub fn stats(&self) -> HttpStats {
-        self.legacy().stats()
+        self.shared_endpoint().stats()
     }
 
     /// The endpoint's [`is_draining`](McpHttp::is_draining), for code written before the
@@ -369,7 +369,7 @@ impl McpHttpBuilder {
         note = "call `build()?` and ask the endpoint it returns"
     )]
     pub fn is_draining(&self) -> bool {
-        self.legacy().is_draining()
+        self.shared_endpoint().is_draining()
     }
 
     /// The endpoint's [`drain`](McpHttp::drain), for code written before the builder.
@@ -378,7 +378,7 @@ impl McpHttpBuilder {
         note = "call `build()?` and `drain` the endpoint it returns"
     )]
     pub async fn shutdown(&self, deadline: Duration) -> DrainReport {
-        self.legacy().drain(deadline).await
+        self.shared_endpoint().drain(deadline).await
     }
 
     /// The endpoint's [`serve`](McpHttp::serve), for code written before the builder (the
@@ -391,7 +391,7 @@ impl McpHttpBuilder {
         note = "call `build()?` and `serve` the endpoint it returns"
     )]
     pub async fn serve(self, addr: impl std::net::ToSocketAddrs) -> std::io::Result<()> {
-        self.legacy().clone().serve(addr).await
+        self.shared_endpoint().clone().serve(addr).await
     }
 
     /// The endpoint's [`session_count`](McpHttp::session_count), for code written before the
@@ -401,7 +401,7 @@ impl McpHttpBuilder {
         note = "call `build()?` and ask the endpoint it returns"
     )]
     pub fn session_count(&self) -> usize {
-        self.legacy().session_count()
+        self.shared_endpoint().session_count()
     }
 
     /// The endpoint's [`close_all_sessions`](McpHttp::close_all_sessions), for code written
@@ -411,7 +411,7 @@ impl McpHttpBuilder {
         note = "call `build()?` and ask the endpoint it returns"
     )]
     pub fn close_all_sessions(&self) {
-        self.legacy().close_all_sessions();
+        self.shared_endpoint().close_all_sessions();
     }
 
     /// The bearer-token protection set, if any.

@@ -32,7 +32,7 @@ use super::respond::{body_timed_out, close_unread, error_response, header_str, h
 use super::{HttpShared, PROTOCOL_VERSION_HEADER, SESSION_HEADER};
 use super::{session, sessionless, v2026};
 use crate::error::code;
-use crate::protocol::modern::unsupported_version;
+use crate::protocol::v2026::unsupported_version;
 use crate::protocol::{ProtocolVersion, method};
 use crate::server::auth::Identity;
 use crate::server::context::TransportInfo;
@@ -102,7 +102,7 @@ pub(super) fn stateful_version(
             .ok()
             .and_then(|v| v.trim().parse::<ProtocolVersion>().ok())
         {
-            Some(version) if !version.is_stateless() => Ok(Some(version)),
+            Some(version) if version.has_handshake() => Ok(Some(version)),
             _ => Err(http_error(
                 StatusCode::BAD_REQUEST,
                 id,
@@ -110,7 +110,7 @@ pub(super) fn stateful_version(
                 format!(
                     "unsupported MCP-Protocol-Version {:?}; supported: {}",
                     value.to_str().unwrap_or("<non-ASCII>"),
-                    ProtocolVersion::STATEFUL
+                    ProtocolVersion::WITH_HANDSHAKE
                         .iter()
                         .map(|v| v.as_str())
                         .collect::<Vec<_>>()
@@ -120,11 +120,11 @@ pub(super) fn stateful_version(
         },
     }
 }
-/// Whether the request names a stateless revision (2026-07-28 has only POST).
-pub(super) fn stateless_header(req: &HttpRequest) -> bool {
+/// Whether the request names revision 2026-07-28 or later in its header (it has only POST).
+pub(super) fn v2026_header(req: &HttpRequest) -> bool {
     header_str(req, PROTOCOL_VERSION_HEADER)
         .and_then(|v| v.trim().parse::<ProtocolVersion>().ok())
-        .is_some_and(ProtocolVersion::is_stateless)
+        .is_some_and(|v| !v.has_handshake())
 }
 pub(super) fn accepts(req: &HttpRequest, needle: &str) -> bool {
     let needle = needle.as_bytes();
@@ -450,7 +450,7 @@ async fn post_sessionless_2025(
                     .as_ref()
                     .and_then(|p| p.get("protocolVersion"))
                     .and_then(|v| v.as_str())
-                    .map_or(ProtocolVersion::LATEST_STATEFUL, |v| {
+                    .map_or(ProtocolVersion::LATEST_WITH_HANDSHAKE, |v| {
                         shared.server.effective_version(v)
                     })
             } else {
@@ -460,7 +460,7 @@ async fn post_sessionless_2025(
             sessionless::answer(shared, request, arrival, holds).await
         }
         Incoming::Notification(notification) => {
-            let version = header_version.unwrap_or(ProtocolVersion::LATEST_STATEFUL);
+            let version = header_version.unwrap_or(ProtocolVersion::LATEST_WITH_HANDSHAKE);
             let arrival = Arrival::of(Origin::Sessionless { version }).with_transport(transport);
             sessionless::notify(shared, notification, &arrival)
         }

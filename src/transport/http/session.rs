@@ -23,7 +23,7 @@ use actix_mcp_actors::{
 
 use super::answer::{self, ANSWER_WINDOW};
 use super::auth;
-use super::door::{accepts, check_host, stateful_version, stateless_header};
+use super::door::{accepts, check_host, stateful_version, v2026_header};
 use super::drain;
 use super::respond::{
     busy, complete_sse_response, header_str, http_error, json_response, not_allowed_in_stateless,
@@ -343,7 +343,7 @@ pub(super) async fn get(req: HttpRequest, shared: web::Data<HttpShared>) -> Http
     if let Err(response) = auth::authorize(&shared, caller.as_deref(), None, "", None) {
         return response;
     }
-    if stateless_header(&req) {
+    if v2026_header(&req) {
         return not_allowed_in_stateless();
     }
     if let Err(response) = stateful_version(&req, None) {
@@ -419,7 +419,7 @@ pub(super) async fn delete(req: HttpRequest, shared: web::Data<HttpShared>) -> H
     if let Err(response) = auth::authorize(&shared, caller.as_deref(), None, "", None) {
         return response;
     }
-    if stateless_header(&req) {
+    if v2026_header(&req) {
         return not_allowed_in_stateless();
     }
     if let Err(response) = stateful_version(&req, None) {

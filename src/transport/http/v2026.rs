@@ -21,7 +21,7 @@ use actix_mcp_actors::{
 
 use super::HttpShared;
 use super::respond::error_response;
-use crate::protocol::modern::{header_mismatch, unsupported_version};
+use crate::protocol::v2026::{header_mismatch, unsupported_version};
 use crate::protocol::{ProtocolVersion, RequestMeta, method};
 use crate::server::origin::Origin;
 use crate::server::tool::ParamHeader;
@@ -37,11 +37,11 @@ pub const PARAM_HEADER_PREFIX: &str = "mcp-param-";
 /// revision or an unknown one, its `_meta` names a version, or its method exists only in
 /// 2026-07-28. Anything else is of the session era (2025-11-25 and older), as before.
 pub(super) fn is_v2026(message: &Incoming, header: Option<&str>) -> bool {
-    let header_stateless = header.is_some_and(|h| {
+    let header_v2026 = header.is_some_and(|h| {
         h.parse::<ProtocolVersion>()
-            .map_or(true, ProtocolVersion::is_stateless)
+            .map_or(true, |v| !v.has_handshake())
     });
-    header_stateless
+    header_v2026
         || match message {
             Incoming::Request(request) => {
                 RequestMeta::version_of(request.params.as_ref()).is_some()

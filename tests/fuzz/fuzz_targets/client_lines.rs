@@ -29,8 +29,8 @@ fuzz_target!(|data: &[u8]| {
     if let Some((&lifecycle, script)) = data.split_first() {
         let lifecycle = match lifecycle % 3 {
             0 => Lifecycle::Auto,
-            1 => Lifecycle::Modern,
-            _ => Lifecycle::Legacy,
+            1 => Lifecycle::V2026,
+            _ => Lifecycle::V2025,
         };
         block_on(converse(lifecycle, script));
     }

@@ -88,7 +88,7 @@ const CLOSED_DELIVERY_WAIT: Duration = Duration::from_secs(1);
 /// task, ends the session with `DELETE` (a `405` or `404` answer is fine) and delivers
 /// [`Inbound::Closed`]; later sends fail with [`ClientError::TransportClosed`].
 ///
-/// **The 2026 era (stateless).** Once the client settles on 2026-07-28
+/// **The 2026 era.** Once the client settles on 2026-07-28
 /// ([`Transport::set_stateless`]), every message is a `POST` carrying `MCP-Protocol-Version`
 /// and the request-metadata headers the client computed ([`Outgoing::headers`]: `Mcp-Method`,
 /// `Mcp-Name`, `Mcp-Param-*`); no session id is kept or sent, no `GET` stream is opened, no

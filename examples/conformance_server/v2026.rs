@@ -12,7 +12,7 @@ use super::no_args;
 
 /// The fixtures only the 2026-07-28 set calls: capability gating, logging without a level,
 /// list-change hooks for `subscriptions/listen`, and `x-mcp-header` parameters.
-pub(crate) fn stateless_fixtures(builder: ServerBuilder) -> ServerBuilder {
+pub(crate) fn v2026_fixtures(builder: ServerBuilder) -> ServerBuilder {
     builder
         .tool(
             ToolDef::new("test_missing_capability", |cx: RequestContext| async move {

@@ -1,5 +1,5 @@
-//! What revision 2026-07-28 changes in routing: which requests are served statelessly (their
-//! `_meta` envelope, checked), `server/discover`, the methods the revision removed or gates on
+//! What revision 2026-07-28 changes in routing: which requests are served from their own
+//! `_meta` envelope (checked), `server/discover`, the methods the revision removed or gates on
 //! a capability, and the envelope of every result (`resultType`, cache hints, server info).
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2026-07-28/basic/index#meta>,
@@ -12,11 +12,12 @@ use serde_json::{Map, Value};
 
 use actix_mcp_actors::{ErrorObject, dev::Reply};
 
-use crate::error::McpError;
-use crate::protocol::modern::{META_SERVER_INFO, TASKS_EXTENSION, missing_capability};
+use crate::error::{ErrorKind, McpError};
+use crate::protocol::v2026::{META_SERVER_INFO, TASKS_EXTENSION, missing_capability};
 use crate::protocol::{ClientCapabilities, DiscoverResult, ProtocolVersion, ResultType, method};
 use crate::server::ServerInner;
 use crate::server::context::RequestContext;
+use crate::server::mrtr::Answer;
 
 use super::lifecycle::capabilities;
 use super::support::to_raw;
@@ -111,32 +112,35 @@ pub(super) const MRTR_METHODS: &[&str] = &[
     method::RESOURCES_READ,
 ];
 
-/// A handler's `input_required` answer as the request's result (2026); any other error, or
-/// `input_required` from a method that may not answer so, stays an error.
+/// A request's answer as its 2026 reply: an `input_required` round is the request's result;
+/// from a method that may not answer so, it is an internal error.
 ///
 /// The result's `requestState` is sealed (the handler's own state, the parked call, the round
 /// and the answers so far), so every `input_required` result carries one.
-pub(super) fn input_required(
+pub(super) fn answer(
     server: &ServerInner,
     cx: &RequestContext,
     method_name: &str,
-    error: McpError,
+    answer: Result<Answer, McpError>,
 ) -> Result<Reply, McpError> {
-    // 2026-07-28 has no -32042: URL-mode elicitations a request needs first are its input.
-    let error = match error.url_elicitations_as_input() {
-        Some(result) => McpError::input_required(result),
-        None => error,
+    let result = match answer {
+        Ok(Answer::Done(reply)) => return Ok(reply),
+        Ok(Answer::InputRequired(result)) => Some(*result),
+        // An `input_required` error whose result could not be read.
+        Err(error) if error.kind() == ErrorKind::InputRequired => None,
+        // 2026-07-28 has no -32042: URL-mode elicitations a request needs first are its input.
+        Err(error) => match error.url_elicitations_as_input() {
+            Some(result) => Some(result),
+            None => return Err(error),
+        },
     };
-    if error.kind() != crate::error::ErrorKind::InputRequired {
-        return Err(error);
-    }
     if !MRTR_METHODS.contains(&method_name) {
         return Err(McpError::internal(format!(
             "a {method_name} handler answered input_required, which only tools/call, \
              prompts/get and resources/read may do"
         )));
     }
-    let (Some(mut result), Some(mrtr)) = (error.as_input_required(), cx.mrtr()) else {
+    let (Some(mut result), Some(mrtr)) = (result, cx.mrtr()) else {
         return Err(McpError::internal(
             "an input_required answer without its result",
         ));

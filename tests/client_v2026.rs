@@ -3,7 +3,7 @@
 //! test scripts: the
 //! per-request `_meta` and headers, the `x-mcp-header` rules and encoding, multi-round-trip
 //! requests driven automatically and by hand, the `-32022` retry, the auto probe's fallback to
-//! a legacy server, the cache and `subscriptions/listen`. Every wait is bounded.
+//! a 2025-11-25 server, the cache and `subscriptions/listen`. Every wait is bounded.
 
 #![allow(clippy::unwrap_used, missing_docs)]
 
@@ -40,7 +40,7 @@ async fn every_request_carries_its_meta_and_request_metadata_headers() {
     let client = within(builder().connect(HttpTransport::new(&url)))
         .await
         .unwrap();
-    assert_eq!(client.era(), Era::Modern);
+    assert_eq!(client.era(), Era::V2026);
     assert_eq!(client.protocol_version().as_str(), V2026);
     assert_eq!(client.server_info().name, "fake");
     assert_eq!(client.instructions(), Some("be kind"));
@@ -79,7 +79,7 @@ async fn every_request_carries_its_meta_and_request_metadata_headers() {
         assert!(meta["io.modelcontextprotocol/clientCapabilities"].is_object());
         assert_eq!(
             meta["io.modelcontextprotocol/clientInfo"]["name"],
-            "modern-test"
+            "v2026-test"
         );
         assert_eq!(seen.headers["mcp-protocol-version"], V2026);
         assert_eq!(seen.headers["mcp-method"], seen.body["method"]);
@@ -157,8 +157,8 @@ async fn an_unsupported_version_is_retried_once_with_a_listed_one() {
         .unwrap();
     assert_eq!(
         client.era(),
-        Era::Modern,
-        "-32022 is a modern answer: no fallback"
+        Era::V2026,
+        "-32022 is a 2026-07-28 answer: no fallback"
     );
     within(client.tools()).await.unwrap();
     let discovers = log.with_method("server/discover");
@@ -166,7 +166,7 @@ async fn an_unsupported_version_is_retried_once_with_a_listed_one() {
     assert_ne!(discovers[0].body["id"], discovers[1].body["id"]);
     assert!(log.with_method("initialize").is_empty());
 
-    // A modern server with no version in common fails the connection, without a fallback.
+    // A 2026-07-28 server with no version in common fails the connection, without a fallback.
     let (url, log) = serve_http(|body, _| {
         error(
             400,
@@ -183,7 +183,7 @@ async fn an_unsupported_version_is_retried_once_with_a_listed_one() {
 }
 
 #[actix_web::test]
-async fn auto_falls_back_to_initialize_for_a_legacy_server() {
+async fn auto_falls_back_to_initialize_for_a_2025_server() {
     let (url, log) = serve_http(|body, _| match body["method"].as_str().unwrap_or("") {
         "initialize" => ok(
             body,
@@ -198,7 +198,7 @@ async fn auto_falls_back_to_initialize_for_a_legacy_server() {
     let client = within(builder().connect(HttpTransport::new(&url)))
         .await
         .unwrap();
-    assert_eq!(client.era(), Era::Legacy);
+    assert_eq!(client.era(), Era::V2025);
     assert_eq!(client.protocol_version().as_str(), "2025-11-25");
     assert_eq!(client.server_info().name, "old");
     assert!(client.discover_result().is_none());
@@ -225,10 +225,10 @@ async fn auto_falls_back_to_initialize_for_a_legacy_server() {
     );
     assert_eq!(list.headers["mcp-protocol-version"], "2025-11-25");
 
-    // Pinned modern: the same server fails the connection instead.
+    // Pinned to 2026-07-28: the same server fails the connection instead.
     let pinned = within(
         builder()
-            .lifecycle(Lifecycle::Modern)
+            .lifecycle(Lifecycle::V2026)
             .connect(HttpTransport::new(&url)),
     )
     .await;
@@ -430,7 +430,7 @@ async fn listen_streams_its_notifications_and_changes_drop_cached_results() {
         }
     });
     let client = within(builder().connect(transport)).await.unwrap();
-    assert_eq!(client.era(), Era::Modern);
+    assert_eq!(client.era(), Era::V2026);
 
     // Cached for its ttlMs; a negative ttlMs is never cached.
     within(client.tools()).await.unwrap();

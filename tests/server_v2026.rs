@@ -23,7 +23,7 @@ use common::WAIT;
 use common::http::{Client, VERSION, http_client, spawn};
 use common::sse::SseReader;
 
-const MODERN: &str = "2026-07-28";
+const V2026: &str = "2026-07-28";
 /// Every version the server serves, newest first (`supportedVersions`, `data.supported`).
 const ALL_VERSIONS: [&str; 5] = [
     "2026-07-28",
@@ -72,9 +72,9 @@ fn assert_valid_2026(definition: &str, value: &Value) {
 
 fn meta(capabilities: Value) -> Value {
     json!({
-        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/protocolVersion": V2026,
         "io.modelcontextprotocol/clientCapabilities": capabilities,
-        "io.modelcontextprotocol/clientInfo": {"name": "modern-test", "version": "1.0.0"},
+        "io.modelcontextprotocol/clientInfo": {"name": "v2026-test", "version": "1.0.0"},
     })
 }
 
@@ -85,7 +85,7 @@ fn with_meta(params: Value, capabilities: Value) -> Value {
 }
 
 fn server() -> Server {
-    Server::builder("modern-test", "2.0.0")
+    Server::builder("v2026-test", "2.0.0")
         .instructions("Use echo.")
         .cache_hints("resources/read", CacheHints::new(5_000, CacheScope::Public))
         .tool(
@@ -154,12 +154,12 @@ fn server() -> Server {
 }
 
 /// A raw 2026 request: headers from the body unless overridden.
-struct Modern {
+struct V2026Client {
     http: reqwest::Client,
     url: String,
 }
 
-impl Modern {
+impl V2026Client {
     fn new(url: &str) -> Self {
         Self {
             http: http_client(),
@@ -170,7 +170,7 @@ impl Modern {
     fn builder(&self, body: &Value, headers: &[(&str, &str)]) -> reqwest::RequestBuilder {
         let method = body["method"].as_str().unwrap_or_default().to_owned();
         let mut standard: Vec<(String, String)> = vec![
-            ("MCP-Protocol-Version".into(), MODERN.into()),
+            ("MCP-Protocol-Version".into(), V2026.into()),
             ("Mcp-Method".into(), method.clone()),
         ];
         let name = match method.as_str() {
@@ -258,7 +258,7 @@ impl Modern {
 #[actix_rt::test]
 async fn discover_describes_the_server_with_cache_hints_and_server_info() {
     let srv = spawn(server().http("/mcp"), 1);
-    let client = Modern::new(&srv.url);
+    let client = V2026Client::new(&srv.url);
     let (status, response) = client
         .request(1, "server/discover", json!({"_meta": meta(json!({}))}))
         .await;
@@ -272,7 +272,7 @@ async fn discover_describes_the_server_with_cache_hints_and_server_info() {
     assert_eq!(result["instructions"], "Use echo.");
     assert_eq!(
         result["_meta"]["io.modelcontextprotocol/serverInfo"],
-        json!({"name": "modern-test", "version": "2.0.0"})
+        json!({"name": "v2026-test", "version": "2.0.0"})
     );
     let caps = &result["capabilities"];
     assert!(caps["tools"].is_object() && caps["prompts"].is_object());
@@ -283,7 +283,7 @@ async fn discover_describes_the_server_with_cache_hints_and_server_info() {
 #[actix_rt::test]
 async fn every_result_carries_its_result_type_and_cacheable_ones_their_hints() {
     let srv = spawn(server().http("/mcp"), 1);
-    let client = Modern::new(&srv.url);
+    let client = V2026Client::new(&srv.url);
     let (_, list) = client
         .request(1, "tools/list", json!({"_meta": meta(json!({}))}))
         .await;
@@ -336,7 +336,7 @@ async fn every_result_carries_its_result_type_and_cacheable_ones_their_hints() {
 #[actix_rt::test]
 async fn a_bad_envelope_gets_400_with_the_specific_code_and_the_request_id() {
     let srv = spawn(server().http("/mcp"), 1);
-    let client = Modern::new(&srv.url);
+    let client = V2026Client::new(&srv.url);
     let cases = [
         (json!({}), -32602),
         (
@@ -344,7 +344,7 @@ async fn a_bad_envelope_gets_400_with_the_specific_code_and_the_request_id() {
             -32602,
         ),
         (
-            json!({"_meta": {"io.modelcontextprotocol/protocolVersion": MODERN}}),
+            json!({"_meta": {"io.modelcontextprotocol/protocolVersion": V2026}}),
             -32602,
         ),
     ];
@@ -357,7 +357,7 @@ async fn a_bad_envelope_gets_400_with_the_specific_code_and_the_request_id() {
     }
     // clientInfo is optional.
     let params = json!({"_meta": {
-        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/protocolVersion": V2026,
         "io.modelcontextprotocol/clientCapabilities": {},
     }});
     let (status, response) = client.request(5, "server/discover", params).await;
@@ -386,7 +386,7 @@ async fn a_bad_envelope_gets_400_with_the_specific_code_and_the_request_id() {
 #[actix_rt::test]
 async fn removed_and_unknown_methods_get_404_and_method_not_found() {
     let srv = spawn(server().http("/mcp"), 1);
-    let client = Modern::new(&srv.url);
+    let client = V2026Client::new(&srv.url);
     for (i, method) in [
         "initialize",
         "ping",
@@ -413,7 +413,7 @@ async fn removed_and_unknown_methods_get_404_and_method_not_found() {
 #[actix_rt::test]
 async fn a_tool_needing_an_undeclared_capability_is_refused_with_400() {
     let srv = spawn(server().http("/mcp"), 1);
-    let client = Modern::new(&srv.url);
+    let client = V2026Client::new(&srv.url);
     let (status, response) = client
         .request(
             1,
@@ -442,7 +442,7 @@ async fn a_tool_needing_an_undeclared_capability_is_refused_with_400() {
 #[actix_rt::test]
 async fn standard_and_parameter_headers_must_match_the_body() {
     let srv = spawn(server().http("/mcp"), 1);
-    let client = Modern::new(&srv.url);
+    let client = V2026Client::new(&srv.url);
     let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list",
                       "params": {"_meta": meta(json!({}))}});
     for headers in [
@@ -514,7 +514,7 @@ async fn standard_and_parameter_headers_must_match_the_body() {
 #[actix_rt::test]
 async fn log_messages_only_reach_requests_that_asked_for_a_level() {
     let srv = spawn(server().http("/mcp"), 1);
-    let client = Modern::new(&srv.url);
+    let client = V2026Client::new(&srv.url);
     let body = |level: Option<&str>| {
         let mut params = with_meta(json!({"name": "chatty"}), json!({}));
         if let Some(level) = level {
@@ -538,7 +538,7 @@ async fn log_messages_only_reach_requests_that_asked_for_a_level() {
 async fn listen_acknowledges_then_streams_only_what_was_asked() {
     let server = server();
     let srv = spawn(server.http("/mcp"), 1);
-    let client = Modern::new(&srv.url);
+    let client = V2026Client::new(&srv.url);
     let open = |id: i64, notifications: Value| {
         let body = json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen",
                           "params": {"_meta": meta(json!({})), "notifications": notifications}});
@@ -596,18 +596,18 @@ async fn listen_acknowledges_then_streams_only_what_was_asked() {
 #[actix_rt::test]
 async fn sessions_and_stateless_requests_share_the_endpoint() {
     let srv = spawn(server().http("/mcp"), 1);
-    let mut legacy = srv.client();
-    let init = legacy.initialize(json!({})).await;
+    let mut v2025 = srv.client();
+    let init = v2025.initialize(json!({})).await;
     assert_eq!(init["protocolVersion"], VERSION);
-    assert!(legacy.session.is_some());
-    let answer = legacy.request(json!(2), "tools/list", json!({})).await;
+    assert!(v2025.session.is_some());
+    let answer = v2025.request(json!(2), "tools/list", json!({})).await;
     assert!(
         answer.response["result"].get("resultType").is_none(),
         "2025 results stay as they were"
     );
 
-    let modern = Modern::new(&srv.url);
-    let (status, response) = modern
+    let v2026 = V2026Client::new(&srv.url);
+    let (status, response) = v2026
         .request(3, "tools/list", json!({"_meta": meta(json!({}))}))
         .await;
     assert_eq!(status, StatusCode::OK);
@@ -618,7 +618,7 @@ async fn sessions_and_stateless_requests_share_the_endpoint() {
     let response = asks_2026
         .post(
             &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": MODERN, "capabilities": {},
+            "protocolVersion": V2026, "capabilities": {},
             "clientInfo": {"name": "x", "version": "1"}}}),
         )
         .await;
@@ -628,11 +628,8 @@ async fn sessions_and_stateless_requests_share_the_endpoint() {
     asks_2026.session = None;
 
     // GET and DELETE do not exist in 2026.
-    let mut get = modern
-        .http
-        .get(&srv.url)
-        .header(ACCEPT, "text/event-stream");
-    get = get.header("MCP-Protocol-Version", MODERN);
+    let mut get = v2026.http.get(&srv.url).header(ACCEPT, "text/event-stream");
+    get = get.header("MCP-Protocol-Version", V2026);
     let response = common::http::send(get).await;
     assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
     srv.stop().await;
@@ -671,7 +668,7 @@ async fn stdio_serves_both_eras_in_one_process() {
     let response: Value = serde_json::from_str(&line).unwrap();
     assert_valid_2026("JSONRPCResultResponse", &response);
     assert_eq!(response["result"]["supportedVersions"], json!(ALL_VERSIONS));
-    // A legacy request without initialize is still refused, then the handshake works.
+    // A 2025 request without initialize is still refused, then the handshake works.
     send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})).await;
     let line = tokio::time::timeout(WAIT, lines.next())
         .await
@@ -712,7 +709,7 @@ async fn stdio_serves_both_eras_in_one_process() {
 /// request without a session, so a 2026 client (mcp 2.3.0's, ours) got the isError "need a
 /// session" instead of being asked.
 #[actix_rt::test]
-async fn create_message_asks_a_modern_client_through_input_required_rounds() {
+async fn create_message_asks_a_v2026_client_through_input_required_rounds() {
     use actix_mcp::protocol::{
         CreateMessageRequestParams, SamplingMessage, SamplingMessageContentBlock,
     };
@@ -740,7 +737,7 @@ async fn create_message_asks_a_modern_client_through_input_required_rounds() {
         .build()
         .unwrap();
     let srv = spawn(server.http("/mcp"), 1);
-    let client = Modern::new(&srv.url);
+    let client = V2026Client::new(&srv.url);
     let call = |round: Value| {
         let mut params = with_meta(json!({"name": "ask_twice"}), json!({"sampling": {}}));
         for (key, value) in round.as_object().unwrap() {

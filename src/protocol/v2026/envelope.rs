@@ -1,0 +1,177 @@
+//! The per-request `_meta` envelope of a 2026-07-28 request.
+//!
+//! Spec: <https://modelcontextprotocol.io/specification/2026-07-28/basic/index#meta>
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use actix_mcp_actors::ErrorObject;
+
+use super::{
+    META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION,
+    unsupported_version,
+};
+use crate::protocol::{ClientCapabilities, Implementation, LoggingLevel, ProtocolVersion};
+
+/// The per-request envelope of a 2026-07-28 request, read from `params._meta`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestMeta {
+    /// The request's protocol version.
+    pub version: ProtocolVersion,
+    /// The client's capabilities for this request only.
+    pub client_capabilities: ClientCapabilities,
+    /// What the client says about itself.
+    pub client_info: Option<Implementation>,
+    /// The log level the request opted in to; `None`: no log messages at all.
+    pub log_level: Option<LoggingLevel>,
+}
+
+impl RequestMeta {
+    /// The protocol version a request's `_meta` names, if any (a string; it may be unknown).
+    pub fn version_of(params: Option<&Value>) -> Option<&str> {
+        params?.get("_meta")?.get(META_PROTOCOL_VERSION)?.as_str()
+    }
+
+    /// Reads and checks the envelope of a request's params.
+    ///
+    /// # Errors
+    /// `-32602` when `_meta`, its protocol version or its client capabilities are missing or
+    /// malformed, or the log level is unknown; `-32022` (with `data.supported` and
+    /// `data.requested`) for a version that is not one without the handshake (2026-07-28 and later) this SDK serves.
+    pub fn parse(params: Option<&Value>) -> Result<Self, ErrorObject> {
+        let Some(meta) = params
+            .and_then(|p| p.get("_meta"))
+            .and_then(Value::as_object)
+        else {
+            return Err(ErrorObject::invalid_params(
+                "params._meta is required in protocol 2026-07-28 (with the protocol version \
+                 and client capabilities)",
+            ));
+        };
+        let requested = match meta.get(META_PROTOCOL_VERSION) {
+            Some(Value::String(v)) => v.as_str(),
+            Some(_) => {
+                return Err(ErrorObject::invalid_params(format!(
+                    "_meta[\"{META_PROTOCOL_VERSION}\"] must be a string"
+                )));
+            }
+            None => {
+                return Err(ErrorObject::invalid_params(format!(
+                    "_meta[\"{META_PROTOCOL_VERSION}\"] is required"
+                )));
+            }
+        };
+        let version = match requested.parse::<ProtocolVersion>() {
+            Ok(version) if !version.has_handshake() => version,
+            _ => return Err(unsupported_version(requested)),
+        };
+        let client_capabilities = match meta.get(META_CLIENT_CAPABILITIES) {
+            Some(value @ Value::Object(_)) => {
+                ClientCapabilities::deserialize(value).map_err(|err| {
+                    ErrorObject::invalid_params(format!(
+                        "_meta[\"{META_CLIENT_CAPABILITIES}\"] is malformed: {err}"
+                    ))
+                })?
+            }
+            Some(_) => {
+                return Err(ErrorObject::invalid_params(format!(
+                    "_meta[\"{META_CLIENT_CAPABILITIES}\"] must be an object"
+                )));
+            }
+            None => {
+                return Err(ErrorObject::invalid_params(format!(
+                    "_meta[\"{META_CLIENT_CAPABILITIES}\"] is required"
+                )));
+            }
+        };
+        let client_info = match meta.get(META_CLIENT_INFO) {
+            None | Some(Value::Null) => None,
+            Some(value) => Some(Implementation::deserialize(value).map_err(|err| {
+                ErrorObject::invalid_params(format!(
+                    "_meta[\"{META_CLIENT_INFO}\"] is malformed: {err}"
+                ))
+            })?),
+        };
+        let log_level = match meta.get(META_LOG_LEVEL) {
+            None | Some(Value::Null) => None,
+            Some(value) => Some(LoggingLevel::deserialize(value).map_err(|err| {
+                ErrorObject::invalid_params(format!(
+                    "_meta[\"{META_LOG_LEVEL}\"] is not a log level: {err}"
+                ))
+            })?),
+        };
+        Ok(Self {
+            version,
+            client_capabilities,
+            client_info,
+            log_level,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::protocol::code;
+
+    fn meta(value: Value) -> Option<Value> {
+        Some(json!({ "_meta": value }))
+    }
+
+    #[test]
+    fn parses_a_complete_envelope() {
+        let params = meta(json!({
+            META_PROTOCOL_VERSION: "2026-07-28",
+            META_CLIENT_CAPABILITIES: { "sampling": {} },
+            META_CLIENT_INFO: { "name": "c", "version": "1" },
+            META_LOG_LEVEL: "debug",
+        }));
+        let parsed = RequestMeta::parse(params.as_ref()).unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(parsed.version, ProtocolVersion::V2026_07_28);
+        assert!(parsed.client_capabilities.supports_sampling());
+        assert_eq!(parsed.client_info.map(|i| i.name), Some("c".to_owned()));
+        assert_eq!(parsed.log_level, Some(LoggingLevel::Debug));
+    }
+
+    #[test]
+    fn refuses_missing_fields_with_invalid_params() {
+        for params in [
+            None,
+            Some(json!({})),
+            meta(json!({ META_CLIENT_CAPABILITIES: {} })),
+            meta(json!({ META_PROTOCOL_VERSION: "2026-07-28" })),
+            meta(json!({ META_PROTOCOL_VERSION: "2026-07-28", META_CLIENT_CAPABILITIES: [] })),
+            meta(json!({ META_PROTOCOL_VERSION: 7, META_CLIENT_CAPABILITIES: {} })),
+            meta(
+                json!({ META_PROTOCOL_VERSION: "2026-07-28", META_CLIENT_CAPABILITIES: {}, META_LOG_LEVEL: "loud" }),
+            ),
+        ] {
+            let err = RequestMeta::parse(params.as_ref()).err();
+            assert_eq!(
+                err.map(|e| e.code),
+                Some(actix_mcp_actors::ErrorCode::INVALID_PARAMS)
+            );
+        }
+    }
+
+    #[test]
+    fn refuses_unknown_and_stateful_versions_with_the_supported_list() {
+        for version in ["v999.0.0", "2025-11-25"] {
+            let params =
+                meta(json!({ META_PROTOCOL_VERSION: version, META_CLIENT_CAPABILITIES: {} }));
+            let err = RequestMeta::parse(params.as_ref())
+                .err()
+                .unwrap_or_else(|| panic!("{version} accepted"));
+            assert_eq!(err.code, code::UNSUPPORTED_PROTOCOL_VERSION);
+            assert_eq!(
+                err.data,
+                Some(json!({
+                    "supported": ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"],
+                    "requested": version,
+                }))
+            );
+        }
+    }
+}
