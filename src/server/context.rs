@@ -28,8 +28,8 @@ use crate::protocol::{
     LoggingMessageNotificationParams, Meta, ProtocolVersion, method,
 };
 use crate::server::auth::Identity;
-use crate::server::mrtr::Mrtr;
 use crate::server::mrtr::call::CallLink;
+use crate::server::mrtr::round::{Mrtr, RoundInput};
 use crate::server::report::{LogMessage, Progress};
 use crate::server::session::SessionState;
 use crate::server::{Server, ServerInner};
@@ -74,14 +74,6 @@ pub(crate) struct TransportInfo {
     /// The HTTP request's W3C trace context headers.
     #[cfg(feature = "otel")]
     pub(crate) trace: Option<crate::telemetry::TraceHeaders>,
-}
-
-/// The client's answers to an earlier `input_required` round: `inputResponses` by key, and
-/// the state the handler asked to get back.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct RoundInput {
-    pub(crate) responses: InputResponses,
-    pub(crate) state: Option<String>,
 }
 
 impl fmt::Debug for RequestContext {

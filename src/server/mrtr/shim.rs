@@ -11,7 +11,8 @@ use futures::future::try_join_all;
 
 use crate::error::McpError;
 use crate::protocol::{InputRequest, InputRequiredResult, InputResponses};
-use crate::server::context::{RequestContext, RoundInput};
+use crate::server::context::RequestContext;
+use crate::server::mrtr::RoundInput;
 
 /// Asks the session's client every input request of `result`, at once, and returns the round
 /// input the handler is called again with.

@@ -46,9 +46,10 @@ use crate::protocol::{
     CallToolResult, DetailedTask, ForVersion, InputRequests, InputRequiredResult, InputResponses,
     TaskStatus,
 };
-use crate::server::context::{RequestContext, RoundInput};
+use crate::server::context::RequestContext;
 use crate::server::handler::{HandlerError, HandlerParts};
 use crate::server::listen::Change;
+use crate::server::mrtr::RoundInput;
 use crate::server::tool::CallHandler;
 use crate::server::{ErrorSite, ExceptionReport, ServerInner};
 

@@ -21,15 +21,16 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use futures::StreamExt;
 
 use actix_mcp_actors::{
-    ErrorCode, ErrorObject, RequestId,
+    ErrorCode, ErrorObject,
     dev::{Holds, Incoming},
 };
 
 use super::admission::Permit;
 use super::auth;
 use super::budget::{ByteBudget, Reservation};
+use super::headers::{accepts, check_host, raw_version, stateful_version};
 use super::respond::{body_timed_out, close_unread, error_response, header_str, http_error};
-use super::{HttpShared, PROTOCOL_VERSION_HEADER, SESSION_HEADER};
+use super::{HttpShared, SESSION_HEADER};
 use super::{session, sessionless, v2026};
 use crate::error::code;
 use crate::protocol::v2026::unsupported_version;
@@ -38,103 +39,6 @@ use crate::server::auth::Identity;
 use crate::server::context::TransportInfo;
 use crate::server::origin::{Arrival, Envelope, Origin};
 
-/// Checks every request shares: Host/Origin.
-pub(super) fn check_host(req: &HttpRequest, shared: &HttpShared) -> Result<(), HttpResponse> {
-    let local = req.app_config().local_addr();
-    let loopback = local.ip().is_loopback();
-    if shared.config.host_policy.leaves_host_unchecked(loopback) {
-        super::security::warn_unchecked_host(&shared.host_warned, local);
-    }
-    if let Err(reason) = shared.config.host_policy.check(loopback, req.headers()) {
-        tracing::warn!(
-            host = ?req.headers().get(header::HOST),
-            origin = ?req.headers().get(header::ORIGIN),
-            reason,
-            "refused a request (DNS-rebinding protection)"
-        );
-        return Err(http_error(
-            StatusCode::FORBIDDEN,
-            None,
-            ErrorCode::INVALID_REQUEST,
-            format!("forbidden: {reason}"),
-        ));
-    }
-    Ok(())
-}
-/// The `MCP-Protocol-Version` header, trimmed (`Err` when it is not ASCII).
-fn raw_version<'a>(
-    req: &'a HttpRequest,
-    id: Option<&RequestId>,
-) -> Result<Option<&'a str>, HttpResponse> {
-    let mut values = req.headers().get_all(PROTOCOL_VERSION_HEADER);
-    let Some(value) = values.next() else {
-        return Ok(None);
-    };
-    let refuse = |message: &str| {
-        http_error(
-            StatusCode::BAD_REQUEST,
-            id,
-            crate::error::code::HEADER_MISMATCH,
-            message,
-        )
-    };
-    if values.next().is_some() {
-        return Err(refuse(
-            "the MCP-Protocol-Version header appears more than once",
-        ));
-    }
-    value
-        .to_str()
-        .map(|v| Some(v.trim()))
-        .map_err(|_| refuse("the MCP-Protocol-Version header is not ASCII"))
-}
-/// A session request's `MCP-Protocol-Version`: a supported stateful revision, or absent.
-pub(super) fn stateful_version(
-    req: &HttpRequest,
-    id: Option<&RequestId>,
-) -> Result<Option<ProtocolVersion>, HttpResponse> {
-    // Refuses a repeated header first: every value must be the one read here.
-    raw_version(req, id)?;
-    match req.headers().get(PROTOCOL_VERSION_HEADER) {
-        None => Ok(None),
-        Some(value) => match value
-            .to_str()
-            .ok()
-            .and_then(|v| v.trim().parse::<ProtocolVersion>().ok())
-        {
-            Some(version) if version.has_handshake() => Ok(Some(version)),
-            _ => Err(http_error(
-                StatusCode::BAD_REQUEST,
-                id,
-                ErrorCode::INVALID_REQUEST,
-                format!(
-                    "unsupported MCP-Protocol-Version {:?}; supported: {}",
-                    value.to_str().unwrap_or("<non-ASCII>"),
-                    ProtocolVersion::WITH_HANDSHAKE
-                        .iter()
-                        .map(|v| v.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            )),
-        },
-    }
-}
-/// Whether the request names revision 2026-07-28 or later in its header (it has only POST).
-pub(super) fn v2026_header(req: &HttpRequest) -> bool {
-    header_str(req, PROTOCOL_VERSION_HEADER)
-        .and_then(|v| v.trim().parse::<ProtocolVersion>().ok())
-        .is_some_and(|v| !v.has_handshake())
-}
-pub(super) fn accepts(req: &HttpRequest, needle: &str) -> bool {
-    let needle = needle.as_bytes();
-    req.headers().get_all(header::ACCEPT).any(|value| {
-        value
-            .as_bytes()
-            .windows(needle.len())
-            .any(|window| window.eq_ignore_ascii_case(needle))
-    })
-}
 /// The refusals of a POST before its body is read: 503 while draining, 401 without usable
 /// credentials on a protected endpoint, 429 past the rate limit of the live session it names.
 fn admit_unread(req: &HttpRequest, shared: &HttpShared) -> Result<(), HttpResponse> {

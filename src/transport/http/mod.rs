@@ -51,6 +51,7 @@ mod budget;
 mod builder;
 mod door;
 mod drain;
+mod headers;
 mod health;
 mod respond;
 mod security;

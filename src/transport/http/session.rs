@@ -23,8 +23,8 @@ use actix_mcp_actors::{
 
 use super::answer::{self, ANSWER_WINDOW};
 use super::auth;
-use super::door::{accepts, check_host, stateful_version, v2026_header};
 use super::drain;
+use super::headers::{accepts, check_host, stateful_version, v2026_header};
 use super::respond::{
     busy, complete_sse_response, header_str, http_error, json_response, not_allowed_in_stateless,
     sse_response, store_unavailable,
