@@ -328,6 +328,25 @@ async fn header_id(
             ),
         })
 }
+/// What GET and DELETE check after Host (and, for GET, the drain): the caller's credentials
+/// and scopes, then that the request is one of a 2025-11-25 session (a 2026-07-28 header, an
+/// unsupported version and a stateless endpoint are refused). The authenticated caller.
+async fn session_caller(
+    req: &HttpRequest,
+    shared: &HttpShared,
+) -> Result<Option<Arc<Identity>>, HttpResponse> {
+    let caller = auth::authenticate(req, shared, None).await?;
+    auth::authorize(shared, caller.as_deref(), None, "", None)?;
+    if v2026_header(req) {
+        return Err(not_allowed_in_stateless());
+    }
+    stateful_version(req, None)?;
+    if shared.config.stateless {
+        return Err(not_allowed_in_stateless());
+    }
+    Ok(caller)
+}
+
 /// `GET /mcp`: the session's standalone SSE stream, or a resumed stream after `Last-Event-ID`.
 pub(super) async fn get(req: HttpRequest, shared: web::Data<HttpShared>) -> HttpResponse {
     if let Err(response) = check_host(&req, &shared) {
@@ -336,22 +355,10 @@ pub(super) async fn get(req: HttpRequest, shared: web::Data<HttpShared>) -> Http
     if shared.drain.is_draining() {
         return drain::draining_response(None);
     }
-    let caller = match auth::authenticate(&req, &shared, None).await {
+    let caller = match session_caller(&req, &shared).await {
         Ok(caller) => caller,
         Err(response) => return response,
     };
-    if let Err(response) = auth::authorize(&shared, caller.as_deref(), None, "", None) {
-        return response;
-    }
-    if v2026_header(&req) {
-        return not_allowed_in_stateless();
-    }
-    if let Err(response) = stateful_version(&req, None) {
-        return response;
-    }
-    if shared.config.stateless {
-        return not_allowed_in_stateless();
-    }
     if !accepts(&req, "text/event-stream") {
         return http_error(
             StatusCode::NOT_ACCEPTABLE,
@@ -412,22 +419,10 @@ pub(super) async fn delete(req: HttpRequest, shared: web::Data<HttpShared>) -> H
     if let Err(response) = check_host(&req, &shared) {
         return response;
     }
-    let caller = match auth::authenticate(&req, &shared, None).await {
+    let caller = match session_caller(&req, &shared).await {
         Ok(caller) => caller,
         Err(response) => return response,
     };
-    if let Err(response) = auth::authorize(&shared, caller.as_deref(), None, "", None) {
-        return response;
-    }
-    if v2026_header(&req) {
-        return not_allowed_in_stateless();
-    }
-    if let Err(response) = stateful_version(&req, None) {
-        return response;
-    }
-    if shared.config.stateless {
-        return not_allowed_in_stateless();
-    }
     let id = match session_id(&req, None) {
         Ok(id) => id,
         Err(response) => return response,
