@@ -8,9 +8,12 @@
 //! answers), `json` (stateful, `json_response(true)`) or `stateless`
 //! (`stateless(true).json_response(true)`), or `v2026` (the default endpoint with
 //! `json_response(true)`, driven with protocol 2026-07-28 requests: `_meta` and the standard
-//! headers on every POST, no session); with `--serve-bare` it is a bare actix-web handler
-//! that parses the same POST into a `serde_json::Value` and answers the same JSON-RPC body (the
-//! reference); with `--serve-rmcp MODE` it is the official Rust SDK's server (rmcp's
+//! headers on every POST, no session); with `--serve-bare json|sse` it is the floor: a bare
+//! actix-web handler that deserializes the POST into typed structs borrowing `id` and `params`
+//! as `&RawValue`, reads only the fields it answers with (`protocolVersion`, or `name` and
+//! `arguments.message`), and serializes one typed response once, as JSON or as one SSE `data:`
+//! event (the framing of the server it is compared with), its `initialize` giving a fresh
+//! session id (the reference); with `--serve-rmcp MODE` it is the official Rust SDK's server (rmcp's
 //! `StreamableHttpService` on hyper, the same `echo` tool) with sessions and SSE answers
 //! (`sse`) or stateless with JSON answers (`stateless`); with `--exec-pinned CPU PROGRAM ...`
 //! it pins itself and becomes `PROGRAM` (how redis-server and HAProxy are started). Without
@@ -124,8 +127,11 @@ mod serve;
 /// Which server answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ServerKind {
-    /// The bare actix-web handler: the reference.
+    /// The bare actix-web handler answering JSON: the reference of JSON answers.
     Bare,
+    /// The bare actix-web handler answering SSE, fed the session's headers: the reference of
+    /// SSE answers and session setup.
+    BareSse,
     /// The bare actix-web handler fed the same 2026-07-28 requests as [`ServerKind::V2026`]
     /// (the larger body with `_meta`, and the standard headers): its reference.
     BareV2026,
@@ -155,6 +161,7 @@ impl ServerKind {
     fn parse(name: &str) -> Option<Self> {
         Some(match name.trim() {
             "bare" => Self::Bare,
+            "bare-sse" => Self::BareSse,
             "bare-v2026" => Self::BareV2026,
             "sse" => Self::Sse,
             "json" => Self::Json,
@@ -169,7 +176,8 @@ impl ServerKind {
 
     fn label(self) -> &'static str {
         match self {
-            Self::Bare => "bare actix-web handler",
+            Self::Bare => "bare actix-web handler, JSON answers",
+            Self::BareSse => "bare actix-web handler, SSE answers",
             Self::BareV2026 => "bare actix-web handler, 2026-07-28 requests",
             Self::Sse => "actix-mcp, stateful, SSE answers",
             Self::Json => "actix-mcp, stateful, JSON answers",
@@ -182,7 +190,10 @@ impl ServerKind {
     }
 
     fn stateful(self) -> bool {
-        matches!(self, Self::Sse | Self::Json | Self::RmcpSse | Self::Redis)
+        matches!(
+            self,
+            Self::Sse | Self::Json | Self::RmcpSse | Self::Redis | Self::BareSse
+        )
     }
 
     fn is_ours(self) -> bool {
@@ -190,6 +201,11 @@ impl ServerKind {
             self,
             Self::Sse | Self::Json | Self::Stateless | Self::V2026 | Self::Redis
         )
+    }
+
+    /// Whether this is one of the bare handlers (a reference).
+    fn is_bare(self) -> bool {
+        matches!(self, Self::Bare | Self::BareSse | Self::BareV2026)
     }
 
     /// Whether requests carry the 2026-07-28 envelope (`_meta` and the standard headers).
@@ -206,7 +222,8 @@ impl ServerKind {
             ]
         };
         match self {
-            Self::Bare | Self::BareV2026 => vec!["--serve-bare".to_owned()],
+            Self::Bare | Self::BareV2026 => vec!["--serve-bare".to_owned(), "json".to_owned()],
+            Self::BareSse => vec!["--serve-bare".to_owned(), "sse".to_owned()],
             // The Redis mode's nodes get `--redis URL` on top (see `load/cluster.rs`).
             Self::Sse | Self::Redis => mcp("sse"),
             Self::Json => mcp("json"),
@@ -241,12 +258,15 @@ impl Target {
         self.server.stateful() || matches!(self.workload, Workload::Setup | Workload::Create)
     }
 
-    /// The bare handler under the same workload: what this target is compared with.
+    /// The bare handler under the same workload, fed the same requests and answering with the
+    /// same framing: what this target is compared with.
     fn reference(self) -> Self {
-        let server = if self.server.v2026() {
-            ServerKind::BareV2026
-        } else {
-            ServerKind::Bare
+        let server = match self.server {
+            _ if self.server.v2026() => ServerKind::BareV2026,
+            ServerKind::Sse | ServerKind::RmcpSse | ServerKind::Redis | ServerKind::BareSse => {
+                ServerKind::BareSse
+            }
+            _ => ServerKind::Bare,
         };
         Self {
             server,
@@ -257,9 +277,10 @@ impl Target {
     /// The most this target may cost relative to its reference, where we set a goal.
     fn limit(self) -> Option<f64> {
         match (self.server, self.workload) {
-            (ServerKind::Sse, Workload::Echo) => Some(1.5),
-            (ServerKind::Stateless | ServerKind::V2026, Workload::Echo) => Some(1.3),
-            (ServerKind::Sse, Workload::Setup) => Some(1.5),
+            (ServerKind::Sse, Workload::Echo) => Some(1.4),
+            (ServerKind::Stateless, Workload::Echo) => Some(1.25),
+            (ServerKind::V2026, Workload::Echo) => Some(1.3),
+            (ServerKind::Sse, Workload::Setup) => Some(1.4),
             _ => None,
         }
     }
@@ -293,7 +314,7 @@ impl Config {
             Ok(servers) => servers,
             Err(_) => {
                 let mut servers =
-                    "bare,sse,json,stateless,v2026,rmcp-sse,rmcp-stateless".to_owned();
+                    "bare,bare-sse,sse,json,stateless,v2026,rmcp-sse,rmcp-stateless".to_owned();
                 // The Redis mode runs by default where it can.
                 match cluster::missing_programs() {
                     _ if !cfg!(feature = "redis") => {
@@ -325,15 +346,20 @@ impl Config {
                 servers.push(ServerKind::Sse);
             }
         }
-        // The bare handler comes first in every round: every other row is compared with it
-        // (2026-07-28 rows with the bare handler fed the same requests).
-        if !servers.contains(&ServerKind::Bare) {
-            servers.push(ServerKind::Bare);
+        // The bare handlers come first in every round: every other row is compared with the one
+        // fed the same requests and answering with the same framing.
+        for server in servers.clone() {
+            let reference = Target {
+                server,
+                workload: Workload::Echo,
+            }
+            .reference()
+            .server;
+            if !servers.contains(&reference) {
+                servers.push(reference);
+            }
         }
-        if servers.contains(&ServerKind::V2026) && !servers.contains(&ServerKind::BareV2026) {
-            servers.push(ServerKind::BareV2026);
-        }
-        servers.sort_by_key(|s| !matches!(s, ServerKind::Bare | ServerKind::BareV2026));
+        servers.sort_by_key(|s| !s.is_bare());
         let workloads =
             std::env::var("LOAD_WORKLOADS").unwrap_or_else(|_| "echo,setup,create".into());
         let mut targets = Vec::new();
@@ -352,7 +378,7 @@ impl Config {
                     Workload::Echo => true,
                     Workload::Setup | Workload::Create => matches!(
                         server,
-                        ServerKind::Bare
+                        ServerKind::BareSse
                             | ServerKind::Sse
                             | ServerKind::RmcpSse
                             | ServerKind::Redis

@@ -58,6 +58,8 @@ pub(super) struct Row {
     cpu_min: f64,
     cpu_max: f64,
     client_us: f64,
+    /// Server CPU per unit in each round, in round order.
+    per_round: Vec<f64>,
     /// Ratio of this row's median server CPU to the bare handler's, and the per-round ratios'
     /// range.
     pub(super) ratio: Option<(f64, f64, f64)>,
@@ -93,6 +95,7 @@ pub(super) fn rows(series: &[Series]) -> Vec<Row> {
                 cpu_min: values.first().copied().unwrap_or(f64::NAN),
                 cpu_max: values.last().copied().unwrap_or(f64::NAN),
                 cpu_median,
+                per_round: cpu(s),
                 client_us: median(
                     &mut s
                         .samples
@@ -157,19 +160,26 @@ pub(super) fn markdown(rows: &[Row], memory: &[MemoryRun], header: &str) -> Stri
             .collect::<Vec<_>>()
             .join("; ")
     );
+    let _ = write!(out, "{}", rmcp_lines(rows));
     if !memory.is_empty() {
         let _ = writeln!(out, "\nMemory (RSS of the server process, 1 worker):");
     }
     for run in memory {
         let per = run.kb_per_session();
-        let (what, limit) = match (run.sessions, run.streams) {
-            (0, _) => ("bare actix-web SSE connection (the floor)", None),
-            (_, 0) => ("idle session", Some(3.0)),
-            _ => ("session with its GET SSE stream open", Some(12.0)),
+        let (what, target) = match (run.sessions, run.streams) {
+            (0, _) => ("bare actix-web SSE connection (the floor)", String::new()),
+            (_, 0) => (
+                "idle session",
+                format!(
+                    " (target ≤ {IDLE_SESSION_KB} kB: {})",
+                    verdict(per <= IDLE_SESSION_KB)
+                ),
+            ),
+            _ => (
+                "session with its GET SSE stream open",
+                stream_overhead(memory, per),
+            ),
         };
-        let target = limit.map_or_else(String::new, |limit| {
-            format!(" (target ≤ {limit} kB: {})", verdict(per <= limit))
-        });
         let _ = writeln!(
             out,
             "- {what}: {} sessions, {} streams held; RSS {:.1} MiB → {:.1} MiB: {per:.2} kB each{target}",
@@ -177,6 +187,88 @@ pub(super) fn markdown(rows: &[Row], memory: &[MemoryRun], header: &str) -> Stri
             run.streams,
             run.rss_before_kib as f64 / 1024.0,
             run.rss_after_kib as f64 / 1024.0,
+        );
+    }
+    out
+}
+
+/// The most an idle session may cost, in kB of RSS.
+const IDLE_SESSION_KB: f64 = 3.0;
+/// The most a session's GET stream may cost over one plain SSE connection to the bare handler
+/// plus the idle session, in kB of RSS.
+const STREAM_OVER_FLOOR_KB: f64 = 1.5;
+/// The least rmcp's CPU per call may be, as a multiple of ours, on the session SSE path.
+const RMCP_OVER_OURS: f64 = 3.0;
+
+/// What a session's GET stream costs over its floor (one plain SSE connection to the bare
+/// handler, and the idle session), from the memory runs of the same run, against its target.
+fn stream_overhead(memory: &[MemoryRun], per_stream: f64) -> String {
+    let find = |sessions: bool, streams: bool| {
+        memory
+            .iter()
+            .find(|r| (r.sessions > 0) == sessions && (r.streams > 0) == streams)
+            .map(MemoryRun::kb_per_session)
+    };
+    match (find(true, false), find(false, true)) {
+        (Some(idle), Some(connection)) => {
+            let over = per_stream - idle - connection;
+            format!(
+                " ({over:.2} kB over the idle session and a plain SSE connection; target ≤ \
+                 {STREAM_OVER_FLOOR_KB} kB: {})",
+                verdict(over <= STREAM_OVER_FLOOR_KB)
+            )
+        }
+        _ => String::new(),
+    }
+}
+
+/// rmcp's CPU per unit as a multiple of ours, where both served the same workload with the
+/// same framing, as ratios of medians with the per-round range.
+fn rmcp_lines(rows: &[Row]) -> String {
+    let mut out = String::new();
+    let pairs = [
+        (
+            ServerKind::RmcpSse,
+            ServerKind::Sse,
+            Workload::Echo,
+            Some(RMCP_OVER_OURS),
+        ),
+        (
+            ServerKind::RmcpStateless,
+            ServerKind::Stateless,
+            Workload::Echo,
+            None,
+        ),
+        (ServerKind::RmcpSse, ServerKind::Sse, Workload::Setup, None),
+    ];
+    for (theirs, ours, workload, goal) in pairs {
+        let find = |server| {
+            rows.iter()
+                .find(|r| r.target == Target { server, workload })
+        };
+        let (Some(theirs_row), Some(ours_row)) = (find(theirs), find(ours)) else {
+            continue;
+        };
+        let ratio = theirs_row.cpu_median / ours_row.cpu_median.max(1e-9);
+        let per_round: Vec<f64> = theirs_row
+            .per_round
+            .iter()
+            .zip(&ours_row.per_round)
+            .map(|(t, o)| t / o.max(1e-9))
+            .collect();
+        let low = per_round.iter().copied().fold(f64::INFINITY, f64::min);
+        let high = per_round.iter().copied().fold(0.0, f64::max);
+        let goal = goal.map_or_else(String::new, |goal| {
+            format!("; target ≥ {goal}×: {}", verdict(ratio >= goal))
+        });
+        if out.is_empty() {
+            let _ = writeln!(out);
+        }
+        let _ = writeln!(
+            out,
+            "- {}, {}: rmcp uses **{ratio:.2}×** our server CPU per unit ({low:.2}–{high:.2}){goal}",
+            workload.label(),
+            theirs.label(),
         );
     }
     out

@@ -4,13 +4,15 @@
 //! (`--serve-rmcp`). Every role serves the same `echo` tool at `/mcp` on 127.0.0.1 with
 //! TCP_NODELAY, announces its port on stdout, and exits when the driver goes away.
 
+use std::borrow::Cow;
 use std::io::{Read, Write};
 use std::sync::Arc;
 
 use actix_mcp::prelude::*;
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
-use serde::Deserialize;
-use serde_json::{Value, json};
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 
 use super::{Result, SERVER_LIFETIME};
 
@@ -175,43 +177,176 @@ pub(super) fn exec_pinned(args: &[String]) -> Result<()> {
     Err(format!("could not run {program}: {err}").into())
 }
 
-/// The bare handler: parses the JSON-RPC message into a `Value` and answers what the MCP
-/// server answers: `echo`'s result, an `initialize` result with a fresh session id, or 202 for
-/// a notification.
-async fn bare_post(body: web::Bytes) -> HttpResponse {
-    let Ok(message) = serde_json::from_slice::<Value>(&body) else {
+/// A JSON-RPC message as the floor reads it: `id` and `params` borrowed as raw JSON, nothing
+/// else looked at. Unknown members (`jsonrpc`, `_meta`) are skipped by the parser.
+#[derive(Deserialize)]
+struct BareMessage<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    method: Cow<'a, str>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+}
+
+/// The one field of `initialize`'s params the floor answers with.
+#[derive(Deserialize)]
+struct BareInitialize<'a> {
+    #[serde(rename = "protocolVersion", borrow)]
+    protocol_version: Cow<'a, str>,
+}
+
+/// The fields of `tools/call echo`'s params the floor needs.
+#[derive(Deserialize)]
+struct BareCall<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    #[serde(borrow)]
+    arguments: BareEchoArguments<'a>,
+}
+
+/// `echo`'s arguments.
+#[derive(Deserialize)]
+struct BareEchoArguments<'a> {
+    #[serde(borrow)]
+    message: Cow<'a, str>,
+}
+
+/// A JSON-RPC response, serialized once.
+#[derive(Serialize)]
+struct BareResponse<'a, R> {
+    jsonrpc: &'static str,
+    id: &'a RawValue,
+    result: R,
+}
+
+/// `initialize`'s result.
+#[derive(Serialize)]
+struct BareInitializeResult<'a> {
+    #[serde(rename = "protocolVersion")]
+    protocol_version: &'a str,
+    capabilities: BareCapabilities,
+    #[serde(rename = "serverInfo")]
+    server_info: BareServerInfo,
+}
+
+/// `{"tools":{"listChanged":true}}`.
+#[derive(Serialize)]
+struct BareCapabilities {
+    tools: BareToolsCapability,
+}
+
+/// `{"listChanged":true}`.
+#[derive(Serialize)]
+struct BareToolsCapability {
+    #[serde(rename = "listChanged")]
+    list_changed: bool,
+}
+
+/// `{"name":"bare","version":"0"}`.
+#[derive(Serialize)]
+struct BareServerInfo {
+    name: &'static str,
+    version: &'static str,
+}
+
+/// `echo`'s result: one text block.
+#[derive(Serialize)]
+struct BareCallResult<'a> {
+    content: [BareText<'a>; 1],
+}
+
+/// `{"type":"text","text":...}`.
+#[derive(Serialize)]
+struct BareText<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: &'a str,
+}
+
+/// Serializes `response` once: the JSON-RPC response as the body, or with `SSE` one `data:`
+/// event holding it (`text/event-stream`), as the server under test frames its answers.
+fn bare_answer<const SSE: bool, R: Serialize>(response: &BareResponse<'_, R>) -> HttpResponse {
+    let mut body = Vec::with_capacity(256);
+    if SSE {
+        body.extend_from_slice(b"data: ");
+    }
+    if serde_json::to_writer(&mut body, response).is_err() {
+        return HttpResponse::InternalServerError().finish();
+    }
+    let content_type = if SSE {
+        body.extend_from_slice(b"\n\n");
+        "text/event-stream"
+    } else {
+        "application/json"
+    };
+    HttpResponse::Ok().content_type(content_type).body(body)
+}
+
+/// The floor: the least an actix-web JSON-RPC handler does to answer what the MCP server
+/// answers (`echo`'s result, an `initialize` result with a fresh session id, 202 for a
+/// notification). It parses into the typed structs above, borrowing `id` and `params` as raw
+/// JSON and reading only the fields it answers with, and serializes one typed response.
+async fn bare_post<const SSE: bool>(body: web::Bytes) -> HttpResponse {
+    let Ok(message) = serde_json::from_slice::<BareMessage<'_>>(&body) else {
         return HttpResponse::BadRequest().finish();
     };
-    let Some(id) = message.get("id") else {
+    let Some(id) = message.id else {
         return HttpResponse::Accepted().finish();
     };
-    if message.get("method").and_then(Value::as_str) == Some("initialize") {
-        let response = json!({
-            "jsonrpc": "2.0",
-            "id": id,
-            "result": {
-                "protocolVersion": message.pointer("/params/protocolVersion"),
-                "capabilities": { "tools": { "listChanged": true } },
-                "serverInfo": { "name": "bare", "version": "0" },
-            },
-        });
-        return HttpResponse::Ok()
-            .content_type("application/json")
-            .insert_header(("mcp-session-id", uuid::Uuid::new_v4().simple().to_string()))
-            .body(response.to_string());
+    let Some(params) = message.params else {
+        return HttpResponse::BadRequest().finish();
+    };
+    match &*message.method {
+        "initialize" => {
+            let Ok(params) = serde_json::from_str::<BareInitialize<'_>>(params.get()) else {
+                return HttpResponse::BadRequest().finish();
+            };
+            let response = BareResponse {
+                jsonrpc: "2.0",
+                id,
+                result: BareInitializeResult {
+                    protocol_version: &params.protocol_version,
+                    capabilities: BareCapabilities {
+                        tools: BareToolsCapability { list_changed: true },
+                    },
+                    server_info: BareServerInfo {
+                        name: "bare",
+                        version: "0",
+                    },
+                },
+            };
+            let mut answer = bare_answer::<SSE, _>(&response);
+            let session = uuid::Uuid::new_v4().simple().to_string();
+            if let Ok(value) = actix_web::http::header::HeaderValue::from_str(&session) {
+                answer.headers_mut().insert(
+                    actix_web::http::header::HeaderName::from_static("mcp-session-id"),
+                    value,
+                );
+            }
+            answer
+        }
+        "tools/call" => {
+            let Ok(call) = serde_json::from_str::<BareCall<'_>>(params.get()) else {
+                return HttpResponse::BadRequest().finish();
+            };
+            if call.name != "echo" {
+                return HttpResponse::BadRequest().finish();
+            }
+            let response = BareResponse {
+                jsonrpc: "2.0",
+                id,
+                result: BareCallResult {
+                    content: [BareText {
+                        kind: "text",
+                        text: &call.arguments.message,
+                    }],
+                },
+            };
+            bare_answer::<SSE, _>(&response)
+        }
+        _ => HttpResponse::BadRequest().finish(),
     }
-    let text = message
-        .pointer("/params/arguments/message")
-        .cloned()
-        .unwrap_or(Value::Null);
-    let response = json!({
-        "jsonrpc": "2.0",
-        "id": id,
-        "result": { "content": [{ "type": "text", "text": text }] },
-    });
-    HttpResponse::Ok()
-        .content_type("application/json")
-        .body(response.to_string())
 }
 
 /// The bare handler's DELETE: 200 when a session header is present.
@@ -239,14 +374,25 @@ async fn bare_get() -> HttpResponse {
         ))
 }
 
-/// `--serve-bare [--cpu N]`.
+/// `--serve-bare FRAMING [--cpu N]`; FRAMING is `json` or `sse`, how `initialize` and
+/// `tools/call` are answered.
 pub(super) fn bare(args: &[String]) -> Result<()> {
     pin_from_args(args)?;
     watch_parent();
-    run_actix(|| {
+    let sse = match args.first().map(String::as_str) {
+        Some("json") => false,
+        Some("sse") => true,
+        other => return Err(format!("unknown bare framing {other:?}").into()),
+    };
+    run_actix(move || {
+        let post = if sse {
+            web::post().to(bare_post::<true>)
+        } else {
+            web::post().to(bare_post::<false>)
+        };
         App::new().service(
             web::resource("/mcp")
-                .route(web::post().to(bare_post))
+                .route(post)
                 .route(web::get().to(bare_get))
                 .route(web::delete().to(bare_delete)),
         )
