@@ -59,9 +59,14 @@ pub fn priming_event(number: u64, retry: Duration) -> SseEvent {
             stream: number,
             seq: 0,
         }),
-        data: Arc::from(""),
+        data: EMPTY_DATA.with(Arc::clone),
         retry: Some(retry),
     }
+}
+
+thread_local! {
+    /// The priming event's empty data, shared rather than allocated per stream.
+    static EMPTY_DATA: Arc<str> = Arc::from("");
 }
 
 /// Where a log's next event goes.

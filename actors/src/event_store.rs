@@ -184,32 +184,34 @@ struct Ring {
     events: VecDeque<(EventId, Arc<str>)>,
     bytes: usize,
     /// Bytes kept per stream.
-    streams: HashMap<u64, usize>,
-    /// Per stream, the highest sequence number evicted (or never kept), oldest mark first.
-    evicted: VecDeque<(u64, u64)>,
+    streams: StreamMap<usize>,
+    /// Per stream, the highest sequence number evicted (or never kept).
+    evicted: StreamMap<u64>,
+    /// The streams of `evicted`, oldest mark first: the oldest is forgotten past
+    /// [`MAX_EVICTION_MARKS`].
+    evicted_order: VecDeque<u64>,
 }
+
+/// A map keyed by stream number, looked up on every append.
+type StreamMap<V> = HashMap<u64, V, foldhash::fast::RandomState>;
 
 impl Ring {
     fn mark_evicted(&mut self, id: EventId) {
-        if let Some(mark) = self
-            .evicted
-            .iter_mut()
-            .find(|(stream, _)| *stream == id.stream)
-        {
-            mark.1 = mark.1.max(id.seq);
+        if let Some(upto) = self.evicted.get_mut(&id.stream) {
+            *upto = (*upto).max(id.seq);
             return;
         }
-        if self.evicted.len() == MAX_EVICTION_MARKS {
-            self.evicted.pop_front();
+        if self.evicted_order.len() == MAX_EVICTION_MARKS
+            && let Some(oldest) = self.evicted_order.pop_front()
+        {
+            self.evicted.remove(&oldest);
         }
-        self.evicted.push_back((id.stream, id.seq));
+        self.evicted.insert(id.stream, id.seq);
+        self.evicted_order.push_back(id.stream);
     }
 
     fn evicted_upto(&self, stream: u64) -> Option<u64> {
-        self.evicted
-            .iter()
-            .find(|(marked, _)| *marked == stream)
-            .map(|(_, seq)| *seq)
+        self.evicted.get(&stream).copied()
     }
 
     /// Removes the event at `index`; returns its size.

@@ -266,10 +266,11 @@ struct Detached {
     running: HashMap<u64, Option<Addr<InFlight>>>,
 }
 
-/// A cheap, cloneable handle on a registry: what each transport worker holds.
+/// A cheap, cloneable handle on a registry: what each transport worker holds. Cloning one
+/// allocates nothing (an actix address's own clone does).
 #[derive(Clone)]
 pub struct RegistryHandle {
-    addr: Addr<Registry>,
+    addr: Arc<Addr<Registry>>,
     table: Table,
     detached: Arc<Mutex<Detached>>,
     config: RegistryConfig,
@@ -305,7 +306,7 @@ impl Registry {
             }
         });
         RegistryHandle {
-            addr,
+            addr: Arc::new(addr),
             table,
             detached: Arc::default(),
             config,
@@ -393,7 +394,7 @@ impl RegistryHandle {
         let events = self.store.as_ref().map(|store| store.open(&id));
         let handle = Session::start(
             parts,
-            self.addr.clone().recipient(),
+            Addr::clone(&self.addr).recipient(),
             events,
             self.metrics.clone(),
             self.config.relay.clone(),

@@ -185,10 +185,11 @@ impl SessionShared {
 }
 
 /// A cheap, cloneable handle on a live session: its shared state and its actor's address.
+/// Cloning one allocates nothing (an actix address's own clone does).
 #[derive(Clone)]
 pub struct SessionHandle {
     pub(crate) shared: Arc<SessionShared>,
-    pub(crate) addr: Addr<Session>,
+    pub(crate) addr: Arc<Addr<Session>>,
 }
 
 impl fmt::Debug for SessionHandle {

@@ -113,13 +113,16 @@ impl Session {
                 registry: Some(registry),
             }
         });
-        SessionHandle { shared, addr }
+        SessionHandle {
+            shared,
+            addr: Arc::new(addr),
+        }
     }
 
     fn session_handle(&self, ctx: &Context<Self>) -> SessionHandle {
         SessionHandle {
             shared: self.shared.clone(),
-            addr: ctx.address(),
+            addr: Arc::new(ctx.address()),
         }
     }
 

@@ -146,11 +146,6 @@ impl RequestContext {
         self.rebuilt(|inner| inner.input = input.map(Arc::new))
     }
 
-    /// This context with the MRTR side of its request.
-    pub(crate) fn with_mrtr(&self, mrtr: Mrtr) -> Self {
-        self.rebuilt(|inner| inner.mrtr = Some(Arc::new(mrtr)))
-    }
-
     /// The context an implicit-style call's handler runs with.
     pub(crate) fn with_link(&self, link: Arc<CallLink>) -> Self {
         self.rebuilt(|inner| inner.link = Some(link))

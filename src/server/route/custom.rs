@@ -70,7 +70,7 @@ pub(super) fn custom_notification(
                 .and_then(|p| p.get("_meta"))
                 .and_then(Value::as_object)
                 .cloned();
-            context_2026(server, &scope, name, meta, envelope, transport)
+            context_2026(server, &scope, name, meta, envelope, transport, None)
         }
         Origin::Session | Origin::Sessionless { .. } => {
             let version = match &arrival.origin {

@@ -34,6 +34,7 @@ use actix_mcp_actors::{
 
 use crate::error::{ErrorKind, McpError, code};
 use crate::protocol::{InputRequiredResult, ProtocolVersion, method};
+use crate::server::auth::Identity;
 use crate::server::context::RequestContext;
 use crate::server::mrtr::{self, Answer, Mrtr};
 use crate::server::origin::{Arrival, Origin};
@@ -46,7 +47,7 @@ use self::lifecycle::{initialize, ping};
 use self::logging::set_level;
 use self::prompts::{get_prompt, prompts_list};
 use self::resources::{read_resource, resources_list, subscription, templates_list};
-use self::tools::{call_tool, tools_list};
+use self::tools::{ToolCall, call_tool, tools_list};
 
 pub(crate) use self::lifecycle::capabilities;
 
@@ -265,27 +266,32 @@ impl Handling {
                     Some(Value::Object(meta)) => Some(meta),
                     _ => None,
                 };
-                let mut cx = support::context_2026(
-                    &server,
-                    scope,
-                    &request.method,
-                    meta,
-                    envelope,
-                    transport,
-                );
                 // Round input comes from two places only: a 2026 request's sealed state,
                 // opened (and refused) here before any handler runs, and the answers the
                 // session shim collects. Whatever else a request says of its rounds
                 // (`requestState`, `inputResponses` sent to a session or without an envelope)
                 // is never handed to a handler: it could forge the state a handler asked to get
                 // back.
-                if mrtr_method {
-                    let caller = cx.identity().map(|identity| identity.owner_key());
+                let round = if mrtr_method {
+                    let caller = transport
+                        .and_then(|transport| transport.identity.as_deref())
+                        .map(Identity::owner_key);
                     match Mrtr::open(&server, &request.method, request.params.as_ref(), caller) {
-                        Ok((mrtr, input)) => cx = cx.with_mrtr(mrtr).with_input(input),
+                        Ok(round) => Some(round),
                         Err(error) => return Err(error.to_error_object()),
                     }
-                }
+                } else {
+                    None
+                };
+                let cx = support::context_2026(
+                    &server,
+                    scope,
+                    &request.method,
+                    meta,
+                    envelope,
+                    transport,
+                    round,
+                );
                 (cx, true, false)
             }
             Origin::Session => {
@@ -418,17 +424,45 @@ impl Handling {
 async fn route_with_shim(
     server: &Arc<ServerInner>,
     cx: &RequestContext,
-    original: &Request,
+    original: &mut Request,
     mut event: Option<&mut RequestEvent>,
 ) -> Result<Reply, McpError> {
-    // Routing takes what it needs out of the request; each round starts from the original.
-    let mut request = original.clone();
-    match route(server, cx, &mut request, event.as_deref_mut()).await? {
+    // A tool call's name and arguments are taken once and shared by its rounds; any other
+    // method's routing takes what it needs out of a copy of the original, each round.
+    let tool = if original.method == method::TOOLS_CALL {
+        Some(ToolCall::take(original)?)
+    } else {
+        None
+    };
+    let original = &*original;
+    match shim_round(server, cx, original, tool.as_ref(), event.as_deref_mut()).await? {
         Answer::Done(reply) => Ok(reply),
         // Rounds are rare: their future is boxed, and this one stays small.
         Answer::InputRequired(first) => {
-            Box::pin(shim_rounds(server, cx, original, event, first)).await
+            Box::pin(shim_rounds(
+                server,
+                cx,
+                original,
+                tool.as_ref(),
+                event,
+                first,
+            ))
+            .await
         }
+    }
+}
+
+/// One round of [`route_with_shim`]: the tool call, or the original request routed again.
+async fn shim_round(
+    server: &Arc<ServerInner>,
+    cx: &RequestContext,
+    original: &Request,
+    tool: Option<&ToolCall>,
+    event: Option<&mut RequestEvent>,
+) -> Result<Answer, McpError> {
+    match tool {
+        Some(call) => call_tool(server, cx, call, event).await,
+        None => route(server, cx, &mut original.clone(), event).await,
     }
 }
 
@@ -437,6 +471,7 @@ async fn shim_rounds(
     server: &Arc<ServerInner>,
     cx: &RequestContext,
     original: &Request,
+    tool: Option<&ToolCall>,
     mut event: Option<&mut RequestEvent>,
     first: Box<InputRequiredResult>,
 ) -> Result<Reply, McpError> {
@@ -450,11 +485,11 @@ async fn shim_rounds(
         }
         rounds += 1;
         let input = mrtr::shim::ask(cx, *result).await?;
-        let mut request = original.clone();
-        let answer = route(
+        let answer = shim_round(
             server,
             &cx.with_input(Some(input)),
-            &mut request,
+            original,
+            tool,
             event.as_deref_mut(),
         )
         .await?;
@@ -478,7 +513,10 @@ async fn route(
     event: Option<&mut RequestEvent>,
 ) -> Result<Answer, McpError> {
     let reply = match request.method.as_str() {
-        method::TOOLS_CALL => return call_tool(server, cx, request, event).await,
+        method::TOOLS_CALL => {
+            let call = ToolCall::take(request)?;
+            return call_tool(server, cx, &call, event).await;
+        }
         method::PROMPTS_GET => return Box::pin(get_prompt(server, cx, request, event)).await,
         method::RESOURCES_READ => {
             return Box::pin(read_resource(server, cx, request, event)).await;

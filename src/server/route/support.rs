@@ -20,7 +20,7 @@ use crate::error::McpError;
 use crate::protocol::{ClientCapabilities, ProtocolVersion};
 use crate::server::context::{ContextInner, RequestContext, TransportInfo};
 use crate::server::handler::HandlerError;
-use crate::server::mrtr::{self, Answer};
+use crate::server::mrtr::{self, Answer, Mrtr, RoundInput};
 use crate::server::session::SessionState;
 use crate::server::{ErrorSite, ExceptionReport, ServerInner};
 
@@ -35,7 +35,9 @@ pub(super) fn context_2026(
     meta: Option<Map<String, Value>>,
     envelope: &Envelope,
     transport: Option<&Arc<TransportInfo>>,
+    round: Option<(Mrtr, Option<RoundInput>)>,
 ) -> RequestContext {
+    let (mrtr, input) = round.map_or((None, None), |(mrtr, input)| (Some(mrtr), input));
     RequestContext::new(ContextInner {
         scope: scope.clone(),
         server: server.clone(),
@@ -46,8 +48,8 @@ pub(super) fn context_2026(
         client_info: envelope.client_info.clone(),
         session: None,
         log_level: envelope.log_level,
-        input: None,
-        mrtr: None,
+        input: input.map(Arc::new),
+        mrtr: mrtr.map(Arc::new),
         link: None,
         task_id: None,
         transport: transport.cloned(),

@@ -72,26 +72,43 @@ pub(super) fn tools_list(
         .map_err(|err| ErrorObject::internal(format!("cached list: {err}"))))
 }
 
+/// What `tools/call` reads of its request: the tool's name and its arguments, taken out of
+/// the request once and shared by every round of the call.
+pub(super) struct ToolCall {
+    name: String,
+    arguments: Arc<Value>,
+}
+
+impl ToolCall {
+    /// Takes the name and the arguments out of `request`'s params.
+    pub(super) fn take(request: &mut Request) -> Result<Self, McpError> {
+        let CallToolRequestParams {
+            name, arguments, ..
+        } = take_params(request)?;
+        Ok(Self {
+            name,
+            arguments: Arc::new(Value::Object(arguments.unwrap_or_default())),
+        })
+    }
+}
+
 /// `tools/call`: validates the arguments, runs the tool supervised (timeout, panics,
 /// cancellation) and answers failures as `isError` results.
 pub(super) async fn call_tool(
     server: &Arc<ServerInner>,
     cx: &RequestContext,
-    request: &mut Request,
+    call: &ToolCall,
     mut event: Option<&mut RequestEvent>,
 ) -> Result<Answer, McpError> {
-    // Only the name and the arguments are kept across the awaits below.
-    let CallToolRequestParams {
-        name, arguments, ..
-    } = take_params(request)?;
-    let arguments = Arc::new(Value::Object(arguments.unwrap_or_default()));
+    let name = &call.name;
+    let arguments = &call.arguments;
     if let Some(event) = event.as_deref_mut() {
         event.tool_name = Some(name.clone());
-        event.tool_arguments = Some((*arguments).clone());
+        event.tool_arguments = Some(Value::clone(arguments));
     }
     // Borrowed from a catalog snapshot: cloning a `ToolDef` copies its whole JSON schema.
     let catalog = server.catalog();
-    let Some(def) = catalog.tools.get(&name) else {
+    let Some(def) = catalog.tools.get(name) else {
         return Err(McpError::invalid_params(format!("unknown tool: {}", name)));
     };
     if let Some(required) = &def.required_capabilities {
@@ -107,7 +124,7 @@ pub(super) async fn call_tool(
         result.adapt_to(version);
         Ok(Answer::Done(to_raw(&result)))
     };
-    if let Err(problems) = def.validate(&arguments) {
+    if let Err(problems) = def.validate(arguments) {
         return finish(CallToolResult::error_text(format!(
             "invalid arguments for tool `{}`: {problems}",
             name
@@ -122,7 +139,7 @@ pub(super) async fn call_tool(
     }
     let site = || ErrorSite::Tool {
         name: name.clone(),
-        arguments: (*arguments).clone(),
+        arguments: Value::clone(arguments),
     };
     let timeout = def.timeout.or(server.config.tool_timeout);
     let outcome = match cx.mrtr() {

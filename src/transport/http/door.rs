@@ -25,12 +25,12 @@ use actix_mcp_actors::{
     dev::{Holds, Incoming},
 };
 
+use super::HttpShared;
 use super::admission::Permit;
 use super::auth;
 use super::budget::{ByteBudget, Reservation};
-use super::headers::{accepts, check_host, raw_version, stateful_version};
+use super::headers::{SESSION, accepts, check_host, raw_version, stateful_version};
 use super::respond::{body_timed_out, close_unread, error_response, header_str, http_error};
-use super::{HttpShared, SESSION_HEADER};
 use super::{session, sessionless, v2026};
 use crate::error::code;
 use crate::protocol::v2026::unsupported_version;
@@ -46,7 +46,7 @@ fn admit_unread(req: &HttpRequest, shared: &HttpShared) -> Result<(), HttpRespon
     auth::refuse_without_credentials(req, shared)?;
     if shared.config.admission.has_session_rate()
         && !shared.config.stateless
-        && let Some(session) = header_str(req, SESSION_HEADER).map(str::trim)
+        && let Some(session) = header_str(req, &SESSION).map(str::trim)
         && shared.registry().get(session).is_some()
         && let Err(refusal) = shared.admission.session_rate(session)
     {
@@ -137,6 +137,11 @@ async fn read_body(
             return Err(over_budget());
         }
         body.extend_from_slice(&chunk);
+        // The whole declared body is here: the end of the stream would only cost another
+        // poll (and a wake-up) to learn it.
+        if length == Some(body.len()) {
+            break;
+        }
     }
     // The body is parsed into a tree, which holds far more than the text for structure-heavy
     // JSON (38 to 55 times for arrays of numbers or small objects): the reservation covers

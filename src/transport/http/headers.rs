@@ -11,8 +11,24 @@ use actix_web::{HttpRequest, HttpResponse};
 use actix_mcp_actors::{ErrorCode, RequestId};
 
 use super::respond::{header_str, http_error};
-use super::{HttpShared, PROTOCOL_VERSION_HEADER};
+use super::v2026::{METHOD_HEADER, NAME_HEADER};
+use super::{HttpShared, PROTOCOL_VERSION_HEADER, SESSION_HEADER};
 use crate::protocol::ProtocolVersion;
+
+// The endpoint's own headers as names: a lookup by a `&str` outside the standard set copies
+// the name first, and these are looked up on every request.
+/// `Mcp-Session-Id`.
+pub(super) const SESSION: header::HeaderName = header::HeaderName::from_static(SESSION_HEADER);
+/// `MCP-Protocol-Version`.
+pub(super) const PROTOCOL_VERSION: header::HeaderName =
+    header::HeaderName::from_static(PROTOCOL_VERSION_HEADER);
+/// `Mcp-Method`.
+pub(super) const METHOD: header::HeaderName = header::HeaderName::from_static(METHOD_HEADER);
+/// `Mcp-Name`.
+pub(super) const NAME: header::HeaderName = header::HeaderName::from_static(NAME_HEADER);
+/// `Last-Event-ID`.
+pub(super) const LAST_EVENT_ID: header::HeaderName =
+    header::HeaderName::from_static("last-event-id");
 
 /// Checks every request shares: Host/Origin.
 pub(super) fn check_host(req: &HttpRequest, shared: &HttpShared) -> Result<(), HttpResponse> {
@@ -43,7 +59,7 @@ pub(super) fn raw_version<'a>(
     req: &'a HttpRequest,
     id: Option<&RequestId>,
 ) -> Result<Option<&'a str>, HttpResponse> {
-    let mut values = req.headers().get_all(PROTOCOL_VERSION_HEADER);
+    let mut values = req.headers().get_all(&PROTOCOL_VERSION);
     let Some(value) = values.next() else {
         return Ok(None);
     };
@@ -73,7 +89,7 @@ pub(super) fn stateful_version(
 ) -> Result<Option<ProtocolVersion>, HttpResponse> {
     // Refuses a repeated header first: every value must be the one read here.
     raw_version(req, id)?;
-    match req.headers().get(PROTOCOL_VERSION_HEADER) {
+    match req.headers().get(&PROTOCOL_VERSION) {
         None => Ok(None),
         Some(value) => match value
             .to_str()
@@ -101,7 +117,7 @@ pub(super) fn stateful_version(
 
 /// Whether the request names revision 2026-07-28 or later in its header (it has only POST).
 pub(super) fn v2026_header(req: &HttpRequest) -> bool {
-    header_str(req, PROTOCOL_VERSION_HEADER)
+    header_str(req, &PROTOCOL_VERSION)
         .and_then(|v| v.trim().parse::<ProtocolVersion>().ok())
         .is_some_and(|v| !v.has_handshake())
 }

@@ -14,8 +14,8 @@ use actix_mcp_actors::{
     dev::{Frame, SseEvent, StreamReceiver},
 };
 
+use super::HttpShared;
 use super::sse::{self, SseBody};
-use super::{HttpShared, SESSION_HEADER};
 use crate::error::code;
 
 /// An HTTP refusal with a JSON-RPC error body. The body always has an `id` member: the
@@ -44,13 +44,28 @@ pub(super) fn sse_headers(
     builder: &mut actix_web::HttpResponseBuilder,
     session: Option<&SessionId>,
 ) {
+    // Static names and values: none of them is copied per response.
     builder
-        .content_type("text/event-stream")
-        .insert_header((header::CONTENT_ENCODING, "identity"))
-        .insert_header((header::CACHE_CONTROL, "no-cache"))
-        .insert_header(("x-accel-buffering", "no"));
+        .insert_header((
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/event-stream"),
+        ))
+        .insert_header((
+            header::CONTENT_ENCODING,
+            HeaderValue::from_static("identity"),
+        ))
+        .insert_header((header::CACHE_CONTROL, HeaderValue::from_static("no-cache")))
+        .insert_header((
+            header::HeaderName::from_static("x-accel-buffering"),
+            HeaderValue::from_static("no"),
+        ));
+    session_header(builder, session);
+}
+
+/// `Mcp-Session-Id`, on the answer of the `initialize` that opened the session.
+fn session_header(builder: &mut actix_web::HttpResponseBuilder, session: Option<&SessionId>) {
     if let Some(id) = session {
-        builder.insert_header((SESSION_HEADER, id.as_str()));
+        builder.insert_header((super::headers::SESSION, id.as_str()));
     }
 }
 
@@ -86,10 +101,11 @@ pub(super) fn complete_sse_response(
 
 pub(super) fn json_response(json: &str, session: Option<&SessionId>) -> HttpResponse {
     let mut builder = HttpResponse::Ok();
-    builder.content_type("application/json");
-    if let Some(id) = session {
-        builder.insert_header((SESSION_HEADER, id.as_str()));
-    }
+    builder.insert_header((
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    ));
+    session_header(&mut builder, session);
     builder.body(json.to_owned())
 }
 

@@ -21,15 +21,15 @@ use actix_mcp_actors::{
     },
 };
 
+use super::HttpShared;
 use super::answer::{self, ANSWER_WINDOW};
 use super::auth;
 use super::drain;
-use super::headers::{accepts, check_host, stateful_version, v2026_header};
+use super::headers::{LAST_EVENT_ID, SESSION, accepts, check_host, stateful_version, v2026_header};
 use super::respond::{
     busy, complete_sse_response, header_str, http_error, json_response, not_allowed_in_stateless,
     sse_response, store_unavailable,
 };
-use super::{HttpShared, SESSION_HEADER};
 use crate::cluster::Lookup;
 use crate::error::code;
 use crate::protocol::method;
@@ -39,7 +39,7 @@ use crate::server::origin::{Arrival, Origin};
 use crate::server::session::SessionState;
 
 fn session_id<'a>(req: &'a HttpRequest, id: Option<&RequestId>) -> Result<&'a str, HttpResponse> {
-    header_str(req, SESSION_HEADER)
+    header_str(req, &SESSION)
         .map(str::trim)
         .filter(|id| !id.is_empty())
         .ok_or_else(|| {
@@ -101,7 +101,7 @@ async fn lookup(
 /// session's owner on the record, by the usual path.
 async fn establish_elsewhere(req: &HttpRequest, shared: &HttpShared) -> Option<HttpResponse> {
     let node = shared.node()?;
-    let session = header_str(req, SESSION_HEADER)?;
+    let session = header_str(req, &SESSION)?;
     let local = shared.registry().get(session);
     let unknown = || {
         http_error(
@@ -176,7 +176,7 @@ pub(super) async fn post(
     };
     let id = message_id.as_ref();
     let identity = caller.as_deref();
-    let opens_session = !req.headers().contains_key(SESSION_HEADER);
+    let opens_session = !req.headers().contains_key(&SESSION);
     let carry = || {
         Arrival::of(Origin::Session)
             .with_transport(transport.clone())
@@ -371,7 +371,7 @@ pub(super) async fn get(req: HttpRequest, shared: web::Data<HttpShared>) -> Http
         Ok(session) => session,
         Err(response) => return response,
     };
-    if let Some(last) = header_str(&req, "last-event-id") {
+    if let Some(last) = header_str(&req, &LAST_EVENT_ID) {
         let Ok(last) = last.parse::<EventId>() else {
             return http_error(
                 StatusCode::BAD_REQUEST,

@@ -10,6 +10,7 @@
 
 use actix_web::HttpResponse;
 use actix_web::http::StatusCode;
+use tokio::sync::oneshot::error::TryRecvError;
 
 use actix_mcp_actors::{
     ErrorCode,
@@ -42,11 +43,19 @@ pub(super) async fn answer(
     let carry = arrival.carry().holding(holds);
     if shared.config.json_response && request.method != method::SUBSCRIPTIONS_LISTEN {
         let id = request.id.clone();
-        let (outlet, rx) = ResponseOutlet::channel();
+        let (outlet, mut rx) = ResponseOutlet::channel();
         let _guard = registry.start_detached(request, &dispatch, outlet, carry);
-        let answered = tokio::select! {
-            answered = rx => answered,
-            () = shared.drain.cancelling.cancelled() => return drain::cancelled_response(&id),
+        // Most requests are answered while they start (their handler is polled once in
+        // place): only one still running waits, and watches the drain.
+        let answered = match rx.try_recv() {
+            Ok(frame) => Ok(frame),
+            Err(TryRecvError::Closed) => Err(()),
+            Err(TryRecvError::Empty) => tokio::select! {
+                answered = rx => answered.map_err(drop),
+                () = shared.drain.cancelling.cancelled() => {
+                    return drain::cancelled_response(&id);
+                }
+            },
         };
         return match answered {
             Ok(frame) if v2026 => frame_response(&frame.json),

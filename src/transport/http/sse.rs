@@ -6,6 +6,7 @@
 //! period in.
 
 use std::convert::Infallible;
+use std::fmt::Write as _;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -28,6 +29,17 @@ fn put(body: &mut BytesMut, event: russe::Event) {
 }
 
 fn put_event(body: &mut BytesMut, event: SseEvent) {
+    // The common case, a one-line `data` (compact JSON, or the priming event's empty one),
+    // written in place; anything with a line break goes through the codec, which splits it.
+    if !event.data.contains(['\n', '\r']) {
+        if let Some(id) = event.id {
+            let _ = writeln!(body, "id: {id}");
+        }
+        body.extend_from_slice(b"data: ");
+        body.extend_from_slice(event.data.as_bytes());
+        body.extend_from_slice(b"\n\n");
+        return;
+    }
     put(
         body,
         russe::Event::Message(russe::Message {

@@ -11,6 +11,7 @@
 use actix_web::HttpRequest;
 use actix_web::HttpResponse;
 use actix_web::http::StatusCode;
+use actix_web::http::header::AsHeaderName;
 use base64::Engine as _;
 use serde_json::Value;
 
@@ -20,6 +21,7 @@ use actix_mcp_actors::{
 };
 
 use super::HttpShared;
+use super::headers::{METHOD, NAME};
 use super::respond::error_response;
 use crate::protocol::v2026::{header_mismatch, unsupported_version};
 use crate::protocol::{ProtocolVersion, RequestMeta, method};
@@ -57,7 +59,10 @@ pub(super) fn is_v2026(message: &Incoming, header: Option<&str>) -> bool {
 /// A header's value with optional whitespace trimmed; `Err` when it is not visible ASCII or
 /// appears more than once (a mirrored header has one value: a second could disagree with the
 /// body while the first agrees).
-fn header_value<'a>(req: &'a HttpRequest, name: &str) -> Result<Option<&'a str>, ErrorObject> {
+fn header_value(
+    req: &HttpRequest,
+    name: impl AsHeaderName + Copy + std::fmt::Display,
+) -> Result<Option<&str>, ErrorObject> {
     let mut values = req.headers().get_all(name);
     let Some(value) = values.next() else {
         return Ok(None);
@@ -106,7 +111,7 @@ fn check_headers(
     shared: &HttpShared,
     request: &Request,
 ) -> Result<(), ErrorObject> {
-    match header_value(req, METHOD_HEADER)? {
+    match header_value(req, &METHOD)? {
         Some(value) if value == request.method => {}
         Some(value) => {
             return Err(header_mismatch(format!(
@@ -116,7 +121,7 @@ fn check_headers(
         }
         None => return Err(header_mismatch("the Mcp-Method header is required")),
     }
-    let header_name = header_value(req, NAME_HEADER)?;
+    let header_name = header_value(req, &NAME)?;
     match (name_in_body(request), header_name) {
         (Some(body), Some(header)) => {
             let decoded = decode_header_value(header).map_err(|err| {
@@ -155,7 +160,7 @@ fn check_param_header(
     body: Option<&Value>,
 ) -> Result<(), ErrorObject> {
     let header_name = format!("{PARAM_HEADER_PREFIX}{}", param.header);
-    let header = header_value(req, &header_name)?;
+    let header = header_value(req, header_name.as_str())?;
     let body = body.filter(|v| !v.is_null());
     let (header, body) = match (header, body) {
         (None, None) => return Ok(()),
