@@ -263,7 +263,7 @@ struct Detached {
     next: u64,
     /// A ticket is reserved as the request starts; its actor is recorded once it has one (a
     /// request answered at once never does).
-    running: HashMap<u64, Option<Addr<InFlight>>>,
+    running: Map<u64, Option<Addr<InFlight>>>,
 }
 
 /// A cheap, cloneable handle on a registry: what each transport worker holds. Cloning one

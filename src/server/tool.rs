@@ -660,6 +660,10 @@ impl ToolDef {
 
 /// What `validator` finds wrong with `instance` (at most five problems, with their paths).
 fn problems(validator: &jsonschema::Validator, instance: &Value) -> Result<(), String> {
+    // The common case first: a valid instance costs no error collection.
+    if validator.is_valid(instance) {
+        return Ok(());
+    }
     let errors: Vec<String> = validator
         .iter_errors(instance)
         .take(5)

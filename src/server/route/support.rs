@@ -75,7 +75,7 @@ pub(super) fn context_2025(
     let version = state.as_ref().map_or(version, |s| s.version);
     let (client_capabilities, client_info) = match &state {
         Some(state) => (state.client_capabilities.clone(), state.client_info.clone()),
-        None => (Arc::new(ClientCapabilities::default()), None),
+        None => (NO_CAPABILITIES.with(Arc::clone), None),
     };
     RequestContext::new(ContextInner {
         scope: scope.clone(),
@@ -93,6 +93,12 @@ pub(super) fn context_2025(
         task_id: None,
         transport: transport.cloned(),
     })
+}
+
+thread_local! {
+    /// The capabilities of a client that declared none (a request without a session), shared
+    /// rather than allocated per request.
+    static NO_CAPABILITIES: Arc<ClientCapabilities> = Arc::default();
 }
 
 /// Serialises a result into the reply.

@@ -80,15 +80,43 @@ pub(super) struct ToolCall {
 }
 
 impl ToolCall {
-    /// Takes the name and the arguments out of `request`'s params.
+    /// Takes the name and the arguments out of `request`'s params. The arguments move out as
+    /// they are (an object is not rebuilt entry by entry); the rest is read as the typed
+    /// params, checked as before.
     pub(super) fn take(request: &mut Request) -> Result<Self, McpError> {
-        let CallToolRequestParams {
-            name, arguments, ..
-        } = take_params(request)?;
+        let arguments = match request
+            .params
+            .as_mut()
+            .and_then(Value::as_object_mut)
+            .and_then(|params| params.remove("arguments"))
+        {
+            None | Some(Value::Null) => Value::Object(serde_json::Map::new()),
+            Some(arguments @ Value::Object(_)) => arguments,
+            Some(other) => {
+                return Err(McpError::invalid_params(format!(
+                    "invalid params for {}: arguments must be an object, not {}",
+                    request.method,
+                    json_kind(&other)
+                )));
+            }
+        };
+        let CallToolRequestParams { name, .. } = take_params(request)?;
         Ok(Self {
             name,
-            arguments: Arc::new(Value::Object(arguments.unwrap_or_default())),
+            arguments: Arc::new(arguments),
         })
+    }
+}
+
+/// The JSON type of `value`, as an error names it.
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
     }
 }
 

@@ -426,9 +426,20 @@ impl Admission {
         draining: impl std::future::Future<Output = ()>,
     ) -> Result<Permit, Refusal> {
         let mut permit = Permit::default();
+        let tool_limit = tool
+            .filter(|_| !self.tools.is_empty())
+            .and_then(|name| self.tools.get(name));
+        if tool_limit.is_none()
+            && self.global.is_none()
+            && (self.config.per_principal.is_none() || principal.is_none())
+        {
+            // No limit applies: nothing to hold.
+            self.counters.admitted.fetch_add(1, Ordering::Relaxed);
+            return Ok(permit);
+        }
         // Most specific first: a request waiting for its tool holds no global slot.
         let mut wanted: Vec<(Limit, Arc<Semaphore>)> = Vec::with_capacity(3);
-        if let Some(semaphore) = tool.and_then(|name| self.tools.get(name)) {
+        if let Some(semaphore) = tool_limit {
             wanted.push((Limit::Tool, semaphore.clone()));
         }
         if let (Some(limit), Some(key)) = (self.config.per_principal, principal) {
