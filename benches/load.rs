@@ -44,10 +44,11 @@
 //! connection, no pool) per virtual client. `LOAD_PIN=0` turns pinning off.
 //!
 //! **Rounds.** Noise on shared machines is about 20 % from one run to the next, so each cell is
-//! measured `LOAD_ROUNDS` times, interleaved: round 1 runs every target once (the bare handler
+//! measured `LOAD_ROUNDS` times, interleaved: round 1 runs every target once (the bare handlers
 //! first, then each server), round 2 runs them all again, and so on; each run starts a fresh
 //! server. The report gives each target's median over the rounds with its range, and the
-//! ratio of its median to the bare handler's median with the range of the per-round ratios.
+//! ratio of its median to its floor's median (the bare handler with the same framing, fed the
+//! same requests) with the range of the per-round ratios.
 //!
 //! **Workloads.** `tools/call echo {"message":"hello"}` at `LOAD_CONCURRENCY` clients (each with
 //! its own session in stateful modes, opened before the clock starts), every response read to
@@ -65,7 +66,7 @@
 //!
 //! Environment (defaults in brackets): `LOAD_ROUNDS` [5], `LOAD_DURATION_MS` [2500] measured
 //! window per cell, `LOAD_WARMUP_MS` [500], `LOAD_CONCURRENCY` [64], `LOAD_SETUP_CONCURRENCY`
-//! [16], `LOAD_SERVERS` [bare,sse,json,stateless,v2026,rmcp-sse,rmcp-stateless, and redis
+//! [16], `LOAD_SERVERS` [bare,bare-sse,sse,json,stateless,v2026,rmcp-sse,rmcp-stateless, and redis
 //! where it can run], `LOAD_WORKLOADS`
 //! [echo,setup,create; `none` runs only the memory runs], `LOAD_MAX_REQUESTS` [5000000] cap per cell, `LOAD_SESSIONS` [10000] for the
 //! memory runs (0 skips them), `LOAD_PIN` [1], `LOAD_SVG`.
