@@ -41,7 +41,9 @@ use actix_mcp::protocol::{
     CompleteRequestParams, CompleteResult, Completion, CreateMessageRequestParams, SamplingMessage,
     SamplingMessageContentBlock,
 };
-use actix_mcp::server::auth::{AuthConfigError, BearerAuth, JwtValidator};
+use actix_mcp::server::auth::BearerAuth;
+#[cfg(feature = "auth")]
+use actix_mcp::server::auth::{AuthConfigError, JwtValidator};
 use actix_mcp::transport::http::{AdmissionConfig, Rate};
 use actix_mcp::transport::shutdown_signal;
 use clap::Parser;
@@ -216,6 +218,7 @@ fn filter() -> tracing_subscriber::EnvFilter {
 }
 
 /// The bearer protection the `--auth-*` flags ask for, if any.
+#[cfg(feature = "auth")]
 fn bearer_auth(cli: &Cli) -> Result<Option<BearerAuth>, AuthConfigError> {
     let (Some(jwks), Some(issuer), Some(audience)) =
         (&cli.auth_jwks, &cli.auth_issuer, &cli.auth_audience)
@@ -235,6 +238,15 @@ fn bearer_auth(cli: &Cli) -> Result<Option<BearerAuth>, AuthConfigError> {
         .metadata("resource_name", "actix-mcp example server")
         .build()?;
     Ok(Some(auth))
+}
+
+/// Without the `auth` feature there is no JWT validator to protect the endpoint with.
+#[cfg(not(feature = "auth"))]
+fn bearer_auth(cli: &Cli) -> Result<Option<BearerAuth>, String> {
+    match cli.auth_jwks {
+        Some(_) => Err("--auth-jwks needs the `auth` feature (cargo run --features auth --example http_server)".into()),
+        None => Ok(None),
+    }
 }
 
 /// What completion offers for a name (`greet`'s `message`, `greeting://{name}`).

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test of actix-mcp: the Rust unit, integration and doc tests of the workspace
-# (with the `redis` and `otel` features, against redis-server, which it installs from Debian's packages
+# (with every feature, `full`; the cluster tests against redis-server, which it installs from Debian's packages
 # with haproxy when missing), then the official MCP conformance suite against
 # examples/conformance_server (server scenarios; once more through HAProxy against two nodes
 # sharing their sessions on Redis) and examples/conformance_client (client scenarios, 2025-11-25 and 2026-07-28), then the official TypeScript
@@ -18,8 +18,8 @@ die() { echo "test-all: error: $*" >&2; exit 1; }
 . tests/cluster/env.sh
 cluster_install
 
-echo "== cargo test --workspace --features redis,otel"
-cargo test --workspace --features redis,otel
+echo "== cargo test --workspace --features full"
+cargo test --workspace --features full
 
 echo "== fuzzing smoke run: each libFuzzer target of tests/fuzz for 25 s (see tests/fuzz/README.md)"
 bash tests/fuzz/run.sh --smoke

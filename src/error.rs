@@ -126,6 +126,7 @@ impl McpError {
     /// that means the same in 2026-07-28, which has no such code: each elicitation is an input
     /// request (`url-0`, `url-1`, ...), and the handler is called again once the client has
     /// answered them. `None` for any other error.
+    #[cfg(feature = "server")]
     pub(crate) fn url_elicitations_as_input(&self) -> Option<crate::protocol::InputRequiredResult> {
         if self.kind != ErrorKind::UrlElicitationRequired {
             return None;

@@ -28,6 +28,28 @@
 //! - `telemetry` (feature `otel`): OpenTelemetry spans and metrics by the semantic conventions
 //!   for MCP, exported over OTLP.
 //!
+//! # Cargo features
+//!
+//! Each feature brings only the crates it needs; a stdio server compiles no HTTP stack and a
+//! client no server.
+//!
+//! | feature | what it adds | default |
+//! | --- | --- | --- |
+//! | `server` | the server: tools, prompts, resources, sessions, every protocol method, served over stdio ([`Server::serve_stdio`]) and in process | yes |
+//! | `http` | Streamable HTTP for the server on actix-web ([`transport::http`]), clusters (`cluster`), bearer-protected endpoints with your own token validator; implies `server` | yes |
+//! | `validate` | tool arguments and structured results checked against their JSON Schema (`jsonschema`); without it, arguments are checked only by their deserialization into the handler's types | yes |
+//! | `client` | the client (`client`): typed API, handlers for server requests, a child process's stdio | |
+//! | `client-http` | Streamable HTTP for the client (on reqwest); implies `client` | |
+//! | `auth` | OAuth 2.1: the client's authorization flows (with `client-http`) and the JWT and introspection token validators of bearer-protected servers (with `http`) | |
+//! | `rustls` | `https://` for the client's HTTP transport and the OAuth client | |
+//! | `redis` | `cluster::redis`: sessions, events and messages of a cluster of nodes shared on Redis; implies `http` | |
+//! | `otel` | `telemetry`: OpenTelemetry spans and metrics by the semantic conventions for MCP, exported over OTLP | |
+//! | `full` | all of the above | |
+//!
+//! The client's HTTP transport is a feature of its own (not `client` with `http`) so that an
+//! HTTP server does not compile an HTTP client: cargo cannot enable a dependency for a pair of
+//! features.
+//!
 //! # One handler code for both eras
 //!
 //! A handler asks the client with [`RequestContext::elicit_form`], `create_message` or
@@ -41,6 +63,7 @@
 //! ([`ServerBuilder::request_state_key`] for keys shared by every node).
 //!
 //! ```no_run
+//! # #[cfg(feature = "server")] {
 //! use actix_mcp::prelude::*;
 //! use actix_mcp::protocol::ElicitationSchema;
 //!
@@ -63,6 +86,7 @@
 //!     .request_state_key("2026-11", [0x42; 32])
 //!     .tool(greet)
 //!     .build();
+//! # }
 //! ```
 //!
 //! # Cancel safety
@@ -76,13 +100,19 @@
 //!
 //! Error message wording and default option values are not covered by semver.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+#[cfg(feature = "client")]
 pub mod client;
+#[cfg(feature = "http")]
 pub mod cluster;
 pub mod error;
 pub mod protocol;
+#[cfg(feature = "server")]
 pub mod server;
 #[cfg(feature = "otel")]
 pub mod telemetry;
+#[cfg(any(feature = "server", feature = "client"))]
 pub mod transport;
 
 /// Entry points for `tests/fuzz` (feature `fuzzing`). Not part of the API.
@@ -92,15 +122,20 @@ pub mod transport;
 pub mod __fuzz;
 
 /// The id of an SSE event, which [`SessionEvents`] records and replays.
+#[cfg(feature = "http")]
 pub use actix_mcp_actors::EventId;
 /// Where Streamable HTTP keeps SSE events: pass one to
 /// [`McpHttpBuilder::event_store`](transport::http::McpHttpBuilder::event_store).
+#[cfg(feature = "http")]
 pub use actix_mcp_actors::EventStore;
 /// The default event store of Streamable HTTP.
+#[cfg(feature = "http")]
 pub use actix_mcp_actors::InMemoryEventStore;
 /// What [`SessionEvents::replay`] found.
+#[cfg(feature = "http")]
 pub use actix_mcp_actors::Replay;
 /// What an [`EventStore`] opens per session.
+#[cfg(feature = "http")]
 pub use actix_mcp_actors::SessionEvents;
 pub use actix_mcp_actors::{MetricsSnapshot, PeerError, RequestId, SessionId};
 pub use error::{BuildError, ErrorKind, McpError};
@@ -122,39 +157,51 @@ pub use error::{BuildError, ErrorKind, McpError};
 /// let schema = actix_mcp::schema_of::<EchoArgs>();
 /// assert_eq!(schema["properties"]["message"]["type"], "string");
 /// ```
+#[cfg(feature = "server")]
 pub use schemars;
+#[cfg(feature = "server")]
 pub use server::handler::{
     Arguments, FromParts, Handler, HandlerParts, Params, Rejection, RequestMeta, ResourceUri,
     State, UriVars, schema_of,
 };
+#[cfg(feature = "server")]
 #[allow(deprecated)]
 pub use server::prompt::prompt;
+#[cfg(feature = "server")]
 pub use server::prompt::{IntoGetPromptResult, PromptDef, PromptHandler};
+#[cfg(feature = "server")]
 pub use server::report::{LogMessage, Progress};
+#[cfg(feature = "server")]
 pub use server::resource::{
     IntoResourceOutput, ResourceDef, ResourceHandler, ResourceOutput, ResourceTemplateDef,
     ResourceTemplateHandler,
 };
+#[cfg(feature = "server")]
 #[allow(deprecated)]
 pub use server::resource::{resource, resource_template};
+#[cfg(feature = "server")]
 pub use server::tasks::{InMemoryTaskStore, StoredTask, TaskConfig, TaskStore, TaskStoreError};
+#[cfg(feature = "server")]
 pub use server::tool::{IntoCallToolResult, Json, ToolDef, ToolHandler};
+#[cfg(feature = "server")]
 #[allow(deprecated)]
 pub use server::tool::{blocking_tool, tool};
 pub use server::uri_template::{MAX_MATCHED_URI, UriTemplate};
 pub use server::{
     ErrorSite, ExceptionReport, IntoJsonResult, RequestContext, RequestEvent, Server, ServerBuilder,
 };
+#[cfg(feature = "server")]
 
 // The README's Rust code blocks, compiled by `cargo test --doc`.
 #[doc = include_str!("../README.md")]
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "http", feature = "client-http", feature = "auth"))]
 pub struct ReadmeDoctests;
 
 /// The items most servers need.
 pub mod prelude {
     pub use crate::protocol::{
         CallToolResult, ContentBlock, GetPromptResult, LoggingLevel, PromptMessage,
+#[cfg(feature = "server")]
         ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role,
     };
     pub use crate::{

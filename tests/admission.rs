@@ -6,7 +6,7 @@
 //! error `-32003` with `data.retryAfterMs` and `data.limit`.
 //!
 //! Real servers on `127.0.0.1:0` ([`common::http::spawn`]); every wait is bounded.
-
+#![cfg(feature = "http")]
 #![allow(clippy::unwrap_used)]
 
 mod common;

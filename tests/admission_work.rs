@@ -4,7 +4,7 @@
 //! so that it cannot take every slot from another.
 //!
 //! Real servers on `127.0.0.1:0`; tools wait on gates the tests open; every wait is bounded.
-
+#![cfg(feature = "http")]
 #![allow(clippy::unwrap_used)]
 
 mod common;

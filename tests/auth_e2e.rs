@@ -7,7 +7,7 @@
 //! obtains a token with PKCE and the resource indicator, and the handler sees the caller; a
 //! tool that needs more scope is refused (403) and the client steps up; a token that expires
 //! early is refused and refreshed. Both protocol eras, every wait bounded, loopback only.
-
+#![cfg(all(feature = "http", feature = "client-http", feature = "auth"))]
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod common;

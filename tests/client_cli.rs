@@ -10,7 +10,7 @@
 //!
 //! The binaries are those `cargo test` builds (`cargo build --examples` before running this
 //! file alone). Every run is capped at [`RUN_CAP`]; every server is killed when its test ends.
-
+#![cfg(all(feature = "http", feature = "client-http", feature = "auth"))]
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod common;

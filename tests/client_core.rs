@@ -1,7 +1,7 @@
 //! Our client against our server over an in-memory stdio-framed pipe: every typed call, every
 //! handler and callback, progress, cancellation both ways, time limits, and a server that goes
 //! away. Every wait is bounded.
-
+#![cfg(all(feature = "server", feature = "client"))]
 #![allow(clippy::unwrap_used, missing_docs)]
 
 use std::sync::atomic::{AtomicUsize, Ordering};

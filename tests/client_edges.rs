@@ -4,7 +4,7 @@
 //! `-32020` retry of every call that sends `tools/call`; a server's request on a 2026 response
 //! stream, never answered; the cache around a list change that meets a list in flight, an
 //! invalid cursor and a subscription listened to again. Every wait is bounded.
-
+#![cfg(all(feature = "http", feature = "client-http"))]
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod common;

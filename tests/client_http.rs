@@ -3,7 +3,7 @@
 //! notifications, cancellation both ways, an answer stream cut mid-answer and resumed, a session
 //! expired mid-use (with and without renewal), and a server that goes away. Every wait is
 //! bounded.
-
+#![cfg(all(feature = "http", feature = "client-http"))]
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod common;

@@ -6,7 +6,7 @@
 //! and the server opened (and refused, 400) a new session for it.
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#session-management>
-
+#![cfg(feature = "client-http")]
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod common;

@@ -3,7 +3,7 @@
 //! GET stream closed after its priming event.
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#streamable-http>
-
+#![cfg(feature = "client-http")]
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -16,6 +16,7 @@ use actix_mcp::client::ClientError;
 use actix_mcp::client::transport::{Connect, HttpOptions, HttpTransport, Inbound, Inbox};
 use actix_mcp_actors::{RequestId, dev::Incoming};
 use actix_web::{HttpRequest, HttpResponse, web};
+#[cfg(feature = "rustls")]
 use common::WAIT;
 use common::wire::*;
 use serde_json::{Value, json};

@@ -9,7 +9,7 @@
 //! bounded by [`WAIT`].
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#streamable-http>
-
+#![cfg(all(feature = "http", feature = "client-http"))]
 #![allow(clippy::unwrap_used)]
 
 use std::sync::{Arc, Mutex};

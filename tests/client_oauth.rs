@@ -5,7 +5,7 @@
 //! flags, and the user's time not counting against request timeouts. The extensions' grants
 //! and DPoP are in `client_oauth_grants.rs`. The mock records every request, so each test
 //! checks the wire; every wait is bounded.
-
+#![cfg(all(feature = "http", feature = "client-http", feature = "auth"))]
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod common;

@@ -4,7 +4,7 @@
 //! provider on the same app, and client credentials through the command-line client), and DPoP
 //! with nonces on both sides. The authorization code flow is in `client_oauth.rs`. The mock
 //! records every request, so each test checks the wire; every wait is bounded.
-
+#![cfg(all(feature = "http", feature = "client-http", feature = "auth"))]
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod common;

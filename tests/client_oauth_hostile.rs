@@ -5,7 +5,7 @@
 //! address the MCP server is not on itself (host names resolved by a test resolver); a server
 //! URL's credentials stay out of messages. Every server runs on `127.0.0.1:0` and records
 //! every request, and each test checks what was *not* sent.
-
+#![cfg(all(feature = "client-http", feature = "auth"))]
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod common;

@@ -1,7 +1,7 @@
 //! Our client over stdio child processes: our own stdio example server, a server that dies in
 //! the middle of a call, one that cannot be started, and one that sends an oversized line.
 //! Every wait is bounded; no child outlives its test.
-
+#![cfg(all(feature = "http", feature = "client"))]
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod common;

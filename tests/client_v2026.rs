@@ -4,7 +4,7 @@
 //! per-request `_meta` and headers, the `x-mcp-header` rules and encoding, multi-round-trip
 //! requests driven automatically and by hand, the `-32022` retry, the auto probe's fallback to
 //! a 2025-11-25 server, the cache and `subscriptions/listen`. Every wait is bounded.
-
+#![cfg(all(feature = "server", feature = "client-http"))]
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod common;

@@ -4,7 +4,7 @@
 //! waiting on B, a GET stream on B receiving what A raises, DELETE on one ending it on all.
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#session-management>
-
+#![cfg(feature = "http")]
 #![allow(clippy::unwrap_used)]
 
 mod common;

@@ -1,7 +1,7 @@
 //! A cluster backend written against `actix-mcp` alone: a session store and a bus implemented
 //! with nothing but `actix_mcp::cluster` paths (no dependency on the runtime crate), then two
 //! nodes sharing them serve one session.
-
+#![cfg(feature = "http")]
 #![allow(clippy::unwrap_used)]
 
 mod common;

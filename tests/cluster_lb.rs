@@ -6,8 +6,7 @@
 //! clear error, that no session was lost, and that nothing is left in Redis at the end.
 //!
 //! Loopback only; every loop is bounded.
-
-#![cfg(feature = "redis")]
+#![cfg(all(feature = "client", feature = "redis"))]
 #![allow(clippy::unwrap_used)]
 
 mod common;

@@ -5,7 +5,7 @@
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle>,
 //! <https://modelcontextprotocol.io/seps/2663-tasks-extension>
-
+#![cfg(feature = "http")]
 #![allow(clippy::unwrap_used)]
 
 mod common;

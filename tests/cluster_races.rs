@@ -4,7 +4,6 @@
 //! changed meanwhile, and each node's view of the session takes it.
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#session-management>
-
 #![cfg(feature = "redis")]
 #![allow(clippy::unwrap_used)]
 

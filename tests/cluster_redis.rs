@@ -5,7 +5,6 @@
 //! elsewhere).
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#session-management>
-
 #![cfg(feature = "redis")]
 #![allow(clippy::unwrap_used)]
 

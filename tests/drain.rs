@@ -6,7 +6,7 @@
 //! server on SIGTERM (drains, exits 0).
 //!
 //! Real servers on `127.0.0.1:0` ([`common::http::spawn`]); every wait is bounded.
-
+#![cfg(feature = "http")]
 #![allow(clippy::unwrap_used)]
 
 mod common;

@@ -1,5 +1,6 @@
 //! The self-checking examples run to completion: each drives its own server with a scripted
 //! client and exits 0 only when the behaviour it demonstrates held.
+#![cfg(feature = "http")]
 #![allow(clippy::unwrap_used)]
 
 mod common;

@@ -1,6 +1,6 @@
 //! Regression tests for what the fuzz targets of `tests/fuzz` found: each test replays the
 //! finding through the public API and says which target found it, with its input.
-
+#![cfg(feature = "server")]
 #![allow(clippy::unwrap_used, missing_docs)]
 
 use std::sync::mpsc;

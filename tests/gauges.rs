@@ -2,7 +2,7 @@
 //! open `subscriptions/listen` streams, parked `input_required` calls and running tasks count in
 //! the endpoint's gauges (`McpHttp::stats`), and a drain ends the listeners and the parked calls
 //! of its own transport at once.
-
+#![cfg(feature = "http")]
 #![allow(clippy::unwrap_used)]
 
 mod common;

@@ -4,7 +4,7 @@
 //! [`McpHttp::stats`](actix_mcp::transport::http::McpHttp::stats) counts what admission did.
 //!
 //! A real server on `127.0.0.1:0` ([`common::http::spawn`]), every wait bounded.
-
+#![cfg(feature = "http")]
 #![allow(clippy::unwrap_used)]
 
 mod common;

@@ -4,7 +4,7 @@
 //! of notifications larger than a connection's buffer on such a stream.
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>
-
+#![cfg(feature = "http")]
 #![allow(clippy::unwrap_used)]
 
 mod common;

@@ -7,7 +7,7 @@
 //! bounded by [`common::WAIT`] (fail, don't hang).
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#streamable-http>
-
+#![cfg(feature = "http")]
 #![allow(clippy::unwrap_used)]
 
 mod common;

@@ -4,7 +4,7 @@
 //! warning naming the option, that it cannot check `Host` there.
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#security-warning>
-
+#![cfg(feature = "http")]
 #![allow(clippy::unwrap_used)]
 
 mod common;

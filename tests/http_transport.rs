@@ -8,7 +8,7 @@
 //! [`common::WAIT`] (fail, don't hang).
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#streamable-http>
-
+#![cfg(feature = "http")]
 #![allow(clippy::unwrap_used)]
 
 mod common;

@@ -1,5 +1,6 @@
 //! What may import what: the layers of the crate (see the README's Layout section), checked
 //! on the source. A doc link may name any module; code may not.
+#![cfg(feature = "http")]
 
 use std::fs;
 use std::path::{Path, PathBuf};

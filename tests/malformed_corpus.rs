@@ -16,7 +16,7 @@
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic>,
 //! <https://www.jsonrpc.org/specification>
-
+#![cfg(feature = "http")]
 #![allow(clippy::unwrap_used)]
 
 mod common;

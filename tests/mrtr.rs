@@ -7,7 +7,7 @@
 //! validated against the 2026-07-28 schema ([`common::mrtr_tools`]); every wait is bounded.
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr>
-
+#![cfg(feature = "http")]
 #![allow(clippy::unwrap_used)]
 
 mod common;

@@ -6,7 +6,7 @@
 //! session, an error without a back-channel.
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr>
-
+#![cfg(feature = "http")]
 #![allow(clippy::unwrap_used)]
 
 mod common;

@@ -5,7 +5,7 @@
 //! themselves, in process, are in `mrtr.rs`. Every wait is bounded.
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr>
-
+#![cfg(all(feature = "http", feature = "client-http"))]
 #![allow(clippy::unwrap_used)]
 
 mod common;

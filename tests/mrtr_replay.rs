@@ -5,7 +5,7 @@
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr>
 //! (requestState integrity, anti-replay).
-
+#![cfg(feature = "http")]
 #![allow(clippy::unwrap_used)]
 
 mod common;

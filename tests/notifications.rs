@@ -1,6 +1,7 @@
 //! Server-initiated notifications reach the right sessions: list-changed to everyone,
 //! `resources/updated` only to subscribers, log messages filtered by the session's level.
 //! Driven over an in-memory pipe with stdio framing; every read is bounded.
+#![cfg(feature = "http")]
 #![allow(clippy::unwrap_used)]
 
 mod common;

@@ -10,7 +10,7 @@
 //! request may exceed its 5 s client timeout; such requests are counted, not failed. The pings
 //! run on a thread of their own. The latency target is 100 ms; the assertion is a generous 1 s,
 //! since the test machine may be a loaded 2-core box running the clients too.
-
+#![cfg(feature = "http")]
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used)]
 

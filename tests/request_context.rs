@@ -1,6 +1,7 @@
 //! Request-context features over stdio framing (an in-memory pipe): URL-mode elicitation and
 //! its completion notice, the URL-elicitation-required error, the roots-changed handler,
 //! blocking tools, and the per-session concurrency limit. Every read is bounded.
+#![cfg(feature = "http")]
 #![allow(clippy::unwrap_used)]
 
 mod common;

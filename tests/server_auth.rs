@@ -6,7 +6,7 @@
 //! rate-limited refresh for unknown key ids; 403 `insufficient_scope` for tools, prompts,
 //! resources and the server's base scopes; the protected resource metadata; sessions bound to
 //! the identity that opened them; introspection.
-
+#![cfg(all(feature = "http", feature = "auth"))]
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod common;

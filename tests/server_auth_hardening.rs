@@ -4,7 +4,7 @@
 //! token without `kid` that none of the first keys of its algorithm verifies; a request without
 //! usable credentials is refused before its body is read; introspection is asked once per
 //! refused token for a while, and by a few validations at once at most.
-
+#![cfg(all(feature = "http", feature = "auth"))]
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod common;

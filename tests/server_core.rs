@@ -1,7 +1,7 @@
 //! The server core in process: [`Server::handle_json`] runs each request through the runtime's
 //! `InFlight` and `ToolCall` actors without a transport. Every message the server answers is
 //! validated against the MCP schema (its envelope and its result type).
-
+#![cfg(feature = "server")]
 #![allow(clippy::unwrap_used)]
 
 mod common;

@@ -4,7 +4,7 @@
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr>,
 //! <https://modelcontextprotocol.io/specification/2025-11-25/server/tools#structured-content>
-
+#![cfg(feature = "http")]
 #![allow(clippy::unwrap_used)]
 
 mod common;

@@ -3,7 +3,7 @@
 //! `resultType`, cache hints and server info on results; removed methods; capability gating;
 //! per-request log levels; `subscriptions/listen`; stdio serving both eras. Every message the
 //! server sends to a 2026 request is validated against the 2026 schema.
-
+#![cfg(feature = "http")]
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod common;

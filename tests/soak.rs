@@ -13,7 +13,7 @@
 //!
 //! `ACTIX_MCP_SOAK_SECS` sets the length of each round (default 20 s, as CI runs it; the
 //! README gives the figures of a longer run). Loopback only; every loop stops by itself.
-
+#![cfg(feature = "http")]
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod common;

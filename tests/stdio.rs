@@ -5,7 +5,7 @@
 //! it, and every line the server writes is validated against the MCP schema. `cargo test` builds
 //! the examples before the tests; with `cargo test --test stdio` alone, build the example first
 //! (`cargo build --example stdio_server`).
-
+#![cfg(feature = "http")]
 #![allow(clippy::unwrap_used)]
 
 mod common;

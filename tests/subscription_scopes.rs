@@ -3,7 +3,7 @@
 //! server's base scopes) must not reveal the URIs and timing of the protected resources under
 //! it. Checked on a 2025-11-25 session's GET stream and on a 2026-07-28 `subscriptions/listen`
 //! stream.
-
+#![cfg(feature = "http")]
 #![allow(clippy::unwrap_used)]
 
 mod common;

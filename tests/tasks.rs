@@ -5,6 +5,7 @@
 //!
 //! Tools wait on [`Notify`] gates the tests open, never on timers; every wait is bounded by
 //! [`WAIT`].
+#![cfg(feature = "http")]
 
 mod common;
 

@@ -5,8 +5,7 @@
 //!
 //! One in-memory pipeline serves the whole binary ([`common::otel`]), so the tests take turns.
 //! Every wait is bounded.
-
-#![cfg(feature = "otel")]
+#![cfg(all(feature = "http", feature = "client", feature = "otel"))]
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod common;

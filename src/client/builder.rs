@@ -517,7 +517,9 @@ impl Client {
                 }
                 Err(error @ ClientError::Auth(_)) => return Probe::Failed(error),
                 Err(error) => return Probe::V2025(error),
+                #[cfg(feature = "client-http")]
             }
         }
     }
 }
+                #[cfg(feature = "client-http")]

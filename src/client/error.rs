@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use actix_mcp_actors::ErrorObject;
 
+#[cfg(feature = "client-http")]
 use super::auth::AuthError;
 use crate::protocol::InputRequiredResult;
 
@@ -62,6 +63,7 @@ pub enum ClientError {
     /// The server wants an access token and the client could not get (or use) one: the
     /// server's metadata failed a check, the user declined, the token endpoint refused, or the
     /// server kept refusing the token. See [`AuthError`].
+    #[cfg(feature = "client-http")]
     #[error("authorization failed: {0}")]
     Auth(AuthError),
 }
@@ -107,6 +109,7 @@ impl ClientError {
     }
 
     /// Why authorization failed, if that is what this is.
+    #[cfg(feature = "client-http")]
     pub fn auth(&self) -> Option<&AuthError> {
         match self {
             Self::Auth(error) => Some(error),
@@ -120,6 +123,7 @@ impl ClientError {
     }
 }
 
+#[cfg(feature = "client-http")]
 impl From<AuthError> for ClientError {
     fn from(error: AuthError) -> Self {
         Self::Auth(error)

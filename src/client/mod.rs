@@ -45,6 +45,7 @@
 
 mod api;
 pub mod auth;
+#[cfg(feature = "client-http")]
 mod builder;
 mod cache;
 pub mod error;

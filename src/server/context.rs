@@ -14,6 +14,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+#[cfg(feature = "http")]
 use actix_web::http::header::HeaderMap;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -70,6 +71,7 @@ pub(crate) struct ContextInner {
 #[derive(Debug, Default)]
 pub(crate) struct TransportInfo {
     pub(crate) identity: Option<Arc<Identity>>,
+    #[cfg(feature = "http")]
     pub(crate) headers: Option<HeaderMap>,
     /// The HTTP request's W3C trace context headers.
     #[cfg(feature = "otel")]
@@ -235,6 +237,7 @@ impl RequestContext {
     /// [`capture_headers`](crate::transport::http::McpHttpBuilder::capture_headers); `None` otherwise
     /// and over stdio. On a 2025-11-25 session these are the headers of this request, not of
     /// the one that opened the session.
+    #[cfg(feature = "http")]
     pub fn http_headers(&self) -> Option<&HeaderMap> {
         self.inner.transport.as_ref()?.headers.as_ref()
     }

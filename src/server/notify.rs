@@ -116,6 +116,7 @@ fn deliver_resource_updated(
 impl ServerInner {
     /// Notifies the sessions of `registry` subscribed to `uri` whose standalone stream is open
     /// here (another node of a cluster said `uri` changed).
+    #[cfg(feature = "http")]
     pub(crate) fn resource_updated_here(&self, registry: &RegistryHandle, uri: &str) {
         let frame = Frame::notification(
             method::NOTIFICATION_RESOURCES_UPDATED,

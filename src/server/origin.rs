@@ -59,6 +59,7 @@ impl Envelope {
     /// The envelope a 2026-07-28 notification carries in its `_meta`, as far as it is whole;
     /// otherwise a bare one of that revision (a notification is not refused for its
     /// envelope: there is no one to answer).
+    #[cfg(feature = "http")]
     pub(crate) fn of_notification(notification: &actix_mcp_actors::dev::Notification) -> Self {
         match RequestMeta::parse(notification.params.as_ref()) {
             Ok(meta) => Self::from(meta),
@@ -115,6 +116,7 @@ impl Origin {
     }
 
     /// Whether this is a 2026-07-28 request.
+    #[cfg(feature = "http")]
     pub(crate) fn is_v2026(&self) -> bool {
         matches!(self, Self::V2026(_))
     }
@@ -138,6 +140,7 @@ impl Arrival {
     }
 
     /// The same, with what the transport knows of it.
+    #[cfg(feature = "http")]
     pub(crate) fn with_transport(mut self, transport: Option<Arc<TransportInfo>>) -> Self {
         self.transport = transport;
         self

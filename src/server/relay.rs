@@ -10,6 +10,7 @@ use serde_json::json;
 
 /// The topic of a [`BusMessage::Protocol`] telling the other nodes that a session's handshake
 /// is complete (stored already): the node that ran its `initialize` stops its handshake timer.
+#[cfg(feature = "http")]
 pub(crate) const ESTABLISHED: &str = "established";
 
 /// The topic of a [`BusMessage::Protocol`] telling the other nodes that a resource changed.
@@ -23,6 +24,7 @@ pub(crate) const LOG: &str = "log";
 pub(crate) const TASK_INPUT: &str = "taskInput";
 /// The topic of a [`BusMessage::Protocol`] telling the node that relayed `tasks/update`
 /// answers (the ticket's) that the task's new state is stored.
+#[cfg(feature = "http")]
 pub(crate) const TASK_INPUT_TAKEN: &str = "taskInputTaken";
 /// How long a node that relayed `tasks/update` answers waits for [`TASK_INPUT_TAKEN`] before
 /// it reads the store to see whether they were taken.

@@ -2,11 +2,15 @@
 //! capabilities (defaults for its requests), its log level and its resource subscriptions.
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
+#[cfg(feature = "http")]
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use futures::future::BoxFuture;
+#[cfg(feature = "http")]
 use serde::{Deserialize, Serialize};
+#[cfg(feature = "http")]
 use serde_json::Value;
 
 use crate::protocol::{ClientCapabilities, Implementation, LoggingLevel, ProtocolVersion};
@@ -55,6 +59,7 @@ pub(crate) enum StateChange<'a> {
 
 /// [`SessionState::revision`] while this state does not know which stored record it reflects:
 /// the next record met is taken.
+#[cfg(feature = "http")]
 const REVISION_UNKNOWN: u64 = u64::MAX;
 
 /// Per-session protocol state, stored in the session actor's handle.
@@ -75,6 +80,7 @@ pub struct SessionState {
     on_change: OnceLock<OnChange>,
     /// In a cluster: the revision of the stored record this state reflects (a record of a
     /// lower or equal revision is older, and not taken), or [`REVISION_UNKNOWN`].
+    #[cfg(feature = "http")]
     revision: AtomicU64,
     /// Reports the session's duration when it ends.
     #[cfg(feature = "otel")]
@@ -96,6 +102,7 @@ impl std::fmt::Debug for SessionState {
 /// A session's state as a cluster's session store keeps it.
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg(feature = "http")]
 struct StoredState {
     version: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -139,6 +146,7 @@ impl SessionState {
             subscriptions: Mutex::default(),
             granted: Mutex::default(),
             on_change: OnceLock::new(),
+            #[cfg(feature = "http")]
             revision: AtomicU64::new(REVISION_UNKNOWN),
             #[cfg(feature = "otel")]
             telemetry: crate::telemetry::ServerSessionTimer::new(version),
@@ -152,6 +160,7 @@ impl SessionState {
     ///
     /// # Errors
     /// When the record's state is not one this version wrote.
+    #[cfg(feature = "http")]
     pub(crate) fn adopt(
         &self,
         record: &actix_mcp_actors::SessionRecord,
@@ -175,17 +184,20 @@ impl SessionState {
     }
 
     /// This state reflects the stored record of `revision` (the one it was stored as).
+    #[cfg(feature = "http")]
     pub(crate) fn stored_as(&self, revision: u64) {
         self.revision.store(revision, Ordering::Release);
     }
 
     /// This state may differ from every stored record (a change made here could not be
     /// stored): the next record met is taken, whatever its revision.
+    #[cfg(feature = "http")]
     pub(crate) fn forget_revision(&self) {
         self.revision.store(REVISION_UNKNOWN, Ordering::Release);
     }
 
     /// The state as a cluster's session store keeps it.
+    #[cfg(feature = "http")]
     pub(crate) fn to_stored(&self) -> Value {
         let mut subscriptions: Vec<String> = self.subscriptions().iter().cloned().collect();
         subscriptions.sort();
@@ -205,6 +217,7 @@ impl SessionState {
     ///
     /// # Errors
     /// When `stored` is not a state this version wrote.
+    #[cfg(feature = "http")]
     pub(crate) fn from_stored(
         record: &actix_mcp_actors::SessionRecord,
     ) -> Result<Self, serde_json::Error> {
@@ -227,6 +240,7 @@ impl SessionState {
     }
 
     /// Calls `hook` after each change of this state from now on (once per state).
+    #[cfg(feature = "http")]
     pub(crate) fn on_change(&self, hook: OnChange) {
         let _ = self.on_change.set(hook);
     }
@@ -263,6 +277,7 @@ impl SessionState {
 
     /// Takes a handshake completed elsewhere (in a cluster: on another node), without telling
     /// anyone of the change.
+    #[cfg(feature = "http")]
     pub(crate) fn initialized_elsewhere(&self) {
         self.initialized.store(true, Ordering::Relaxed);
     }

@@ -195,8 +195,10 @@ pub struct ToolDef {
     pub(crate) definition: Tool,
     pub(crate) handler: CallHandler,
     pub(crate) timeout: Option<Duration>,
+    #[cfg(feature = "validate")]
     pub(crate) validator: Option<Arc<jsonschema::Validator>>,
     /// The output schema's validator: `structuredContent` is checked against it.
+    #[cfg(feature = "validate")]
     pub(crate) output_validator: Option<Arc<jsonschema::Validator>>,
     /// The arguments mirrored in `Mcp-Param-*` headers (`x-mcp-header`), from `prepare`.
     pub(crate) param_headers: Vec<ParamHeader>,
@@ -226,6 +228,7 @@ pub(crate) struct ParamHeader {
 
 impl ParamHeader {
     /// The argument's value in `arguments`.
+    #[cfg(feature = "http")]
     pub(crate) fn value<'a>(&self, arguments: Option<&'a Value>) -> Option<&'a Value> {
         self.path
             .iter()
@@ -397,7 +400,9 @@ impl ToolDef {
             definition,
             handler: erase(handler, IntoCallToolResult::into_call_tool_result),
             timeout: None,
+            #[cfg(feature = "validate")]
             validator: None,
+            #[cfg(feature = "validate")]
             output_validator: None,
             param_headers: Vec::new(),
             required_capabilities: None,
@@ -588,7 +593,6 @@ impl ToolDef {
         if let Some(err) = self.scope_error.take() {
             return Err(err);
         }
-        let schema = Value::Object(self.definition.input_schema.clone());
         if self
             .definition
             .input_schema
@@ -601,22 +605,26 @@ impl ToolDef {
                 reason: "the input schema's root must have \"type\": \"object\"".into(),
             });
         }
-        let validator =
-            jsonschema::validator_for(&schema).map_err(|err| BuildError::InvalidSchema {
-                tool: self.definition.name.clone(),
-                reason: err.to_string(),
-            })?;
-        if let Some(output) = &self.definition.output_schema {
-            let output =
-                jsonschema::validator_for(&Value::Object(output.clone())).map_err(|err| {
-                    BuildError::InvalidSchema {
-                        tool: self.definition.name.clone(),
-                        reason: format!("the output schema: {err}"),
-                    }
+        #[cfg(feature = "validate")]
+        {
+            let schema = Value::Object(self.definition.input_schema.clone());
+            let validator =
+                jsonschema::validator_for(&schema).map_err(|err| BuildError::InvalidSchema {
+                    tool: self.definition.name.clone(),
+                    reason: err.to_string(),
                 })?;
-            self.output_validator = Some(Arc::new(output));
+            if let Some(output) = &self.definition.output_schema {
+                let output =
+                    jsonschema::validator_for(&Value::Object(output.clone())).map_err(|err| {
+                        BuildError::InvalidSchema {
+                            tool: self.definition.name.clone(),
+                            reason: format!("the output schema: {err}"),
+                        }
+                    })?;
+                self.output_validator = Some(Arc::new(output));
+            }
+            self.validator = Some(Arc::new(validator));
         }
-        self.validator = Some(Arc::new(validator));
         self.param_headers = param_headers(&self.definition.input_schema).map_err(|reason| {
             BuildError::InvalidSchema {
                 tool: self.definition.name.clone(),
@@ -626,27 +634,36 @@ impl ToolDef {
         Ok(self)
     }
 
-    /// Validates arguments against the input schema; `Err` lists what is wrong.
+    /// Validates arguments against the input schema; `Err` lists what is wrong. Without the
+    /// `validate` feature, arguments are checked only by their deserialization into the
+    /// handler's types.
+    #[cfg_attr(not(feature = "validate"), allow(clippy::unused_self))]
     pub(crate) fn validate(&self, arguments: &Value) -> Result<(), String> {
-        match &self.validator {
-            Some(validator) => problems(validator, arguments),
-            None => Ok(()),
+        #[cfg(feature = "validate")]
+        if let Some(validator) = &self.validator {
+            return problems(validator, arguments);
         }
+        let _ = arguments;
+        Ok(())
     }
 
     /// Validates a successful result's `structuredContent` against the output schema, when
     /// the tool declares one (the spec: the server MUST return conforming structured
     /// content); `Err` says what is wrong.
+    /// Without the `validate` feature, only the presence of `structuredContent` is checked.
     pub(crate) fn validate_output(&self, result: &CallToolResult) -> Result<(), String> {
-        let Some(validator) = &self.output_validator else {
-            return Ok(());
-        };
-        if result.is_error() {
+        if self.definition.output_schema.is_none() || result.is_error() {
             return Ok(());
         }
         match &result.structured_content {
             None => Err("it declares an output schema but returned no structuredContent".into()),
-            Some(structured) => problems(validator, structured),
+            #[cfg(feature = "validate")]
+            Some(structured) => match &self.output_validator {
+                Some(validator) => problems(validator, structured),
+                None => Ok(()),
+            },
+            #[cfg(not(feature = "validate"))]
+            Some(_) => Ok(()),
         }
     }
 
@@ -659,6 +676,7 @@ impl ToolDef {
 }
 
 /// What `validator` finds wrong with `instance` (at most five problems, with their paths).
+#[cfg(feature = "validate")]
 fn problems(validator: &jsonschema::Validator, instance: &Value) -> Result<(), String> {
     // The common case first: a valid instance costs no error collection.
     if validator.is_valid(instance) {

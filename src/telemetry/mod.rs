@@ -43,6 +43,13 @@
 //! Without the feature nothing of this is compiled and the crate depends on no OpenTelemetry
 //! crate.
 
+// Both sides share this module: with one side compiled, the other's parts are unused.
+#![cfg_attr(
+    not(all(feature = "server", feature = "client", feature = "http")),
+    allow(dead_code, unused_imports)
+)]
+
+#[cfg(feature = "client")]
 mod client;
 mod propagation;
 mod server;
@@ -58,6 +65,7 @@ use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
 
 use actix_mcp_actors::{MetricsSnapshot, dev::Metrics};
 
+#[cfg(feature = "client")]
 pub(crate) use client::{ClientSessionTimer, ClientSpan, Failure};
 pub(crate) use propagation::TraceHeaders;
 pub(crate) use server::{Network, ServerSessionTimer, ServerSpan, Settled, peer_request};

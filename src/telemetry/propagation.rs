@@ -83,6 +83,7 @@ pub(crate) struct TraceHeaders {
 impl TraceHeaders {
     /// The request's `traceparent`, `tracestate` and `baggage` headers; `None` without a
     /// `traceparent` (or with one that is not text).
+    #[cfg(feature = "http")]
     pub(crate) fn capture(headers: &actix_web::http::header::HeaderMap) -> Option<Self> {
         headers.get("traceparent")?.to_str().ok()?;
         let fields = KEYS

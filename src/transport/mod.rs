@@ -5,14 +5,21 @@
 //! | stdio | yes | [`Server::serve_stdio`](crate::Server::serve_stdio), [`Server::serve_io`](crate::Server::serve_io) |
 //! | Streamable HTTP | yes | [`Server::http`](crate::Server::http), [`Server::serve`](crate::Server::serve) |
 
+#[cfg(feature = "http")]
 pub mod http;
 pub(crate) mod lines;
+#[cfg(feature = "server")]
 pub mod stdio;
+
+/// The reason a draining server gives the requests it cancels.
+#[cfg(feature = "server")]
+pub const SHUTDOWN_REASON: &str = "server shutting down";
 
 /// Resolves when the process is asked to stop: SIGTERM or SIGINT (Ctrl-C) on Unix, Ctrl-C
 /// elsewhere. What [`McpHttp::serve`](http::McpHttp::serve) and
 /// [`Server::serve_stdio`](crate::Server::serve_stdio) drain on. Must run inside an actix or
 /// tokio runtime. If a handler cannot be installed, the future never resolves on that signal.
+#[cfg(feature = "server")]
 pub async fn shutdown_signal() {
     #[cfg(unix)]
     {

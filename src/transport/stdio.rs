@@ -367,7 +367,7 @@ impl Server {
                     "drain deadline passed; cancelling the requests still running"
                 );
                 // Each gets `notifications/cancelled` before the session closes.
-                session.abort_all(crate::transport::http::SHUTDOWN_REASON);
+                session.abort_all(crate::transport::SHUTDOWN_REASON);
                 // Their notifications are written before the output closes.
                 let grace = tokio::time::Instant::now() + std::time::Duration::from_secs(1);
                 while metrics.snapshot().in_flight > 0 && tokio::time::Instant::now() < grace {

@@ -27,8 +27,8 @@ done
 . "$here/env.sh"
 
 cluster_install
-echo "cluster: cargo build --features redis --example conformance_server" >&2
-(cd "$repo" && cargo build --features redis --example conformance_server) || die "build failed"
+echo "cluster: cargo build --features full --example conformance_server" >&2
+(cd "$repo" && cargo build --features full --example conformance_server) || die "build failed"
 target_dir="${CARGO_TARGET_DIR:-$repo/target}"
 bin="$target_dir/debug/examples/conformance_server"
 [[ -x "$bin" ]] || die "no binary at $bin"

@@ -24,22 +24,33 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+#[cfg(feature = "auth")]
 pub mod authz;
+#[cfg(all(feature = "auth", feature = "http"))]
 pub mod bearer;
+#[cfg(feature = "server")]
 pub mod client_server;
+#[cfg(feature = "client")]
 pub mod fake;
 pub mod golden;
 pub mod hostile;
+#[cfg(feature = "http")]
 pub mod http;
+#[cfg(feature = "http")]
 pub mod http_tools;
+#[cfg(feature = "http")]
 pub mod mrtr_tools;
+#[cfg(all(feature = "auth", feature = "client-http"))]
 pub mod oauth_mock;
-#[cfg(feature = "otel")]
+#[cfg(all(feature = "otel", feature = "http", feature = "client-http"))]
 pub mod otel;
+#[cfg(feature = "http")]
 pub mod pipe;
 pub mod redis;
 pub mod sse;
+#[cfg(feature = "http")]
 pub mod task_tools;
+#[cfg(feature = "client-http")]
 pub mod wire;
 
 /// The longest any test waits for one step (a message, an answer, a state it polls for): a

@@ -30,8 +30,8 @@ example_bin=""
 build_example() {
   local name="$1" target_dir
   command -v cargo >/dev/null || die "cargo not found"
-  echo "$name: cargo build --example $name" >&2
-  (cd "$repo" && cargo build --example "$name") || die "cargo build --example $name failed"
+  echo "$name: cargo build --features full --example $name" >&2
+  (cd "$repo" && cargo build --features full --example "$name") || die "cargo build --features full --example $name failed"
   target_dir="$(cd "$repo" && cargo metadata --format-version 1 --no-deps 2>/dev/null \
     | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])' 2>/dev/null || true)"
   target_dir="${target_dir:-${CARGO_TARGET_DIR:-$repo/target}}"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Interop test of OUR client: the command-line client (examples/client.rs, built once with
-# `cargo build --example client`) against servers written with other SDKs, over stdio and
+# `cargo build --features full --example client`) against servers written with other SDKs, over stdio and
 # over Streamable HTTP on a free 127.0.0.1 port. Legs:
 #
 #   everything-stdio, everything-http   @modelcontextprotocol/server-everything, the official
@@ -85,8 +85,8 @@ python1="$(python_env "$MCP_PY_V1")"
 python2="$(python_env "$MCP_PY_V2")"
 [[ $install_only -eq 1 ]] && exit 0
 
-echo "interop: cargo build --example client" >&2
-(cd "$repo" && cargo build --example client) || die "cargo build --example client failed"
+echo "interop: cargo build --features full --example client" >&2
+(cd "$repo" && cargo build --features full --example client) || die "cargo build --features full --example client failed"
 target_dir="$(cd "$repo" && cargo metadata --format-version 1 --no-deps 2>/dev/null \
   | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])' 2>/dev/null || true)"
 client="${target_dir:-${CARGO_TARGET_DIR:-$repo/target}}/debug/examples/client"

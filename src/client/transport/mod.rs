@@ -14,6 +14,7 @@
 //! Implement [`Connect`] and [`Transport`] to bring your own.
 
 mod child;
+#[cfg(feature = "client-http")]
 mod http;
 mod io;
 
@@ -28,6 +29,7 @@ use futures::future::BoxFuture;
 use tokio::sync::mpsc;
 
 pub use child::{ChildProcess, StderrMode};
+#[cfg(feature = "client-http")]
 pub use http::{HttpOptions, HttpTransport};
 pub use io::IoTransport;
 
@@ -110,6 +112,7 @@ impl Inbox {
     }
 
     /// Resolves once the session has stopped listening.
+    #[cfg(feature = "client-http")]
     pub(crate) async fn closed(&self) {
         self.0.closed().await;
     }

@@ -2,11 +2,14 @@
 //! plain http only to loopback unless allowed), the HTTP client (no redirects, bounded time),
 //! and reading an answer of bounded size.
 
+#[cfg(feature = "auth")]
 use std::time::Duration;
 
 use url::Url;
 
-use super::{AuthConfigError, AuthError};
+use super::AuthConfigError;
+#[cfg(feature = "auth")]
+use super::AuthError;
 
 /// Parses `raw` as an absolute `http(s)` URL; plain `http` only to loopback hosts unless
 /// `allow_http`.
@@ -47,6 +50,7 @@ pub(super) fn is_loopback(url: &Url) -> bool {
 
 /// The HTTP client of a validator: bounded in time, and following no redirects (a redirect
 /// could lead a key fetch somewhere less trustworthy).
+#[cfg(feature = "auth")]
 pub(super) fn client(timeout: Duration) -> Result<reqwest::Client, AuthConfigError> {
     reqwest::Client::builder()
         .timeout(timeout)
@@ -61,6 +65,7 @@ pub(super) fn client(timeout: Duration) -> Result<reqwest::Client, AuthConfigErr
 /// # Errors
 /// [`AuthError::Unavailable`] for a transport failure, a timeout, another status, a larger
 /// answer, or one that is not a JSON object.
+#[cfg(feature = "auth")]
 pub(super) async fn json_object(
     what: &str,
     request: reqwest::RequestBuilder,

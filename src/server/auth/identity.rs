@@ -8,6 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value};
 
+#[cfg(feature = "http")]
 use super::AuthError;
 
 /// The caller of a request on a bearer-protected endpoint: subject, scopes, client, issuer,
@@ -209,6 +210,7 @@ impl Identity {
     /// states, per-principal limits) with every other such token of its issuer; and one bound to
     /// a DPoP key (`cnf.jkt`, RFC 9449 §6), which is only valid with a DPoP proof, never as the
     /// plain bearer token the endpoint accepts (RFC 9449 §7.1).
+    #[cfg(feature = "http")]
     pub(crate) fn check_usable(&self) -> Result<(), AuthError> {
         if self.principal().is_none() {
             return Err(AuthError::invalid_token(
@@ -284,6 +286,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "http")]
     fn an_identity_without_subject_or_client_or_bound_to_dpop_is_unusable() {
         let usable = |value: Value| Identity::from_claims(claims(value)).check_usable().is_ok();
         assert!(usable(json!({"sub": "u"})));

@@ -75,22 +75,31 @@
 //! RFC 6750 (bearer tokens), RFC 9728 (protected resource metadata), RFC 7662 (introspection),
 //! RFC 8707 (resource indicators, audience).
 
+#[cfg(feature = "http")]
 mod bearer;
+#[cfg(feature = "http")]
 mod fetch;
 mod identity;
+#[cfg(all(feature = "auth", feature = "http"))]
 mod introspection;
+#[cfg(all(feature = "auth", feature = "http"))]
 mod jwt;
+#[cfg(all(feature = "auth", feature = "http"))]
 mod refusals;
 pub(crate) mod scope_token;
 pub(crate) mod scopes;
 
 use futures::future::BoxFuture;
 
+#[cfg(feature = "http")]
 pub use bearer::{BearerAuth, BearerAuthBuilder};
 pub use identity::Identity;
+#[cfg(all(feature = "auth", feature = "http"))]
 pub use introspection::{ClientAuth, IntrospectionValidator, IntrospectionValidatorBuilder};
+#[cfg(all(feature = "auth", feature = "http"))]
 pub use jwt::{JwtValidator, JwtValidatorBuilder};
 
+#[cfg(feature = "http")]
 pub(crate) use bearer::{Challenge, WELL_KNOWN};
 
 /// Turns a bearer token into the [`Identity`] of its holder, or refuses it.

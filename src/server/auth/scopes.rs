@@ -4,12 +4,15 @@
 //! [`scope_token`](super::scope_token), which the definitions use without this module's
 //! catalog.
 
+#[cfg(feature = "http")]
 use serde_json::Value;
 
+#[cfg(feature = "http")]
 use crate::protocol::method;
 use crate::server::ServerInner;
 use crate::server::catalog::Catalog;
 
+#[cfg(feature = "http")]
 fn param<'a>(params: Option<&'a Value>, key: &str) -> Option<&'a str> {
     params?.get(key)?.as_str()
 }
@@ -28,6 +31,7 @@ fn resource_scopes<'a>(catalog: &'a Catalog, uri: &str) -> &'a [String] {
 }
 
 /// The scopes of the item a request targets (beyond the server's base set).
+#[cfg(feature = "http")]
 fn target_scopes<'a>(
     catalog: &'a Catalog,
     method_name: &str,
@@ -69,6 +73,7 @@ fn target_scopes<'a>(
 
 /// The scopes a request needs: the server's base set, then those of its target. `None` when
 /// it needs none.
+#[cfg(feature = "http")]
 pub(crate) fn required(
     server: &ServerInner,
     method_name: &str,
@@ -101,6 +106,7 @@ pub(crate) fn may_read(server: &ServerInner, granted: &[String], uri: &str) -> b
 
 /// Every scope the server names: its base set and those of every tool, prompt, resource and
 /// template (the default `scopes_supported` of its protected resource metadata).
+#[cfg(feature = "http")]
 pub(crate) fn all(server: &ServerInner) -> Vec<String> {
     let catalog = server.catalog();
     let mut out: Vec<String> = Vec::new();

@@ -19,7 +19,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use chacha20poly1305::aead::{Aead, AeadCore, KeyInit, OsRng, Payload as AeadPayload};
+use chacha20poly1305::aead::{Aead, Generate, KeyInit, Payload as AeadPayload};
 use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -62,7 +62,7 @@ pub(crate) const DEFAULT_TTL: Duration = Duration::from_secs(600);
 
 impl Default for StateKeys {
     fn default() -> Self {
-        let key = ChaCha20Poly1305::generate_key(&mut OsRng);
+        let key = Key::generate();
         Self {
             current: ("process".to_owned(), ChaCha20Poly1305::new(&key)),
             accepted: Vec::new(),
@@ -75,7 +75,7 @@ impl StateKeys {
     /// Makes `key` (named `id`) the key new states are sealed with; the previous current key
     /// stays accepted unless it was the per-process random one.
     pub(crate) fn set_current(&mut self, id: String, key: &[u8; 32], keep_previous: bool) {
-        let cipher = ChaCha20Poly1305::new(Key::from_slice(key));
+        let cipher = ChaCha20Poly1305::new(&Key::from(*key));
         let previous = std::mem::replace(&mut self.current, (id, cipher));
         if keep_previous {
             self.accepted.push(previous);
@@ -85,7 +85,7 @@ impl StateKeys {
     /// Accepts states sealed with `key` (named `id`) without sealing new ones with it.
     pub(crate) fn accept(&mut self, id: String, key: &[u8; 32]) {
         self.accepted
-            .push((id, ChaCha20Poly1305::new(Key::from_slice(key))));
+            .push((id, ChaCha20Poly1305::new(&Key::from(*key))));
     }
 
     fn find(&self, id: &str) -> Option<&ChaCha20Poly1305> {
@@ -108,7 +108,7 @@ impl StateKeys {
         };
         let plain = serde_json::to_vec(&sealed).unwrap_or_default();
         let (id, cipher) = &self.current;
-        let nonce = ChaCha20Poly1305::generate_nonce(&mut OsRng);
+        let nonce = Nonce::generate();
         let header = header(id);
         let Ok(ciphertext) = cipher.encrypt(
             &nonce,
@@ -148,9 +148,10 @@ impl StateKeys {
         let (nonce, ciphertext) = rest.split_at(NONCE_LEN);
         let id = std::str::from_utf8(id).map_err(|_| StateError::Malformed)?;
         let cipher = self.find(id).ok_or(StateError::UnknownKey)?;
+        let nonce = <&Nonce>::try_from(nonce).map_err(|_| StateError::Malformed)?;
         let plain = cipher
             .decrypt(
-                Nonce::from_slice(nonce),
+                nonce,
                 AeadPayload {
                     msg: ciphertext,
                     aad: &aad(&header(id)),

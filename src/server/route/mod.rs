@@ -72,6 +72,7 @@ impl McpDispatch {
             #[cfg(feature = "otel")]
             network: match network {
                 Network::InProcess => crate::telemetry::Network::InProcess,
+                #[cfg(feature = "http")]
                 Network::Tcp => crate::telemetry::Network::Tcp,
                 Network::Pipe => crate::telemetry::Network::Pipe,
             },
@@ -101,6 +102,7 @@ pub(crate) enum Network {
     /// In-process calls: no network.
     InProcess,
     /// HTTP.
+    #[cfg(feature = "http")]
     Tcp,
     /// stdio framing.
     Pipe,

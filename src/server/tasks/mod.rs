@@ -210,6 +210,7 @@ impl TaskService {
 
     /// Another node stored the answers relayed under `ticket` (unknown tickets: answers this
     /// process stopped waiting for, or another process's).
+    #[cfg(feature = "http")]
     pub(crate) fn taken(&self, ticket: &str) {
         if let Some(sender) = lock(&self.relayed).remove(ticket) {
             let _ = sender.send(());
@@ -236,12 +237,14 @@ impl TaskService {
     }
 
     /// How many tasks this process runs (their actors live).
+    #[cfg(feature = "http")]
     pub(crate) fn running_count(&self) -> usize {
         self.running().len()
     }
 
     /// Ends every task this process runs: each is stored `failed` with `reason` (so every
     /// node of a cluster reports it), and its work is cancelled.
+    #[cfg(feature = "http")]
     pub(crate) fn shut_down_all(&self, reason: &str) {
         let runs: Vec<Addr<TaskRun>> = self.running().values().cloned().collect();
         for run in runs {

@@ -38,8 +38,7 @@ use serde_json::json;
 
 use super::HttpShared;
 
-/// The reason a draining server gives the requests it cancels.
-pub const SHUTDOWN_REASON: &str = "server shutting down";
+pub use crate::transport::SHUTDOWN_REASON;
 
 /// How long a request refused while draining is told to wait (`Retry-After`, in seconds): by
 /// then a load balancer has moved it to another node.
