@@ -84,7 +84,12 @@ impl Run {
 
 /// Runs the client with `args`; the run is killed past [`RUN_CAP`].
 async fn client(args: &[&str]) -> Run {
-    let child = Command::new(common::pipe::example_binary("client"))
+    run_example("client", args).await
+}
+
+/// Runs the example binary `name` with `args`; the run is killed past [`RUN_CAP`].
+async fn run_example(name: &str, args: &[&str]) -> Run {
+    let child = Command::new(common::pipe::example_binary(name))
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -94,7 +99,7 @@ async fn client(args: &[&str]) -> Run {
         .unwrap();
     let output = tokio::time::timeout(RUN_CAP, child.wait_with_output())
         .await
-        .unwrap_or_else(|_| panic!("client {args:?} did not finish within {RUN_CAP:?}"))
+        .unwrap_or_else(|_| panic!("{name} {args:?} did not finish within {RUN_CAP:?}"))
         .unwrap();
     Run {
         code: output.status.code().expect("the client was not killed"),
@@ -585,4 +590,35 @@ async fn http_calls_mirror_annotated_arguments_in_param_headers() {
         echoed,
         json!({"region": "eu-west", "priority": 3, "verbose": true, "note": "n"})
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// examples/tokio_client: the client in a plain tokio application
+
+#[tokio::test]
+async fn the_tokio_client_example_lists_and_calls_a_tool() {
+    let server = HttpServer::start().await;
+    let run = run_example("tokio_client", &[&server.url]).await.ok();
+    assert!(
+        run.stdout.starts_with("connected to actix-mcp-example "),
+        "{run:#?}"
+    );
+    assert!(run.stdout.contains("\ntool echo: "), "{run:#?}");
+    assert!(
+        run.stdout.trim_end().ends_with("echo: hello from tokio"),
+        "{run:#?}"
+    );
+
+    let run = run_example(
+        "tokio_client",
+        &[&server.url, "echo", r#"{"message":"chosen"}"#],
+    )
+    .await
+    .ok();
+    assert!(run.stdout.trim_end().ends_with("echo: chosen"), "{run:#?}");
+
+    // A server that is not there: an error, and exit status 1.
+    let run = run_example("tokio_client", &["http://127.0.0.1:9/mcp"]).await;
+    assert_eq!(run.code, 1, "{run:#?}");
+    assert!(run.stderr.contains("Error"), "{run:#?}");
 }

@@ -15,6 +15,7 @@ use super::error::ClientError;
 use super::handlers::{self, HandlerResult, Handlers, ServerRequest};
 use super::lifecycle::{self, Era, Lifecycle, Probe};
 use super::mrtr::DEFAULT_MAX_INPUT_ROUNDS;
+use super::runtime::ClientRuntime;
 use super::session::{ClientSession, EnableRenewal, Envelope, SetEnvelope};
 use super::transport::{Connect, Inbox, Transport};
 use super::{CallOptions, Client, ClientInner};
@@ -314,13 +315,44 @@ impl ClientBuilder {
     /// Connects: opens the transport, then starts as the [`lifecycle`](Self::lifecycle)
     /// says: in the 2026 era with `server/discover` (every request then carries the
     /// capabilities the handlers call for in `_meta`); in the 2025 era with `initialize` (with
-    /// those capabilities) and `notifications/initialized`. Must run inside an actix system.
+    /// those capabilities) and `notifications/initialized`.
+    ///
+    /// Inside an actix system (`#[actix_web::main]`, `#[actix::main]`) the client's actors run
+    /// on the current arbiter. Anywhere else (a plain `#[tokio::main]` application, any
+    /// thread) they run on an actix system of the SDK's own: one thread, started with the
+    /// first such client and stopped once the last one is dropped.
     ///
     /// # Errors
     /// When the transport cannot connect, the server refuses `initialize` (or, with
     /// [`Lifecycle::V2026`], `server/discover`), or it answers with a protocol version this
     /// SDK does not speak ([`ClientError::Protocol`]; the connection is closed).
     pub async fn connect(self, connector: impl Connect) -> Result<Client, ClientError> {
+        if actix_rt::System::try_current().is_some() {
+            return self.connect_on(connector, None).await;
+        }
+        let runtime = ClientRuntime::acquire()?;
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let owner = runtime.clone();
+        runtime.arbiter().spawn_fn(move || {
+            actix_rt::spawn(async move {
+                // The caller may have given up waiting; the client then closes on drop.
+                let _ = tx.send(self.connect_on(connector, Some(owner)).await);
+            });
+        });
+        rx.await.unwrap_or_else(|_| {
+            Err(ClientError::TransportClosed(
+                "the client's actix system stopped while connecting".into(),
+            ))
+        })
+    }
+
+    /// [`connect`](Self::connect) on the current arbiter; `runtime` is the SDK's own system
+    /// when that is where it runs.
+    async fn connect_on(
+        self,
+        connector: impl Connect,
+        runtime: Option<Arc<ClientRuntime>>,
+    ) -> Result<Client, ClientError> {
         let (inbox, rx) = Inbox::channel();
         let transport = connector.connect(inbox).await?;
         let handlers = Arc::new(self.handlers);
@@ -348,6 +380,7 @@ impl ClientBuilder {
                 auto_input: self.auto_input,
                 max_input_rounds: self.max_input_rounds,
                 cache,
+                runtime,
                 #[cfg(feature = "otel")]
                 telemetry: crate::telemetry::ClientSessionTimer::new(
                     if transport.mirrors_headers() {
@@ -484,6 +517,7 @@ impl Client {
             {
                 Ok(pending) => pending,
                 // An authorization failure is the same in either era: no fallback.
+                #[cfg(feature = "client-http")]
                 Err(error @ ClientError::Auth(_)) => return Probe::Failed(error),
                 Err(error) => return Probe::V2025(error),
             };
@@ -515,11 +549,10 @@ impl Client {
                     }
                     version_retried = true;
                 }
+                #[cfg(feature = "client-http")]
                 Err(error @ ClientError::Auth(_)) => return Probe::Failed(error),
                 Err(error) => return Probe::V2025(error),
-                #[cfg(feature = "client-http")]
             }
         }
     }
 }
-                #[cfg(feature = "client-http")]

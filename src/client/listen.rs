@@ -158,7 +158,7 @@ impl Client {
         }
         let (events, rx) = mpsc::channel(LISTEN_QUEUE);
         let client = self.clone();
-        let task = actix_rt::spawn(async move { client.run_subscription(filter, events).await });
+        let task = tokio::spawn(async move { client.run_subscription(filter, events).await });
         Ok(Subscription { events: rx, task })
     }
 

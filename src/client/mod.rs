@@ -18,8 +18,9 @@
 //! # Ok(()) }
 //! ```
 //!
-//! A client runs inside an actix system (`#[actix_web::main]`, `#[actix::main]` or
-//! `actix_rt::System::new().block_on(..)`): its session is an actor
+//! A client runs in any tokio application: inside an actix system (`#[actix_web::main]`,
+//! `#[actix::main]`) on the current arbiter, elsewhere (`#[tokio::main]`) on an actix system
+//! of the SDK's own ([`ClientBuilder::connect`]). Its session is an actor
 //! (`session` module docs), which owns the outgoing request table, answers the
 //! server's requests with the handlers given to the [`ClientBuilder`], and hands notifications
 //! to its callbacks. Requests run concurrently on one connection.
@@ -44,8 +45,8 @@
 //! stdio), or closing the answer's stream (2026 over HTTP); its id is never reused.
 
 mod api;
-pub mod auth;
 #[cfg(feature = "client-http")]
+pub mod auth;
 mod builder;
 mod cache;
 pub mod error;
@@ -54,6 +55,7 @@ pub(crate) mod headers;
 pub mod lifecycle;
 pub mod listen;
 pub mod mrtr;
+mod runtime;
 pub(crate) mod session;
 pub mod transport;
 
@@ -116,6 +118,8 @@ struct ClientInner {
     auto_input: bool,
     max_input_rounds: usize,
     cache: Option<Arc<ResultCache>>,
+    /// The SDK's own actix system, when the client was connected outside one.
+    runtime: Option<Arc<runtime::ClientRuntime>>,
     /// Reports the connection's duration when it ends.
     #[cfg(feature = "otel")]
     telemetry: crate::telemetry::ClientSessionTimer,
@@ -130,7 +134,19 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Drop for ClientInner {
     fn drop(&mut self) {
         // The last handle is gone: nobody can use the connection any more.
-        self.session.do_send(Shutdown);
+        match self.runtime.take() {
+            None => self.session.do_send(Shutdown),
+            Some(runtime) => {
+                // The SDK's own system stops (with the last client's runtime handle) only once
+                // the session has closed its transport.
+                let session = self.session.clone();
+                let arbiter = runtime.arbiter().clone();
+                arbiter.spawn(async move {
+                    let _ = session.send(Shutdown).await;
+                    drop(runtime);
+                });
+            }
+        }
         #[cfg(feature = "otel")]
         self.telemetry.record(*lock(&self.version));
     }
