@@ -297,10 +297,11 @@ pub enum BuildError {
         "`{0}` results carry no cache hints (cacheable: server/discover, the */list methods, resources/read)"
     )]
     NotCacheable(String),
-    /// Two tools, prompts, resources or templates share a name (or uri).
+    /// Two tools, prompts, resources or templates share a name (or uri), or two
+    /// [`ToolBox`](crate::ToolBox)es (or a box and the server) register state of one type.
     #[error("duplicate {kind} `{name}`")]
     Duplicate {
-        /// What was duplicated (`tool`, `prompt`, `resource`, `resource template`).
+        /// What was duplicated (`tool`, `prompt`, `resource`, `resource template`, `state`).
         kind: &'static str,
         /// The duplicated name.
         name: String,

@@ -186,11 +186,14 @@ pub use server::tool::{IntoCallToolResult, Json, ToolDef, ToolHandler};
 #[cfg(feature = "server")]
 #[allow(deprecated)]
 pub use server::tool::{blocking_tool, tool};
+#[cfg(feature = "server")]
+pub use server::toolbox::ToolBox;
+#[cfg(feature = "server")]
 pub use server::uri_template::{MAX_MATCHED_URI, UriTemplate};
+#[cfg(feature = "server")]
 pub use server::{
     ErrorSite, ExceptionReport, IntoJsonResult, RequestContext, RequestEvent, Server, ServerBuilder,
 };
-#[cfg(feature = "server")]
 
 // The README's Rust code blocks, compiled by `cargo test --doc`.
 #[doc = include_str!("../README.md")]
@@ -198,10 +201,10 @@ pub use server::{
 pub struct ReadmeDoctests;
 
 /// The items most servers need.
+#[cfg(feature = "server")]
 pub mod prelude {
     pub use crate::protocol::{
         CallToolResult, ContentBlock, GetPromptResult, LoggingLevel, PromptMessage,
-#[cfg(feature = "server")]
         ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role,
     };
     pub use crate::{

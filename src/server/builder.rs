@@ -34,6 +34,7 @@ use crate::server::resource::{
 use crate::server::state::StateMap;
 use crate::server::tasks::TaskConfig;
 use crate::server::tool::ToolDef;
+use crate::server::toolbox::ToolBox;
 use crate::server::{RequestContext, Server, ServerInner};
 
 /// Builds a [`Server`]. See [`Server::builder`].
@@ -190,6 +191,35 @@ impl ServerBuilder {
                 }
             }
             Err(err) => self.errors.push(err),
+        }
+        self
+    }
+
+    /// Merges a [`ToolBox`]: its tools, prompts, resources, templates and state. A name or a
+    /// state type registered already (by the server or another box) is an error of
+    /// [`build`](Self::build).
+    pub fn toolbox(mut self, toolbox: ToolBox) -> Self {
+        for state in toolbox.state {
+            if self.state.contains(state.type_id) {
+                self.errors.push(BuildError::Duplicate {
+                    kind: "state",
+                    name: state.type_name.to_owned(),
+                });
+            } else {
+                self.state.insert_any(state.type_id, state.value);
+            }
+        }
+        for tool in toolbox.tools {
+            self = self.tool(tool);
+        }
+        for prompt in toolbox.prompts {
+            self = self.prompt(prompt);
+        }
+        for resource in toolbox.resources {
+            self = self.resource(resource);
+        }
+        for template in toolbox.templates {
+            self = self.resource_template(template);
         }
         self
     }

@@ -33,6 +33,7 @@ pub(crate) mod session;
 pub(crate) mod state;
 pub mod tasks;
 pub(crate) mod tool;
+pub(crate) mod toolbox;
 pub(crate) mod uri_template;
 
 use std::fmt;

@@ -16,6 +16,16 @@ impl StateMap {
         self.0.get(&TypeId::of::<T>())?.clone().downcast::<T>().ok()
     }
 
+    /// Whether state of the type `id` is registered.
+    pub(crate) fn contains(&self, id: TypeId) -> bool {
+        self.0.contains_key(&id)
+    }
+
+    /// Registers `value` as the state of the type `id` (which must be its type).
+    pub(crate) fn insert_any(&mut self, id: TypeId, value: Arc<dyn Any + Send + Sync>) {
+        self.0.insert(id, value);
+    }
+
     /// Registers (or replaces) the state of type `T`.
     pub(crate) fn insert<T: Send + Sync + 'static>(&mut self, value: Arc<T>) {
         self.0.insert(TypeId::of::<T>(), value);

@@ -1,0 +1,218 @@
+//! Tool boxes: modules that each export their tools, prompts, resources, templates and state
+//! as one [`ToolBox`], merged into a server; collisions between boxes, or between a box and the
+//! server, are errors of `build()`.
+#![cfg(feature = "server")]
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use actix_mcp::protocol::method;
+use actix_mcp::{BuildError, Server, ToolBox, ToolDef};
+use serde_json::{Value, json};
+
+/// One module of an application: notes, with their store.
+mod notes {
+    use std::sync::Mutex;
+
+    use actix_mcp::prelude::*;
+    use actix_mcp::protocol::{GetPromptResult, PromptMessage};
+    use actix_mcp::{ToolBox, ToolDef};
+    use schemars::JsonSchema;
+    use serde::Deserialize;
+
+    #[derive(Default)]
+    pub struct Store(pub Mutex<Vec<String>>);
+
+    #[derive(Deserialize, JsonSchema)]
+    pub struct Add {
+        pub text: String,
+    }
+
+    pub fn toolbox() -> ToolBox {
+        ToolBox::new()
+            .state(Store::default())
+            .tool(ToolDef::new(
+                "add_note",
+                |State(store): State<Store>, Params(add): Params<Add>| async move {
+                    let mut notes = store.0.lock().unwrap();
+                    notes.push(add.text);
+                    format!("{} notes", notes.len())
+                },
+            ))
+            .prompt(PromptDef::new(
+                "summarize_notes",
+                |State(store): State<Store>| async move {
+                    let notes = store.0.lock().unwrap().join("; ");
+                    GetPromptResult::new(vec![PromptMessage::user_text(format!(
+                        "Summarize: {notes}"
+                    ))])
+                },
+            ))
+            .resource(ResourceDef::new(
+                "notes://all",
+                "all notes",
+                |State(store): State<Store>| async move { store.0.lock().unwrap().join("\n") },
+            ))
+    }
+}
+
+/// Another module: a counter of its own, and a box nested in it.
+mod counter {
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    use actix_mcp::prelude::*;
+    use actix_mcp::{ToolBox, ToolDef};
+
+    #[derive(Default)]
+    pub struct Hits(pub AtomicU64);
+
+    pub fn toolbox() -> ToolBox {
+        let inner = ToolBox::new().tool(ToolDef::new(
+            "reset",
+            |State(hits): State<Hits>| async move {
+                hits.0.store(0, Ordering::Relaxed);
+                "reset"
+            },
+        ));
+        ToolBox::new()
+            .state(Hits::default())
+            .tool(ToolDef::new("hit", |State(hits): State<Hits>| async move {
+                (hits.0.fetch_add(1, Ordering::Relaxed) + 1).to_string()
+            }))
+            .merge(inner)
+    }
+}
+
+async fn send(server: &Server, method: &str, params: Value) -> Value {
+    let message = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let line = common::within(server.handle_json(&message.to_string()))
+        .await
+        .unwrap_or_else(|| panic!("no response to {message}"));
+    let response: Value = serde_json::from_str(&line).unwrap();
+    common::assert_valid_message(&response);
+    response
+}
+
+async fn call(server: &Server, name: &str, arguments: Value) -> String {
+    let response = send(
+        server,
+        method::TOOLS_CALL,
+        json!({"name": name, "arguments": arguments}),
+    )
+    .await;
+    assert_ne!(response["result"]["isError"], true, "{response}");
+    response["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[actix_rt::test]
+async fn boxes_from_two_modules_serve_beside_the_servers_own_tools() {
+    let server = Server::builder("boxes", "1.0.0")
+        .toolbox(notes::toolbox())
+        .toolbox(counter::toolbox())
+        .tool(ToolDef::new("ping", || async { "pong" }))
+        .build()
+        .unwrap();
+
+    let list = send(&server, method::TOOLS_LIST, json!({})).await;
+    let mut names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    names.sort_unstable();
+    assert_eq!(names, ["add_note", "hit", "ping", "reset"]);
+
+    // Each box's handlers read the state it brought.
+    assert_eq!(
+        call(&server, "add_note", json!({"text": "one"})).await,
+        "1 notes"
+    );
+    assert_eq!(
+        call(&server, "add_note", json!({"text": "two"})).await,
+        "2 notes"
+    );
+    assert_eq!(call(&server, "hit", json!({})).await, "1");
+    assert_eq!(call(&server, "hit", json!({})).await, "2");
+    assert_eq!(call(&server, "reset", json!({})).await, "reset");
+    assert_eq!(call(&server, "hit", json!({})).await, "1");
+    assert_eq!(call(&server, "ping", json!({})).await, "pong");
+
+    let prompt = send(
+        &server,
+        method::PROMPTS_GET,
+        json!({"name": "summarize_notes"}),
+    )
+    .await;
+    assert_eq!(
+        prompt["result"]["messages"][0]["content"]["text"],
+        "Summarize: one; two"
+    );
+    let read = send(
+        &server,
+        method::RESOURCES_READ,
+        json!({"uri": "notes://all"}),
+    )
+    .await;
+    assert_eq!(read["result"]["contents"][0]["text"], "one\ntwo");
+}
+
+fn duplicate(result: Result<Server, BuildError>) -> (&'static str, String) {
+    match result {
+        Err(BuildError::Duplicate { kind, name }) => (kind, name),
+        Err(other) => panic!("another error: {other}"),
+        Ok(_) => panic!("built despite a collision"),
+    }
+}
+
+#[test]
+fn a_name_or_a_state_type_registered_twice_is_a_build_error() {
+    // The same box twice: its state type comes first.
+    let (kind, name) = duplicate(
+        Server::builder("boxes", "1.0.0")
+            .toolbox(counter::toolbox())
+            .toolbox(counter::toolbox())
+            .build(),
+    );
+    assert_eq!(kind, "state");
+    assert!(name.ends_with("counter::Hits"), "{name}");
+
+    // A box's tool against the server's own.
+    let (kind, name) = duplicate(
+        Server::builder("boxes", "1.0.0")
+            .tool(ToolDef::new("hit", || async { "mine" }))
+            .toolbox(counter::toolbox())
+            .build(),
+    );
+    assert_eq!((kind, name.as_str()), ("tool", "hit"));
+
+    // Two boxes with one tool name, and no state.
+    let one = ToolBox::new().tool(ToolDef::new("same", || async { "a" }));
+    let two = ToolBox::new().tool(ToolDef::new("same", || async { "b" }));
+    let (kind, name) = duplicate(
+        Server::builder("boxes", "1.0.0")
+            .toolbox(one.clone())
+            .toolbox(two.clone())
+            .build(),
+    );
+    assert_eq!((kind, name.as_str()), ("tool", "same"));
+    // Merged into one box first: the same error.
+    let (kind, name) = duplicate(
+        Server::builder("boxes", "1.0.0")
+            .toolbox(one.merge(two))
+            .build(),
+    );
+    assert_eq!((kind, name.as_str()), ("tool", "same"));
+
+    // The server's state against a box's.
+    let (kind, _) = duplicate(
+        Server::builder("boxes", "1.0.0")
+            .state(notes::Store::default())
+            .toolbox(notes::toolbox())
+            .build(),
+    );
+    assert_eq!(kind, "state");
+}
