@@ -24,6 +24,13 @@
 //! its private key (`private_key_jwt`; an ES256, ES384, RS256 or EdDSA key in a PKCS#8 PEM
 //! file, RSA also PKCS#1).
 //!
+//! `--lifecycle` pins the era: `auto` (the default) probes `server/discover` and speaks
+//! 2026-07-28 to a server that answers it, 2025-11-25 otherwise. Some servers serve both eras
+//! but can ask the client for input (sampling, elicitation, roots) only inside a 2025-11-25
+//! session (the official Python SDK 2.3's `ctx.elicit` and `create_message` answer "no
+//! back-channel" in a 2026 request): pass `--lifecycle 2025-11-25` to use such tools. `info`
+//! prints which era was chosen (`era`) and, in the 2026 era, the `server/discover` result.
+//!
 //! Exit status: 0 on success, 1 when the server answered with an error or the connection
 //! failed (the error is printed as JSON on stderr), 2 on bad usage.
 
@@ -36,7 +43,8 @@ use actix_mcp::client::auth::{
 };
 use actix_mcp::client::transport::{ChildProcess, HttpOptions, HttpTransport};
 use actix_mcp::client::{
-    CallOptions, Client, ClientBuilder, ClientError, ServerRequest, fill_elicitation_defaults,
+    CallOptions, Client, ClientBuilder, ClientError, Era, Lifecycle, ServerRequest,
+    fill_elicitation_defaults,
 };
 use actix_mcp::protocol::{
     CompletionArgument, CreateMessageRequestParams, CreateMessageResult, ElicitAction,
@@ -107,9 +115,16 @@ struct Cli {
     /// Decline elicitations.
     #[arg(long)]
     elicit_decline: bool,
-    /// Offer this root to the server (repeatable: `--roots A --roots B`).
-    #[arg(long, value_name = "URI")]
+    /// Offer these roots to the server: several after one flag, comma-separated
+    /// (`--roots file:///a,file:///b`; a comma inside a URI is `%2C`), or the flag repeated.
+    #[arg(long, value_name = "URIS", value_delimiter = ',')]
     roots: Vec<String>,
+    /// Which era to speak: `auto` probes `server/discover` and falls back to `initialize`;
+    /// `2025-11-25` runs the handshake only (for servers whose tools need a session, such as
+    /// those that ask the client for input in a 2025 session only); `2026-07-28` never falls
+    /// back.
+    #[arg(long, value_name = "ERA", default_value = "auto", value_parser = ["auto", "2025-11-25", "2026-07-28"])]
+    lifecycle: String,
     /// Cancel the request after this many milliseconds; prints `{"cancelled":true}`.
     #[arg(long, value_name = "N")]
     cancel_after_ms: Option<u64>,
@@ -128,7 +143,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// The server's `initialize` result.
+    /// What the server said about itself (its `initialize` result, or in the 2026 era one made
+    /// from `server/discover`), with `era` (the one chosen) and, in the 2026 era, `discover`
+    /// (the `server/discover` result as received).
     Info,
     /// Every tool (all pages).
     Tools,
@@ -196,6 +213,11 @@ fn stderr_line(value: &Value) {
 
 fn builder(cli: &Cli) -> Result<ClientBuilder, Usage> {
     let mut builder = Client::builder("actix-mcp-cli", env!("CARGO_PKG_VERSION"));
+    builder = builder.lifecycle(match cli.lifecycle.as_str() {
+        "2025-11-25" => Lifecycle::V2025,
+        "2026-07-28" => Lifecycle::V2026,
+        _ => Lifecycle::Auto,
+    });
     if let Some(timeout) = cli.timeout_ms {
         builder = builder.request_timeout(Some(Duration::from_millis(timeout)));
     }
@@ -331,6 +353,23 @@ fn to_json<T: serde::Serialize>(value: &T) -> Result<Value, ClientError> {
     serde_json::to_value(value).map_err(|err| ClientError::Protocol(err.to_string()))
 }
 
+/// `info`: what the server said about itself, the era chosen and the discover result.
+fn info(client: &Client) -> Result<Value, ClientError> {
+    let mut out = to_json(client.initialize_result())?;
+    if let Value::Object(fields) = &mut out {
+        let era = match client.era() {
+            Era::V2026 => "2026-07-28".to_owned(),
+            Era::V2025 => "2025-11-25".to_owned(),
+            other => format!("{other:?}"),
+        };
+        fields.insert("era".into(), era.into());
+        if let Some(discover) = client.discover_result() {
+            fields.insert("discover".into(), to_json(discover)?);
+        }
+    }
+    Ok(out)
+}
+
 async fn run(cli: &Cli, client: &Client) -> Result<Result<Value, ClientError>, Usage> {
     if let Some(level) = &cli.log_level {
         let level: LoggingLevel = serde_json::from_value(Value::String(level.clone()))
@@ -353,7 +392,7 @@ async fn run(cli: &Cli, client: &Client) -> Result<Result<Value, ClientError>, U
         });
     }
     let (method, params) = match &cli.command {
-        Command::Info => return Ok(to_json(client.initialize_result())),
+        Command::Info => return Ok(info(client)),
         Command::Tools => return Ok(client.tools().await.and_then(|v| to_json(&v))),
         Command::Prompts => return Ok(client.prompts().await.and_then(|v| to_json(&v))),
         Command::Resources => return Ok(client.resources().await.and_then(|v| to_json(&v))),

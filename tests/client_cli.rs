@@ -420,7 +420,7 @@ async fn log_level_against_a_server_without_logging_still_prints_its_logs() {
 }
 
 #[tokio::test]
-async fn roots_are_repeatable_and_precede_the_subcommand() {
+async fn roots_are_repeatable_or_comma_separated_and_precede_the_subcommand() {
     let peer = peer();
     let args = [
         "--stdio",
@@ -432,6 +432,55 @@ async fn roots_are_repeatable_and_precede_the_subcommand() {
     ];
     let run = client(&[&args[..], &["call", "roots"]].concat()).await.ok();
     assert_eq!(run.text(), "file:///a file:///b");
+
+    // Several after one flag, and both forms together.
+    let args = [
+        "--stdio",
+        &peer,
+        "--roots",
+        "file:///a,file:///b",
+        "--roots",
+        "file:///c",
+    ];
+    let run = client(&[&args[..], &["call", "roots"]].concat()).await.ok();
+    assert_eq!(run.text(), "file:///a file:///b file:///c");
+}
+
+#[tokio::test]
+async fn lifecycle_pins_the_era_and_info_says_which_one_was_chosen() {
+    let server = stdio_server();
+    // Auto: our server answers server/discover.
+    let info = client(&["--stdio", &server, "info"]).await.ok().out();
+    assert_eq!(info["era"], "2026-07-28");
+    assert_eq!(
+        info["discover"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "stdio-example"
+    );
+    assert!(info["discover"]["supportedVersions"].is_array(), "{info}");
+
+    let info = client(&["--stdio", &server, "--lifecycle", "2025-11-25", "info"])
+        .await
+        .ok()
+        .out();
+    assert_eq!(info["era"], "2025-11-25");
+    assert_eq!(info["protocolVersion"], "2025-11-25");
+    assert!(info.get("discover").is_none(), "{info}");
+
+    let info = client(&["--stdio", &server, "--lifecycle", "2026-07-28", "info"])
+        .await
+        .ok()
+        .out();
+    assert_eq!(info["era"], "2026-07-28");
+
+    // The peer speaks 2025-11-25 only: pinned to 2026-07-28, no fallback.
+    let peer = peer();
+    let run = client(&["--stdio", &peer, "--lifecycle", "2026-07-28", "info"]).await;
+    assert_eq!(run.code, 1, "{run:#?}");
+    let info = client(&["--stdio", &peer, "info"]).await.ok().out();
+    assert_eq!(info["era"], "2025-11-25");
+
+    let run = client(&["--stdio", &server, "--lifecycle", "2027-01-01", "info"]).await;
+    assert_eq!(run.code, 2, "{run:#?}");
 }
 
 #[tokio::test]
