@@ -79,6 +79,29 @@ sys.exit(3)
     assert!(error.is_closed(), "{error:?}");
     let again = within(client.ping()).await.unwrap_err();
     assert!(again.is_closed(), "{again:?}");
+    // The child was waited for: no zombie is left of it, closed or not.
+    drop(client);
+    common::eventually("no zombie child", || zombie_children().is_empty()).await;
+}
+
+/// The process ids of this process's children that have exited and were not waited for.
+fn zombie_children() -> Vec<u32> {
+    let me = std::process::id().to_string();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| {
+            let pid: u32 = entry.ok()?.file_name().to_str()?.parse().ok()?;
+            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+            let field = |name: &str| {
+                status
+                    .lines()
+                    .find_map(|line| line.strip_prefix(name))
+                    .map(str::trim)
+                    .map(str::to_owned)
+            };
+            (field("PPid:")? == me && field("State:")?.starts_with('Z')).then_some(pid)
+        })
+        .collect()
 }
 
 #[actix_rt::test]

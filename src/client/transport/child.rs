@@ -222,27 +222,48 @@ impl Transport for ChildConnection {
             .take();
         let grace = self.grace;
         Box::pin(async move {
-            close_stdin.await?;
-            let Some(mut child) = child else {
-                return Ok(());
-            };
-            match tokio::time::timeout(grace, child.wait()).await {
-                Ok(Ok(status)) => {
-                    tracing::debug!(%status, "the server process exited");
-                }
-                Ok(Err(err)) => {
-                    tracing::debug!(%err, "waiting for the server process failed; killing it");
-                    let _ = child.kill().await;
-                }
-                Err(_) => {
-                    tracing::debug!(
-                        ?grace,
-                        "the server process did not exit in time; killing it"
-                    );
-                    let _ = child.kill().await;
-                }
+            let closed = close_stdin.await;
+            if let Some(child) = child {
+                reap(child, grace).await;
             }
-            Ok(())
+            closed
         })
+    }
+}
+
+impl Drop for ChildConnection {
+    fn drop(&mut self) {
+        // Dropped without `close` (the session ended on its own): the child is still waited
+        // for, so it never lingers as a zombie. Its stdin closes with the line sender.
+        let child = self
+            .child
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take();
+        if let (Some(child), Ok(runtime)) = (child, tokio::runtime::Handle::try_current()) {
+            runtime.spawn(reap(child, self.grace));
+        }
+        // Outside a runtime, `kill_on_drop` ends it.
+    }
+}
+
+/// Waits up to `grace` for the child to exit, then kills it; either way it is reaped.
+async fn reap(mut child: Child, grace: Duration) {
+    match tokio::time::timeout(grace, child.wait()).await {
+        Ok(Ok(status)) => {
+            tracing::debug!(%status, "the server process exited");
+        }
+        Ok(Err(err)) => {
+            tracing::debug!(%err, "waiting for the server process failed; killing it");
+            let _ = child.kill().await;
+        }
+        Err(_) => {
+            tracing::debug!(
+                ?grace,
+                "the server process did not exit in time; killing it"
+            );
+            // `kill` waits for the process too.
+            let _ = child.kill().await;
+        }
     }
 }
