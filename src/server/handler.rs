@@ -118,6 +118,11 @@ pub enum Rejection {
 }
 
 /// Builds a handler argument from the request.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a handler argument: it does not implement `actix_mcp::FromParts`",
+    label = "not an extractor",
+    note = "handler arguments are extractors: `Params<T>` (with `T: serde::Deserialize + schemars::JsonSchema`), `Arguments`, `State<T>`, `RequestContext`, `UriVars`, `ResourceUri`, `RequestMeta`, or a type of your own implementing `actix_mcp::FromParts`"
+)]
 pub trait FromParts: Sized + Send + 'static {
     /// Extracts the value.
     ///
@@ -278,6 +283,13 @@ pub trait Handler<M>: Clone + Send + Sync + 'static {
 macro_rules! impl_handler {
     ($($ty:ident),*) => {
         #[allow(non_snake_case, unused_variables, unused_mut)]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an MCP handler (`actix_mcp::Handler`, not actix-web's)",
+    label = "not an MCP handler",
+    note = "a handler is a closure or `async fn` taking up to six extractors (`Params<T>`, `Arguments`, `State<T>`, `RequestContext`, ...) and returning a future",
+    note = "the future must be `Send`: hold no `Rc`, `RefCell` borrow or `std::sync::MutexGuard` across an `.await`",
+    note = "`Params<T>` needs `T: serde::Deserialize + schemars::JsonSchema` (derive both; `#[schemars(crate = \"actix_mcp::schemars\")]` without a schemars dependency of your own)"
+)]
         impl<F, Fut, O, $($ty,)*> Handler<($($ty,)*)> for F
         where
             F: Fn($($ty),*) -> Fut + Clone + Send + Sync + 'static,

@@ -23,6 +23,11 @@ use crate::server::context::RequestContext;
 use crate::server::handler::{ErasedHandler, Handler, Params, erase};
 
 /// Converts a prompt handler's output into a `prompts/get` result.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a prompt's result",
+    label = "the prompt's future yields this",
+    note = "a prompt returns `String`, `PromptMessage`, `Vec<PromptMessage>`, `GetPromptResult`, or `Result` of one of these with an error convertible into `McpError`"
+)]
 pub trait IntoGetPromptResult: Send + 'static {
     /// The conversion.
     ///

@@ -34,6 +34,11 @@ pub enum ResourceOutput {
 }
 
 /// Converts a read handler's output into a [`ResourceOutput`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a resource's contents",
+    label = "the read handler's future yields this",
+    note = "a read handler returns `String`, `&'static str`, `Vec<u8>` (a blob), `ResourceContents`, `Vec<ResourceContents>`, `ReadResourceResult`, `ResourceOutput`, or `Result` of one of these with an error convertible into `McpError`"
+)]
 pub trait IntoResourceOutput: Send + 'static {
     /// The conversion.
     ///

@@ -33,6 +33,11 @@ use crate::server::handler::{
 };
 
 /// Converts a tool handler's output into a `tools/call` result.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool's result",
+    label = "the tool's future yields this",
+    note = "a tool returns `String`, `&'static str`, `ContentBlock`, `Vec<ContentBlock>`, `CallToolResult`, `Json<T>` (with `T: Serialize + JsonSchema`, for structured content), or `Result` of one of these with an error convertible into `McpError`"
+)]
 pub trait IntoCallToolResult: Send + 'static {
     /// The conversion; an `Err` is reported as described on [`McpError`].
     ///
