@@ -306,6 +306,20 @@ pub enum BuildError {
         /// The duplicated name.
         name: String,
     },
+    /// A handler reads [`State<T>`](crate::State) of a type that was never registered (with
+    /// [`ServerBuilder::state`](crate::ServerBuilder::state) or a
+    /// [`ToolBox`](crate::ToolBox)).
+    #[error(
+        "{kind} `{name}` reads state `{state}`, which was never registered (ServerBuilder::state)"
+    )]
+    MissingState {
+        /// What reads it (`tool`, `prompt`, `resource`, `resource template`).
+        kind: &'static str,
+        /// Its name (or uri, or uri template).
+        name: String,
+        /// The state's type.
+        state: String,
+    },
     /// A tool's input or output schema is not a valid JSON schema with an object root.
     #[error("invalid schema for tool `{tool}`: {reason}")]
     InvalidSchema {

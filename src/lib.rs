@@ -162,7 +162,7 @@ pub use schemars;
 #[cfg(feature = "server")]
 pub use server::handler::{
     Arguments, FromParts, Handler, HandlerParts, Params, Rejection, RequestMeta, ResourceUri,
-    State, UriVars, schema_of,
+    State, StateNeed, UriVars, schema_of,
 };
 #[cfg(feature = "server")]
 #[allow(deprecated)]

@@ -1,6 +1,6 @@
 //! Tool boxes: modules that each export their tools, prompts, resources, templates and state
 //! as one [`ToolBox`], merged into a server; collisions between boxes, or between a box and the
-//! server, are errors of `build()`.
+//! server, are errors of `build()`, as is a handler reading state that nobody registered.
 #![cfg(feature = "server")]
 #![allow(clippy::unwrap_used)]
 
@@ -215,4 +215,82 @@ fn a_name_or_a_state_type_registered_twice_is_a_build_error() {
             .build(),
     );
     assert_eq!(kind, "state");
+}
+
+/// State nobody registers.
+struct Unregistered;
+
+#[test]
+fn a_handler_reading_state_never_registered_is_a_build_error() {
+    use actix_mcp::{PromptDef, ResourceDef, ResourceTemplateDef, State};
+
+    let missing = |result: Result<Server, BuildError>| match result {
+        Err(BuildError::MissingState { kind, name, state }) => {
+            assert!(state.ends_with("Unregistered"), "{state}");
+            (kind, name)
+        }
+        Err(other) => panic!("another error: {other}"),
+        Ok(_) => panic!("built without the state"),
+    };
+    let tool = || ToolDef::new("reads", |State(_): State<Unregistered>| async { "ok" });
+    assert_eq!(
+        missing(Server::builder("s", "1").tool(tool()).build()),
+        ("tool", "reads".to_owned())
+    );
+    assert_eq!(
+        missing(
+            Server::builder("s", "1")
+                .prompt(PromptDef::new("p", |State(_): State<Unregistered>| async {
+                    "text".to_owned()
+                }))
+                .build()
+        ),
+        ("prompt", "p".to_owned())
+    );
+    assert_eq!(
+        missing(
+            Server::builder("s", "1")
+                .resource(ResourceDef::new(
+                    "test://r",
+                    "r",
+                    |State(_): State<Unregistered>| async { "text" }
+                ))
+                .build()
+        ),
+        ("resource", "test://r".to_owned())
+    );
+    assert_eq!(
+        missing(
+            Server::builder("s", "1")
+                .resource_template(ResourceTemplateDef::new(
+                    "test://t/{id}",
+                    "t",
+                    |State(_): State<Unregistered>| async { "text" }
+                ))
+                .build()
+        ),
+        ("resource template", "test://t/{id}".to_owned())
+    );
+
+    // Registered by the server, or by a box: it builds.
+    assert!(
+        Server::builder("s", "1")
+            .state(Unregistered)
+            .tool(tool())
+            .build()
+            .is_ok()
+    );
+    assert!(
+        Server::builder("s", "1")
+            .toolbox(ToolBox::new().state(Unregistered).tool(tool()))
+            .build()
+            .is_ok()
+    );
+
+    // At run time too.
+    let server = Server::builder("s", "1").build().unwrap();
+    match server.define_tool(tool()) {
+        Err(BuildError::MissingState { kind: "tool", .. }) => {}
+        other => panic!("defined without its state: {other:?}"),
+    }
 }

@@ -535,11 +535,13 @@ impl ServerBuilder {
     ///
     /// # Errors
     /// The first problem found: duplicate names, invalid names or schemas, an unsupported
-    /// protocol version override, a redefined protocol method.
+    /// protocol version override, a redefined protocol method, a handler reading
+    /// [`State<T>`](crate::State) of a type never registered.
     pub fn build(mut self) -> Result<Server, BuildError> {
         if let Some(err) = self.errors.into_iter().next() {
             return Err(err);
         }
+        self.catalog.check_state(&self.state)?;
         if let Some(version) = self.protocol_version {
             let parsed = match version.parse::<ProtocolVersion>() {
                 Ok(parsed) if parsed.has_handshake() => parsed,

@@ -14,9 +14,10 @@ use indexmap::IndexMap;
 use crate::error::BuildError;
 use crate::protocol::{ProtocolVersion, method};
 use crate::server::custom::{CustomHandler, IntoJsonResult};
-use crate::server::handler::{Handler, erase};
+use crate::server::handler::{Handler, StateNeed, erase};
 use crate::server::prompt::PromptDef;
 use crate::server::resource::{ResourceDef, ResourceTemplateDef};
+use crate::server::state::StateMap;
 use crate::server::tool::ToolDef;
 use crate::server::{Server, ServerInner};
 
@@ -30,6 +31,52 @@ pub(crate) struct Catalog {
     pub(crate) custom: HashMap<String, CustomHandler>,
     /// The serialised one-page `tools/list` result per protocol version, built on first use.
     pub(crate) tools_list: ListCache,
+}
+
+impl Catalog {
+    /// Refuses a handler that reads application state of a type `state` does not hold.
+    pub(crate) fn check_state(&self, state: &StateMap) -> Result<(), BuildError> {
+        let tools = self
+            .tools
+            .values()
+            .map(|def| ("tool", def.definition.name.as_str(), &def.state_needs));
+        let prompts = self
+            .prompts
+            .values()
+            .map(|def| ("prompt", def.definition.name.as_str(), &def.state_needs));
+        let resources = self
+            .resources
+            .values()
+            .map(|def| ("resource", def.definition.uri.as_str(), &def.state_needs));
+        let templates = self.templates.iter().map(|def| {
+            (
+                "resource template",
+                def.definition.uri_template.as_str(),
+                &def.state_needs,
+            )
+        });
+        for (kind, name, needs) in tools.chain(prompts).chain(resources).chain(templates) {
+            check_needs(state, kind, name, needs)?;
+        }
+        Ok(())
+    }
+}
+
+/// Refuses `needs` that `state` does not hold.
+pub(crate) fn check_needs(
+    state: &StateMap,
+    kind: &'static str,
+    name: &str,
+    needs: &[StateNeed],
+) -> Result<(), BuildError> {
+    match needs.iter().find(|(id, _)| !state.contains(*id)) {
+        Some((_, type_name)) => Err(BuildError::MissingState {
+            kind,
+            name: name.to_owned(),
+            state: (*type_name).to_owned(),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// Serialised list results, one slot per protocol version. A clone starts empty, so every
@@ -102,6 +149,12 @@ impl Server {
     /// An invalid name or schema.
     pub fn define_tool(&self, tool: impl Into<ToolDef>) -> Result<(), BuildError> {
         let def = tool.into().prepare()?;
+        check_needs(
+            &self.inner.state,
+            "tool",
+            &def.definition.name,
+            &def.state_needs,
+        )?;
         self.inner
             .update_catalog(|catalog| catalog.tools.insert(def.definition.name.clone(), def));
         self.notify_tools_list_changed();
@@ -125,6 +178,12 @@ impl Server {
     /// An invalid name.
     pub fn define_prompt(&self, prompt: impl Into<PromptDef>) -> Result<(), BuildError> {
         let def = prompt.into().prepare()?;
+        check_needs(
+            &self.inner.state,
+            "prompt",
+            &def.definition.name,
+            &def.state_needs,
+        )?;
         self.inner
             .update_catalog(|catalog| catalog.prompts.insert(def.definition.name.clone(), def));
         self.notify_prompts_list_changed();
@@ -148,6 +207,12 @@ impl Server {
     /// An invalid scope ([`BuildError::InvalidScope`]), as the builder refuses it.
     pub fn define_resource(&self, resource: impl Into<ResourceDef>) -> Result<(), BuildError> {
         let def = resource.into().prepare()?;
+        check_needs(
+            &self.inner.state,
+            "resource",
+            &def.definition.uri,
+            &def.state_needs,
+        )?;
         self.inner
             .update_catalog(|catalog| catalog.resources.insert(def.definition.uri.clone(), def));
         self.notify_resources_list_changed();

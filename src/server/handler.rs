@@ -134,7 +134,17 @@ pub trait FromParts: Sized + Send + 'static {
     fn input_schema() -> Option<JsonObject> {
         None
     }
+
+    /// The application state this extractor reads (its type and the type's name), if any:
+    /// [`ServerBuilder::build`](crate::ServerBuilder::build) refuses a handler whose state
+    /// was never registered.
+    fn required_state() -> Option<StateNeed> {
+        None
+    }
 }
+
+/// A type of application state a handler needs: its id and its name (for errors).
+pub type StateNeed = (std::any::TypeId, &'static str);
 
 /// The request's arguments, deserialised into `T`; `T`'s JSON schema becomes the input schema.
 #[derive(Debug, Clone, PartialEq)]
@@ -219,6 +229,10 @@ impl<T: Send + Sync + 'static> FromParts for State<T> {
             .map(State)
             .ok_or(Rejection::MissingState(std::any::type_name::<T>()))
     }
+
+    fn required_state() -> Option<StateNeed> {
+        Some((std::any::TypeId::of::<T>(), std::any::type_name::<T>()))
+    }
 }
 
 /// The variables a resource template matched (`{id}` in `test://item/{id}`).
@@ -269,6 +283,13 @@ impl FromParts for RequestMeta {
 
 /// A closure usable as a handler: `Fn(E1, ..., En) -> impl Future` where each `Ei` implements
 /// [`FromParts`] (up to six). `M` is a marker that keeps the impls apart.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an MCP handler (`actix_mcp::Handler`, not actix-web's)",
+    label = "not an MCP handler",
+    note = "a handler is a closure or `async fn` taking up to six extractors (`Params<T>`, `Arguments`, `State<T>`, `RequestContext`, ...) and returning a future",
+    note = "the future must be `Send`: hold no `Rc`, `RefCell` borrow or `std::sync::MutexGuard` across an `.await`",
+    note = "`Params<T>` needs `T: serde::Deserialize + schemars::JsonSchema` (derive both; `#[schemars(crate = \"actix_mcp::schemars\")]` without a schemars dependency of your own)"
+)]
 pub trait Handler<M>: Clone + Send + Sync + 'static {
     /// What the closure's future yields.
     type Output: Send + 'static;
@@ -278,18 +299,16 @@ pub trait Handler<M>: Clone + Send + Sync + 'static {
 
     /// The input schema its extractors impose (the last one that has one wins).
     fn input_schema() -> Option<JsonObject>;
+
+    /// The application state its extractors read.
+    fn required_state() -> Vec<StateNeed> {
+        Vec::new()
+    }
 }
 
 macro_rules! impl_handler {
     ($($ty:ident),*) => {
         #[allow(non_snake_case, unused_variables, unused_mut)]
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not an MCP handler (`actix_mcp::Handler`, not actix-web's)",
-    label = "not an MCP handler",
-    note = "a handler is a closure or `async fn` taking up to six extractors (`Params<T>`, `Arguments`, `State<T>`, `RequestContext`, ...) and returning a future",
-    note = "the future must be `Send`: hold no `Rc`, `RefCell` borrow or `std::sync::MutexGuard` across an `.await`",
-    note = "`Params<T>` needs `T: serde::Deserialize + schemars::JsonSchema` (derive both; `#[schemars(crate = \"actix_mcp::schemars\")]` without a schemars dependency of your own)"
-)]
         impl<F, Fut, O, $($ty,)*> Handler<($($ty,)*)> for F
         where
             F: Fn($($ty),*) -> Fut + Clone + Send + Sync + 'static,
@@ -318,6 +337,14 @@ macro_rules! impl_handler {
                     }
                 )*
                 schema
+            }
+
+            fn required_state() -> Vec<StateNeed> {
+                let mut needs = Vec::new();
+                $(
+                    needs.extend($ty::required_state());
+                )*
+                needs
             }
         }
     };

@@ -20,7 +20,7 @@ use crate::protocol::{
     GetPromptResult, Icon, JsonObject, Meta, Prompt, PromptArgument, PromptMessage,
 };
 use crate::server::context::RequestContext;
-use crate::server::handler::{ErasedHandler, Handler, Params, erase};
+use crate::server::handler::{ErasedHandler, Handler, Params, StateNeed, erase};
 
 /// Converts a prompt handler's output into a `prompts/get` result.
 #[diagnostic::on_unimplemented(
@@ -142,6 +142,8 @@ pub struct PromptDef {
     pub(crate) required_scopes: Vec<String>,
     /// An invalid scope given to `required_scopes`, reported by `prepare`.
     scope_error: Option<BuildError>,
+    /// The application state the handler's extractors read, checked at `build`.
+    pub(crate) state_needs: Vec<StateNeed>,
 }
 
 impl fmt::Debug for PromptDef {
@@ -246,6 +248,7 @@ impl PromptDef {
             handler: erase(handler, IntoGetPromptResult::into_get_prompt_result),
             required_scopes: Vec::new(),
             scope_error: None,
+            state_needs: H::required_state(),
         }
     }
 

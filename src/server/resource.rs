@@ -16,7 +16,7 @@ use crate::protocol::{
     Annotations, Icon, Meta, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
 };
 use crate::server::context::RequestContext;
-use crate::server::handler::{ErasedHandler, Handler, UriVars, erase};
+use crate::server::handler::{ErasedHandler, Handler, StateNeed, UriVars, erase};
 use crate::server::uri_template::UriTemplate;
 
 /// What a resource read handler returns.
@@ -278,6 +278,8 @@ pub struct ResourceDef {
     pub(crate) required_scopes: Vec<String>,
     /// An invalid scope given to `required_scopes`, reported when it is registered.
     pub(crate) scope_error: Option<BuildError>,
+    /// The application state the handler's extractors read, checked at `build`.
+    pub(crate) state_needs: Vec<StateNeed>,
 }
 
 impl fmt::Debug for ResourceDef {
@@ -317,6 +319,7 @@ impl From<Resource> for ResourceDef {
             handler: None,
             required_scopes: Vec::new(),
             scope_error: None,
+            state_needs: Vec::new(),
         }
     }
 }
@@ -362,6 +365,7 @@ impl ResourceDef {
     {
         Self {
             handler: Some(read_handler(handler)),
+            state_needs: H::required_state(),
             ..Self::from(Resource::new(uri, name))
         }
     }
@@ -432,6 +436,8 @@ pub struct ResourceTemplateDef {
     pub(crate) required_scopes: Vec<String>,
     /// An invalid scope given to `required_scopes`, reported by `prepare`.
     scope_error: Option<BuildError>,
+    /// The application state the handler's extractors read, checked at `build`.
+    pub(crate) state_needs: Vec<StateNeed>,
 }
 
 impl fmt::Debug for ResourceTemplateDef {
@@ -496,10 +502,12 @@ impl ResourceTemplateDef {
         H::Output: IntoResourceOutput,
         M: 'static,
     {
-        Self::with_definition(
+        let mut def = Self::with_definition(
             ResourceTemplate::new(uri_template, name),
             read_handler(handler),
-        )
+        );
+        def.state_needs = H::required_state();
+        def
     }
 
     fn with_definition(definition: ResourceTemplate, handler: ReadHandler) -> Self {
@@ -509,6 +517,7 @@ impl ResourceTemplateDef {
             handler,
             required_scopes: Vec::new(),
             scope_error: None,
+            state_needs: Vec::new(),
         }
     }
 

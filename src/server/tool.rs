@@ -29,7 +29,7 @@ use crate::protocol::{
 };
 use crate::server::context::RequestContext;
 use crate::server::handler::{
-    ErasedHandler, Handler, HandlerError, HandlerParts, Params, erase, schema_of,
+    ErasedHandler, Handler, HandlerError, HandlerParts, Params, StateNeed, erase, schema_of,
 };
 
 /// Converts a tool handler's output into a `tools/call` result.
@@ -217,6 +217,8 @@ pub struct ToolDef {
     pub(crate) required_scopes: Vec<String>,
     /// An invalid scope given to `required_scopes`, reported by `prepare`.
     scope_error: Option<BuildError>,
+    /// The application state the handler's extractors read, checked at `build`.
+    pub(crate) state_needs: Vec<StateNeed>,
 }
 
 /// An argument a 2026 HTTP client mirrors in an `Mcp-Param-{header}` header: an input-schema
@@ -415,6 +417,7 @@ impl ToolDef {
             task_ttl: None,
             required_scopes: Vec::new(),
             scope_error: None,
+            state_needs: H::required_state(),
         }
     }
 
