@@ -24,7 +24,9 @@ pub enum ErrorKind {
     InvalidParams,
     /// No such method, or a capability the server does not offer: `-32601`.
     MethodNotFound,
-    /// The resource does not exist: `-32002` (with `data.uri`).
+    /// The resource does not exist, with `data.uri`: `-32002` up to 2025-11-25, `-32602` in
+    /// 2026-07-28 (which retired `-32002`). One error for handlers to return; the code is
+    /// chosen per request by its era.
     ResourceNotFound,
     /// A tool failed in a way the model should see: a `tools/call` result with `isError: true`
     /// and this message as its text (other requests: `-32603`).
@@ -73,7 +75,9 @@ impl McpError {
         )
     }
 
-    /// `-32002` for this uri, with `data: {"uri": uri}`.
+    /// The resource `uri` does not exist, with `data: {"uri": uri}`: answered `-32002` up to
+    /// 2025-11-25 and `-32602` in 2026-07-28 (see [`ErrorKind::ResourceNotFound`]). Return it
+    /// from a read handler in either era.
     pub fn resource_not_found(uri: &str) -> Self {
         Self::new(
             ErrorKind::ResourceNotFound,
