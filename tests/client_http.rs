@@ -337,3 +337,27 @@ async fn a_server_that_goes_away_fails_calls_with_a_clear_error() {
         .unwrap_err();
     assert!(matches!(error, ClientError::Transport(_)), "{error:?}");
 }
+
+#[actix_web::test]
+async fn a_2026_client_sees_a_resource_defined_at_run_time_without_listening() {
+    let server = server(Arc::new(Probe::default()));
+    let mcp = server.http("/mcp").build().unwrap();
+    let srv = serve(mcp.configure());
+    let client = connect(
+        Client::builder("http-test-client", "0.1.0").lifecycle(actix_mcp::client::Lifecycle::V2026),
+        &srv,
+    )
+    .await;
+    let before = within(client.resources()).await.unwrap();
+    server
+        .define_resource(ResourceDef::new(
+            "test://defined-later",
+            "later",
+            || async { "fresh" },
+        ))
+        .unwrap();
+    // The list is not served from the client's cache: the default hint keeps it fresh.
+    let after = within(client.resources()).await.unwrap();
+    assert_eq!(after.len(), before.len() + 1, "{after:?}");
+    assert!(after.iter().any(|r| r.uri == "test://defined-later"));
+}

@@ -290,6 +290,8 @@ async fn every_result_carries_its_result_type_and_cacheable_ones_their_hints() {
     assert_valid_2026("ListToolsResult", &list["result"]);
     assert_eq!(list["result"]["resultType"], "complete");
     assert_eq!(list["result"]["cacheScope"], "private");
+    // Lists change at run time: stale at once unless the server promises more.
+    assert_eq!(list["result"]["ttlMs"], 0);
     let (_, call) = client
         .request(
             2,

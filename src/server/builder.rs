@@ -283,9 +283,10 @@ impl ServerBuilder {
 
     /// Sets the cache hints (`ttlMs`, `cacheScope`) of one cacheable method's results for
     /// 2026-07-28 clients: `server/discover`, `tools/list`, `prompts/list`, `resources/list`,
-    /// `resources/templates/list` or `resources/read`. Defaults: 60 s private for discovery and
-    /// lists (a change is announced on `subscriptions/listen` streams), 0 (stale at once)
-    /// private for reads. Every page of a list gets the same hints. Another method is refused
+    /// `resources/templates/list` or `resources/read`. Defaults: 60 s private for discovery
+    /// (fixed once built), 0 (stale at once) private for lists and reads, which change at run
+    /// time without a client that does not listen hearing of it; a server whose catalog never
+    /// changes may promise more here. Every page of a list gets the same hints. Another method is refused
     /// by [`build`](Self::build).
     pub fn cache_hints(mut self, method: &str, hints: crate::protocol::CacheHints) -> Self {
         if !self.config.cache.set(method, hints) {

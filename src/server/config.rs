@@ -45,17 +45,17 @@ pub(crate) const CACHEABLE: &[&str] = &[
 
 impl Default for CacheConfig {
     fn default() -> Self {
-        // Lists and discovery change only when the catalog does, which listen streams announce:
-        // a minute, private (a list may depend on the caller's credentials). Resource contents
-        // may change at any time: stale at once unless the server says otherwise.
-        let list = CacheHints::new(60_000, CacheScope::Private);
+        // Discovery (capabilities, instructions, server info) is fixed once the server is
+        // built: a minute, private. Lists change whenever the application defines or removes
+        // something at run time, and a client that does not listen would not hear of it: stale
+        // at once, like resource contents, unless the server promises more (`cache_hints`).
         let by_method = CACHEABLE
             .iter()
             .map(|&m| {
-                let hints = if m == method::RESOURCES_READ {
-                    CacheHints::new(0, CacheScope::Private)
+                let hints = if m == method::SERVER_DISCOVER {
+                    CacheHints::new(60_000, CacheScope::Private)
                 } else {
-                    list
+                    CacheHints::new(0, CacheScope::Private)
                 };
                 (m, hints)
             })
