@@ -467,6 +467,68 @@ async fn a_resource_template_reads_with_its_variables() {
     assert_eq!(err["data"], json!({"uri": "test://elsewhere/42"}));
 }
 
+#[actix_rt::test]
+async fn a_resource_listed_under_a_templates_pattern_is_read_by_the_template() {
+    let server = builder()
+        .resource_template(
+            ResourceTemplateDef::new(
+                "notes://{id}",
+                "note",
+                |UriVars(vars): UriVars| async move { format!("note {}", vars["id"]) },
+            )
+            .mime_type("text/markdown"),
+        )
+        .build()
+        .unwrap();
+    // Listed at run time without a handler of its own, as an application lists what it made.
+    server
+        .define_resource(actix_mcp::protocol::Resource::new(
+            "notes://1",
+            "first note",
+        ))
+        .unwrap();
+    // And one with its own handler, which comes first.
+    server
+        .define_resource(ResourceDef::new("notes://2", "second note", || async {
+            "its own"
+        }))
+        .unwrap();
+
+    let list = result(
+        &server,
+        method::RESOURCES_LIST,
+        json!({}),
+        "ListResourcesResult",
+    )
+    .await;
+    let uris: Vec<&str> = list["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect();
+    assert_eq!(uris, ["notes://1", "notes://2"]);
+    let read = result(
+        &server,
+        method::RESOURCES_READ,
+        json!({"uri": "notes://1"}),
+        "ReadResourceResult",
+    )
+    .await;
+    assert_eq!(
+        read,
+        json!({"contents": [{"uri": "notes://1", "mimeType": "text/markdown", "text": "note 1"}]})
+    );
+    let read = result(
+        &server,
+        method::RESOURCES_READ,
+        json!({"uri": "notes://2"}),
+        "ReadResourceResult",
+    )
+    .await;
+    assert_eq!(read["contents"][0]["text"], "its own");
+}
+
 /// Arguments of the `pick` prompt.
 #[derive(Deserialize, JsonSchema)]
 struct PickArgs {

@@ -66,8 +66,10 @@ pub(super) fn templates_list(
     )
 }
 
-/// `resources/read`: finds the handler (the resource's own, a matching template's, or the
-/// fallback) and reads; no contents is `-32002`.
+/// `resources/read`: finds the handler (the listed resource's own, else a matching
+/// template's, else the fallback) and reads; no contents is `-32002`. A listed resource without
+/// a handler of its own (one defined at run time under a template's pattern, say) is read by
+/// the template its uri matches.
 pub(super) async fn read_resource(
     server: &Arc<ServerInner>,
     cx: &RequestContext,
@@ -80,25 +82,24 @@ pub(super) async fn read_resource(
     }
     let catalog = server.catalog();
     let raw_params = request.params.clone().unwrap_or(Value::Null);
-    let (handler, mime_type, vars) = if let Some(def) = catalog.resources.get(&p.uri) {
-        (
-            def.handler.clone().or_else(|| server.read_fallback.clone()),
-            def.definition.mime_type.clone(),
-            None,
-        )
-    } else if let Some((def, vars)) = catalog
-        .templates
-        .iter()
-        .find_map(|t| t.matches(&p.uri).map(|vars| (t, vars)))
-    {
-        (
-            Some(def.handler.clone()),
-            def.definition.mime_type.clone(),
-            Some(Arc::new(vars)),
-        )
-    } else {
-        (server.read_fallback.clone(), None, None)
-    };
+    let listed = catalog.resources.get(&p.uri);
+    let listed_mime = listed.and_then(|def| def.definition.mime_type.clone());
+    let (handler, mime_type, vars) =
+        if let Some(handler) = listed.and_then(|def| def.handler.clone()) {
+            (Some(handler), listed_mime, None)
+        } else if let Some((def, vars)) = catalog
+            .templates
+            .iter()
+            .find_map(|t| t.matches(&p.uri).map(|vars| (t, vars)))
+        {
+            (
+                Some(def.handler.clone()),
+                listed_mime.or_else(|| def.definition.mime_type.clone()),
+                Some(Arc::new(vars)),
+            )
+        } else {
+            (server.read_fallback.clone(), listed_mime, None)
+        };
     let Some(handler) = handler else {
         return Err(McpError::resource_not_found(&p.uri));
     };
