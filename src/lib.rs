@@ -112,6 +112,8 @@ pub mod protocol;
 pub mod server;
 #[cfg(feature = "otel")]
 pub mod telemetry;
+#[cfg(all(feature = "server", feature = "client"))]
+pub mod testing;
 #[cfg(any(feature = "server", feature = "client"))]
 pub mod transport;
 

@@ -55,7 +55,7 @@ pub(crate) mod headers;
 pub mod lifecycle;
 pub mod listen;
 pub mod mrtr;
-mod runtime;
+pub(crate) mod runtime;
 pub(crate) mod session;
 pub mod transport;
 
