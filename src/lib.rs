@@ -194,7 +194,8 @@ pub use server::toolbox::ToolBox;
 pub use server::uri_template::{MAX_MATCHED_URI, UriTemplate};
 #[cfg(feature = "server")]
 pub use server::{
-    ErrorSite, ExceptionReport, IntoJsonResult, RequestContext, RequestEvent, Server, ServerBuilder,
+    Elicited, ErrorSite, ExceptionReport, IntoJsonResult, RequestContext, RequestEvent, Server,
+    ServerBuilder,
 };
 
 // The README's Rust code blocks, compiled by `cargo test --doc`.

@@ -51,7 +51,7 @@ use crate::server::resource::ReadHandler;
 use crate::server::state::StateMap;
 
 pub use builder::ServerBuilder;
-pub use context::RequestContext;
+pub use context::{Elicited, RequestContext};
 pub use custom::IntoJsonResult;
 pub use hooks::{ErrorSite, ExceptionReport, RequestEvent};
 

@@ -282,6 +282,46 @@ impl ElicitResult {
             meta: None,
         }
     }
+
+    /// The user submitted the form with `values`: a struct (or map) that serialises to a JSON
+    /// object, the form's fields by name.
+    ///
+    /// ```
+    /// use actix_mcp::protocol::{ElicitAction, ElicitResult};
+    ///
+    /// #[derive(serde::Serialize)]
+    /// struct Address { street: String, city: String }
+    ///
+    /// let answer = ElicitResult::accept(Address { street: "1 Main St".into(), city: "Lyon".into() })
+    ///     .expect("an object");
+    /// assert_eq!(answer.action, ElicitAction::Accept);
+    /// assert_eq!(answer.content.unwrap()["city"], "Lyon");
+    /// ```
+    ///
+    /// # Errors
+    /// When `values` does not serialise to a JSON object.
+    pub fn accept(values: impl Serialize) -> Result<Self, serde_json::Error> {
+        match serde_json::to_value(values)? {
+            Value::Object(content) => Ok(Self {
+                action: ElicitAction::Accept,
+                content: Some(content),
+                meta: None,
+            }),
+            other => Err(serde::ser::Error::custom(format!(
+                "a form's values are a JSON object, not {other}"
+            ))),
+        }
+    }
+
+    /// The user refused.
+    pub fn decline() -> Self {
+        Self::new(ElicitAction::Decline)
+    }
+
+    /// The user dismissed the form without choosing.
+    pub fn cancel() -> Self {
+        Self::new(ElicitAction::Cancel)
+    }
 }
 
 /// Params of `notifications/elicitation/complete` (2025-11-25).
