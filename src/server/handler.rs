@@ -358,6 +358,29 @@ impl_handler!(T1, T2, T3, T4);
 impl_handler!(T1, T2, T3, T4, T5);
 impl_handler!(T1, T2, T3, T4, T5, T6);
 
+/// A per-argument completer ([`PromptDef::complete`](crate::PromptDef::complete),
+/// [`ResourceTemplateDef::complete`](crate::ResourceTemplateDef::complete)).
+pub(crate) type Completer = Arc<
+    dyn Fn(
+            crate::protocol::CompleteRequestParams,
+            crate::server::context::RequestContext,
+        ) -> BoxFuture<'static, Result<Vec<String>, crate::error::McpError>>
+        + Send
+        + Sync,
+>;
+
+/// Makes a [`Completer`] of a closure.
+pub(crate) fn completer<F, Fut>(completer: F) -> Completer
+where
+    F: Fn(crate::protocol::CompleteRequestParams, crate::server::context::RequestContext) -> Fut
+        + Send
+        + Sync
+        + 'static,
+    Fut: Future<Output = Result<Vec<String>, crate::error::McpError>> + Send + 'static,
+{
+    Arc::new(move |params, cx| Box::pin(completer(params, cx)))
+}
+
 /// A type-erased async handler producing `R`.
 pub(crate) type ErasedHandler<R> =
     Arc<dyn Fn(HandlerParts) -> BoxFuture<'static, Result<R, HandlerError>> + Send + Sync>;

@@ -7,6 +7,7 @@
 //! order, then the server-wide fallback read handler; an unknown uri is `-32002` with
 //! `data.uri`. Spec: <https://modelcontextprotocol.io/specification/2025-11-25/server/resources>
 
+use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
@@ -16,7 +17,7 @@ use crate::protocol::{
     Annotations, Icon, Meta, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
 };
 use crate::server::context::RequestContext;
-use crate::server::handler::{ErasedHandler, Handler, StateNeed, UriVars, erase};
+use crate::server::handler::{Completer, ErasedHandler, Handler, StateNeed, UriVars, erase};
 use crate::server::uri_template::UriTemplate;
 
 /// What a resource read handler returns.
@@ -438,6 +439,8 @@ pub struct ResourceTemplateDef {
     scope_error: Option<BuildError>,
     /// The application state the handler's extractors read, checked at `build`.
     pub(crate) state_needs: Vec<StateNeed>,
+    /// Completers by variable name.
+    pub(crate) completers: HashMap<String, Completer>,
 }
 
 impl fmt::Debug for ResourceTemplateDef {
@@ -518,7 +521,28 @@ impl ResourceTemplateDef {
             required_scopes: Vec::new(),
             scope_error: None,
             state_needs: Vec::new(),
+            completers: HashMap::new(),
         }
+    }
+
+    /// Completes the variable `variable` (`completion/complete` naming this template):
+    /// `completer` gets the request (the value typed so far, the other variables' values) and
+    /// the context, and returns the suggestions, at most 100 of which are sent. Variables
+    /// without a completer of their own are answered by the server's
+    /// [`completion`](crate::ServerBuilder::completion) handler.
+    pub fn complete<F, Fut>(mut self, variable: impl Into<String>, completer: F) -> Self
+    where
+        F: Fn(crate::protocol::CompleteRequestParams, crate::RequestContext) -> Fut
+            + Send
+            + Sync
+            + 'static,
+        Fut: Future<Output = Result<Vec<String>, crate::McpError>> + Send + 'static,
+    {
+        self.completers.insert(
+            variable.into(),
+            crate::server::handler::completer(completer),
+        );
+        self
     }
 
     listing_setters!("the matching resources");

@@ -17,8 +17,9 @@ use super::support::{guarded, params, to_raw};
 /// Most completion values one answer carries (spec: at most 100).
 const MAX_COMPLETIONS: usize = 100;
 
-/// `completion/complete`: checks the reference, runs the completion handler (none: no
-/// values) and caps its values.
+/// `completion/complete`: checks the reference, runs the argument's own completer (the
+/// prompt's or the template's), else the server's completion handler (none: no values), and
+/// caps the values.
 pub(super) async fn complete(
     server: &Arc<ServerInner>,
     cx: &RequestContext,
@@ -26,7 +27,7 @@ pub(super) async fn complete(
 ) -> Result<Reply, McpError> {
     let p: CompleteRequestParams = params(request)?;
     let catalog = server.catalog();
-    match &p.r#ref {
+    let own = match &p.r#ref {
         Reference::Prompt(prompt) => {
             let Some(def) = catalog.prompts.get(&prompt.name) else {
                 return Err(McpError::invalid_params(format!(
@@ -45,29 +46,39 @@ pub(super) async fn complete(
                     prompt.name, p.argument.name
                 )));
             }
+            def.completers.get(&p.argument.name).cloned()
         }
         Reference::Resource(resource) => {
-            let known = catalog
+            let template = catalog
                 .templates
                 .iter()
-                .any(|t| t.definition.uri_template == resource.uri)
-                || catalog.resources.contains_key(&resource.uri);
-            if !known {
+                .find(|t| t.definition.uri_template == resource.uri);
+            if template.is_none() && !catalog.resources.contains_key(&resource.uri) {
                 return Err(McpError::invalid_params(format!(
                     "unknown resource template: {}",
                     resource.uri
                 )));
             }
+            template.and_then(|t| t.completers.get(&p.argument.name).cloned())
         }
-    }
-    let mut result = match &server.completion {
-        Some(handler) => {
-            let site = ErrorSite::Request {
-                method: request.method.clone(),
-            };
-            guarded(server, cx, site, handler(p, cx.clone())).await?
+    };
+    let site = || ErrorSite::Request {
+        method: request.method.clone(),
+    };
+    let mut result = match (own, &server.completion) {
+        (Some(completer), _) => {
+            let values = guarded(server, cx, site(), completer(p, cx.clone())).await?;
+            CompleteResult {
+                completion: Completion {
+                    total: Some(u64::try_from(values.len()).unwrap_or(u64::MAX)),
+                    has_more: Some(false),
+                    values,
+                },
+                meta: None,
+            }
         }
-        None => CompleteResult {
+        (None, Some(handler)) => guarded(server, cx, site(), handler(p, cx.clone())).await?,
+        (None, None) => CompleteResult {
             completion: Completion {
                 values: Vec::new(),
                 total: None,
