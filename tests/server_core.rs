@@ -9,15 +9,17 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use actix_mcp::protocol::{CompleteResult, Completion, PromptMessage, method};
+use actix_mcp::protocol::method;
 use actix_mcp::{
-    BuildError, ExceptionReport, Json, Params, PromptDef, RequestContext, RequestEvent,
-    ResourceDef, ResourceHandler, ResourceTemplateDef, ResourceTemplateHandler, Server,
-    ServerBuilder, ToolDef, ToolHandler, UriVars,
+    BuildError, ExceptionReport, Json, Params, RequestContext, RequestEvent, ResourceDef,
+    ResourceHandler, ResourceTemplateDef, ResourceTemplateHandler, Server, ServerBuilder, ToolDef,
+    ToolHandler, UriVars,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+
+use common::in_process::{error, result, send};
 
 /// Arguments of the echo tool.
 #[derive(Deserialize, JsonSchema)]
@@ -34,48 +36,6 @@ fn echo_tool(name: &str) -> actix_mcp::ToolDef {
 
 fn builder() -> ServerBuilder {
     Server::builder("core-test", "1.0.0")
-}
-
-/// Sends one request and returns the parsed, envelope-validated response.
-async fn send(server: &Server, message: Value) -> Value {
-    let line = tokio::time::timeout(common::WAIT, server.handle_json(&message.to_string()))
-        .await
-        .unwrap_or_else(|_| panic!("no answer within {:?} to {message}", common::WAIT))
-        .unwrap_or_else(|| panic!("no response to {message}"));
-    let response: Value = serde_json::from_str(&line).unwrap();
-    common::assert_valid_message(&response);
-    assert_eq!(response["id"], message["id"], "{response}");
-    response
-}
-
-/// Sends a request and returns its result, validated as `result_type`.
-async fn result(server: &Server, method: &str, params: Value, result_type: &str) -> Value {
-    let response = send(
-        server,
-        json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}),
-    )
-    .await;
-    let result = response
-        .get("result")
-        .unwrap_or_else(|| panic!("expected a result: {response}"))
-        .clone();
-    common::assert_valid(result_type, &result);
-    result
-}
-
-/// Sends a request and returns its error object, whose code must be `code`.
-async fn error(server: &Server, method: &str, params: Value, code: i64) -> Value {
-    let response = send(
-        server,
-        json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}),
-    )
-    .await;
-    let error = response
-        .get("error")
-        .unwrap_or_else(|| panic!("expected an error: {response}"))
-        .clone();
-    assert_eq!(error["code"], code, "{response}");
-    error
 }
 
 async fn call_tool(server: &Server, name: &str, arguments: Value) -> Value {
@@ -527,153 +487,6 @@ async fn a_resource_listed_under_a_templates_pattern_is_read_by_the_template() {
     )
     .await;
     assert_eq!(read["contents"][0]["text"], "its own");
-}
-
-/// Arguments of the `pick` prompt.
-#[derive(Deserialize, JsonSchema)]
-struct PickArgs {
-    choice: String,
-}
-
-#[actix_rt::test]
-async fn completion_is_capped_at_100_values_with_has_more() {
-    let server = builder()
-        .prompt(
-            PromptDef::new("pick", |Params(args): Params<PickArgs>| async move {
-                PromptMessage::user_text(args.choice)
-            })
-            .description("Picks a value"),
-        )
-        .completion(|params, _cx| async move {
-            let prefix = params.argument.value;
-            Ok(CompleteResult {
-                completion: Completion {
-                    values: (0..150).map(|i| format!("{prefix}{i}")).collect(),
-                    total: None,
-                    has_more: None,
-                },
-                meta: None,
-            })
-        })
-        .build()
-        .unwrap();
-
-    let completed = result(
-        &server,
-        method::COMPLETION_COMPLETE,
-        json!({"ref": {"type": "ref/prompt", "name": "pick"},
-               "argument": {"name": "choice", "value": "v"}}),
-        "CompleteResult",
-    )
-    .await;
-    let completion = &completed["completion"];
-    let values = completion["values"].as_array().unwrap();
-    assert_eq!(values.len(), 100);
-    assert_eq!(values[0], "v0");
-    assert_eq!(values[99], "v99");
-    assert_eq!(completion["hasMore"], true);
-    assert_eq!(completion["total"], 150);
-
-    let err = error(
-        &server,
-        method::COMPLETION_COMPLETE,
-        json!({"ref": {"type": "ref/prompt", "name": "pick"},
-               "argument": {"name": "nope", "value": ""}}),
-        -32602,
-    )
-    .await;
-    assert_eq!(err["message"], "prompt `pick` has no argument `nope`");
-}
-
-/// Arguments of the `translate` prompt.
-#[derive(Deserialize, JsonSchema)]
-struct TranslateArgs {
-    from: String,
-    to: String,
-}
-
-#[actix_rt::test]
-async fn an_argument_with_a_completer_of_its_own_is_completed_by_it() {
-    const LANGUAGES: [&str; 4] = ["german", "greek", "english", "french"];
-    let languages = |request: actix_mcp::protocol::CompleteRequestParams, _cx| async move {
-        // The other arguments' values ride along: the source language is not offered again.
-        let chosen = request
-            .context
-            .and_then(|c| c.arguments)
-            .and_then(|a| a.get("from").cloned());
-        Ok::<_, actix_mcp::McpError>(
-            LANGUAGES
-                .into_iter()
-                .filter(|l| l.starts_with(&request.argument.value))
-                .filter(|l| chosen.as_deref() != Some(*l))
-                .map(String::from)
-                .collect(),
-        )
-    };
-    let server = builder()
-        .prompt(
-            PromptDef::new("translate", |Params(a): Params<TranslateArgs>| async move {
-                PromptMessage::user_text(format!("{} to {}", a.from, a.to))
-            })
-            .complete("to", languages),
-        )
-        .resource_template(
-            ResourceTemplateDef::new("items://{id}", "item", |UriVars(v): UriVars| async move {
-                format!("item {}", v["id"])
-            })
-            .complete("id", |_, _| async {
-                Ok::<_, actix_mcp::McpError>((0..150).map(|i| i.to_string()).collect())
-            }),
-        )
-        // Everything else: the server's handler.
-        .completion(|params, _cx| async move {
-            Ok(CompleteResult {
-                completion: Completion {
-                    values: vec![format!("global:{}", params.argument.name)],
-                    total: None,
-                    has_more: None,
-                },
-                meta: None,
-            })
-        })
-        .build()
-        .unwrap();
-
-    let complete = |params: Value| {
-        let server = server.clone();
-        async move {
-            result(
-                &server,
-                method::COMPLETION_COMPLETE,
-                params,
-                "CompleteResult",
-            )
-            .await["completion"]
-                .clone()
-        }
-    };
-    let own = complete(json!({"ref": {"type": "ref/prompt", "name": "translate"},
-                              "argument": {"name": "to", "value": "g"},
-                              "context": {"arguments": {"from": "greek"}}}))
-    .await;
-    assert_eq!(own["values"], json!(["german"]));
-    assert_eq!(own["total"], 1);
-    assert_eq!(own["hasMore"], false);
-
-    let global = complete(json!({"ref": {"type": "ref/prompt", "name": "translate"},
-                                 "argument": {"name": "from", "value": "g"}}))
-    .await;
-    assert_eq!(global["values"], json!(["global:from"]));
-
-    // A template's variable, capped at 100 like any answer.
-    let template = complete(
-        json!({"ref": {"type": "ref/resource", "uri": "items://{id}"},
-                                   "argument": {"name": "id", "value": ""}}),
-    )
-    .await;
-    assert_eq!(template["values"].as_array().unwrap().len(), 100);
-    assert_eq!(template["hasMore"], true);
-    assert_eq!(template["total"], 150);
 }
 
 #[actix_rt::test]

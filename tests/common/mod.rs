@@ -38,6 +38,8 @@ pub mod hostile;
 pub mod http;
 #[cfg(feature = "http")]
 pub mod http_tools;
+#[cfg(feature = "server")]
+pub mod in_process;
 #[cfg(feature = "http")]
 pub mod mrtr_tools;
 #[cfg(all(feature = "auth", feature = "client-http"))]
