@@ -427,12 +427,21 @@ impl Future for Driven {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
-        {
+        let halted = {
             let mut state = this.link.lock();
-            if state.halted {
-                return Poll::Ready(Err(Halt::Stopped));
+            if !state.halted {
+                state.waker = Some(cx.waker().clone());
             }
-            state.waker = Some(cx.waker().clone());
+            state.halted
+        };
+        if halted {
+            if this.link.token.is_cancelled() {
+                // Cancelled: as in every era, the handler is polled once more, so that one
+                // awaiting its own cancellation runs its cleanup up to its next await; its
+                // output is dropped (a cancelled request is not answered).
+                let _ = this.work.as_mut().poll(cx);
+            }
+            return Poll::Ready(Err(Halt::Stopped));
         }
         // A panic unwinds to the invocation running this future, which isolates it.
         if let Poll::Ready(output) = this.work.as_mut().poll(cx) {
