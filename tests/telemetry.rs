@@ -80,8 +80,17 @@ fn is_client_root(span: &SpanData) -> bool {
 }
 
 /// Asserts that `attributes` hold exactly these key/value pairs among the given keys (a `None`
-/// value: the key must be absent).
+/// value: the key must be absent), and no key twice.
 fn assert_attrs(attributes: &[KeyValue], expected: &[(&str, Option<&str>)]) {
+    let mut keys: Vec<&str> = attributes.iter().map(|kv| kv.key.as_str()).collect();
+    keys.sort_unstable();
+    let before = keys.len();
+    keys.dedup();
+    assert_eq!(
+        keys.len(),
+        before,
+        "an attribute set twice in {attributes:?}"
+    );
     for (key, value) in expected {
         assert_eq!(
             attr(attributes, key).as_deref(),

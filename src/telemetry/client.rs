@@ -84,6 +84,8 @@ impl ClientSpan {
     fn end(&mut self, outcome: Option<Result<&Value, Failure>>) {
         self.done = true;
         let mut attrs = std::mem::take(&mut self.shared);
+        // The span has these since it started; only what comes now is added to it.
+        let on_span = attrs.len();
         let span = self.cx.span();
         let failure = match outcome {
             None => Some(Failure {
@@ -115,7 +117,7 @@ impl ClientSpan {
             }
             span.set_status(Status::error(message));
         }
-        span.set_attributes(attrs.iter().cloned());
+        span.set_attributes(attrs[on_span..].iter().cloned());
         span.end();
         self.state
             .client_operation

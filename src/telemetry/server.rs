@@ -61,6 +61,8 @@ pub(crate) struct ServerSpan {
     /// For an `initialize` the server answers: tells its session which transport it came
     /// over, and gives the version the handshake settled on.
     settled: Option<Settled>,
+    /// The version an `initialize` asked for, set on its span if the handshake settles on none.
+    asked: Option<ProtocolVersion>,
     done: bool,
 }
 
@@ -85,6 +87,12 @@ impl ServerSpan {
         version: Option<ProtocolVersion>,
         settled: Option<Settled>,
     ) -> Option<Self> {
+        // An `initialize`'s version is the one its handshake settles on, set when it ends
+        // (the one asked for when it settles on none).
+        let (version, asked) = match settled {
+            Some(_) => (None, version),
+            None => (version, None),
+        };
         let mut span = Self::begin(
             request,
             session.map(ToString::to_string),
@@ -93,6 +101,7 @@ impl ServerSpan {
             version,
         )?;
         span.settled = settled;
+        span.asked = asked;
         Some(span)
     }
 
@@ -153,6 +162,7 @@ impl ServerSpan {
             method: request.method.clone(),
             network,
             settled: None,
+            asked: None,
             done: false,
         })
     }
@@ -187,9 +197,13 @@ impl ServerSpan {
     fn finish(&mut self, ended: Ended<'_>) {
         self.done = true;
         let mut attrs = std::mem::take(&mut self.shared);
-        if let Some(settled) = self.settled.take()
-            && let Some(version) = settled(self.network)
-        {
+        // The span has these since it started; only what comes now is added to it.
+        let on_span = attrs.len();
+        let settled = self
+            .settled
+            .take()
+            .and_then(|settled| settled(self.network));
+        if let Some(version) = settled.or(self.asked.take()) {
             // The version the handshake settled on; the session's duration is reported with it.
             attrs.push(KeyValue::new(attr::PROTOCOL_VERSION, version.as_str()));
         }
@@ -211,7 +225,7 @@ impl ServerSpan {
             }
             Ended::Answered(false) => {}
         }
-        span.set_attributes(attrs.iter().cloned());
+        span.set_attributes(attrs[on_span..].iter().cloned());
         span.end();
         self.state
             .server_operation
@@ -267,6 +281,8 @@ where
     let outcome = send(params, SentAs(Some(cx.clone())))
         .with_context(cx.clone())
         .await;
+    // The span has `shared` since it started; only what comes now is added to it.
+    let on_span = shared.len();
     let span = cx.span();
     if let Err(error) = &outcome {
         let (kind, code) = match error {
@@ -286,7 +302,7 @@ where
         }
         span.set_status(Status::error(error.to_string()));
     }
-    span.set_attributes(shared.iter().cloned());
+    span.set_attributes(shared[on_span..].iter().cloned());
     span.end();
     state
         .client_operation
