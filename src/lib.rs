@@ -139,7 +139,9 @@ pub use actix_mcp_actors::Replay;
 /// What an [`EventStore`] opens per session.
 #[cfg(feature = "http")]
 pub use actix_mcp_actors::SessionEvents;
-pub use actix_mcp_actors::{MetricsSnapshot, PeerError, RequestId, SessionId};
+pub use actix_mcp_actors::{
+    ErrorCode, ErrorObject, MetricsSnapshot, PeerError, RequestId, SessionId,
+};
 pub use error::{BuildError, ErrorKind, McpError};
 /// The [`schemars`] this crate generates JSON schemas with (for [`Params`], [`Json`] and
 /// [`schema_of`]). Derive `JsonSchema` through it to get the very trait they need, without a

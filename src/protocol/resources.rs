@@ -261,6 +261,20 @@ pub struct ReadResourceResult {
     pub meta: Option<Meta>,
 }
 
+impl ReadResourceResult {
+    /// The text of every text contents, joined by newlines (blobs are left out).
+    pub fn text_content(&self) -> String {
+        self.contents
+            .iter()
+            .filter_map(|contents| match contents {
+                ResourceContents::Text(text) => Some(text.text.as_str()),
+                ResourceContents::Blob(_) => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
 /// Params of `resources/subscribe`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

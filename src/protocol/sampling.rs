@@ -141,6 +141,11 @@ impl SamplingMessage {
             meta: None,
         }
     }
+
+    /// The text of every text block, joined by newlines.
+    pub fn text_content(&self) -> String {
+        joined_text(&self.content)
+    }
 }
 
 /// A model name hint, matched as a substring by the client.
@@ -279,4 +284,36 @@ pub struct CreateMessageResult {
     /// Result metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
+}
+
+impl CreateMessageResult {
+    /// The assistant's answer `text`, from `model`, ended by the model (`endTurn`): what a
+    /// client's sampling handler returns for a plain text completion.
+    pub fn assistant_text(model: impl Into<String>, text: impl Into<String>) -> Self {
+        Self {
+            role: Role::Assistant,
+            content: SamplingMessageContentBlock::text(text).into(),
+            model: model.into(),
+            stop_reason: Some("endTurn".into()),
+            meta: None,
+        }
+    }
+
+    /// The text of every text block, joined by newlines (what a tool reads of the answer).
+    pub fn text_content(&self) -> String {
+        joined_text(&self.content)
+    }
+}
+
+/// The text of every text block of `content`, joined by newlines.
+fn joined_text(content: &SamplingContent) -> String {
+    content
+        .as_slice()
+        .iter()
+        .filter_map(|block| match block {
+            SamplingMessageContentBlock::Text(text) => Some(text.text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
