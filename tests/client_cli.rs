@@ -150,7 +150,7 @@ impl HttpServer {
 
     /// The example server `name` with `args` (after `--port`).
     async fn start_example(name: &str, args: &[&str]) -> Self {
-        let port = free_port();
+        let port = common::pipe::free_port();
         let child = Command::new(common::pipe::example_binary(name))
             .arg("--port")
             .arg(port.to_string())
@@ -173,12 +173,6 @@ impl HttpServer {
         all.extend_from_slice(args);
         client(&all).await
     }
-}
-
-/// A loopback port nobody listens on (at the moment).
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
 }
 
 fn names(list: &Value) -> Vec<&str> {
@@ -615,7 +609,7 @@ async fn http_progress_logs_sampling_cancel_and_errors() {
 
 #[tokio::test]
 async fn an_unreachable_url_exits_1_with_the_error_on_stderr() {
-    let url = format!("http://127.0.0.1:{}/mcp", free_port());
+    let url = format!("http://127.0.0.1:{}/mcp", common::pipe::free_port());
     let error = client(&["--url", &url, "ping"]).await.failed();
     let message = error["message"].as_str().unwrap();
     assert!(message.contains("127.0.0.1"), "{error}");

@@ -1,5 +1,6 @@
-//! The self-checking examples run to completion: each drives its own server with a scripted
-//! client and exits 0 only when the behaviour it demonstrates held.
+//! Every example runs: the self-checking ones to completion (each drives its own server and
+//! exits 0 only when the behaviour it shows held), the servers under a client of ours.
+//! One module per example under `tests/examples/`.
 #![cfg(feature = "http")]
 #![allow(clippy::unwrap_used)]
 
@@ -7,15 +8,16 @@ mod common;
 
 use std::process::Stdio;
 
-use tokio::process::Command;
+use tokio::process::{Child, Command};
 
 use common::{WAIT, within_for};
 
-/// Runs an example and returns its stdout. The wait ends when the process exits; it is capped
-/// at four [`WAIT`](common::WAIT)s (a whole process, from start to exit, is more than a step),
-/// past which the child is killed (on drop).
-async fn run(name: &str) -> String {
+/// Runs an example with `args` and returns its stdout. The wait ends when the process exits;
+/// it is capped at four [`WAIT`](common::WAIT)s (a whole process, from start to exit, is more
+/// than a step), past which the child is killed (on drop).
+async fn run(name: &str, args: &[&str]) -> String {
     let child = Command::new(common::pipe::example_binary(name))
+        .args(args)
         .stdout(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
@@ -32,20 +34,55 @@ async fn run(name: &str) -> String {
     stdout
 }
 
-#[tokio::test]
-async fn progress_and_cancel_example_cancels_a_tool_mid_progress() {
-    let out = run("progress_and_cancel").await;
-    assert!(out.contains("progress 3/100 (\"count-1\")"), "{out}");
-    assert!(out.contains("the tool observed its cancellation"), "{out}");
-    assert!(out.trim_end().ends_with("ok"), "{out}");
+/// An example server listening on a free loopback port, killed on drop.
+struct Served {
+    /// Its MCP endpoint, `http://127.0.0.1:PORT/mcp`.
+    url: String,
+    _child: Child,
 }
 
-#[tokio::test]
-async fn nested_sampling_example_round_trips_through_the_client() {
-    let out = run("nested_sampling").await;
-    assert!(
-        out.contains("tool result: demo-model says: A unit of computation with a mailbox."),
-        "{out}"
-    );
-    assert!(out.trim_end().ends_with("ok"), "{out}");
+/// Starts the example `name` with `args`, in which `{port}` stands for a free loopback port,
+/// and waits until it accepts connections on that port.
+async fn serve(name: &str, args: &[&str]) -> Served {
+    let port = common::pipe::free_port();
+    let args: Vec<String> = args
+        .iter()
+        .map(|arg| arg.replace("{port}", &port.to_string()))
+        .collect();
+    let child = Command::new(common::pipe::example_binary(name))
+        .args(&args)
+        .stdout(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    common::pipe::listening(port).await;
+    Served {
+        url: format!("http://127.0.0.1:{port}/mcp"),
+        _child: child,
+    }
 }
+
+#[path = "examples/features.rs"]
+mod features;
+
+#[path = "examples/progress_and_cancel.rs"]
+mod progress_and_cancel;
+
+#[path = "examples/tasks.rs"]
+mod tasks;
+
+#[cfg(feature = "client-http")]
+#[path = "examples/auth.rs"]
+mod auth;
+
+#[cfg(feature = "redis")]
+#[path = "examples/cluster.rs"]
+mod cluster;
+
+#[cfg(all(feature = "otel", feature = "client"))]
+#[path = "examples/tracing.rs"]
+mod tracing_example;
+
+#[cfg(feature = "client-http")]
+#[path = "examples/hello.rs"]
+mod hello;

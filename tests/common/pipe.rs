@@ -115,6 +115,12 @@ pub fn example_binary(name: &str) -> PathBuf {
     binary
 }
 
+/// A loopback port nobody listens on (at the moment).
+pub fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
 /// Waits until a child process the test started accepts connections on `127.0.0.1:port`.
 /// Bounded by four [`WAIT`]s: a process starting on a loaded machine takes longer than a step.
 #[track_caller]

@@ -1,0 +1,75 @@
+//! A bearer-protected server and its callers, in one program: a Streamable HTTP endpoint on a
+//! free loopback port whose own [`TokenValidator`] accepts one token, a request without a token
+//! refused with 401 and the pointer to the protected resource metadata, then our client sending
+//! the token and calling `whoami`, which answers with the identity the validator gave.
+//!
+//! Run: `cargo run --features client-http --example auth` (exits 0 when all of that held).
+//!
+//! Real servers check JWTs against their authorization server (`JwtValidator`, feature `auth`;
+//! see `examples/http_server.rs`); clients get tokens with OAuth (`examples/client.rs`).
+
+use actix_mcp::client::Client;
+use actix_mcp::client::transport::{HttpOptions, HttpTransport};
+use actix_mcp::prelude::*;
+use actix_mcp::server::auth::{AuthError, BearerAuth, Identity, TokenValidator};
+use futures::future::BoxFuture;
+
+/// The one token [`OneToken`] accepts.
+const TOKEN: &str = "alice-token";
+
+/// A validator that knows one token: Alice's, granting scope `mcp`.
+struct OneToken;
+
+impl TokenValidator for OneToken {
+    fn validate<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Identity, AuthError>> {
+        Box::pin(async move {
+            match token {
+                TOKEN => Ok(Identity::new("alice").with_scopes(["mcp"])),
+                _ => Err(AuthError::invalid_token("unknown token")),
+            }
+        })
+    }
+}
+
+/// Answers with the caller: the subject and scopes the validator gave.
+async fn whoami(cx: RequestContext) -> Result<String, McpError> {
+    let caller = cx.identity().ok_or_else(|| McpError::tool("no caller"))?;
+    let subject = caller.subject().unwrap_or("no subject");
+    Ok(format!("{subject} (scopes: {})", caller.scopes().join(" ")))
+}
+
+#[actix_web::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // Bound first: the resource URL (the tokens' audience) names the port.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let url = format!("http://{}/mcp", listener.local_addr()?);
+    let auth = BearerAuth::builder(&url, OneToken)
+        .authorization_server("https://auth.example.com")
+        .build()?;
+    let server = Server::builder("auth-example", "1.0.0")
+        .tool(ToolDef::new("whoami", whoami).description("Says who is calling"))
+        .build()?;
+    let mcp = server.http("/mcp").bearer_auth(auth).build()?;
+    let app = move || actix_web::App::new().configure(mcp.configure());
+    actix_web::rt::spawn(actix_web::HttpServer::new(app).listen(listener)?.run());
+
+    // Without a token: refused before the body is read, with the metadata's URL.
+    let refused = reqwest::Client::new().post(&url).send().await?;
+    let challenge = refused.headers().get("www-authenticate");
+    let challenge = challenge
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default();
+    println!("without a token: {} {challenge}", refused.status());
+    if refused.status() != 401 || !challenge.contains("resource_metadata=") {
+        return Err("a request without a token was not refused".into());
+    }
+
+    let options = HttpOptions::default().header("Authorization", format!("Bearer {TOKEN}"));
+    let client = Client::builder("auth-example", "1.0.0")
+        .connect(HttpTransport::with_options(&url, options))
+        .await?;
+    let answer = client.call_tool("whoami", ()).await?;
+    println!("with the token: whoami = {}", answer.text_content());
+    client.close().await;
+    Ok(())
+}

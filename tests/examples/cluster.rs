@@ -1,0 +1,52 @@
+//! `examples/cluster.rs`: two nodes on one Redis (the test's own `redis-server`, which the
+//! test needs, as every Redis test does) serve the same session.
+
+use actix_mcp::client::transport::HttpTransport;
+use actix_mcp::client::{Client, Lifecycle};
+use serde_json::json;
+
+use super::serve;
+use crate::common::http::{self, text_of};
+use crate::common::redis::RedisServer;
+use crate::common::within;
+
+/// `whoami`'s text, `node N, session S`, split into `N` and `S`.
+fn node_and_session(text: &str) -> (&str, &str) {
+    let (node, session) = text
+        .strip_prefix("node ")
+        .and_then(|rest| rest.split_once(", session "))
+        .unwrap_or_else(|| panic!("not a whoami answer: {text}"));
+    (node, session)
+}
+
+#[tokio::test]
+async fn a_session_begun_on_one_node_is_served_by_another() {
+    let redis = RedisServer::start();
+    let a = serve("cluster", &[&redis.url(), "{port}"]).await;
+    let b = serve("cluster", &[&redis.url(), "{port}"]).await;
+
+    // Our client begins a session on A (2025-11-25: `initialize`, a session id) and calls there.
+    let client = within(
+        Client::builder("cluster-test", "1.0.0")
+            .lifecycle(Lifecycle::V2025)
+            .connect(HttpTransport::new(&a.url)),
+    )
+    .await
+    .unwrap();
+    let on_a = within(client.call_tool("whoami", json!({})))
+        .await
+        .unwrap()
+        .text_content();
+    let (node_a, session) = node_and_session(&on_a);
+    assert_ne!(session, "none", "{on_a}");
+
+    // The same session, carried by its headers to B, which has never seen it.
+    let mut on_b = http::Client::new(&b.url);
+    on_b.session = Some(session.to_owned());
+    on_b.version = Some(client.protocol_version().as_str().to_owned());
+    let result = on_b.call_ok(json!(1), "whoami", json!({})).await;
+    let (node_b, session_b) = node_and_session(text_of(&result));
+    assert_eq!(session_b, session);
+    assert_ne!(node_b, node_a, "B answered, not A");
+    client.close().await;
+}
