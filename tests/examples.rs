@@ -15,6 +15,7 @@ use common::{WAIT, within_for};
 /// Runs an example with `args` and returns its stdout. The wait ends when the process exits;
 /// it is capped at four [`WAIT`](common::WAIT)s (a whole process, from start to exit, is more
 /// than a step), past which the child is killed (on drop).
+#[cfg_attr(not(feature = "client"), allow(dead_code))]
 async fn run(name: &str, args: &[&str]) -> String {
     let child = Command::new(common::pipe::example_binary(name))
         .args(args)
@@ -62,9 +63,11 @@ async fn serve(name: &str, args: &[&str]) -> Served {
     }
 }
 
+#[cfg(feature = "client")]
 #[path = "examples/features.rs"]
 mod features;
 
+#[cfg(feature = "client")]
 #[path = "examples/progress_and_cancel.rs"]
 mod progress_and_cancel;
 
@@ -75,7 +78,7 @@ mod tasks;
 #[path = "examples/auth.rs"]
 mod auth;
 
-#[cfg(feature = "redis")]
+#[cfg(all(feature = "redis", feature = "client-http"))]
 #[path = "examples/cluster.rs"]
 mod cluster;
 
