@@ -64,7 +64,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Err("a request without a token was not refused".into());
     }
 
-    let options = HttpOptions::default().header("Authorization", format!("Bearer {TOKEN}"));
+    let options = HttpOptions::default().bearer_token(TOKEN);
     let client = Client::builder("auth-example", "1.0.0")
         .connect(HttpTransport::with_options(&url, options))
         .await?;

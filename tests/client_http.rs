@@ -284,6 +284,7 @@ async fn an_expired_session_is_renewed_when_asked() {
         .on_tools_list_changed(move || t.notify_one());
     let client = connect(builder, &srv).await;
     let first = srv.log.with_method("POST")[1].session.clone().unwrap();
+    assert_eq!(client.session_id().as_deref(), Some(first.as_str()));
     mcp.close_all_sessions();
 
     // Refused for the old session, then sent again in a new one.
@@ -296,6 +297,7 @@ async fn an_expired_session_is_renewed_when_asked() {
     assert_eq!(initializes, 2, "a second initialize: {posts:?}");
     let last = posts.last().unwrap().session.clone().unwrap();
     assert_ne!(last, first, "the call went in the new session");
+    assert_eq!(client.session_id().as_deref(), Some(last.as_str()));
     assert_eq!(posts.last().unwrap().status, 200);
 
     // The new session's GET stream carries what the server sends outside requests, once it
@@ -348,6 +350,7 @@ async fn a_2026_client_sees_a_resource_defined_at_run_time_without_listening() {
         &srv,
     )
     .await;
+    assert_eq!(client.session_id(), None, "no sessions in 2026-07-28");
     let before = within(client.resources()).await.unwrap();
     server
         .define_resource(ResourceDef::new(

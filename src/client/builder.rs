@@ -370,6 +370,7 @@ impl ClientBuilder {
         let mut client = Client {
             inner: Arc::new(ClientInner {
                 session,
+                transport: transport.clone(),
                 handlers,
                 init: lifecycle::describe(self.v2026_version, None),
                 discover: None,

@@ -104,6 +104,8 @@ pub struct Client {
 
 struct ClientInner {
     session: Addr<ClientSession>,
+    /// The connection, asked for what it knows (the session id).
+    transport: Arc<dyn transport::Transport>,
     handlers: Arc<Handlers>,
     /// The server's description: the `initialize` result, or in the 2026 era one made from
     /// the `server/discover` result.
@@ -182,6 +184,13 @@ impl Client {
     /// The server's instructions for using it, if it gave any.
     pub fn instructions(&self) -> Option<&str> {
         self.inner.init.instructions.as_deref()
+    }
+
+    /// The session id the server assigned, while there is one: over Streamable HTTP in the
+    /// 2025 era (it changes when an expired session is renewed). `None` over stdio and in the
+    /// 2026 era, which have no session ids.
+    pub fn session_id(&self) -> Option<String> {
+        self.inner.transport.session_id()
     }
 
     /// The protocol version in use: the one the handshake settled on (2025 era), or the one

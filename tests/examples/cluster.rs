@@ -38,7 +38,7 @@ async fn a_session_begun_on_one_node_is_served_by_another() {
         .unwrap()
         .text_content();
     let (node_a, session) = node_and_session(&on_a);
-    assert_ne!(session, "none", "{on_a}");
+    assert_eq!(client.session_id().as_deref(), Some(session), "{on_a}");
 
     // The same session, carried by its headers to B, which has never seen it.
     let mut on_b = http::Client::new(&b.url);

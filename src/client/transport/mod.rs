@@ -165,6 +165,13 @@ pub trait Transport: Send + Sync + 'static {
         std::time::Duration::ZERO
     }
 
+    /// The session id the server assigned, while there is one (Streamable HTTP in a
+    /// 2025-11-25 session: the `Mcp-Session-Id` of its `initialize` answer, or of a renewal).
+    /// `None` by default.
+    fn session_id(&self) -> Option<String> {
+        None
+    }
+
     /// Whether the server can send messages outside a request's answer (HTTP opens its GET
     /// stream here, after initialization). Called once, after `notifications/initialized`.
     fn initialized(&self) {}

@@ -162,6 +162,13 @@ impl Connect for HttpTransport {
 struct HttpConnection(Arc<Shared>);
 
 impl Transport for HttpConnection {
+    fn session_id(&self) -> Option<String> {
+        shared::lock(&self.0.session)
+            .as_ref()
+            .and_then(|id| id.to_str().ok())
+            .map(str::to_owned)
+    }
+
     fn send(&self, message: Outgoing) -> BoxFuture<'static, Result<(), ClientError>> {
         Box::pin(self.0.clone().post(message))
     }

@@ -101,6 +101,15 @@ impl HttpOptions {
         self
     }
 
+    /// Sends `Authorization: Bearer <token>` with every request: a token the application
+    /// holds already (an API token, one it refreshes itself). A server that refuses it fails
+    /// the call with its 401 or 403; to obtain and refresh tokens with OAuth, give the
+    /// transport an [`AuthProvider`] instead.
+    #[must_use]
+    pub fn bearer_token(self, token: impl AsRef<str>) -> Self {
+        self.header("authorization", format!("Bearer {}", token.as_ref()))
+    }
+
     /// How long opening a connection to the server may take (default 10 s). Not used with a
     /// custom [`client`](Self::client), which has its own.
     #[must_use]
