@@ -1,7 +1,8 @@
 //! A bearer-protected server and its callers, in one program: a Streamable HTTP endpoint on a
-//! free loopback port whose own [`TokenValidator`] accepts one token, a request without a token
-//! refused with 401 and the pointer to the protected resource metadata, then our client sending
-//! the token and calling `whoami`, which answers with the identity the validator gave.
+//! free loopback port whose own token validator (an async function) accepts one token, a
+//! request without a token refused with 401 and the pointer to the protected resource
+//! metadata, then our client sending the token and calling `whoami`, which answers with the
+//! identity the validator gave.
 //!
 //! Run: `cargo run --features client-http --example auth` (exits 0 when all of that held).
 //!
@@ -11,23 +12,16 @@
 use actix_mcp::client::Client;
 use actix_mcp::client::transport::{HttpOptions, HttpTransport};
 use actix_mcp::prelude::*;
-use actix_mcp::server::auth::{AuthError, BearerAuth, Identity, TokenValidator};
-use futures::future::BoxFuture;
+use actix_mcp::server::auth::{AuthError, BearerAuth, Identity};
 
-/// The one token [`OneToken`] accepts.
+/// The one token the server accepts: Alice's.
 const TOKEN: &str = "alice-token";
 
-/// A validator that knows one token: Alice's, granting scope `mcp`.
-struct OneToken;
-
-impl TokenValidator for OneToken {
-    fn validate<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Identity, AuthError>> {
-        Box::pin(async move {
-            match token {
-                TOKEN => Ok(Identity::new("alice").with_scopes(["mcp"])),
-                _ => Err(AuthError::invalid_token("unknown token")),
-            }
-        })
+/// The server's validator: Alice's token gives her identity and scope `mcp`.
+async fn validate(token: String) -> Result<Identity, AuthError> {
+    match token.as_str() {
+        TOKEN => Ok(Identity::new("alice").with_scopes(["mcp"])),
+        _ => Err(AuthError::invalid_token("unknown token")),
     }
 }
 
@@ -43,7 +37,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Bound first: the resource URL (the tokens' audience) names the port.
     let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
     let url = format!("http://{}/mcp", listener.local_addr()?);
-    let auth = BearerAuth::builder(&url, OneToken)
+    let auth = BearerAuth::builder(&url, validate)
         .authorization_server("https://auth.example.com")
         .build()?;
     let server = Server::builder("auth-example", "1.0.0")

@@ -9,7 +9,7 @@ use actix_mcp::prelude::*;
 use actix_mcp::protocol::{
     CreateMessageRequestParams, CreateMessageResult, ElicitResult, SamplingMessage,
 };
-use actix_mcp::{Elicited, ErrorObject};
+use actix_mcp::ErrorObject;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

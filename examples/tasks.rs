@@ -12,9 +12,7 @@
 
 use std::time::Duration;
 
-use actix_mcp::TaskConfig;
 use actix_mcp::prelude::*;
-use actix_mcp::protocol::TaskSupport;
 use schemars::JsonSchema;
 use serde::Deserialize;
 

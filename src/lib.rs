@@ -210,12 +210,13 @@ pub struct ReadmeDoctests;
 pub mod prelude {
     pub use crate::protocol::{
         CallToolResult, ContentBlock, GetPromptResult, LoggingLevel, PromptMessage,
-        ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role,
+        ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role, TaskSupport,
     };
     pub use crate::{
-        Arguments, Json, LogMessage, McpError, Params, Progress, PromptDef, PromptHandler,
-        RequestContext, ResourceDef, ResourceHandler, ResourceTemplateDef, ResourceTemplateHandler,
-        ResourceUri, Server, State, ToolDef, ToolHandler, UriVars,
+        Arguments, Elicited, Json, LogMessage, McpError, Params, Progress, PromptDef,
+        PromptHandler, RequestContext, ResourceDef, ResourceHandler, ResourceTemplateDef,
+        ResourceTemplateHandler, ResourceUri, Server, State, TaskConfig, ToolBox, ToolDef,
+        ToolHandler, UriVars,
     };
     #[allow(deprecated)]
     pub use crate::{prompt, resource, resource_template, tool};

@@ -107,6 +107,7 @@ pub(crate) use bearer::{Challenge, WELL_KNOWN};
 /// Implement it to validate tokens your own way (an opaque token looked up in a database, a
 /// JWT with extra checks); [`JwtValidator`] and [`IntrospectionValidator`] are the built-in
 /// ones. A validator must check that the token was issued for this server (its audience).
+/// An async closure taking the token as a `String` is one as well (see the implementations).
 ///
 /// ```
 /// use actix_mcp::server::auth::{AuthError, Identity, TokenValidator};
@@ -136,6 +137,31 @@ pub trait TokenValidator: Send + Sync + 'static {
     /// The future is dropped when the client goes away; a validator must leave its caches
     /// consistent at every await point.
     fn validate<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Identity, AuthError>>;
+}
+
+/// An async closure that takes the token is a validator too:
+///
+/// ```
+/// use actix_mcp::server::auth::{AuthError, Identity, TokenValidator};
+///
+/// fn validator() -> impl TokenValidator {
+///     |token: String| async move {
+///         match token.as_str() {
+///             "let-me-in" => Ok(Identity::new("tester").with_scopes(["mcp"])),
+///             _ => Err(AuthError::invalid_token("unknown token")),
+///         }
+///     }
+/// }
+/// # let _ = validator();
+/// ```
+impl<F, Fut> TokenValidator for F
+where
+    F: Fn(String) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<Identity, AuthError>> + Send + 'static,
+{
+    fn validate<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Identity, AuthError>> {
+        Box::pin(self(token.to_owned()))
+    }
 }
 
 /// Why a token was not accepted.
