@@ -15,6 +15,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use common::in_process::{call_tool, error, result};
+
 /// Who is calling: the `user` argument, with the method it was called through.
 struct Caller {
     user: String,
@@ -105,49 +107,25 @@ fn server() -> Server {
         .unwrap()
 }
 
-/// Sends one request and returns its validated response.
-async fn send(server: &Server, method: &str, params: Value) -> Value {
-    let message = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-    let line = tokio::time::timeout(common::WAIT, server.handle_json(&message.to_string()))
-        .await
-        .unwrap_or_else(|_| panic!("no answer within {:?} to {message}", common::WAIT))
-        .unwrap_or_else(|| panic!("no response to {message}"));
-    let response: Value = serde_json::from_str(&line).unwrap();
-    common::assert_valid_message(&response);
-    response
-}
-
-async fn call(server: &Server, name: &str, arguments: Value) -> Value {
-    let response = send(
-        server,
-        method::TOOLS_CALL,
-        json!({"name": name, "arguments": arguments}),
-    )
-    .await;
-    let result = response["result"].clone();
-    common::assert_valid("CallToolResult", &result);
-    result
-}
-
 #[actix_rt::test]
 async fn a_custom_extractor_reads_the_arguments_and_the_context() {
     let server = server();
-    let result = call(&server, "whoami", json!({"user": "alice"})).await;
+    let result = call_tool(&server, "whoami", json!({"user": "alice"})).await;
     assert_eq!(
         result,
         json!({"content": [{"type": "text",
                             "text": "alice via tools/call (template id: None)"}]})
     );
 
-    let result = call(&server, "shout", json!({"user": "bob", "text": "hi"})).await;
+    let result = call_tool(&server, "shout", json!({"user": "bob", "text": "hi"})).await;
     assert_eq!(result["content"][0]["text"], "HI! said bob (2025-11-25)");
 }
 
 #[actix_rt::test]
 async fn a_custom_extractor_declares_the_input_schema() {
     let server = server();
-    let list = send(&server, method::TOOLS_LIST, json!({})).await;
-    let tools = list["result"]["tools"].as_array().unwrap();
+    let list = result(&server, method::TOOLS_LIST, json!({}), "ListToolsResult").await;
+    let tools = list["tools"].as_array().unwrap();
     let whoami = tools.iter().find(|t| t["name"] == "whoami").unwrap();
     assert_eq!(whoami["inputSchema"]["required"], json!(["user"]));
 }
@@ -156,7 +134,7 @@ async fn a_custom_extractor_declares_the_input_schema() {
 async fn a_custom_extractor_rejection_is_an_is_error_result() {
     let server = server();
     // `shout` declares `ShoutArgs`'s schema, so only the `Caller` extractor sees `user` missing.
-    let result = call(&server, "shout", json!({"text": "hi"})).await;
+    let result = call_tool(&server, "shout", json!({"text": "hi"})).await;
     assert_eq!(result["isError"], true, "{result}");
     let text = result["content"][0]["text"].as_str().unwrap();
     assert!(
@@ -166,7 +144,7 @@ async fn a_custom_extractor_rejection_is_an_is_error_result() {
 
     // `whoami` declares `Caller`'s schema: the call is refused before the extractor runs
     // (feature `validate`), or by the extractor itself.
-    let result = call(&server, "whoami", json!({"name": "alice"})).await;
+    let result = call_tool(&server, "whoami", json!({"name": "alice"})).await;
     assert_eq!(result["isError"], true, "{result}");
     let text = result["content"][0]["text"].as_str().unwrap();
     if cfg!(feature = "validate") {
@@ -179,22 +157,23 @@ async fn a_custom_extractor_rejection_is_an_is_error_result() {
 #[actix_rt::test]
 async fn a_custom_extractor_reads_the_uri_template_variables() {
     let server = server();
-    let response = send(
+    let read = result(
         &server,
         method::RESOURCES_READ,
         json!({"uri": "test://item/42"}),
+        "ReadResourceResult",
     )
     .await;
     assert_eq!(
-        response["result"],
+        read,
         json!({"contents": [{"uri": "test://item/42", "text": "item 42"}]})
     );
 
-    let response = send(
+    error(
         &server,
         method::RESOURCES_READ,
         json!({"uri": "test://item/forty-two"}),
+        -32602,
     )
     .await;
-    assert_eq!(response["error"]["code"], -32602, "{response}");
 }

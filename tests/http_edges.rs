@@ -17,6 +17,7 @@ use reqwest::header::CONTENT_TYPE;
 use serde_json::{Value, json};
 
 use common::http::{Client, read_answer, spawn};
+use common::mrtr_tools::ask;
 use common::sse::SseReader;
 
 fn server() -> Server {
@@ -171,8 +172,7 @@ async fn listen_is_a_stream_in_json_response_mode_and_refused_without_one() {
     );
     drop(reader);
 
-    let answer = server.handle_json(&listen.to_string()).await.unwrap();
-    let answer: Value = serde_json::from_str(&answer).unwrap();
+    let answer = ask(&server, &listen).await;
     assert_eq!(answer["error"]["code"], -32600, "{answer}");
     srv.stop().await;
 }

@@ -17,6 +17,7 @@ use actix_mcp::transport::stdio::StdioConfig;
 use serde_json::{Value, json};
 
 use common::http::{Client, caps, spawn, text_of};
+use common::in_process::send;
 use common::pipe::PipeClient;
 
 /// A tool that trusts the state it asked to get back: `verified` only with its own state and
@@ -131,8 +132,7 @@ async fn a_sessionless_request_cannot_forge_its_round_state() {
     let server = server();
     let message =
         json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": forged_arguments()});
-    let answer: Value =
-        serde_json::from_str(&server.handle_json(&message.to_string()).await.unwrap()).unwrap();
+    let answer = send(&server, message).await;
     assert!(answer.get("error").is_some(), "{answer}");
 
     let srv = spawn(server.http("/mcp").stateless(true), 1);

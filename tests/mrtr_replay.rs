@@ -20,6 +20,7 @@ use actix_mcp::protocol::{ElicitRequestParams, InputRequest, InputRequiredResult
 use serde_json::{Value, json};
 
 use common::http::{Client, spawn};
+use common::mrtr_tools::{self, ask, retry_call, round};
 
 const KEY: [u8; 32] = [9; 32];
 
@@ -56,40 +57,20 @@ fn server(single_use: bool, redeemed: Arc<AtomicUsize>) -> Server {
         .unwrap()
 }
 
-/// A 2026 `tools/call` of `redeem`, with `extra` params.
-fn call(id: i64, extra: Value) -> Value {
-    let mut params = json!({"name": "redeem", "arguments": {}, "_meta": {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
-    }});
-    if let (Some(params), Value::Object(extra)) = (params.as_object_mut(), extra) {
-        params.extend(extra);
-    }
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
+/// The first call of `redeem`.
+fn call(id: i64) -> Value {
+    mrtr_tools::call(id, "redeem", json!({}))
 }
 
-/// The retry answering the round whose state is `state`.
+/// The retry of `redeem` confirming the round whose state is `state`.
 fn retry(id: i64, state: &str) -> Value {
-    call(
-        id,
-        json!({
-            "requestState": state,
-            "inputResponses": {"confirm": {"action": "accept", "content": {"ok": true}}},
-        }),
-    )
+    let answers = json!({"confirm": {"action": "accept", "content": {"ok": true}}});
+    retry_call(id, "redeem", answers, state)
 }
 
-async fn in_process(server: &Server, message: &Value) -> Value {
-    let answer = server.handle_json(&message.to_string()).await.unwrap();
-    serde_json::from_str(&answer).unwrap()
-}
-
+/// The state of the confirmation round `answer` asks for.
 fn state_of(answer: &Value) -> String {
-    assert_eq!(answer["result"]["resultType"], "input_required", "{answer}");
-    answer["result"]["requestState"]
-        .as_str()
-        .unwrap()
-        .to_owned()
+    round(answer, &["confirm"]).1
 }
 
 /// A second retry with the same state is refused with `-32602`; the handler's effect happened
@@ -98,13 +79,13 @@ fn state_of(answer: &Value) -> String {
 async fn a_state_is_good_for_one_retry() {
     let redeemed = Arc::new(AtomicUsize::new(0));
     let server = server(true, redeemed.clone());
-    let state = state_of(&in_process(&server, &call(1, json!({}))).await);
-    let first = in_process(&server, &retry(2, &state)).await;
+    let state = state_of(&ask(&server, &call(1)).await);
+    let first = ask(&server, &retry(2, &state)).await;
     assert_eq!(
         first["result"]["content"][0]["text"], "redemption 1",
         "{first}"
     );
-    let replay = in_process(&server, &retry(3, &state)).await;
+    let replay = ask(&server, &retry(3, &state)).await;
     assert_eq!(replay["error"]["code"], -32602, "{replay}");
     assert!(
         replay["error"]["message"]
@@ -121,9 +102,9 @@ async fn a_state_is_good_for_one_retry() {
 async fn replays_are_allowed_when_single_use_is_off() {
     let redeemed = Arc::new(AtomicUsize::new(0));
     let server = server(false, redeemed.clone());
-    let state = state_of(&in_process(&server, &call(1, json!({}))).await);
+    let state = state_of(&ask(&server, &call(1)).await);
     for id in [2, 3] {
-        let answer = in_process(&server, &retry(id, &state)).await;
+        let answer = ask(&server, &retry(id, &state)).await;
         assert!(answer.get("result").is_some(), "{answer}");
     }
     assert_eq!(redeemed.load(Ordering::SeqCst), 2);
@@ -155,7 +136,7 @@ async fn a_state_used_on_one_node_is_refused_on_another() {
                 .response
         }
     };
-    let state = state_of(&post(&a.url, call(1, json!({}))).await);
+    let state = state_of(&post(&a.url, call(1)).await);
     let first = post(&a.url, retry(2, &state)).await;
     assert_eq!(
         first["result"]["content"][0]["text"], "redemption 1",
@@ -166,7 +147,7 @@ async fn a_state_used_on_one_node_is_refused_on_another() {
     assert_eq!(redeemed.load(Ordering::SeqCst), 1);
 
     // A round started on A is completed on B.
-    let state = state_of(&post(&a.url, call(4, json!({}))).await);
+    let state = state_of(&post(&a.url, call(4)).await);
     let elsewhere = post(&b.url, retry(5, &state)).await;
     assert_eq!(
         elsewhere["result"]["content"][0]["text"], "redemption 2",

@@ -19,7 +19,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use common::in_process::{error, result, send};
+use common::in_process::{call_tool, error, result, send};
 
 /// Arguments of the echo tool.
 #[derive(Deserialize, JsonSchema)]
@@ -36,16 +36,6 @@ fn echo_tool(name: &str) -> actix_mcp::ToolDef {
 
 fn builder() -> ServerBuilder {
     Server::builder("core-test", "1.0.0")
-}
-
-async fn call_tool(server: &Server, name: &str, arguments: Value) -> Value {
-    result(
-        server,
-        method::TOOLS_CALL,
-        json!({"name": name, "arguments": arguments}),
-        "CallToolResult",
-    )
-    .await
 }
 
 fn names(list: &Value, key: &str) -> Vec<String> {

@@ -20,6 +20,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use common::http::{Client, read_answer, spawn};
+use common::mrtr_tools::ask;
 use common::pipe::PipeClient;
 
 type Reports = Arc<Mutex<Vec<String>>>;
@@ -224,13 +225,7 @@ async fn non_object_output_is_for_2026_clients_only() {
     );
     common::assert_valid("CallToolResult", &answer["result"]);
 
-    let answer: Value = serde_json::from_str(
-        &server
-            .handle_json(&call_2026(3, "listed", json!({}), json!({})).to_string())
-            .await
-            .unwrap(),
-    )
-    .unwrap();
+    let answer = ask(&server, &call_2026(3, "listed", json!({}), json!({}))).await;
     assert_eq!(
         answer["result"]["structuredContent"],
         json!([1, 2, 3]),
@@ -245,8 +240,7 @@ async fn a_malformed_input_response_is_invalid_params() {
     let reports = Reports::default();
     let server = server(&reports);
     let first = call_2026(1, "ask_explicitly", json!({}), json!({"elicitation": {}}));
-    let answer: Value =
-        serde_json::from_str(&server.handle_json(&first.to_string()).await.unwrap()).unwrap();
+    let answer = ask(&server, &first).await;
     let state = answer["result"]["requestState"]
         .as_str()
         .unwrap()
@@ -254,8 +248,7 @@ async fn a_malformed_input_response_is_invalid_params() {
     let mut retry = call_2026(2, "ask_explicitly", json!({}), json!({"elicitation": {}}));
     retry["params"]["requestState"] = json!(state);
     retry["params"]["inputResponses"] = json!({"ok": {"action": "bogus"}});
-    let answer: Value =
-        serde_json::from_str(&server.handle_json(&retry.to_string()).await.unwrap()).unwrap();
+    let answer = ask(&server, &retry).await;
     assert_eq!(answer["error"]["code"], -32602, "{answer}");
     assert!(
         answer["error"]["message"]

@@ -466,27 +466,16 @@ async fn requests_without_the_extension_are_gated() {
 
     let discovered = result(&rpc(&server, "server/discover", json!({}), true).await).clone();
     assert_eq!(discovered["capabilities"]["extensions"][EXT], json!({}));
-    let init = json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": { "protocolVersion": "2025-11-25", "capabilities": {},
-                    "clientInfo": { "name": "t", "version": "1" } },
-    });
-    let initialized: Value = serde_json::from_str(
-        &server
-            .handle_json(&init.to_string())
-            .await
-            .unwrap_or_default(),
+    let initialized = common::in_process::result(
+        &server,
+        "initialize",
+        json!({ "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": { "name": "t", "version": "1" } }),
+        "InitializeResult",
     )
-    .unwrap_or_default();
-    assert!(
-        initialized["result"]["capabilities"].is_object(),
-        "{initialized}"
-    );
-    assert!(
-        initialized["result"]["capabilities"]
-            .get("extensions")
-            .is_none()
-    );
+    .await;
+    assert!(initialized["capabilities"].is_object(), "{initialized}");
+    assert!(initialized["capabilities"].get("extensions").is_none());
 
     let plain = build(
         Server::builder("plain", "1.0.0")

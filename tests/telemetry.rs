@@ -451,8 +451,7 @@ async fn a_handlers_tracing_spans_are_children_of_its_request() {
             "_meta": {"traceparent": traceparent(trace, "00f067aa0ba9020a")},
         },
     });
-    let answer: Value =
-        serde_json::from_str(&server.handle_json(&request.to_string()).await.unwrap()).unwrap();
+    let answer = common::in_process::send(&server, request).await;
     assert_eq!(answer["result"]["content"][0]["text"], "found", "{answer}");
     let call = span("tools/call lookup", trace).await;
     let inner = span("lookup_database", trace).await;

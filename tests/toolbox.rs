@@ -10,6 +10,8 @@ use actix_mcp::protocol::method;
 use actix_mcp::{BuildError, Server, ToolBox, ToolDef};
 use serde_json::{Value, json};
 
+use common::in_process::{call_tool, result};
+
 /// One module of an application: notes, with their store.
 mod notes {
     use std::sync::Mutex;
@@ -83,28 +85,11 @@ mod counter {
     }
 }
 
-async fn send(server: &Server, method: &str, params: Value) -> Value {
-    let message = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-    let line = common::within(server.handle_json(&message.to_string()))
-        .await
-        .unwrap_or_else(|| panic!("no response to {message}"));
-    let response: Value = serde_json::from_str(&line).unwrap();
-    common::assert_valid_message(&response);
-    response
-}
-
+/// Calls a tool that must succeed; the text it answered.
 async fn call(server: &Server, name: &str, arguments: Value) -> String {
-    let response = send(
-        server,
-        method::TOOLS_CALL,
-        json!({"name": name, "arguments": arguments}),
-    )
-    .await;
-    assert_ne!(response["result"]["isError"], true, "{response}");
-    response["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap()
-        .to_owned()
+    let result = call_tool(server, name, arguments).await;
+    assert_ne!(result["isError"], true, "{result}");
+    result["content"][0]["text"].as_str().unwrap().to_owned()
 }
 
 #[actix_rt::test]
@@ -116,8 +101,8 @@ async fn boxes_from_two_modules_serve_beside_the_servers_own_tools() {
         .build()
         .unwrap();
 
-    let list = send(&server, method::TOOLS_LIST, json!({})).await;
-    let mut names: Vec<&str> = list["result"]["tools"]
+    let list = result(&server, method::TOOLS_LIST, json!({}), "ListToolsResult").await;
+    let mut names: Vec<&str> = list["tools"]
         .as_array()
         .unwrap()
         .iter()
@@ -141,23 +126,25 @@ async fn boxes_from_two_modules_serve_beside_the_servers_own_tools() {
     assert_eq!(call(&server, "hit", json!({})).await, "1");
     assert_eq!(call(&server, "ping", json!({})).await, "pong");
 
-    let prompt = send(
+    let prompt = result(
         &server,
         method::PROMPTS_GET,
         json!({"name": "summarize_notes"}),
+        "GetPromptResult",
     )
     .await;
     assert_eq!(
-        prompt["result"]["messages"][0]["content"]["text"],
+        prompt["messages"][0]["content"]["text"],
         "Summarize: one; two"
     );
-    let read = send(
+    let read = result(
         &server,
         method::RESOURCES_READ,
         json!({"uri": "notes://all"}),
+        "ReadResourceResult",
     )
     .await;
-    assert_eq!(read["result"]["contents"][0]["text"], "one\ntwo");
+    assert_eq!(read["contents"][0]["text"], "one\ntwo");
 }
 
 fn duplicate(result: Result<Server, BuildError>) -> (&'static str, String) {
