@@ -4,12 +4,12 @@
 //!
 //! Run: `cargo run --features client --example sampling_and_elicitation`
 
+use actix_mcp::ErrorObject;
 use actix_mcp::client::{Client, Lifecycle};
 use actix_mcp::prelude::*;
 use actix_mcp::protocol::{
     CreateMessageRequestParams, CreateMessageResult, ElicitResult, SamplingMessage,
 };
-use actix_mcp::ErrorObject;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

@@ -143,93 +143,13 @@
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization>
 
-#[cfg(feature = "auth")]
-mod assertion;
-#[cfg(feature = "auth")]
-mod authorizer;
-#[cfg(feature = "auth")]
-mod builder;
-#[cfg(feature = "auth")]
-mod challenge;
-#[cfg(feature = "auth")]
-mod client_auth;
-#[cfg(feature = "auth")]
-mod code;
-#[cfg(feature = "auth")]
-mod dpop;
 mod error;
 #[cfg(feature = "auth")]
-mod grant;
-#[cfg(feature = "auth")]
-mod grants;
-#[cfg(feature = "auth")]
-mod http;
-#[cfg(feature = "auth")]
-mod metadata;
-#[cfg(feature = "auth")]
-mod network;
-#[cfg(feature = "auth")]
-mod oauth;
+mod oauth_client;
 mod provider;
-#[cfg(feature = "auth")]
-mod registration;
-#[cfg(feature = "auth")]
-mod scope;
-#[cfg(feature = "auth")]
-mod store;
-#[cfg(feature = "auth")]
-mod token;
 
-#[cfg(feature = "auth")]
-pub use assertion::{JwtError, SigningKey};
-#[cfg(feature = "auth")]
-pub use authorizer::{
-    AuthorizationCallback, AuthorizationRequest, Authorizer, FnAuthorizer, HeadlessAuthorizer,
-    authorize_with,
-};
-#[cfg(feature = "auth")]
-pub use builder::OAuthBuilder;
-#[cfg(feature = "auth")]
-pub use challenge::{BearerChallenge, Challenge};
-#[cfg(feature = "auth")]
-pub use client_auth::TokenEndpointAuth;
-#[cfg(feature = "auth")]
-pub use code::{AuthorizationCode, validate_callback};
-#[cfg(feature = "auth")]
-pub use dpop::DpopKey;
 pub use error::AuthError;
 pub(crate) use error::redact_url;
 #[cfg(feature = "auth")]
-pub use grant::{Grant, GrantContext};
-#[cfg(feature = "auth")]
-pub use grants::{
-    ClientCredentials, EnterpriseAuthorization, FnTokenSource, GRANT_CLIENT_CREDENTIALS,
-    GRANT_JWT_BEARER, GRANT_TOKEN_EXCHANGE, IdentityProvider, JwtBearer, TOKEN_TYPE_ID_JAG,
-    TOKEN_TYPE_ID_TOKEN, TokenSource, token_with,
-};
-#[cfg(feature = "auth")]
-pub use http::{HookRequest, HookResponse, HookVerdict, RequestHook, RequestKind, checked_url};
-#[cfg(feature = "auth")]
-pub use metadata::{
-    AuthorizationServerMetadata, ProtectedResourceMetadata, authorization_server_metadata_urls,
-    protected_resource_metadata_urls, resource_matches,
-};
-#[cfg(feature = "auth")]
-pub use oauth::{DEFAULT_MAX_STEP_UP, OAuth};
+pub use oauth_client::*;
 pub use provider::{AuthProvider, Refusal, RefusalAction, RequestTarget};
-#[cfg(feature = "auth")]
-pub use registration::{ClientCredential, ClientMetadata, ClientRegistration, RegistrationKind};
-#[cfg(feature = "auth")]
-pub use scope::OFFLINE_ACCESS;
-#[cfg(feature = "auth")]
-pub use store::{InMemoryTokenStore, TokenKey, TokenStore};
-#[cfg(feature = "auth")]
-pub use token::{Token, TokenType};
-
-/// The JOSE signature algorithms (re-exported from `jsonwebtoken`): what a [`SigningKey`]
-/// signs with.
-#[cfg(feature = "auth")]
-pub use jsonwebtoken::Algorithm;
-/// A JSON Web Key (re-exported from `jsonwebtoken`): the public half of a [`SigningKey`].
-#[cfg(feature = "auth")]
-pub use jsonwebtoken::jwk::Jwk;

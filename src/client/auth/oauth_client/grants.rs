@@ -7,7 +7,7 @@
 //! | [`EnterpriseAuthorization`] | enterprise-managed authorization (ID-JAG) | a token exchange (RFC 8693) of the user's ID token for an ID-JAG at the enterprise identity provider, then the JWT-bearer grant with the ID-JAG at the authorization server |
 //!
 //! Each is a [`Grant`] used through the ordinary flow; see the
-//! [auth module docs](super#the-oauth-extensions) for what they share.
+//! [auth module docs](crate::client::auth#the-oauth-extensions) for what they share.
 //!
 //! Spec: <https://github.com/modelcontextprotocol/ext-auth/tree/main/specification/draft>,
 //! <https://www.rfc-editor.org/rfc/rfc7523#section-2.1>,

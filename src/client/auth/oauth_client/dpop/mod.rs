@@ -4,10 +4,11 @@
 //! [`dpop_generate`](super::OAuthBuilder::dpop_generate) (a fresh ES256 key) or
 //! [`dpop_auto`](super::OAuthBuilder::dpop_auto) (a fresh key, used with the authorization
 //! servers that list its algorithm in `dpop_signing_alg_values_supported`). [`Dpop`] is a
-//! [`RequestHook`] of the flow; what it does is in the [auth module docs](super#dpop). Nonces
-//! are kept per server role and origin (the authorization server's and the MCP server's
-//! apart, even on one origin), at most a few dozen; a request is sent again for a nonce only
-//! when the refused proof did not carry that nonce already.
+//! [`RequestHook`] of the flow; what it does is in the
+//! [auth module docs](crate::client::auth#dpop). Nonces are kept per server role and origin
+//! (the authorization server's and the MCP server's apart, even on one origin), at most a few
+//! dozen; a request is sent again for a nonce only when the refused proof did not carry that
+//! nonce already.
 //!
 //! Spec: <https://www.rfc-editor.org/rfc/rfc9449>,
 //! <https://github.com/modelcontextprotocol/ext-auth/blob/main/specification/draft/dpop-extension.mdx>

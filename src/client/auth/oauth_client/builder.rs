@@ -190,7 +190,8 @@ impl OAuthBuilder {
     /// DPoP (RFC 9449) with `key`, with every authorization server: token requests carry
     /// proofs, and a token the server binds to the key (`token_type` `DPoP`) is presented
     /// with a proof on every request to the MCP server; server nonces are honoured (see
-    /// [DPoP](super#dpop)). Give the same key again with tokens kept across runs.
+    /// [DPoP](crate::client::auth#dpop)). Give the same key again with tokens kept across
+    /// runs.
     pub fn dpop(mut self, key: DpopKey) -> Self {
         self.dpop = Some(DpopSetting::Key(Box::new(key)));
         self
