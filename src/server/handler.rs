@@ -369,6 +369,9 @@ pub(crate) type Completer = Arc<
         + Sync,
 >;
 
+/// The completers of a prompt's arguments or of a template's variables, by name.
+pub(crate) type Completers = std::collections::HashMap<String, Completer>;
+
 /// Makes a [`Completer`] of a closure.
 pub(crate) fn completer<F, Fut>(completer: F) -> Completer
 where
@@ -380,6 +383,32 @@ where
 {
     Arc::new(move |params, cx| Box::pin(completer(params, cx)))
 }
+
+/// The `complete` builder method of a definition with a `completers: Completers` field
+/// ([`PromptDef`](crate::PromptDef), [`ResourceTemplateDef`](crate::ResourceTemplateDef)):
+/// one signature for both. Takes the method's doc and the name of what is completed (the
+/// method's first parameter).
+macro_rules! complete_method {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[must_use]
+        pub fn complete<F, Fut>(mut self, $name: impl Into<String>, completer: F) -> Self
+        where
+            F: Fn($crate::protocol::CompleteRequestParams, $crate::RequestContext) -> Fut
+                + Send
+                + Sync
+                + 'static,
+            Fut: ::std::future::Future<Output = Result<Vec<String>, $crate::McpError>>
+                + Send
+                + 'static,
+        {
+            self.completers
+                .insert($name.into(), $crate::server::handler::completer(completer));
+            self
+        }
+    };
+}
+pub(crate) use complete_method;
 
 /// A type-erased async handler producing `R`.
 pub(crate) type ErasedHandler<R> =

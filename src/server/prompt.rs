@@ -7,7 +7,6 @@
 //! `prompts/get` checks required arguments before the handler runs (`-32602` naming the missing
 //! one). Spec: <https://modelcontextprotocol.io/specification/2025-11-25/server/prompts>
 
-use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
@@ -21,7 +20,9 @@ use crate::protocol::{
     GetPromptResult, Icon, JsonObject, Meta, Prompt, PromptArgument, PromptMessage,
 };
 use crate::server::context::RequestContext;
-use crate::server::handler::{Completer, ErasedHandler, Handler, Params, StateNeed, erase};
+use crate::server::handler::{
+    Completers, ErasedHandler, Handler, Params, StateNeed, complete_method, erase,
+};
 
 /// Converts a prompt handler's output into a `prompts/get` result.
 #[diagnostic::on_unimplemented(
@@ -146,7 +147,7 @@ pub struct PromptDef {
     /// The application state the handler's extractors read, checked at `build`.
     pub(crate) state_needs: Vec<StateNeed>,
     /// Completers by argument name.
-    pub(crate) completers: HashMap<String, Completer>,
+    pub(crate) completers: Completers,
 }
 
 impl fmt::Debug for PromptDef {
@@ -252,52 +253,41 @@ impl PromptDef {
             required_scopes: Vec::new(),
             scope_error: None,
             state_needs: H::required_state(),
-            completers: HashMap::new(),
+            completers: Completers::new(),
         }
     }
 
-    /// Completes the argument `argument` (`completion/complete` naming this prompt):
-    /// `completer` gets the request (the value typed so far, the other arguments' values) and
-    /// the context, and returns the suggestions, at most 100 of which are sent. Arguments
-    /// without a completer of their own are answered by the server's
-    /// [`completion`](crate::ServerBuilder::completion) handler.
-    ///
-    /// ```
-    /// use actix_mcp::{McpError, Params, PromptDef};
-    /// use schemars::JsonSchema;
-    /// use serde::Deserialize;
-    ///
-    /// #[derive(Deserialize, JsonSchema)]
-    /// struct Args { language: String }
-    ///
-    /// let review = PromptDef::new("review", |Params(a): Params<Args>| async move {
-    ///     format!("Review this {} code.", a.language)
-    /// })
-    /// .complete("language", |request, _cx| async move {
-    ///     let typed = request.argument.value;
-    ///     Ok::<_, McpError>(
-    ///         ["python", "rust", "ruby"]
-    ///             .into_iter()
-    ///             .filter(|l| l.starts_with(&typed))
-    ///             .map(String::from)
-    ///             .collect(),
-    ///     )
-    /// });
-    /// # let _ = review;
-    /// ```
-    pub fn complete<F, Fut>(mut self, argument: impl Into<String>, completer: F) -> Self
-    where
-        F: Fn(crate::protocol::CompleteRequestParams, crate::RequestContext) -> Fut
-            + Send
-            + Sync
-            + 'static,
-        Fut: Future<Output = Result<Vec<String>, crate::McpError>> + Send + 'static,
-    {
-        self.completers.insert(
-            argument.into(),
-            crate::server::handler::completer(completer),
-        );
-        self
+    complete_method! {
+        /// Completes the argument `argument` (`completion/complete` naming this prompt):
+        /// `completer` gets the request (the value typed so far, the other arguments'
+        /// values) and the context, and returns the suggestions, at most 100 of which are
+        /// sent. Arguments without a completer of their own are answered by the server's
+        /// [`completion`](crate::ServerBuilder::completion) handler.
+        ///
+        /// ```
+        /// use actix_mcp::{McpError, Params, PromptDef};
+        /// use schemars::JsonSchema;
+        /// use serde::Deserialize;
+        ///
+        /// #[derive(Deserialize, JsonSchema)]
+        /// struct Args { language: String }
+        ///
+        /// let review = PromptDef::new("review", |Params(a): Params<Args>| async move {
+        ///     format!("Review this {} code.", a.language)
+        /// })
+        /// .complete("language", |request, _cx| async move {
+        ///     let typed = request.argument.value;
+        ///     Ok::<_, McpError>(
+        ///         ["python", "rust", "ruby"]
+        ///             .into_iter()
+        ///             .filter(|l| l.starts_with(&typed))
+        ///             .map(String::from)
+        ///             .collect(),
+        ///     )
+        /// });
+        /// # let _ = review;
+        /// ```
+        argument
     }
 
     /// Sets the display title.

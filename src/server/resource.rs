@@ -7,17 +7,20 @@
 //! order, then the server-wide fallback read handler; an unknown uri is `-32002` with
 //! `data.uri`. Spec: <https://modelcontextprotocol.io/specification/2025-11-25/server/resources>
 
-use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
+
+use futures::future::BoxFuture;
 
 use crate::error::{BuildError, McpError};
 use crate::protocol::{
     Annotations, Icon, Meta, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
 };
 use crate::server::context::RequestContext;
-use crate::server::handler::{Completer, ErasedHandler, Handler, StateNeed, UriVars, erase};
+use crate::server::handler::{
+    Completers, ErasedHandler, Handler, StateNeed, UriVars, complete_method, erase,
+};
 use crate::server::uri_template::UriTemplate;
 
 /// What a resource read handler returns.
@@ -100,6 +103,11 @@ impl<T: IntoResourceOutput, E: Into<McpError> + Send + 'static> IntoResourceOutp
 }
 
 pub(crate) type ReadHandler = ErasedHandler<ResourceOutput>;
+
+/// Lists the resources a template stands for ([`ResourceTemplateDef::list`]).
+pub(crate) type Lister = Arc<
+    dyn Fn(RequestContext) -> BoxFuture<'static, Result<Vec<Resource>, McpError>> + Send + Sync,
+>;
 
 /// Erases a read handler closure.
 pub(crate) fn read_handler<H, M>(handler: H) -> ReadHandler
@@ -440,13 +448,16 @@ pub struct ResourceTemplateDef {
     /// The application state the handler's extractors read, checked at `build`.
     pub(crate) state_needs: Vec<StateNeed>,
     /// Completers by variable name.
-    pub(crate) completers: HashMap<String, Completer>,
+    pub(crate) completers: Completers,
+    /// Lists the resources the template stands for, in `resources/list`.
+    pub(crate) lister: Option<Lister>,
 }
 
 impl fmt::Debug for ResourceTemplateDef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ResourceTemplateDef")
             .field("uri_template", &self.definition.uri_template)
+            .field("lists", &self.lister.is_some())
             .finish()
     }
 }
@@ -521,27 +532,65 @@ impl ResourceTemplateDef {
             required_scopes: Vec::new(),
             scope_error: None,
             state_needs: Vec::new(),
-            completers: HashMap::new(),
+            completers: Completers::new(),
+            lister: None,
         }
     }
 
-    /// Completes the variable `variable` (`completion/complete` naming this template):
-    /// `completer` gets the request (the value typed so far, the other variables' values) and
-    /// the context, and returns the suggestions, at most 100 of which are sent. Variables
-    /// without a completer of their own are answered by the server's
-    /// [`completion`](crate::ServerBuilder::completion) handler.
-    pub fn complete<F, Fut>(mut self, variable: impl Into<String>, completer: F) -> Self
+    complete_method! {
+        /// Completes the variable `variable` (`completion/complete` naming this template):
+        /// `completer` gets the request (the value typed so far, the other variables'
+        /// values) and the context, and returns the suggestions, at most 100 of which are
+        /// sent. Variables without a completer of their own are answered by the server's
+        /// [`completion`](crate::ServerBuilder::completion) handler.
+        variable
+    }
+
+    /// Lists the resources this template stands for (the TypeScript SDK's `list` callback):
+    /// `resources/list` shows them after the server's own resources, and after those of the
+    /// templates registered before this one. `lister` gets the request's context and is run
+    /// by every `resources/list` whose page reaches this template's resources (the pages are
+    /// cut from the whole list, so it should list the same resources, in the same order, from
+    /// one page to the next). A listed resource without a MIME type gets the template's.
+    ///
+    /// The listed uris should match the template: a read of one is routed as any read is, so
+    /// it goes to this template's handler unless a resource of the server's own, or a template
+    /// registered before this one, matches it first.
+    ///
+    /// An error of `lister` (or its panic, as an internal error) is the answer to that
+    /// `resources/list`: the page is not served without the template's resources.
+    ///
+    /// On an endpoint protected by
+    /// [`bearer_auth`](crate::transport::http::McpHttp::bearer_auth), `lister` is not run for a
+    /// caller whose token lacks one of this template's
+    /// [`required_scopes`](Self::required_scopes), and each listed resource is shown only to a
+    /// caller whose scopes cover a read of it, as a resource update reaches only such a
+    /// subscriber. (The server's own resources are listed to every caller.)
+    ///
+    /// ```
+    /// use actix_mcp::protocol::Resource;
+    /// use actix_mcp::{ResourceTemplateDef, UriVars};
+    ///
+    /// let item = ResourceTemplateDef::new("test://item/{id}", "item", |vars: UriVars| async move {
+    ///     format!("item {}", vars.get("id").unwrap_or_default())
+    /// })
+    /// .mime_type("text/plain")
+    /// .list(|_cx| async {
+    ///     let ids = [1, 2, 3];
+    ///     Ok(ids
+    ///         .iter()
+    ///         .map(|id| Resource::new(format!("test://item/{id}"), format!("item {id}")))
+    ///         .collect())
+    /// });
+    /// # let _ = item;
+    /// ```
+    #[must_use]
+    pub fn list<F, Fut>(mut self, lister: F) -> Self
     where
-        F: Fn(crate::protocol::CompleteRequestParams, crate::RequestContext) -> Fut
-            + Send
-            + Sync
-            + 'static,
-        Fut: Future<Output = Result<Vec<String>, crate::McpError>> + Send + 'static,
+        F: Fn(RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<Resource>, McpError>> + Send + 'static,
     {
-        self.completers.insert(
-            variable.into(),
-            crate::server::handler::completer(completer),
-        );
+        self.lister = Some(Arc::new(move |cx| Box::pin(lister(cx))));
         self
     }
 
@@ -551,8 +600,9 @@ impl ResourceTemplateDef {
     /// variables, needs on an endpoint protected by
     /// [`bearer_auth`](crate::transport::http::McpHttp::bearer_auth), beyond the server's
     /// [`required_scopes`](crate::ServerBuilder::required_scopes). A listed resource's own
-    /// scopes win over a template's. Each scope must be an RFC 6749 scope token: registering
-    /// fails with [`BuildError::InvalidScope`] otherwise.
+    /// scopes win over a template's. The resources its [`list`](Self::list) callback gives are
+    /// listed only to a caller holding them. Each scope must be an RFC 6749 scope token:
+    /// registering fails with [`BuildError::InvalidScope`] otherwise.
     #[must_use]
     pub fn required_scopes<I, S>(mut self, scopes: I) -> Self
     where

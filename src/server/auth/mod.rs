@@ -50,9 +50,11 @@
 //! `Mcp-Name` header of a 2026 request has been checked against the body by then), so a
 //! missing scope is a 403 status, not a JSON-RPC error inside a 200.
 //!
-//! Lists (`tools/list`, `prompts/list`, `resources/list`) show every item, whatever the
-//! caller's scopes: a client learns what it lacks from the 403 challenge of a call and can then
-//! ask for more (the spec's step-up authorization). Scopes are checked only on an HTTP endpoint
+//! Lists (`tools/list`, `prompts/list`, `resources/list`) show every item registered, whatever
+//! the caller's scopes: a client learns what it lacks from the 403 challenge of a call and can
+//! then ask for more (the spec's step-up authorization). The resources a template's
+//! [`list`](crate::ResourceTemplateDef::list) callback enumerates are data, not registrations:
+//! they are listed only to callers whose scopes would let them read each one. Scopes are checked only on an HTTP endpoint
 //! with bearer auth; over stdio (whose credentials come from the environment) and in process
 //! they are ignored.
 //!

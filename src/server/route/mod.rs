@@ -527,7 +527,7 @@ async fn route(
         method::PING => ping(),
         method::TOOLS_LIST => tools_list(server, cx, request),
         method::PROMPTS_LIST => prompts_list(server, cx, request),
-        method::RESOURCES_LIST => resources_list(server, cx, request),
+        method::RESOURCES_LIST => Box::pin(resources_list(server, cx, request)).await,
         method::RESOURCES_TEMPLATES_LIST => templates_list(server, cx, request),
         method::RESOURCES_SUBSCRIBE => {
             Box::pin(subscription(server, cx, request, event, true)).await

@@ -12,38 +12,109 @@ use actix_mcp_actors::dev::{Reply, Request};
 
 use crate::error::McpError;
 use crate::protocol::{
-    ForVersion, ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams,
-    SubscribeRequestParams,
+    ForVersion, ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
+    ReadResourceRequestParams, Resource, SubscribeRequestParams, method,
 };
-use crate::server::auth::Identity;
+use crate::server::auth::{Identity, scopes};
+use crate::server::catalog::Catalog;
 use crate::server::context::RequestContext;
 use crate::server::handler::{HandlerError, HandlerParts};
 use crate::server::resource::into_read_result;
-use crate::server::{ErrorSite, RequestEvent, ServerInner};
+use crate::server::{ErrorSite, RequestEvent, ServerInner, pagination};
 
 use super::lists::list_page;
 use crate::server::mrtr::Answer;
 
 use super::support::{guarded, params, run_handler, to_raw};
 
-/// `resources/list`: one page of the resources.
-pub(super) fn resources_list(
+/// `resources/list`: one page of the resources: the server's own, then those the templates
+/// list (see [`template_resources`]).
+pub(super) async fn resources_list(
     server: &Arc<ServerInner>,
     cx: &RequestContext,
     request: &Request,
 ) -> Result<Reply, McpError> {
     let catalog = server.catalog();
+    let own = &catalog.resources;
+    let listed = if catalog.templates.iter().any(|t| t.lister.is_some()) {
+        // The page's end, plus one to tell whether another page follows: the templates are
+        // asked for what the server's own resources do not fill. An invalid cursor is refused
+        // by `list_page`, against the whole list.
+        let p: PaginatedRequestParams = params(request)?;
+        let start = match p.cursor.as_deref() {
+            Some(cursor) => pagination::decode(cursor, usize::MAX)?,
+            None => 0,
+        };
+        let wanted = start
+            .saturating_add(server.config.page_size.unwrap_or(usize::MAX))
+            .saturating_add(1);
+        template_resources(server, cx, &catalog, wanted.saturating_sub(own.len())).await?
+    } else {
+        Vec::new()
+    };
     list_page(
         server,
         request,
         cx.protocol_version(),
-        catalog.resources.values().map(|def| &def.definition),
+        own.values().map(|def| &def.definition).chain(&listed),
         |resources, next_cursor| ListResourcesResult {
             resources,
             next_cursor,
             meta: None,
         },
     )
+}
+
+/// The resources the templates list ([`ResourceTemplateDef::list`]), template by template in
+/// registration order, until there are `wanted`. On a protected endpoint a template whose
+/// scopes the caller lacks is not asked, and a resource is kept only when the caller's scopes
+/// cover a read of it. A lister's error (or panic) is the request's.
+///
+/// [`ResourceTemplateDef::list`]: crate::ResourceTemplateDef::list
+async fn template_resources(
+    server: &Arc<ServerInner>,
+    cx: &RequestContext,
+    catalog: &Catalog,
+    wanted: usize,
+) -> Result<Vec<Resource>, McpError> {
+    let granted = cx.identity().map(Identity::scopes);
+    let mut listed = Vec::new();
+    for template in &catalog.templates {
+        if listed.len() >= wanted {
+            break;
+        }
+        let Some(lister) = &template.lister else {
+            continue;
+        };
+        if granted.is_some_and(|granted| {
+            !template
+                .required_scopes
+                .iter()
+                .all(|scope| granted.contains(scope))
+        }) {
+            continue;
+        }
+        let site = ErrorSite::Request {
+            method: method::RESOURCES_LIST.to_owned(),
+        };
+        let resources = guarded(server, cx, site, lister(cx.clone())).await?;
+        listed.extend(
+            resources
+                .into_iter()
+                .filter(|resource| {
+                    granted.is_none_or(|granted| scopes::may_read(server, granted, &resource.uri))
+                })
+                .map(|mut resource| {
+                    if resource.mime_type.is_none() {
+                        resource
+                            .mime_type
+                            .clone_from(&template.definition.mime_type);
+                    }
+                    resource
+                }),
+        );
+    }
+    Ok(listed)
 }
 
 /// `resources/templates/list`: one page of the resource templates.
