@@ -41,36 +41,30 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             PromptMessage::user_text(format!("Translate into {}{dialect}.", args.language))
         },
     )
-    .complete(
-        "language",
-        |request: CompleteRequestParams, _cx| async move {
-            Ok(matching(&LANGUAGES, &request.argument.value))
-        },
-    )
+    .complete("language", |request: CompleteRequestParams| async move {
+        matching(&LANGUAGES, &request.argument.value)
+    })
     // The dialects offered depend on the language already chosen (the request's context).
-    .complete(
-        "dialect",
-        |request: CompleteRequestParams, _cx| async move {
-            let chosen = request
-                .context
-                .and_then(|c| c.arguments)
-                .and_then(|a| a.get("language").cloned());
-            let dialects: &[&str] = match chosen.as_deref() {
-                Some("english") => &["american", "australian", "british"],
-                Some("french") => &["belgian", "canadian", "swiss"],
-                _ => &[],
-            };
-            Ok(matching(dialects, &request.argument.value))
-        },
-    );
+    .complete("dialect", |request: CompleteRequestParams| async move {
+        let chosen = request
+            .context
+            .and_then(|c| c.arguments)
+            .and_then(|a| a.get("language").cloned());
+        let dialects: &[&str] = match chosen.as_deref() {
+            Some("english") => &["american", "australian", "british"],
+            Some("french") => &["belgian", "canadian", "swiss"],
+            _ => &[],
+        };
+        matching(dialects, &request.argument.value)
+    });
     let docs = ResourceTemplateDef::new("docs://{topic}", "docs", |vars: UriVars| async move {
         format!("All about {}.", vars.get("topic").unwrap_or_default())
     })
-    .complete("topic", |request: CompleteRequestParams, _cx| async move {
-        Ok(matching(
+    .complete("topic", |request: CompleteRequestParams| async move {
+        matching(
             &["actors", "mailboxes", "supervision"],
             &request.argument.value,
-        ))
+        )
     });
     let server = Server::builder("completion", "1.0.0")
         .prompt(translate)

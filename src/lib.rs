@@ -165,8 +165,8 @@ pub use error::{BuildError, ErrorKind, McpError};
 pub use schemars;
 #[cfg(feature = "server")]
 pub use server::handler::{
-    Arguments, FromParts, Handler, HandlerParts, Params, Rejection, RequestMeta, ResourceUri,
-    State, StateNeed, UriVars, schema_of,
+    Arguments, FromParts, Handler, HandlerParts, IntoCompletion, Params, Rejection, RequestMeta,
+    ResourceUri, State, StateNeed, UriVars, schema_of,
 };
 #[cfg(feature = "server")]
 #[allow(deprecated)]

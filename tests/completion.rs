@@ -83,7 +83,7 @@ struct TranslateArgs {
 #[actix_rt::test]
 async fn an_argument_with_a_completer_of_its_own_is_completed_by_it() {
     const LANGUAGES: [&str; 4] = ["german", "greek", "english", "french"];
-    let languages = |request: actix_mcp::protocol::CompleteRequestParams, _cx| async move {
+    let languages = |request: actix_mcp::protocol::CompleteRequestParams| async move {
         // The other arguments' values ride along: the source language is not offered again.
         let chosen = request
             .context
@@ -109,8 +109,8 @@ async fn an_argument_with_a_completer_of_its_own_is_completed_by_it() {
             ResourceTemplateDef::new("items://{id}", "item", |UriVars(v): UriVars| async move {
                 format!("item {}", v["id"])
             })
-            .complete("id", |_, _| async {
-                Ok::<_, actix_mcp::McpError>((0..150).map(|i| i.to_string()).collect())
+            .complete("id", || async {
+                (0..150).map(|i| i.to_string()).collect::<Vec<_>>()
             }),
         )
         // Everything else: the server's handler.
@@ -162,4 +162,48 @@ async fn an_argument_with_a_completer_of_its_own_is_completed_by_it() {
     assert_eq!(template["values"].as_array().unwrap().len(), 100);
     assert_eq!(template["hasMore"], true);
     assert_eq!(template["total"], 150);
+}
+
+/// The names a completer reads from application state.
+struct Names(Vec<&'static str>);
+
+#[actix_rt::test]
+async fn a_completer_takes_extractors_and_its_state_is_checked_at_build() {
+    let prompt = || {
+        PromptDef::new("pick", |Params(args): Params<PickArgs>| async move {
+            PromptMessage::user_text(args.choice)
+        })
+        .complete(
+            "choice",
+            |request: actix_mcp::protocol::CompleteRequestParams,
+             actix_mcp::State(names): actix_mcp::State<Names>| async move {
+                let typed = request.argument.value;
+                names
+                    .0
+                    .iter()
+                    .filter(|n| n.starts_with(&typed))
+                    .map(|n| n.to_string())
+                    .collect::<Vec<_>>()
+            },
+        )
+    };
+    // Without the state it reads, the server is refused before any completion runs.
+    match builder().prompt(prompt()).build() {
+        Err(actix_mcp::BuildError::MissingState { .. }) => {}
+        other => panic!("a completer's missing state must fail build(): {:?}", other.err()),
+    }
+    let server = builder()
+        .state(Names(vec!["alice", "albert", "bob"]))
+        .prompt(prompt())
+        .build()
+        .unwrap();
+    let answer = result(
+        &server,
+        method::COMPLETION_COMPLETE,
+        json!({"ref": {"type": "ref/prompt", "name": "pick"},
+               "argument": {"name": "choice", "value": "al"}}),
+        "CompleteResult",
+    )
+    .await;
+    assert_eq!(answer["completion"]["values"], json!(["alice", "albert"]));
 }

@@ -281,6 +281,42 @@ impl FromParts for RequestMeta {
     }
 }
 
+/// A completer's request (`completion/complete`): the argument being completed, the value
+/// typed so far, the arguments already chosen. Extracted only in completers
+/// ([`PromptDef::complete`](crate::PromptDef::complete),
+/// [`ResourceTemplateDef::complete`](crate::ResourceTemplateDef::complete)).
+impl FromParts for crate::protocol::CompleteRequestParams {
+    fn from_parts(parts: &HandlerParts) -> Result<Self, Rejection> {
+        <Self as serde::Deserialize>::deserialize(&*parts.arguments)
+            .map_err(|err| Rejection::InvalidArguments(format!("not a completion request: {err}")))
+    }
+}
+
+/// What a completer returns: the suggestions, best first (at most 100 are sent), or the
+/// error to answer with.
+#[diagnostic::on_unimplemented(
+    message = "a completer returns `Vec<String>` or `Result<Vec<String>, E>` with `E: Into<McpError>`, not `{Self}`"
+)]
+pub trait IntoCompletion: Send + 'static {
+    /// The suggestions, or the error to answer with.
+    ///
+    /// # Errors
+    /// The completer's own error.
+    fn into_completion(self) -> Result<Vec<String>, crate::error::McpError>;
+}
+
+impl IntoCompletion for Vec<String> {
+    fn into_completion(self) -> Result<Vec<String>, crate::error::McpError> {
+        Ok(self)
+    }
+}
+
+impl<E: Into<crate::error::McpError> + Send + 'static> IntoCompletion for Result<Vec<String>, E> {
+    fn into_completion(self) -> Result<Vec<String>, crate::error::McpError> {
+        self.map_err(Into::into)
+    }
+}
+
 /// A closure usable as a handler: `Fn(E1, ..., En) -> impl Future` where each `Ei` implements
 /// [`FromParts`] (up to six). `M` is a marker that keeps the impls apart.
 #[diagnostic::on_unimplemented(
@@ -359,49 +395,38 @@ impl_handler!(T1, T2, T3, T4, T5);
 impl_handler!(T1, T2, T3, T4, T5, T6);
 
 /// A per-argument completer ([`PromptDef::complete`](crate::PromptDef::complete),
-/// [`ResourceTemplateDef::complete`](crate::ResourceTemplateDef::complete)).
-pub(crate) type Completer = Arc<
-    dyn Fn(
-            crate::protocol::CompleteRequestParams,
-            crate::server::context::RequestContext,
-        ) -> BoxFuture<'static, Result<Vec<String>, crate::error::McpError>>
-        + Send
-        + Sync,
->;
+/// [`ResourceTemplateDef::complete`](crate::ResourceTemplateDef::complete)): a handler whose
+/// parts' arguments are the `completion/complete` params.
+pub(crate) type Completer = ErasedHandler<Vec<String>>;
 
 /// The completers of a prompt's arguments or of a template's variables, by name.
 pub(crate) type Completers = std::collections::HashMap<String, Completer>;
 
-/// Makes a [`Completer`] of a closure.
-pub(crate) fn completer<F, Fut>(completer: F) -> Completer
+/// Makes a [`Completer`] of a handler.
+pub(crate) fn completer<H, M>(completer: H) -> Completer
 where
-    F: Fn(crate::protocol::CompleteRequestParams, crate::server::context::RequestContext) -> Fut
-        + Send
-        + Sync
-        + 'static,
-    Fut: Future<Output = Result<Vec<String>, crate::error::McpError>> + Send + 'static,
+    H: Handler<M>,
+    H::Output: IntoCompletion,
+    M: 'static,
 {
-    Arc::new(move |params, cx| Box::pin(completer(params, cx)))
+    erase(completer, IntoCompletion::into_completion)
 }
 
-/// The `complete` builder method of a definition with a `completers: Completers` field
-/// ([`PromptDef`](crate::PromptDef), [`ResourceTemplateDef`](crate::ResourceTemplateDef)):
-/// one signature for both. Takes the method's doc and the name of what is completed (the
-/// method's first parameter).
+/// The `complete` builder method of a definition with `completers: Completers` and
+/// `state_needs` fields ([`PromptDef`](crate::PromptDef),
+/// [`ResourceTemplateDef`](crate::ResourceTemplateDef)): one signature for both. Takes the
+/// method's doc and the name of what is completed (the method's first parameter).
 macro_rules! complete_method {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
         #[must_use]
-        pub fn complete<F, Fut>(mut self, $name: impl Into<String>, completer: F) -> Self
+        pub fn complete<H, M>(mut self, $name: impl Into<String>, completer: H) -> Self
         where
-            F: Fn($crate::protocol::CompleteRequestParams, $crate::RequestContext) -> Fut
-                + Send
-                + Sync
-                + 'static,
-            Fut: ::std::future::Future<Output = Result<Vec<String>, $crate::McpError>>
-                + Send
-                + 'static,
+            H: $crate::Handler<M>,
+            H::Output: $crate::IntoCompletion,
+            M: 'static,
         {
+            self.state_needs.extend(H::required_state());
             self.completers
                 .insert($name.into(), $crate::server::handler::completer(completer));
             self

@@ -258,33 +258,38 @@ impl PromptDef {
     }
 
     complete_method! {
-        /// Completes the argument `argument` (`completion/complete` naming this prompt):
-        /// `completer` gets the request (the value typed so far, the other arguments'
-        /// values) and the context, and returns the suggestions, at most 100 of which are
-        /// sent. Arguments without a completer of their own are answered by the server's
+        /// Completes the argument `argument` (`completion/complete` naming this prompt).
+        /// `completer` is a handler like any other: its extractors are
+        /// [`CompleteRequestParams`](crate::protocol::CompleteRequestParams) (the value typed
+        /// so far, the other arguments' values), [`State<T>`](crate::State),
+        /// [`RequestContext`](crate::RequestContext) or your own; it returns the suggestions
+        /// (`Vec<String>`, or a `Result` of them), at most 100 of which are sent. State it
+        /// reads is checked by [`build`](crate::ServerBuilder::build). Arguments without a
+        /// completer of their own are answered by the server's
         /// [`completion`](crate::ServerBuilder::completion) handler.
         ///
         /// ```
-        /// use actix_mcp::{McpError, Params, PromptDef};
+        /// use actix_mcp::protocol::CompleteRequestParams;
+        /// use actix_mcp::{Params, PromptDef, State};
         /// use schemars::JsonSchema;
         /// use serde::Deserialize;
         ///
         /// #[derive(Deserialize, JsonSchema)]
         /// struct Args { language: String }
         ///
+        /// /// The languages this server reviews (application state).
+        /// struct Languages(Vec<&'static str>);
+        ///
         /// let review = PromptDef::new("review", |Params(a): Params<Args>| async move {
         ///     format!("Review this {} code.", a.language)
         /// })
-        /// .complete("language", |request, _cx| async move {
-        ///     let typed = request.argument.value;
-        ///     Ok::<_, McpError>(
-        ///         ["python", "rust", "ruby"]
-        ///             .into_iter()
-        ///             .filter(|l| l.starts_with(&typed))
-        ///             .map(String::from)
-        ///             .collect(),
-        ///     )
-        /// });
+        /// .complete(
+        ///     "language",
+        ///     |request: CompleteRequestParams, State(known): State<Languages>| async move {
+        ///         let typed = request.argument.value;
+        ///         known.0.iter().filter(|l| l.starts_with(&typed)).map(|l| l.to_string()).collect::<Vec<_>>()
+        ///     },
+        /// );
         /// # let _ = review;
         /// ```
         argument

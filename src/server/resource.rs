@@ -538,10 +538,13 @@ impl ResourceTemplateDef {
     }
 
     complete_method! {
-        /// Completes the variable `variable` (`completion/complete` naming this template):
-        /// `completer` gets the request (the value typed so far, the other variables'
-        /// values) and the context, and returns the suggestions, at most 100 of which are
-        /// sent. Variables without a completer of their own are answered by the server's
+        /// Completes the variable `variable` (`completion/complete` naming this template).
+        /// `completer` is a handler like any other: its extractors are
+        /// [`CompleteRequestParams`](crate::protocol::CompleteRequestParams) (the value typed
+        /// so far, the other variables' values), [`State<T>`](crate::State),
+        /// [`RequestContext`](crate::RequestContext) or your own; it returns the suggestions
+        /// (`Vec<String>`, or a `Result` of them), at most 100 of which are sent. Variables
+        /// without a completer of their own are answered by the server's
         /// [`completion`](crate::ServerBuilder::completion) handler.
         variable
     }

@@ -10,6 +10,7 @@ use actix_mcp_actors::dev::{Reply, Request};
 use crate::error::McpError;
 use crate::protocol::{CompleteRequestParams, CompleteResult, Completion, Reference};
 use crate::server::context::RequestContext;
+use crate::server::handler::{HandlerError, HandlerParts};
 use crate::server::{ErrorSite, ServerInner};
 
 use super::support::{guarded, params, to_raw};
@@ -67,7 +68,14 @@ pub(super) async fn complete(
     };
     let mut result = match (own, &server.completion) {
         (Some(completer), _) => {
-            let values = guarded(server, cx, site(), completer(p, cx.clone())).await?;
+            let parts = HandlerParts::new(serde_json::to_value(&p)?, cx.clone());
+            let values = match guarded(server, cx, site(), completer(parts)).await {
+                Ok(values) => values,
+                Err(HandlerError::Rejected(rejection)) => {
+                    return Err(McpError::invalid_params(rejection.to_string()));
+                }
+                Err(HandlerError::Failed(error)) => return Err(error),
+            };
             CompleteResult {
                 completion: Completion {
                     total: Some(u64::try_from(values.len()).unwrap_or(u64::MAX)),
