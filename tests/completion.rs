@@ -190,7 +190,10 @@ async fn a_completer_takes_extractors_and_its_state_is_checked_at_build() {
     // Without the state it reads, the server is refused before any completion runs.
     match builder().prompt(prompt()).build() {
         Err(actix_mcp::BuildError::MissingState { .. }) => {}
-        other => panic!("a completer's missing state must fail build(): {:?}", other.err()),
+        other => panic!(
+            "a completer's missing state must fail build(): {:?}",
+            other.err()
+        ),
     }
     let server = builder()
         .state(Names(vec!["alice", "albert", "bob"]))
