@@ -11,9 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use actix_mcp::protocol::{Resource, method};
-use actix_mcp::{
-    ErrorSite, McpError, RequestContext, ResourceDef, ResourceTemplateDef, Server, UriVars,
-};
+use actix_mcp::{ErrorSite, McpError, ResourceDef, ResourceTemplateDef, Server, UriVars};
 use serde_json::{Value, json};
 
 use common::in_process::{error, result, send};
@@ -43,7 +41,7 @@ fn template(kind: &'static str, count: usize, runs: &Arc<AtomicUsize>) -> Resour
         move |vars: UriVars| async move { format!("{kind} {}", vars.get("id").unwrap()) },
     )
     .mime_type("text/plain")
-    .list(move |_cx: RequestContext| {
+    .list(move || {
         runs.fetch_add(1, Ordering::SeqCst);
         async move { Ok(resources(kind, count)) }
     })
@@ -181,7 +179,7 @@ async fn a_failing_lister_fails_the_pages_that_reach_it() {
         .resource(ResourceDef::new("test://own/2", "own", || async { "own" }))
         .resource_template(
             ResourceTemplateDef::new("test://broken/{id}", "broken", || async { "broken" }).list(
-                |_cx| async {
+                || async {
                     Err(McpError::code(-32042, "the catalogue is unreachable")
                         .with_data(json!({"retry": true})))
                 },
@@ -216,7 +214,7 @@ async fn a_failing_lister_fails_the_pages_that_reach_it() {
     let panicking = Server::builder("templates-list-test", "1.0.0")
         .resource_template(
             ResourceTemplateDef::new("test://panic/{id}", "panic", || async { "panic" })
-                .list(|_cx| exploding()),
+                .list(exploding),
         )
         .exception_reporter(move |report| sink.lock().unwrap().push(report.clone()))
         .build()
@@ -246,29 +244,13 @@ async fn a_failing_lister_fails_the_pages_that_reach_it() {
 /// scopes cover their read.
 #[cfg(feature = "http")]
 mod scopes {
-    use actix_mcp::server::auth::{AuthError, BearerAuth, Identity, TokenValidator};
-    use futures::future::BoxFuture;
+    use actix_mcp::server::auth::BearerAuth;
     use reqwest::StatusCode;
 
     use super::*;
-    use crate::common::http::{Client, TestServer, read_answer, send as post, spawn};
-
-    /// The token `alice` is alice with `secret:read`; any other names an identity with no
-    /// scope.
-    struct AliceReadsSecrets;
-
-    impl TokenValidator for AliceReadsSecrets {
-        fn validate<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Identity, AuthError>> {
-            Box::pin(async move {
-                let identity = Identity::new(token);
-                Ok(if token == "alice" {
-                    identity.with_scopes(["secret:read"])
-                } else {
-                    identity
-                })
-            })
-        }
-    }
+    use crate::common::http::{
+        Client, TestServer, alice_reads_secrets, read_answer, send as post, spawn,
+    };
 
     /// A public template listing a public item and a uri under the secret template, and a
     /// secret template (needing `secret:read`) listing a secret item; `secret_runs` counts the
@@ -278,7 +260,7 @@ mod scopes {
         let server = Server::builder("templates-scopes-test", "1.0.0")
             .resource_template(
                 ResourceTemplateDef::new("test://public/{id}", "public", || async { "public" })
-                    .list(|_cx| async {
+                    .list(|| async {
                         Ok(vec![
                             Resource::new("test://public/1", "public 1"),
                             Resource::new("test://secret/9", "a secret, listed by public"),
@@ -288,14 +270,14 @@ mod scopes {
             .resource_template(
                 ResourceTemplateDef::new("test://secret/{id}", "secret", || async { "secret" })
                     .required_scopes(["secret:read"])
-                    .list(move |_cx| {
+                    .list(move || {
                         runs.fetch_add(1, Ordering::SeqCst);
                         async { Ok(vec![Resource::new("test://secret/1", "secret 1")]) }
                     }),
             )
             .build()
             .unwrap();
-        let auth = BearerAuth::builder("http://127.0.0.1/mcp", AliceReadsSecrets)
+        let auth = BearerAuth::builder("http://127.0.0.1/mcp", alice_reads_secrets())
             .authorization_server("http://127.0.0.1/issuer")
             .build()
             .unwrap();

@@ -11,8 +11,6 @@ use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
-
 use crate::error::{BuildError, McpError};
 use crate::protocol::{
     Annotations, Icon, Meta, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
@@ -105,9 +103,7 @@ impl<T: IntoResourceOutput, E: Into<McpError> + Send + 'static> IntoResourceOutp
 pub(crate) type ReadHandler = ErasedHandler<ResourceOutput>;
 
 /// Lists the resources a template stands for ([`ResourceTemplateDef::list`]).
-pub(crate) type Lister = Arc<
-    dyn Fn(RequestContext) -> BoxFuture<'static, Result<Vec<Resource>, McpError>> + Send + Sync,
->;
+pub(crate) type Lister = ErasedHandler<Vec<Resource>>;
 
 /// Erases a read handler closure.
 pub(crate) fn read_handler<H, M>(handler: H) -> ReadHandler
@@ -551,7 +547,8 @@ impl ResourceTemplateDef {
 
     /// Lists the resources this template stands for (the TypeScript SDK's `list` callback):
     /// `resources/list` shows them after the server's own resources, and after those of the
-    /// templates registered before this one. `lister` gets the request's context and is run
+    /// templates registered before this one. `lister` is a handler (extractors such as
+    /// [`State<T>`](crate::State) and [`RequestContext`]) and is run
     /// by every `resources/list` whose page reaches this template's resources (the pages are
     /// cut from the whole list, so it should list the same resources, in the same order, from
     /// one page to the next). A listed resource without a MIME type gets the template's.
@@ -578,7 +575,7 @@ impl ResourceTemplateDef {
     ///     format!("item {}", vars.get("id").unwrap_or_default())
     /// })
     /// .mime_type("text/plain")
-    /// .list(|_cx| async {
+    /// .list(|| async {
     ///     let ids = [1, 2, 3];
     ///     Ok(ids
     ///         .iter()
@@ -588,12 +585,13 @@ impl ResourceTemplateDef {
     /// # let _ = item;
     /// ```
     #[must_use]
-    pub fn list<F, Fut>(mut self, lister: F) -> Self
+    pub fn list<H, M>(mut self, lister: H) -> Self
     where
-        F: Fn(RequestContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Vec<Resource>, McpError>> + Send + 'static,
+        H: Handler<M, Output = Result<Vec<Resource>, McpError>>,
+        M: 'static,
     {
-        self.lister = Some(Arc::new(move |cx| Box::pin(lister(cx))));
+        self.state_needs.extend(H::required_state());
+        self.lister = Some(erase(lister, |listed| listed));
         self
     }
 

@@ -97,7 +97,14 @@ async fn template_resources(
         let site = ErrorSite::Request {
             method: method::RESOURCES_LIST.to_owned(),
         };
-        let resources = guarded(server, cx, site, lister(cx.clone())).await?;
+        let parts = HandlerParts::new(Value::Null, cx.clone());
+        let resources = match guarded(server, cx, site, lister(parts)).await {
+            Ok(resources) => resources,
+            Err(HandlerError::Rejected(rejection)) => {
+                return Err(McpError::invalid_params(rejection.to_string()));
+            }
+            Err(HandlerError::Failed(error)) => return Err(error),
+        };
         listed.extend(
             resources
                 .into_iter()
