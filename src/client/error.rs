@@ -135,3 +135,16 @@ impl From<ErrorObject> for ClientError {
         Self::Rpc(error)
     }
 }
+
+/// An error and its causes, on one line (an HTTP client's own message alone says little).
+#[cfg(any(feature = "client-http", feature = "auth"))]
+pub(crate) fn describe(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

@@ -13,8 +13,9 @@ use reqwest::Url;
 use reqwest::header::LOCATION;
 
 use super::error::AuthError;
-use super::http::{checked_url, describe, no_redirect_client};
+use super::http::{checked_url, no_redirect_client};
 use crate::client::error::ClientError;
+use crate::client::error::describe;
 
 /// An authorization request, ready for the user's browser.
 #[derive(Debug, Clone)]

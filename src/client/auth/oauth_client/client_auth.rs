@@ -13,10 +13,10 @@ use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 
 use super::assertion::{CLIENT_ASSERTION_TYPE_JWT_BEARER, client_assertion};
 use super::error::AuthError;
-use super::http::describe;
 use super::metadata::AuthorizationServerMetadata;
 use super::registration::ClientRegistration;
 use crate::client::error::ClientError;
+use crate::client::error::describe;
 
 /// A token endpoint authentication method.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -33,7 +33,7 @@ use super::error::{AuthError, redact_url};
 use super::metadata::AuthorizationServerMetadata;
 use super::network::{Network, Reach, Refused, refusal_in};
 use super::token::Token;
-use crate::client::error::ClientError;
+use crate::client::error::{ClientError, describe};
 
 /// Default time limit of one authorization request (headers and body).
 pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -538,18 +538,6 @@ impl AuthHttp {
             return Ok(answer);
         }
     }
-}
-
-/// An error and its causes, on one line.
-pub(crate) fn describe(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use super::HttpTransport;
 use super::options::Limits;
 use super::streams::Reader;
 use crate::client::auth::{AuthProvider, Refusal, RefusalAction, RequestTarget, redact_url};
-use crate::client::error::ClientError;
+use crate::client::error::{ClientError, describe};
 use crate::client::transport::{Inbound, Inbox, Outgoing};
 use crate::protocol::method;
 
@@ -87,18 +87,6 @@ pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// An error and its causes, on one line (reqwest's own message alone says little).
-pub(super) fn describe(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 /// The essence of a response's `Content-Type`, lowercased.

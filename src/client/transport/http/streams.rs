@@ -12,10 +12,11 @@ use reqwest::{Method, StatusCode};
 use tokio_util::sync::CancellationToken;
 
 use super::shared::{
-    ACCEPT_SSE, AuthRetries, LAST_EVENT_ID_HEADER, Shared, content_type, describe, lock, parse,
+    ACCEPT_SSE, AuthRetries, LAST_EVENT_ID_HEADER, Shared, content_type, lock, parse,
 };
 use super::sse::{Decoded, SseDecoder};
 use crate::client::error::ClientError;
+use crate::client::error::describe;
 use crate::client::transport::Inbound;
 
 /// What a `GET` (a stream opened or resumed) gave.

@@ -22,10 +22,11 @@ use jsonwebtoken::Algorithm;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 use super::error::AuthError;
-use super::http::{HookRequest, HookResponse, HookVerdict, RequestHook, RequestKind, describe};
+use super::http::{HookRequest, HookResponse, HookVerdict, RequestHook, RequestKind};
 use super::metadata::AuthorizationServerMetadata;
 use super::token::TokenType;
 use crate::client::error::ClientError;
+use crate::client::error::describe;
 
 pub use key::DpopKey;
 pub(crate) use nonce::demands_nonce;
