@@ -9,32 +9,15 @@
 mod common;
 
 use actix_mcp::prelude::*;
-use actix_mcp::server::auth::{AuthError, BearerAuth, Identity, TokenValidator};
-use futures::future::BoxFuture;
+use actix_mcp::server::auth::BearerAuth;
 use reqwest::StatusCode;
 use serde_json::json;
 
-use common::http::{Client, TestServer, spawn};
+use common::http::{Client, TestServer, alice_reads_secrets, spawn};
 use common::sse::SseReader;
 
 const SECRET: &str = "file:///docs/secret.txt";
 const PUBLIC: &str = "file:///docs/public.txt";
-
-/// The token `alice` is alice with `secret:read`; any other names an identity with no scope.
-struct AliceReadsSecrets;
-
-impl TokenValidator for AliceReadsSecrets {
-    fn validate<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Identity, AuthError>> {
-        Box::pin(async move {
-            let identity = Identity::new(token);
-            Ok(if token == "alice" {
-                identity.with_scopes(["secret:read"])
-            } else {
-                identity
-            })
-        })
-    }
-}
 
 fn serve() -> (Server, TestServer) {
     let text = |text: &'static str| move |_cx: RequestContext| async move { text };
@@ -45,7 +28,7 @@ fn serve() -> (Server, TestServer) {
         )
         .build()
         .unwrap();
-    let auth = BearerAuth::builder("http://127.0.0.1/mcp", AliceReadsSecrets)
+    let auth = BearerAuth::builder("http://127.0.0.1/mcp", alice_reads_secrets())
         .authorization_server("http://127.0.0.1/issuer")
         .build()
         .unwrap();

@@ -45,6 +45,19 @@ impl std::fmt::Debug for TestServer {
     }
 }
 
+/// A token validator for the scope tests: the token `alice` is alice with `secret:read`; any
+/// other token names an identity with no scope.
+pub fn alice_reads_secrets() -> impl actix_mcp::server::auth::TokenValidator {
+    |token: String| async move {
+        let identity = actix_mcp::server::auth::Identity::new(token.as_str());
+        Ok(if token == "alice" {
+            identity.with_scopes(["secret:read"])
+        } else {
+            identity
+        })
+    }
+}
+
 /// Builds `mcp` and starts it (with its health endpoints) on `127.0.0.1:0` with `workers`
 /// worker threads.
 pub fn spawn(mcp: McpHttpBuilder, workers: usize) -> TestServer {
