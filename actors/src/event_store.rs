@@ -7,7 +7,7 @@
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#resumability-and-redelivery>
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -116,8 +116,8 @@ impl ServerBudget {
 const DEFAULT_SESSION_BYTES: usize = 4 * 1024 * 1024;
 /// The default server budget: 256 MiB.
 const DEFAULT_SERVER_BYTES: usize = 256 * 1024 * 1024;
-/// How many streams' eviction marks a session remembers (a stream whose mark was forgotten and
-/// whose events are all gone is [`Replay::Unknown`]).
+/// How many eviction marks a session remembers, about one per stream (a stream whose mark was
+/// forgotten and whose events are all gone is [`Replay::Unknown`]).
 const MAX_EVICTION_MARKS: usize = 1024;
 
 impl Default for InMemoryEventStore {
@@ -179,39 +179,57 @@ impl EventStore for InMemoryEventStore {
     }
 }
 
+/// One session's kept events. Appending and evicting touch only the two ends of its deques
+/// (no map is looked up per event): what a stream holds is counted by a scan, needed only when
+/// the whole session holds more than one stream may, and eviction marks are a bounded queue
+/// whose newest entry is updated in place.
 #[derive(Default)]
 struct Ring {
     events: VecDeque<(EventId, Arc<str>)>,
     bytes: usize,
-    /// Bytes kept per stream.
-    streams: StreamMap<usize>,
-    /// Per stream, the highest sequence number evicted (or never kept).
-    evicted: StreamMap<u64>,
-    /// The streams of `evicted`, oldest mark first: the oldest is forgotten past
+    /// Per stream, the highest sequence number evicted (or never kept), oldest mark first; a
+    /// stream may have several marks (its newest is the highest). The oldest is forgotten past
     /// [`MAX_EVICTION_MARKS`].
-    evicted_order: VecDeque<u64>,
+    marks: VecDeque<(u64, u64)>,
 }
 
-/// A map keyed by stream number, looked up on every append.
-type StreamMap<V> = HashMap<u64, V, foldhash::fast::RandomState>;
+/// How many of the newest marks an eviction looks at for its stream's mark before adding one.
+const MARK_LOOKBACK: usize = 8;
 
 impl Ring {
     fn mark_evicted(&mut self, id: EventId) {
-        if let Some(upto) = self.evicted.get_mut(&id.stream) {
+        // Events leave oldest first, so the stream's mark, if any, is among the newest.
+        if let Some((_, upto)) = self
+            .marks
+            .iter_mut()
+            .rev()
+            .take(MARK_LOOKBACK)
+            .find(|(stream, _)| *stream == id.stream)
+        {
             *upto = (*upto).max(id.seq);
             return;
         }
-        if self.evicted_order.len() == MAX_EVICTION_MARKS
-            && let Some(oldest) = self.evicted_order.pop_front()
-        {
-            self.evicted.remove(&oldest);
+        if self.marks.len() == MAX_EVICTION_MARKS {
+            self.marks.pop_front();
         }
-        self.evicted.insert(id.stream, id.seq);
-        self.evicted_order.push_back(id.stream);
+        self.marks.push_back((id.stream, id.seq));
     }
 
     fn evicted_upto(&self, stream: u64) -> Option<u64> {
-        self.evicted.get(&stream).copied()
+        self.marks
+            .iter()
+            .filter(|(marked, _)| *marked == stream)
+            .map(|(_, upto)| *upto)
+            .max()
+    }
+
+    /// The bytes the ring holds of `stream`.
+    fn stream_bytes(&self, stream: u64) -> usize {
+        self.events
+            .iter()
+            .filter(|(id, _)| id.stream == stream)
+            .map(|(_, data)| data.len())
+            .sum()
     }
 
     /// Removes the event at `index`; returns its size.
@@ -221,12 +239,6 @@ impl Ring {
         };
         let size = data.len();
         self.bytes -= size;
-        if let Some(bytes) = self.streams.get_mut(&id.stream) {
-            *bytes -= size;
-            if *bytes == 0 {
-                self.streams.remove(&id.stream);
-            }
-        }
         self.mark_evicted(id);
         size
     }
@@ -267,7 +279,8 @@ impl InMemorySessionEvents {
             .map(|(id, data)| (*id, data.clone()))
             .collect();
         let evicted = ring.evicted_upto(after.stream);
-        let known = evicted.is_some() || ring.streams.contains_key(&after.stream);
+        let known =
+            evicted.is_some() || ring.events.iter().any(|(id, _)| id.stream == after.stream);
         if !known {
             return Replay::Unknown;
         }
@@ -287,17 +300,23 @@ impl SessionEvents for InMemorySessionEvents {
             ring.mark_evicted(id);
             return;
         }
-        // The stream's own oldest events make room within its budget first.
+        // The stream's own oldest events make room within its budget first (a stream holds
+        // no more than its session: only a session past a stream's budget counts its stream).
         let mut freed = 0;
-        while ring.streams.get(&id.stream).copied().unwrap_or(0) + size > self.max_stream_bytes {
-            let Some(index) = ring
-                .events
-                .iter()
-                .position(|(kept, _)| kept.stream == id.stream)
-            else {
-                break;
-            };
-            freed += ring.evict(index);
+        if ring.bytes + size > self.max_stream_bytes {
+            let mut held = ring.stream_bytes(id.stream);
+            while held + size > self.max_stream_bytes {
+                let Some(index) = ring
+                    .events
+                    .iter()
+                    .position(|(kept, _)| kept.stream == id.stream)
+                else {
+                    break;
+                };
+                let size = ring.evict(index);
+                held -= size;
+                freed += size;
+            }
         }
         // Then the session's oldest, by count and by bytes.
         while !ring.events.is_empty()
@@ -317,7 +336,6 @@ impl SessionEvents for InMemorySessionEvents {
             self.server.give_back(released);
         }
         ring.bytes += size;
-        *ring.streams.entry(id.stream).or_default() += size;
         ring.events.push_back((id, data.clone()));
     }
 
@@ -455,5 +473,23 @@ mod tests {
         assert_eq!(store.bytes_held(), 10);
         drop(second);
         assert_eq!(store.bytes_held(), 0);
+    }
+
+    #[test]
+    fn eviction_marks_are_kept_for_the_newest_streams_and_forgotten_for_the_oldest() {
+        let events = InMemoryEventStore::new(4, 1024).open(&SessionId::stdio());
+        let streams = 2 * MAX_EVICTION_MARKS as u64;
+        for stream in 1..=streams {
+            events.append(id(stream, 0), &Arc::from(""));
+            events.append(id(stream, 1), &Arc::from("r"));
+        }
+        // The last two streams are whole; the one before lost both events, and says so.
+        assert!(!gap(&now(events.replay(id(streams, 0)))));
+        assert_eq!(events_of(now(events.replay(id(streams, 0)))), vec![1]);
+        let replay = now(events.replay(id(streams - 2, 0)));
+        assert!(gap(&replay));
+        assert!(events_of(replay).is_empty());
+        // The first streams' marks were forgotten: unknown.
+        assert_eq!(now(events.replay(id(1, 0))), Replay::Unknown);
     }
 }

@@ -6,7 +6,6 @@
 //! period in.
 
 use std::convert::Infallible;
-use std::fmt::Write as _;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -33,7 +32,7 @@ fn put_event(body: &mut BytesMut, event: SseEvent) {
     // written in place; anything with a line break goes through the codec, which splits it.
     if !event.data.contains(['\n', '\r']) {
         if let Some(id) = event.id {
-            let _ = writeln!(body, "id: {id}");
+            put_id(body, id);
         }
         body.extend_from_slice(b"data: ");
         body.extend_from_slice(event.data.as_bytes());
@@ -49,6 +48,16 @@ fn put_event(body: &mut BytesMut, event: SseEvent) {
             id: event.id.map(|id| id.to_string().into()),
         }),
     );
+}
+
+/// `id: <stream>-<seq>` and its line end.
+fn put_id(body: &mut BytesMut, id: actix_mcp_actors::EventId) {
+    let mut digits = itoa::Buffer::new();
+    body.extend_from_slice(b"id: ");
+    body.extend_from_slice(digits.format(id.stream).as_bytes());
+    body.extend_from_slice(b"-");
+    body.extend_from_slice(digits.format(id.seq).as_bytes());
+    body.extend_from_slice(b"\n");
 }
 
 /// A whole SSE body: the `retry` advice, then every event, into one buffer.
