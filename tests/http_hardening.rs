@@ -346,7 +346,7 @@ async fn raw_exchange(port: u16, head: &str, body: &[u8]) -> (String, bool) {
 }
 
 /// A POST whose body never finishes (a `Content-Length` longer than what is sent, or a chunked
-/// body without its last chunk) is answered 408 with a JSON-RPC error (`"id": null`) once the
+/// body without its last chunk, or nothing at all after the head) is answered 408 with a JSON-RPC error (`"id": null`) once the
 /// body deadline passes, and its connection is closed; a chunked body that goes on past the
 /// size limit is answered 413 at once, and its connection closed too (never drained).
 #[actix_web::test]
@@ -361,7 +361,10 @@ async fn unfinished_bodies_are_answered_408_and_their_socket_closed() {
     let late = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"the request body did not arrive within 300 ms"}}"#;
     let large =
         r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"body exceeds 64 bytes"}}"#;
-    let cases: [(&str, &str, &[u8], &str, &str); 3] = [
+    let cases: [(&str, &str, &[u8], &str, &str); 5] = [
+        // Nothing after the head: the body's deadline holds with no byte to wake the read.
+        ("no body at all", &short, b"", "408", late),
+        ("no chunk at all", &chunked, b"", "408", late),
         (
             "short Content-Length",
             &short,
@@ -401,6 +404,51 @@ async fn unfinished_bodies_are_answered_408_and_their_socket_closed() {
         }
     }
     srv.stop().await;
+}
+
+/// A body's deadline holds when the endpoint's handler is first polled late (behind a
+/// middleware that waits before calling it) and the client sends nothing after the head: the
+/// request is answered 408 and its connection closed, not left waiting for a byte.
+#[actix_web::test]
+async fn the_body_deadline_holds_behind_a_middleware_that_polls_late() {
+    use actix_web::dev::Service as _;
+    let fixture = common::http_tools::fixture();
+    let mcp = fixture
+        .server
+        .http("/mcp")
+        .body_timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = actix_web::HttpServer::new(move || {
+        actix_web::App::new()
+            .configure(mcp.configure())
+            .wrap_fn(|req, srv| {
+                let call = srv.call(req);
+                async move {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    call.await
+                }
+            })
+    })
+    .workers(1)
+    .disable_signals()
+    .shutdown_timeout(1)
+    .listen(listener)
+    .unwrap()
+    .run();
+    let handle = server.handle();
+    actix_rt::spawn(server);
+    let head = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n\
+                Accept: application/json, text/event-stream\r\n\
+                Content-Type: application/json\r\nContent-Length: 60\r\n\r\n";
+    let started = tokio::time::Instant::now();
+    let (answer, closed) = raw_exchange(port, head, b"").await;
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer:?}");
+    assert!(closed, "the server kept the connection open");
+    assert!(started.elapsed() >= Duration::from_millis(300), "too early");
+    handle.stop(true).await;
 }
 
 /// `tools/call` of `slow` padded to about `bytes` bytes.

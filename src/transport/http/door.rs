@@ -13,7 +13,9 @@
 // Early-return helpers hand back the finished error response; it is built once and returned.
 #![allow(clippy::result_large_err)]
 
+use std::future::Future;
 use std::sync::Arc;
+use std::task::Poll;
 
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
@@ -31,6 +33,7 @@ use super::auth;
 use super::budget::{ByteBudget, Reservation};
 use super::headers::{SESSION, accepts, check_host, raw_version, stateful_version};
 use super::respond::{body_timed_out, close_unread, error_response, header_str, http_error};
+use super::watch::Watched;
 use super::{session, sessionless, v2026};
 use crate::error::code;
 use crate::protocol::v2026::unsupported_version;
@@ -197,14 +200,44 @@ pub(super) async fn post(
         );
     }
     let read = read_body(&req, &mut payload, shared.config.body_limit, &shared.budget);
-    let (body, reservation) = match tokio::time::timeout(shared.config.body_timeout, read).await {
-        Ok(Ok(read)) => read,
-        Ok(Err(response)) => return close_unread(response, payload),
-        Err(_) => return close_unread(body_timed_out(shared.config.body_timeout), payload),
+    let (body, reservation) = match within(shared.config.body_timeout, read).await {
+        Some(Ok(read)) => read,
+        Some(Err(response)) => return close_unread(response, payload),
+        None => return close_unread(body_timed_out(shared.config.body_timeout), payload),
     };
     drop(payload);
     post_message(&req, &shared, &body, reservation).await
 }
+/// Reads a body within `limit` (`None` past it), with a timer armed only for a body that is
+/// not complete at the read's second poll.
+///
+/// actix-http polls a handler once as soon as the request's head is parsed, before it feeds the
+/// body bytes that came with the head, then again in the same turn once it has fed them. A body
+/// that came with its head is read at that second poll, and most bodies do: arming a timer for
+/// them (a timer-wheel entry, registered and then removed, and a clock read) would cost each
+/// request more than reading the body. Until that poll the read is on its thread's
+/// [`watch`](super::watch), which makes sure it comes; a body that is not complete then is
+/// under its deadline, counted from that poll.
+async fn within<F: Future>(limit: std::time::Duration, read: F) -> Option<F::Output> {
+    let mut read = std::pin::pin!(read);
+    let mut first = true;
+    let mut watched: Option<Watched> = None;
+    let mut timer: Option<std::pin::Pin<Box<tokio::time::Sleep>>> = None;
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(output) = read.as_mut().poll(cx) {
+            return Poll::Ready(Some(output));
+        }
+        if std::mem::take(&mut first) {
+            watched = Some(Watched::new(cx.waker()));
+            return Poll::Pending;
+        }
+        watched = None;
+        let timer = timer.get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
+        timer.as_mut().poll(cx).map(|()| None)
+    })
+    .await
+}
+
 /// What a request's work keeps until it ends: its admission slots and its body's share of the
 /// budget of request bytes in flight. A limit counts work, not connections: a client that goes
 /// away while its request runs on frees neither.

@@ -59,6 +59,7 @@ mod session;
 mod sessionless;
 mod sse;
 mod v2026;
+mod watch;
 
 use std::fmt;
 use std::sync::{Arc, OnceLock};
