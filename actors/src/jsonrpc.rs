@@ -340,17 +340,21 @@ fn parse_id(raw: &RawValue) -> Result<RequestId, ErrorObject> {
             "id longer than {MAX_ID_LEN} bytes"
         )));
     }
-    match serde_json::from_str::<Value>(raw.get()) {
-        Ok(Value::String(s)) => Ok(RequestId::String(s.into())),
-        Ok(Value::Number(n)) => n
-            .as_i64()
-            .map(RequestId::Number)
-            .ok_or_else(|| ErrorObject::invalid_request("id must be a string or an integer")),
-        Ok(Value::Null) => Err(ErrorObject::invalid_request("id must not be null")),
-        _ => Err(ErrorObject::invalid_request(
-            "id must be a string or an integer",
-        )),
-    }
+    // Read by its first byte, without a `Value` (the text is valid JSON already).
+    let text = raw.get();
+    let id = match text.as_bytes().first() {
+        Some(b'"') => serde_json::from_str::<&str>(text)
+            .map(Arc::from)
+            .or_else(|_| serde_json::from_str::<String>(text).map(Arc::from))
+            .ok()
+            .map(RequestId::String),
+        Some(b'-' | b'0'..=b'9') => serde_json::from_str::<i64>(text)
+            .ok()
+            .map(RequestId::Number),
+        Some(b'n') => return Err(ErrorObject::invalid_request("id must not be null")),
+        _ => None,
+    };
+    id.ok_or_else(|| ErrorObject::invalid_request("id must be a string or an integer"))
 }
 
 #[allow(clippy::result_large_err)] // see `parse`

@@ -267,6 +267,14 @@ pub(super) fn error_response(
 
 /// The error code of a response frame, read without building it (`None` for a result).
 pub(super) fn error_code(json: &str) -> Option<i32> {
+    // A response frame is `{"jsonrpc":"2.0","id":…,` then its `"result"` or `"error"`, and an
+    // id cannot hold `,"` (a quote in a string is escaped): the first `,"result":` is the
+    // top level's unless an `,"error":` comes before it. A result is told so without scanning it.
+    if let Some(at) = json.find(",\"result\":")
+        && !json[..at].contains(",\"error\":")
+    {
+        return None;
+    }
     #[derive(serde::Deserialize)]
     struct Code {
         code: i32,
@@ -287,4 +295,33 @@ pub(super) fn frame_response(json: &str) -> HttpResponse {
     HttpResponse::build(status)
         .content_type("application/json")
         .body(json.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_code;
+
+    #[test]
+    fn an_error_code_is_read_only_from_the_top_level() {
+        assert_eq!(error_code(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#), None);
+        assert_eq!(
+            error_code(r#"{"jsonrpc":"2.0","id":1,"result":{"a":1,"error":{"code":5}}}"#),
+            None
+        );
+        assert_eq!(
+            error_code(r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"m"}}"#),
+            Some(-32602)
+        );
+        // An id that looks like a member (its quotes are escaped) does not fool it.
+        assert_eq!(
+            error_code(
+                r#"{"jsonrpc":"2.0","id":"x\",\"result\":","error":{"code":-32601,"message":"m"}}"#
+            ),
+            Some(-32601)
+        );
+        assert_eq!(
+            error_code(r#"{"jsonrpc":"2.0","id":"x\",\"error\":","result":{}}"#),
+            None
+        );
+    }
 }

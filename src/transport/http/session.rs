@@ -79,15 +79,15 @@ async fn lookup(
     let Some(session_id) = SessionId::parse(session) else {
         return Err(unknown());
     };
-    match node
-        .session(
-            shared.registry(),
-            &shared.server,
-            &shared.dispatch(),
-            &session_id,
-        )
-        .await
-    {
+    // Boxed: the store's future is large, and only a cluster pays for it.
+    let found = Box::pin(node.session(
+        shared.registry(),
+        &shared.server,
+        &shared.dispatch(),
+        &session_id,
+    ))
+    .await;
+    match found {
         Ok(session) if auth::owns(&session, caller) => Ok(session),
         Ok(_) | Err(Lookup::Unknown) => Err(unknown()),
         Err(Lookup::Unavailable(err)) => Err(store_unavailable(id, &err)),
@@ -114,7 +114,7 @@ async fn establish_elsewhere(req: &HttpRequest, shared: &HttpShared) -> Option<H
     let Some(id) = SessionId::parse(session) else {
         return Some(unknown());
     };
-    Some(match node.establish(&id).await {
+    Some(match Box::pin(node.establish(&id)).await {
         Ok(true) => {
             if let Some(session) = local {
                 node.established_here(&session);
@@ -192,10 +192,14 @@ pub(super) async fn post(
             };
             answer(shared, &session, request, true, carry()).await
         }
-        Incoming::Request(request) => match lookup(req, shared, identity, id).await {
-            Ok(session) => answer(shared, &session, request, false, carry()).await,
-            Err(response) => response,
-        },
+        Incoming::Request(request) => {
+            // Bound first: a scrutinee's temporaries would live on across the answer's await.
+            let found = lookup(req, shared, identity, id).await;
+            match found {
+                Ok(session) => answer(shared, &session, request, false, carry()).await,
+                Err(response) => response,
+            }
+        }
         Incoming::Notification(notification) => {
             if notification.method == method::NOTIFICATION_INITIALIZED
                 && identity.is_none()
@@ -234,7 +238,8 @@ async fn keep_if_initialized(
         let Some(node) = shared.node() else {
             return Ok(Some(session.id().clone()));
         };
-        match node.created(session, shared.config.max_sessions).await {
+        // Boxed: the store's future is large, and only a cluster pays for it.
+        match Box::pin(node.created(session, shared.config.max_sessions)).await {
             Ok(()) => return Ok(Some(session.id().clone())),
             Err(err) => {
                 shared.registry().close(session.id().as_str());
@@ -285,7 +290,8 @@ async fn answer(
     );
     session.request_with(request, log.outlet(), carry);
     let metrics = shared.registry().metrics_handle();
-    match answer::settle(&log, ANSWER_WINDOW, metrics).await {
+    let settled = answer::settle(&log, ANSWER_WINDOW, metrics).await;
+    match settled {
         Settled::Complete {
             answered: false, ..
         } if !session.is_alive() => http_error(
