@@ -348,9 +348,18 @@ pub enum BuildError {
         /// What is wrong.
         reason: String,
     },
-    /// A custom method would override a protocol method.
-    #[error("`{0}` is a protocol method and cannot be redefined")]
+    /// A custom or extension method would override a protocol method or one already defined.
+    #[error("`{0}` is a protocol method or already defined, and cannot be redefined")]
     MethodAlreadyDefined(String),
+    /// An [`Extension`](crate::Extension) needs a capability or another extension the server
+    /// does not have.
+    #[error("extension `{extension}` requires {missing}, which the server does not declare")]
+    ExtensionRequires {
+        /// The extension's identifier.
+        extension: String,
+        /// What it needs (``the `resources` capability``, ``the extension `x/y` ``).
+        missing: String,
+    },
     /// The page size must be at least 1.
     #[error("page size must be at least 1")]
     InvalidPageSize,

@@ -196,7 +196,8 @@ pub use server::toolbox::ToolBox;
 pub use server::uri_template::{MAX_MATCHED_URI, UriTemplate};
 #[cfg(feature = "server")]
 pub use server::{
-    Elicited, ErrorSite, ExceptionReport, IntoJsonResult, RequestContext, RequestEvent, Server,
+    Elicited, ErrorSite, ExceptionReport, Extension, Flow, Inbound, InboundNotification,
+    IntoJsonResult, Middleware, Outcome, RequestContext, RequestEvent, ResourceSource, Server,
     ServerBuilder,
 };
 

@@ -22,11 +22,12 @@ use crate::protocol::{
 use crate::server::catalog::Catalog;
 use crate::server::config::ServerConfig;
 use crate::server::custom::IntoJsonResult;
+use crate::server::extension::{Advertised, Extension, ResourceSource};
 use crate::server::handler::{Handler, erase};
 use crate::server::hooks::{
-    AroundHook, CompletionHandler, ExceptionReport, Reporter, RequestEvent, RootsChangedHandler,
-    UriHandler,
+    CompletionHandler, ExceptionReport, Reporter, RequestEvent, RootsChangedHandler, UriHandler,
 };
+use crate::server::middleware::{Chain, Middleware};
 use crate::server::prompt::PromptDef;
 use crate::server::resource::{
     IntoResourceOutput, ReadHandler, ResourceDef, ResourceTemplateDef, read_handler,
@@ -53,7 +54,9 @@ pub struct ServerBuilder {
     on_unsubscribe: Option<UriHandler>,
     on_roots_changed: Option<RootsChangedHandler>,
     reporter: Option<Reporter>,
-    around: Option<AroundHook>,
+    middleware: Chain,
+    extensions: Vec<Advertised>,
+    resource_sources: Vec<Arc<dyn ResourceSource>>,
     tasks: Option<TaskConfig>,
     errors: Vec<BuildError>,
 }
@@ -354,8 +357,57 @@ impl ServerBuilder {
 
     /// Runs around every request: it receives the method, tool name and arguments, prompt name,
     /// resource uri, error, client info and the measured duration when the request completes.
-    pub fn around_request(mut self, hook: impl Fn(&RequestEvent) + Send + Sync + 'static) -> Self {
-        self.around = Some(Arc::new(hook));
+    ///
+    /// It is a [`Middleware`] (named `around_request`), at this call's place in their order.
+    pub fn around_request(self, hook: impl Fn(&RequestEvent) + Send + Sync + 'static) -> Self {
+        self.middleware(crate::server::hooks::around_request(hook))
+    }
+
+    /// Adds a middleware after those already added (see [`Middleware`] for the order).
+    pub fn middleware(mut self, middleware: Middleware) -> Self {
+        self.middleware.push(middleware);
+        self
+    }
+
+    /// Adds an extension: its methods, its middleware (here, in the order of middleware), the
+    /// resources it serves, and its entry in `capabilities.extensions`. [`build`](Self::build)
+    /// refuses an invalid identifier, a second extension with the same one, a method that is a
+    /// protocol method or already defined, and an extension whose requirements the server does
+    /// not meet.
+    pub fn extension(mut self, mut extension: Extension) -> Self {
+        if let Some(error) = extension.take_error() {
+            self.errors.push(error);
+            return self;
+        }
+        if self.extensions.iter().any(|ext| ext.id == extension.id) {
+            self.errors.push(BuildError::Duplicate {
+                kind: "extension",
+                name: extension.id,
+            });
+            return self;
+        }
+        for (name, handler) in extension.methods {
+            match self.catalog.custom.entry(name) {
+                std::collections::hash_map::Entry::Occupied(taken) => self
+                    .errors
+                    .push(BuildError::MethodAlreadyDefined(taken.key().clone())),
+                std::collections::hash_map::Entry::Vacant(free) => {
+                    free.insert(handler);
+                }
+            }
+        }
+        for middleware in extension.middleware {
+            self.middleware.push(middleware);
+        }
+        if let Some(source) = extension.resources {
+            self.resource_sources.push(source);
+        }
+        self.extensions.push(Advertised {
+            id: extension.id,
+            settings: extension.settings,
+            newest_only: extension.newest_only,
+            requires: extension.requires,
+        });
         self
     }
 
@@ -551,7 +603,7 @@ impl ServerBuilder {
             self.config.protocol_version = Some(parsed);
         }
         let mrtr = self.config.mrtr.clone().build();
-        Ok(Server {
+        let server = Server {
             inner: Arc::new(ServerInner {
                 info: self.info,
                 instructions: self.instructions,
@@ -565,7 +617,9 @@ impl ServerBuilder {
                 on_unsubscribe: self.on_unsubscribe,
                 on_roots_changed: self.on_roots_changed,
                 reporter: self.reporter,
-                around: self.around,
+                middleware: self.middleware,
+                extensions: self.extensions,
+                resource_sources: self.resource_sources,
                 registries: Mutex::default(),
                 listeners: crate::server::listen::Listeners::default(),
                 info_json: std::sync::OnceLock::new(),
@@ -575,7 +629,12 @@ impl ServerBuilder {
                     .map(|config| Arc::new(crate::server::tasks::TaskService::new(config))),
                 in_process: std::sync::OnceLock::new(),
             }),
-        })
+        };
+        crate::server::extension::check_requirements(
+            &server.inner.extensions,
+            &crate::server::route::capabilities(&server.inner),
+        )?;
+        Ok(server)
     }
 }
 
@@ -596,7 +655,9 @@ impl Server {
             on_unsubscribe: None,
             on_roots_changed: None,
             reporter: None,
-            around: None,
+            middleware: Chain::default(),
+            extensions: Vec::new(),
+            resource_sources: Vec::new(),
             tasks: None,
             errors: Vec::new(),
         }

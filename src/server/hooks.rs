@@ -82,8 +82,6 @@ pub struct RequestEvent {
 
 /// The exception reporter ([`ServerBuilder::exception_reporter`](crate::ServerBuilder::exception_reporter)).
 pub(crate) type Reporter = Arc<dyn Fn(&ExceptionReport) + Send + Sync>;
-/// The around-request hook ([`ServerBuilder::around_request`](crate::ServerBuilder::around_request)).
-pub(crate) type AroundHook = Arc<dyn Fn(&RequestEvent) + Send + Sync>;
 /// Answers `completion/complete` ([`ServerBuilder::completion`](crate::ServerBuilder::completion)).
 pub(crate) type CompletionHandler = Arc<
     dyn Fn(
@@ -98,6 +96,51 @@ pub(crate) type UriHandler =
     Arc<dyn Fn(String, RequestContext) -> BoxFuture<'static, Result<(), McpError>> + Send + Sync>;
 /// Runs on `notifications/roots/list_changed`, with the session it came from.
 pub(crate) type RootsChangedHandler = Arc<dyn Fn(Option<SessionId>) + Send + Sync>;
+
+/// The around-request hook ([`ServerBuilder::around_request`](crate::ServerBuilder::around_request))
+/// as the middleware it is: its `after` hook tells `hook` of every request.
+pub(crate) fn around_request(
+    hook: impl Fn(&RequestEvent) + Send + Sync + 'static,
+) -> crate::server::middleware::Middleware {
+    crate::server::middleware::Middleware::new("around_request").after(move |request, outcome| {
+        let param = |key: &str| request.param(key);
+        let text = |key: &str| param(key).and_then(Value::as_str).map(str::to_owned);
+        let method = request.method();
+        let (tool_name, tool_arguments, prompt_name, resource_uri) = match method {
+            crate::protocol::method::TOOLS_CALL => (
+                text("name"),
+                Some(
+                    param("arguments")
+                        .filter(|arguments| !arguments.is_null())
+                        .cloned()
+                        .unwrap_or_else(|| Value::Object(serde_json::Map::new())),
+                ),
+                None,
+                None,
+            ),
+            crate::protocol::method::PROMPTS_GET => (None, None, text("name"), None),
+            crate::protocol::method::RESOURCES_READ
+            | crate::protocol::method::RESOURCES_SUBSCRIBE
+            | crate::protocol::method::RESOURCES_UNSUBSCRIBE => (None, None, None, text("uri")),
+            _ => (None, None, None, None),
+        };
+        let error = match outcome.error() {
+            Some(error) => Some(error.code.to_string()),
+            None if tool_name.is_some() && outcome.is_tool_error() => Some("isError".to_owned()),
+            None => None,
+        };
+        hook(&RequestEvent {
+            method: method.to_owned(),
+            tool_name,
+            tool_arguments,
+            prompt_name,
+            resource_uri,
+            error,
+            client_info: request.client_info().cloned(),
+            duration: request.elapsed(),
+        });
+    })
+}
 
 impl ServerInner {
     /// Logs a handler failure and hands it to the exception reporter, if any.

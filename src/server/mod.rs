@@ -17,9 +17,11 @@ pub(crate) mod catalog;
 pub(crate) mod config;
 pub(crate) mod context;
 pub(crate) mod custom;
+pub(crate) mod extension;
 pub(crate) mod handler;
 pub(crate) mod hooks;
 pub(crate) mod listen;
+pub(crate) mod middleware;
 pub(crate) mod mrtr;
 pub(crate) mod notify;
 pub(crate) mod origin;
@@ -44,16 +46,16 @@ use actix_mcp_actors::RegistryHandle;
 use crate::protocol::{Implementation, ProtocolVersion, ServerCapabilities};
 use crate::server::catalog::Catalog;
 use crate::server::config::ServerConfig;
-use crate::server::hooks::{
-    AroundHook, CompletionHandler, Reporter, RootsChangedHandler, UriHandler,
-};
+use crate::server::hooks::{CompletionHandler, Reporter, RootsChangedHandler, UriHandler};
 use crate::server::resource::ReadHandler;
 use crate::server::state::StateMap;
 
 pub use builder::ServerBuilder;
 pub use context::{Elicited, RequestContext};
 pub use custom::IntoJsonResult;
+pub use extension::{Extension, ResourceSource};
 pub use hooks::{ErrorSite, ExceptionReport, RequestEvent};
+pub use middleware::{Flow, Inbound, InboundNotification, Middleware, Outcome};
 
 /// What every clone of a [`Server`] shares: its identity, settings, state, catalog, hooks and
 /// the transports serving it. Built by [`ServerBuilder::build`].
@@ -71,7 +73,12 @@ pub(crate) struct ServerInner {
     pub(crate) on_unsubscribe: Option<UriHandler>,
     pub(crate) on_roots_changed: Option<RootsChangedHandler>,
     pub(crate) reporter: Option<Reporter>,
-    pub(crate) around: Option<AroundHook>,
+    /// The middleware, in order (the around-request hook is one).
+    pub(crate) middleware: middleware::Chain,
+    /// The extensions, as advertised.
+    pub(crate) extensions: Vec<extension::Advertised>,
+    /// The resources extensions serve beside the server's own.
+    pub(crate) resource_sources: Vec<Arc<dyn extension::ResourceSource>>,
     /// The registries of every transport serving this server: the audience of server-wide
     /// notifications.
     registries: Mutex<Vec<RegistryHandle>>,
@@ -149,6 +156,21 @@ impl Server {
     /// The capabilities `initialize` announces.
     pub fn capabilities(&self) -> ServerCapabilities {
         route::capabilities(&self.inner)
+    }
+
+    /// The names of the server's middleware, in the order their `before` hooks run (see
+    /// [`Middleware`]).
+    pub fn middleware(&self) -> Vec<&str> {
+        self.inner.middleware.names()
+    }
+
+    /// The identifiers of the server's extensions, in the order they were added.
+    pub fn extensions(&self) -> Vec<&str> {
+        self.inner
+            .extensions
+            .iter()
+            .map(|ext| ext.id.as_str())
+            .collect()
     }
 
     /// Handles one JSON-RPC message in process, without a transport or session (like a

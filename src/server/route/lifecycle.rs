@@ -17,6 +17,7 @@ use crate::protocol::{
 };
 use crate::server::ServerInner;
 use crate::server::context::RequestContext;
+use crate::server::extension::advertise;
 use crate::server::session::SessionState;
 
 use super::support::{params, to_raw};
@@ -53,15 +54,23 @@ pub(super) fn ping() -> Result<Reply, McpError> {
     Ok(to_raw(&Map::new()))
 }
 
-/// The capabilities derived from what is registered (or the builder's override).
+/// The capabilities derived from what is registered (or the builder's override), with the
+/// extensions every revision sees (`server/discover` adds those of 2026-07-28 only).
 pub(crate) fn capabilities(server: &ServerInner) -> ServerCapabilities {
+    let mut capabilities = derived(server);
+    advertise(&mut capabilities, &server.extensions, false);
+    capabilities
+}
+
+fn derived(server: &ServerInner) -> ServerCapabilities {
     if let Some(capabilities) = &server.capabilities {
         return capabilities.clone();
     }
     let catalog = server.catalog();
     let has_resources = !catalog.resources.is_empty()
         || !catalog.templates.is_empty()
-        || server.read_fallback.is_some();
+        || server.read_fallback.is_some()
+        || !server.resource_sources.is_empty();
     ServerCapabilities {
         tools: (!catalog.tools.is_empty()).then_some(ToolsCapability {
             list_changed: Some(true),

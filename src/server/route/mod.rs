@@ -22,7 +22,6 @@ mod tools;
 mod v2026;
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use futures::future::{BoxFuture, Either};
 use serde_json::Value;
@@ -39,7 +38,7 @@ use crate::server::context::RequestContext;
 use crate::server::mrtr::{self, Answer, Mrtr};
 use crate::server::origin::{Arrival, Origin};
 use crate::server::session::SessionState;
-use crate::server::{ErrorSite, ExceptionReport, RequestEvent, ServerInner};
+use crate::server::{ErrorSite, ExceptionReport, ServerInner};
 
 use self::completion::complete;
 use self::custom::{custom, custom_notification};
@@ -82,6 +81,9 @@ impl McpDispatch {
     /// Handles a notification that came without a session (the 2025 HTTP transport's stateless mode, 2026-07-28):
     /// as a session's, with what its transport knows of it.
     pub(crate) fn detached_notification(&self, notification: Notification, arrival: &Arrival) {
+        let Some(notification) = self.server.middleware.notification(notification, None) else {
+            return;
+        };
         match notification.method.as_str() {
             method::NOTIFICATION_ROOTS_LIST_CHANGED => {
                 if let Some(handler) = &self.server.on_roots_changed {
@@ -110,14 +112,31 @@ pub(crate) enum Network {
 
 impl Dispatch for McpDispatch {
     fn request(&self, request: Request, scope: RequestScope) -> BoxFuture<'static, Reply> {
+        let server = self.server.clone();
+        let layered = !server.middleware.is_empty();
         #[cfg(feature = "otel")]
         if let Some(span) = self.telemetry_span(&request, &scope) {
-            return Box::pin(span.run(handle_request(self.server.clone(), request, scope)));
+            return if layered {
+                Box::pin(span.run(handle_layered(server, request, scope)))
+            } else {
+                Box::pin(span.run(handle_request(server, request, scope)))
+            };
         }
-        Box::pin(handle_request(self.server.clone(), request, scope))
+        if layered {
+            Box::pin(handle_layered(server, request, scope))
+        } else {
+            Box::pin(handle_request(server, request, scope))
+        }
     }
 
     fn notification(&self, notification: Notification, session: Option<&SessionHandle>) {
+        let Some(notification) = self
+            .server
+            .middleware
+            .notification(notification, session.map(SessionHandle::id))
+        else {
+            return;
+        };
         match notification.method.as_str() {
             method::NOTIFICATION_INITIALIZED => {
                 if let Some(session) = session
@@ -208,8 +227,8 @@ impl McpDispatch {
     }
 }
 
-/// Answers one request: checks the session's state, builds the context, routes, reports
-/// internal errors and runs the around-request hook.
+/// Answers one request: checks the session's state, builds the context, routes and reports
+/// internal errors.
 ///
 /// The checks and the context are done before the future is made, so that it keeps across its
 /// awaits only what routing needs: it is boxed once per request, and a small box stays in the
@@ -225,15 +244,40 @@ fn handle_request(
     }
 }
 
+/// [`handle_request`] inside the server's middleware: their `before` hooks, the request (unless
+/// one answered it), their `after` hooks.
+async fn handle_layered(
+    server: Arc<ServerInner>,
+    mut request: Request,
+    scope: RequestScope,
+) -> Reply {
+    let session_id = scope.session().map(SessionHandle::id);
+    let (answer, passage) = server.middleware.before(&mut request, session_id);
+    let (reply, client_info) = match answer {
+        Some(reply) => (reply, None),
+        None => match Handling::prepare(server.clone(), request, &scope) {
+            Ok(handling) => {
+                let client_info = passage
+                    .as_ref()
+                    .and_then(|_| handling.cx.client_info().cloned());
+                (handling.run().await, client_info)
+            }
+            Err(error) => (Err(error), None),
+        },
+    };
+    match passage {
+        Some(passage) => server
+            .middleware
+            .after(passage, client_info.as_ref(), reply),
+        None => reply,
+    }
+}
+
 /// A request past its checks, with its context: what [`handle_request`]'s future holds.
 struct Handling {
     server: Arc<ServerInner>,
     request: Request,
     cx: RequestContext,
-    /// For the around-request hook. Boxed: only servers with a hook pay for it.
-    event: Option<Box<RequestEvent>>,
-    /// When the request started, where there is a hook to tell.
-    started: Option<Instant>,
     /// A request of revision 2026-07-28, with its envelope.
     v2026: bool,
     /// A session's `tools/call`, `prompts/get` or `resources/read`: routed with the shim
@@ -247,8 +291,6 @@ impl Handling {
         mut request: Request,
         scope: &RequestScope,
     ) -> Result<Self, ErrorObject> {
-        // Only a server with an around-request hook reads the clock.
-        let started = server.around.as_ref().map(|_| Instant::now());
         let arrival = arrival_of(scope);
         let transport = arrival.transport.as_ref();
         let mrtr_method = v2026::MRTR_METHODS.contains(&request.method.as_str());
@@ -328,24 +370,10 @@ impl Handling {
                 (cx, false, false)
             }
         };
-        let event = server.around.as_ref().map(|_| {
-            Box::new(RequestEvent {
-                method: request.method.clone(),
-                tool_name: None,
-                tool_arguments: None,
-                prompt_name: None,
-                resource_uri: None,
-                error: None,
-                client_info: cx.client_info().cloned(),
-                duration: std::time::Duration::ZERO,
-            })
-        });
         Ok(Self {
             server,
             request,
             cx,
-            event,
-            started,
             v2026,
             shim,
         })
@@ -356,7 +384,6 @@ impl Handling {
         let server = &self.server;
         let cx = &self.cx;
         let request = &mut self.request;
-        let event = self.event.as_deref_mut();
         let outcome = if self.v2026 {
             // (Not a `match`: its scrutinee would be held across the await.)
             if let Err(error) = v2026::check_offered(server, &request.method) {
@@ -366,16 +393,16 @@ impl Handling {
             {
                 Err(error)
             } else {
-                let answer = route(server, cx, request, event).await;
+                let answer = route(server, cx, request).await;
                 v2026::answer(server, cx, &request.method, answer)
                     .map(|reply| v2026::finish(server, &request.method, reply))
             }
         } else if self.shim {
             // Boxed apart: it holds a copy of the request and the routing, and both boxes stay
             // small.
-            Box::pin(route_with_shim(server, cx, request, event)).await
+            Box::pin(route_with_shim(server, cx, request)).await
         } else {
-            route(server, cx, request, event)
+            route(server, cx, request)
                 .await
                 .and_then(Answer::into_result)
         };
@@ -383,12 +410,10 @@ impl Handling {
             server,
             request,
             cx,
-            event,
-            started,
             v2026,
             ..
         } = self;
-        let reply = match outcome {
+        match outcome {
             Ok(reply) => reply,
             Err(error) => {
                 if error.kind() == ErrorKind::Internal {
@@ -408,15 +433,7 @@ impl Handling {
                 }
                 Err(object)
             }
-        };
-        if let (Some(hook), Some(mut event)) = (&server.around, event) {
-            if let Err(error) = &reply {
-                event.error = Some(error.code.to_string());
-            }
-            event.duration = started.map(|at| at.elapsed()).unwrap_or_default();
-            hook(&event);
         }
-        reply
     }
 }
 
@@ -427,7 +444,6 @@ async fn route_with_shim(
     server: &Arc<ServerInner>,
     cx: &RequestContext,
     original: &mut Request,
-    mut event: Option<&mut RequestEvent>,
 ) -> Result<Reply, McpError> {
     // A tool call's name and arguments are taken once and shared by its rounds; any other
     // method's routing takes what it needs out of a copy of the original, each round.
@@ -437,19 +453,11 @@ async fn route_with_shim(
         None
     };
     let original = &*original;
-    match shim_round(server, cx, original, tool.as_ref(), event.as_deref_mut()).await? {
+    match shim_round(server, cx, original, tool.as_ref()).await? {
         Answer::Done(reply) => Ok(reply),
         // Rounds are rare: their future is boxed, and this one stays small.
         Answer::InputRequired(first) => {
-            Box::pin(shim_rounds(
-                server,
-                cx,
-                original,
-                tool.as_ref(),
-                event,
-                first,
-            ))
-            .await
+            Box::pin(shim_rounds(server, cx, original, tool.as_ref(), first)).await
         }
     }
 }
@@ -460,11 +468,10 @@ async fn shim_round(
     cx: &RequestContext,
     original: &Request,
     tool: Option<&ToolCall>,
-    event: Option<&mut RequestEvent>,
 ) -> Result<Answer, McpError> {
     match tool {
-        Some(call) => call_tool(server, cx, call, event).await,
-        None => route(server, cx, &mut original.clone(), event).await,
+        Some(call) => call_tool(server, cx, call).await,
+        None => route(server, cx, &mut original.clone()).await,
     }
 }
 
@@ -474,7 +481,6 @@ async fn shim_rounds(
     cx: &RequestContext,
     original: &Request,
     tool: Option<&ToolCall>,
-    mut event: Option<&mut RequestEvent>,
     first: Box<InputRequiredResult>,
 ) -> Result<Reply, McpError> {
     let mut result = first;
@@ -487,14 +493,7 @@ async fn shim_rounds(
         }
         rounds += 1;
         let input = mrtr::shim::ask(cx, *result).await?;
-        let answer = shim_round(
-            server,
-            &cx.with_input(Some(input)),
-            original,
-            tool,
-            event.as_deref_mut(),
-        )
-        .await?;
+        let answer = shim_round(server, &cx.with_input(Some(input)), original, tool).await?;
         match answer {
             Answer::Done(reply) => return Ok(reply),
             Answer::InputRequired(next) => result = next,
@@ -512,16 +511,15 @@ async fn route(
     server: &Arc<ServerInner>,
     cx: &RequestContext,
     request: &mut Request,
-    event: Option<&mut RequestEvent>,
 ) -> Result<Answer, McpError> {
     let reply = match request.method.as_str() {
         method::TOOLS_CALL => {
             let call = ToolCall::take(request)?;
-            return call_tool(server, cx, &call, event).await;
+            return call_tool(server, cx, &call).await;
         }
-        method::PROMPTS_GET => return Box::pin(get_prompt(server, cx, request, event)).await,
+        method::PROMPTS_GET => return Box::pin(get_prompt(server, cx, request)).await,
         method::RESOURCES_READ => {
-            return Box::pin(read_resource(server, cx, request, event)).await;
+            return Box::pin(read_resource(server, cx, request)).await;
         }
         method::INITIALIZE => initialize(server, cx, request),
         method::PING => ping(),
@@ -529,12 +527,8 @@ async fn route(
         method::PROMPTS_LIST => prompts_list(server, cx, request),
         method::RESOURCES_LIST => Box::pin(resources_list(server, cx, request)).await,
         method::RESOURCES_TEMPLATES_LIST => templates_list(server, cx, request),
-        method::RESOURCES_SUBSCRIBE => {
-            Box::pin(subscription(server, cx, request, event, true)).await
-        }
-        method::RESOURCES_UNSUBSCRIBE => {
-            Box::pin(subscription(server, cx, request, event, false)).await
-        }
+        method::RESOURCES_SUBSCRIBE => Box::pin(subscription(server, cx, request, true)).await,
+        method::RESOURCES_UNSUBSCRIBE => Box::pin(subscription(server, cx, request, false)).await,
         method::COMPLETION_COMPLETE => Box::pin(complete(server, cx, request)).await,
         method::LOGGING_SET_LEVEL => Box::pin(set_level(cx, request)).await,
         method::SERVER_DISCOVER if cx.is_v2026() => v2026::discover(server),

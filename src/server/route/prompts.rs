@@ -12,7 +12,7 @@ use crate::error::McpError;
 use crate::protocol::{ForVersion, GetPromptRequestParams, ListPromptsResult};
 use crate::server::context::RequestContext;
 use crate::server::handler::{HandlerError, HandlerParts};
-use crate::server::{ErrorSite, RequestEvent, ServerInner};
+use crate::server::{ErrorSite, ServerInner};
 
 use super::lists::list_page;
 use crate::server::mrtr::Answer;
@@ -44,12 +44,8 @@ pub(super) async fn get_prompt(
     server: &Arc<ServerInner>,
     cx: &RequestContext,
     request: &Request,
-    event: Option<&mut RequestEvent>,
 ) -> Result<Answer, McpError> {
     let p: GetPromptRequestParams = params(request)?;
-    if let Some(event) = event {
-        event.prompt_name = Some(p.name.clone());
-    }
     let Some(def) = server.catalog().prompts.get(&p.name).cloned() else {
         return Err(McpError::invalid_params(format!(
             "unknown prompt: {}",

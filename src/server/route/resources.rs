@@ -20,15 +20,15 @@ use crate::server::catalog::Catalog;
 use crate::server::context::RequestContext;
 use crate::server::handler::{HandlerError, HandlerParts};
 use crate::server::resource::into_read_result;
-use crate::server::{ErrorSite, RequestEvent, ServerInner, pagination};
+use crate::server::{ErrorSite, ServerInner, pagination};
 
 use super::lists::list_page;
 use crate::server::mrtr::Answer;
 
 use super::support::{guarded, params, run_handler, to_raw};
 
-/// `resources/list`: one page of the resources: the server's own, then those the templates
-/// list (see [`template_resources`]).
+/// `resources/list`: one page of the resources: the server's own, those its extensions serve,
+/// then those the templates list (see [`template_resources`]).
 pub(super) async fn resources_list(
     server: &Arc<ServerInner>,
     cx: &RequestContext,
@@ -36,6 +36,11 @@ pub(super) async fn resources_list(
 ) -> Result<Reply, McpError> {
     let catalog = server.catalog();
     let own = &catalog.resources;
+    let extended: Vec<Resource> = server
+        .resource_sources
+        .iter()
+        .flat_map(|source| source.list())
+        .collect();
     let listed = if catalog.templates.iter().any(|t| t.lister.is_some()) {
         // The page's end, plus one to tell whether another page follows: the templates are
         // asked for what the server's own resources do not fill. An invalid cursor is refused
@@ -48,7 +53,8 @@ pub(super) async fn resources_list(
         let wanted = start
             .saturating_add(server.config.page_size.unwrap_or(usize::MAX))
             .saturating_add(1);
-        template_resources(server, cx, &catalog, wanted.saturating_sub(own.len())).await?
+        let before = own.len() + extended.len();
+        template_resources(server, cx, &catalog, wanted.saturating_sub(before)).await?
     } else {
         Vec::new()
     };
@@ -56,7 +62,10 @@ pub(super) async fn resources_list(
         server,
         request,
         cx.protocol_version(),
-        own.values().map(|def| &def.definition).chain(&listed),
+        own.values()
+            .map(|def| &def.definition)
+            .chain(&extended)
+            .chain(&listed),
         |resources, next_cursor| ListResourcesResult {
             resources,
             next_cursor,
@@ -152,11 +161,14 @@ pub(super) async fn read_resource(
     server: &Arc<ServerInner>,
     cx: &RequestContext,
     request: &Request,
-    event: Option<&mut RequestEvent>,
 ) -> Result<Answer, McpError> {
     let p: ReadResourceRequestParams = params(request)?;
-    if let Some(event) = event {
-        event.resource_uri = Some(p.uri.clone());
+    for source in &server.resource_sources {
+        if let Some(read) = source.read(&p.uri) {
+            let mut result = read?;
+            result.adapt_to(cx.protocol_version());
+            return Ok(Answer::Done(to_raw(&result)));
+        }
     }
     let catalog = server.catalog();
     let raw_params = request.params.clone().unwrap_or(Value::Null);
@@ -210,13 +222,9 @@ pub(super) async fn subscription(
     server: &Arc<ServerInner>,
     cx: &RequestContext,
     request: &Request,
-    event: Option<&mut RequestEvent>,
     subscribe: bool,
 ) -> Result<Reply, McpError> {
     let p: SubscribeRequestParams = params(request)?;
-    if let Some(event) = event {
-        event.resource_uri = Some(p.uri.clone());
-    }
     let state = cx
         .session_state()
         .ok_or_else(|| McpError::invalid_params("subscriptions need a session"))?;

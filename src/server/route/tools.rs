@@ -21,7 +21,7 @@ use crate::protocol::{
 use crate::server::context::RequestContext;
 use crate::server::handler::{HandlerError, HandlerParts};
 use crate::server::mrtr::{self, Answer};
-use crate::server::{ErrorSite, ExceptionReport, RequestEvent, ServerInner};
+use crate::server::{ErrorSite, ExceptionReport, ServerInner};
 
 use super::lists::list_page;
 use super::support::{params, take_params, to_raw};
@@ -126,14 +126,9 @@ pub(super) async fn call_tool(
     server: &Arc<ServerInner>,
     cx: &RequestContext,
     call: &ToolCall,
-    mut event: Option<&mut RequestEvent>,
 ) -> Result<Answer, McpError> {
     let name = &call.name;
     let arguments = &call.arguments;
-    if let Some(event) = event.as_deref_mut() {
-        event.tool_name = Some(name.clone());
-        event.tool_arguments = Some(Value::clone(arguments));
-    }
     // Borrowed from a catalog snapshot: cloning a `ToolDef` copies its whole JSON schema.
     let catalog = server.catalog();
     let Some(def) = catalog.tools.get(name) else {
@@ -144,11 +139,6 @@ pub(super) async fn call_tool(
     }
     let version = cx.protocol_version();
     let finish = |mut result: CallToolResult| {
-        if result.is_error()
-            && let Some(event) = event
-        {
-            event.error = Some("isError".to_owned());
-        }
         result.adapt_to(version);
         Ok(Answer::Done(to_raw(&result)))
     };

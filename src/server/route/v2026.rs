@@ -75,6 +75,7 @@ pub(super) fn check_offered(server: &ServerInner, method_name: &str) -> Result<(
 /// the server's info in `_meta`.
 pub(super) fn discover(server: &Arc<ServerInner>) -> Result<Reply, McpError> {
     let mut capabilities = capabilities(server);
+    crate::server::extension::advertise(&mut capabilities, &server.extensions, true);
     if server.tasks.is_some() {
         // Extensions exist only in 2026 capabilities: `initialize` results never list them.
         let extensions = capabilities
