@@ -12,6 +12,7 @@ use std::sync::Mutex;
 
 use super::cache::ResultCache;
 use super::error::ClientError;
+use super::extension::{ClientExtension, ClientMiddleware};
 use super::handlers::{self, HandlerResult, Handlers, ServerRequest};
 use super::lifecycle::{self, Era, Lifecycle, Probe};
 use super::mrtr::DEFAULT_MAX_INPUT_ROUNDS;
@@ -301,6 +302,21 @@ impl ClientBuilder {
         self
     }
 
+    /// Adds an extension: its entry in the capabilities the client declares, its
+    /// server-to-client requests and notifications, and its middleware (here, in the order of
+    /// middleware). A mistake in it (see [`ClientExtension`]) fails
+    /// [`connect`](Self::connect) with [`ClientError::InvalidConfig`].
+    pub fn extension(mut self, extension: ClientExtension) -> Self {
+        self.handlers.add_extension(extension);
+        self
+    }
+
+    /// Adds a middleware after those already added (see [`ClientMiddleware`]).
+    pub fn middleware(mut self, middleware: ClientMiddleware) -> Self {
+        self.handlers.middleware.push(middleware);
+        self
+    }
+
     /// Called with any other notification (method, params).
     pub fn on_notification(
         mut self,
@@ -327,6 +343,9 @@ impl ClientBuilder {
     /// [`Lifecycle::V2026`], `server/discover`), or it answers with a protocol version this
     /// SDK does not speak ([`ClientError::Protocol`]; the connection is closed).
     pub async fn connect(self, connector: impl Connect) -> Result<Client, ClientError> {
+        if let Some(error) = &self.handlers.config_error {
+            return Err(ClientError::InvalidConfig(error.clone()));
+        }
         if actix_rt::System::try_current().is_some() {
             return self.connect_on(connector, None).await;
         }

@@ -39,6 +39,10 @@ pub enum ClientError {
     /// size limit, an answer of the wrong shape, an HTTP status the spec does not allow.
     #[error("protocol violation: {0}")]
     Protocol(String),
+    /// The client was built wrong (an extension's identifier, a method handled twice); the
+    /// message says what.
+    #[error("invalid client configuration: {0}")]
+    InvalidConfig(String),
     /// The transport could not carry the message (connection refused, I/O error, HTTP error
     /// status).
     #[error("transport error: {0}")]

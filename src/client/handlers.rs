@@ -5,6 +5,7 @@
 //! client without a sampling handler does not declare `sampling`, and the server is not
 //! supposed to ask (if it does, it gets `-32601`).
 
+use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
@@ -15,6 +16,8 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use actix_mcp_actors::{ErrorObject, RequestId};
+
+use super::extension::{Chain, ClientExtension, NotificationCallback, RequestHandler};
 
 use crate::protocol::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
@@ -73,6 +76,16 @@ pub(crate) struct Handlers {
     pub(crate) on_resource_updated: Option<Callback<ResourceUpdatedNotificationParams>>,
     pub(crate) on_elicitation_complete: Option<Callback<ElicitationCompleteNotificationParams>>,
     pub(crate) on_notification: Option<Callback<(String, Option<Value>)>>,
+    /// The extensions' entries in `capabilities.extensions`, in order.
+    pub(crate) extensions: Vec<(String, Map<String, Value>)>,
+    /// The extensions' server-to-client requests.
+    pub(crate) requests: HashMap<String, RequestHandler>,
+    /// The extensions' notifications.
+    pub(crate) notifications: HashMap<String, NotificationCallback>,
+    /// The middleware, in order.
+    pub(crate) middleware: Chain,
+    /// The first mistake in the extensions, reported by `connect`.
+    pub(crate) config_error: Option<String>,
 }
 
 impl fmt::Debug for Handlers {
@@ -101,8 +114,43 @@ impl Handlers {
             roots: self.roots.as_ref().map(|_| RootsCapability {
                 list_changed: self.roots_list_changed.then_some(true),
             }),
+            extra: if self.extensions.is_empty() {
+                Map::new()
+            } else {
+                let entries = self
+                    .extensions
+                    .iter()
+                    .map(|(id, settings)| (id.clone(), Value::Object(settings.clone())))
+                    .collect();
+                Map::from_iter([("extensions".to_owned(), Value::Object(entries))])
+            },
             ..ClientCapabilities::default()
         }
+    }
+
+    /// Adds an extension's pieces.
+    pub(crate) fn add_extension(&mut self, extension: ClientExtension) {
+        if let Some(error) = extension.error {
+            self.config_error.get_or_insert(error);
+            return;
+        }
+        if self.extensions.iter().any(|(id, _)| *id == extension.id) {
+            self.config_error
+                .get_or_insert_with(|| format!("extension `{}` added twice", extension.id));
+            return;
+        }
+        for (method, handler) in extension.requests {
+            if self.requests.contains_key(&method) {
+                self.config_error
+                    .get_or_insert_with(|| format!("`{method}` is handled by two extensions"));
+            }
+            self.requests.insert(method, handler);
+        }
+        self.notifications.extend(extension.notifications);
+        for middleware in extension.middleware {
+            self.middleware.push(middleware);
+        }
+        self.extensions.push((extension.id, extension.settings));
     }
 }
 

@@ -50,6 +50,7 @@ pub mod auth;
 mod builder;
 mod cache;
 pub mod error;
+pub mod extension;
 mod handlers;
 pub(crate) mod headers;
 pub mod lifecycle;
@@ -75,6 +76,7 @@ use tokio::sync::oneshot;
 pub use api::{CallOptions, DEFAULT_PAGE_LIMIT};
 pub use builder::ClientBuilder;
 pub use error::ClientError;
+pub use extension::{ClientExtension, ClientMiddleware};
 pub use handlers::{HandlerResult, ServerRequest, fill_elicitation_defaults};
 pub use lifecycle::{Era, Lifecycle};
 pub use listen::{ListenEvent, Subscription};
@@ -335,14 +337,39 @@ impl Client {
     /// `-32020` answer to it is retried once after reading `tools/list` again; a result that
     /// asks for input (`tools/call`, `prompts/get`, `resources/read`) is driven to its end with
     /// the builder's handlers ([`mrtr`]); list and read results may come from the cache.
+    ///
+    /// The client's middleware ([`ClientMiddleware`]) run around it.
     pub async fn request<R: DeserializeOwned>(
         &self,
         method: &str,
         params: Option<Value>,
         options: CallOptions,
     ) -> Result<R, ClientError> {
-        let value = self.request_value(method, params, options).await?;
+        let middleware = &self.inner.handlers.middleware;
+        let value = if middleware.is_empty() {
+            self.request_value(method, params, options).await?
+        } else {
+            middleware
+                .around(method, params, |method, params| async move {
+                    self.request_value(&method, params, options).await
+                })
+                .await?
+        };
         decode(value)
+    }
+
+    /// What the server declared of extension `id` (its settings), if it declared it.
+    pub fn server_extension(&self, id: &str) -> Option<&serde_json::Map<String, Value>> {
+        self.server_capabilities()
+            .extra
+            .get("extensions")?
+            .get(id)?
+            .as_object()
+    }
+
+    /// The names of the client's middleware, in the order their `before` hooks run.
+    pub fn middleware(&self) -> Vec<&str> {
+        self.inner.handlers.middleware.names()
     }
 
     /// [`request`](Self::request), with the answer as JSON.

@@ -113,3 +113,53 @@ mod tests {
         );
     }
 }
+
+/// Checks an extension identifier: a vendor prefix (dot-separated labels of letters, digits and
+/// hyphens), a slash, and a name (letters, digits, `-`, `_`, `.`).
+pub(crate) fn check_extension_id(id: &str) -> Result<(), &'static str> {
+    const SHAPE: &str = "an extension identifier is `vendor-prefix/name`, as `com.example/search`";
+    let (prefix, name) = id.split_once('/').ok_or(SHAPE)?;
+    let label = |l: &str| {
+        !l.is_empty()
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+            && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+    };
+    if prefix.split('.').all(label)
+        && !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+    {
+        Ok(())
+    } else {
+        Err(SHAPE)
+    }
+}
+
+#[cfg(test)]
+mod extension_id_tests {
+    use super::check_extension_id;
+
+    #[test]
+    fn identifiers_are_vendor_prefix_slash_name() {
+        for good in [
+            "io.modelcontextprotocol/skills",
+            "com.example/search",
+            "example/x_y.z-1",
+        ] {
+            assert_eq!(check_extension_id(good), Ok(()), "{good}");
+        }
+        for bad in [
+            "skills",
+            "/skills",
+            "io.example/",
+            "io..example/x",
+            "-io.example/x",
+            "io.example/a/b",
+            "io example/x",
+        ] {
+            assert!(check_extension_id(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -71,6 +71,7 @@ pub use lifecycle::{
     RootsCapability, SamplingCapability, ServerCapabilities, ToolsCapability,
 };
 pub use logging::{LoggingLevel, LoggingMessageNotificationParams, SetLevelRequestParams};
+pub(crate) use meta::check_extension_id;
 pub use meta::{JsonObject, Meta, PROGRESS_TOKEN_KEY, ProgressToken, progress_token};
 pub use pagination::{Cursor, PaginatedRequestParams};
 pub use progress::ProgressNotificationParams;

@@ -90,7 +90,7 @@ impl Extension {
     pub fn new(id: impl Into<String>) -> Self {
         let id = id.into();
         let mut errors = Vec::new();
-        if let Err(reason) = check_id(&id) {
+        if let Err(reason) = crate::protocol::check_extension_id(&id) {
             errors.push(BuildError::InvalidName {
                 name: id.clone(),
                 reason,
@@ -187,29 +187,6 @@ impl Extension {
     }
 }
 
-/// Checks an extension identifier: a vendor prefix (dot-separated labels of letters, digits and
-/// hyphens), a slash, and a name (letters, digits, `-`, `_`, `.`).
-fn check_id(id: &str) -> Result<(), &'static str> {
-    const SHAPE: &str = "an extension identifier is `vendor-prefix/name`, as `com.example/search`";
-    let (prefix, name) = id.split_once('/').ok_or(SHAPE)?;
-    let label = |l: &str| {
-        !l.is_empty()
-            && !l.starts_with('-')
-            && !l.ends_with('-')
-            && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
-    };
-    if prefix.split('.').all(label)
-        && !name.is_empty()
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
-    {
-        Ok(())
-    } else {
-        Err(SHAPE)
-    }
-}
-
 /// What a built server keeps of an extension: how to advertise it.
 #[derive(Debug, Clone)]
 pub(crate) struct Advertised {
@@ -272,31 +249,4 @@ pub(crate) fn check_requirements(
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn identifiers_are_vendor_prefix_slash_name() {
-        for good in [
-            "io.modelcontextprotocol/skills",
-            "com.example/search",
-            "example/x_y.z-1",
-        ] {
-            assert_eq!(check_id(good), Ok(()), "{good}");
-        }
-        for bad in [
-            "skills",
-            "/skills",
-            "io.example/",
-            "io..example/x",
-            "-io.example/x",
-            "io.example/a/b",
-            "io example/x",
-        ] {
-            assert!(check_id(bad).is_err(), "{bad}");
-        }
-    }
 }

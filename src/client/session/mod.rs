@@ -337,8 +337,13 @@ impl ClientSession {
                 "a subscription's notification was dropped: {err}"
             );
         }
-        let Notification { method, params } = notification;
+        let Notification { method, mut params } = notification;
         let handlers = &self.handlers;
+        if !handlers.middleware.is_empty()
+            && !handlers.middleware.notification(&method, &mut params)
+        {
+            return;
+        }
         match method.as_str() {
             method::NOTIFICATION_PROGRESS => {
                 let Some(params) =
@@ -411,7 +416,9 @@ impl ClientSession {
                 }
             }
             _ => {
-                if let Some(callback) = &handlers.on_notification {
+                if let Some(callback) = handlers.notifications.get(&method) {
+                    callback(params);
+                } else if let Some(callback) = &handlers.on_notification {
                     callback((method, params));
                 }
             }

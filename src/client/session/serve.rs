@@ -139,6 +139,9 @@ pub(crate) async fn answer(
             let handler = handlers.roots.as_ref().ok_or_else(unsupported)?;
             encode(&handler(info).await?)
         }
-        _ => Err(ErrorObject::method_not_found(method)),
+        _ => match handlers.requests.get(method) {
+            Some(handler) => handler(params, info).await,
+            None => Err(ErrorObject::method_not_found(method)),
+        },
     }
 }
