@@ -202,7 +202,7 @@ async fn client_middleware_edit_answer_and_rewrite_in_order_in_both_eras() {
             assert!(hints.lock().unwrap().is_empty());
         }
         // (The lifecycle's own requests went through the middleware too.)
-        let log = log.lock().unwrap();
+        let log = log.lock().unwrap().clone();
         let searches: Vec<&str> = log
             .iter()
             .map(String::as_str)
