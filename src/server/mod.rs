@@ -32,6 +32,8 @@ pub(crate) mod report;
 pub(crate) mod resource;
 pub(crate) mod route;
 pub(crate) mod session;
+#[cfg(feature = "skills")]
+pub mod skills;
 pub(crate) mod state;
 pub mod tasks;
 pub(crate) mod tool;
