@@ -17,6 +17,9 @@
 //! the authorization server and `--auth-resource` (default: `http://127.0.0.1:PORT/mcp`) as the
 //! resource.
 //!
+//! Agent Skills (the Skills extension, needs `--features skills`): `--skills DIR` serves every
+//! skill under `DIR` (`skills/list`, `skills/get`, `skill://` resources).
+//!
 //! One node of several sharing their sessions on Redis (needs `--features redis`):
 //! `--redis redis://127.0.0.1:6379 [--state-key HEX]`; any node then serves any session behind
 //! any load balancer (see the README's "Running several nodes").
@@ -120,6 +123,9 @@ struct Cli {
     /// Export traces and metrics over OTLP/HTTP to this collector (needs `--features otel`).
     #[arg(long, value_name = "URL")]
     otlp: Option<String>,
+    /// Serve every skill under DIR (the Skills extension; needs `--features skills`).
+    #[arg(long, value_name = "DIR")]
+    skills: Option<std::path::PathBuf>,
 }
 
 /// Parses `NAME=N` for `--tool-limit`.
@@ -389,12 +395,42 @@ async fn complete_name(
     })
 }
 
+/// Adds the skills of `--skills`.
+#[cfg(feature = "skills")]
+fn skills(
+    builder: actix_mcp::ServerBuilder,
+    dir: Option<&std::path::Path>,
+) -> std::io::Result<actix_mcp::ServerBuilder> {
+    Ok(match dir {
+        Some(dir) => builder.skills_dir(dir),
+        None => builder,
+    })
+}
+
+/// `--skills` is refused: this build has no Skills extension.
+#[cfg(not(feature = "skills"))]
+fn skills(
+    builder: actix_mcp::ServerBuilder,
+    dir: Option<&std::path::Path>,
+) -> std::io::Result<actix_mcp::ServerBuilder> {
+    match dir {
+        Some(_) => Err(std::io::Error::other(
+            "--skills needs the `skills` feature: cargo run --features skills --example http_server",
+        )),
+        None => Ok(builder),
+    }
+}
+
 fn server(
     required_scopes: &[String],
     state_key: Option<&str>,
-) -> Result<Server, actix_mcp::BuildError> {
+    skills_dir: Option<&std::path::Path>,
+) -> std::io::Result<Server> {
     let added = Arc::new(AtomicUsize::new(0));
-    let builder = Server::builder("actix-mcp-example", env!("CARGO_PKG_VERSION"));
+    let builder = skills(
+        Server::builder("actix-mcp-example", env!("CARGO_PKG_VERSION")),
+        skills_dir,
+    )?;
     let builder = match state_key {
         Some(key) => builder.request_state_key_hex("cluster", key),
         None => builder,
@@ -474,6 +510,7 @@ fn server(
         )
         .completion(complete_name)
         .build()
+        .map_err(std::io::Error::other)
 }
 
 fn main() -> std::io::Result<()> {
@@ -485,8 +522,11 @@ fn main() -> std::io::Result<()> {
 }
 
 async fn serve(cli: Cli) -> std::io::Result<()> {
-    let server =
-        server(&cli.auth_scopes, cli.state_key.as_deref()).map_err(std::io::Error::other)?;
+    let server = server(
+        &cli.auth_scopes,
+        cli.state_key.as_deref(),
+        cli.skills.as_deref(),
+    )?;
     let mut mcp = server
         .http("/mcp")
         .stateless(cli.stateless)

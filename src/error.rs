@@ -360,6 +360,10 @@ pub enum BuildError {
         /// What it needs (``the `resources` capability``, ``the extension `x/y` ``).
         missing: String,
     },
+    /// A skill the Skills extension was asked to serve breaks its rules (see
+    /// `server::skills::SkillError`).
+    #[error("skills: {0}")]
+    Skills(String),
     /// The page size must be at least 1.
     #[error("page size must be at least 1")]
     InvalidPageSize,

@@ -58,6 +58,11 @@ pub struct ServerBuilder {
     extensions: Vec<Advertised>,
     resource_sources: Vec<Arc<dyn ResourceSource>>,
     tasks: Option<TaskConfig>,
+    /// `cache_hints` (a method) and `default_cache_hints` (none) calls, applied in order once
+    /// every extension has declared its cacheable methods.
+    cache_hints: Vec<(Option<String>, crate::protocol::CacheHints)>,
+    /// The extensions' hooks on the built server.
+    binds: Vec<crate::server::extension::Bind>,
     errors: Vec<BuildError>,
 }
 
@@ -289,22 +294,18 @@ impl ServerBuilder {
     /// `resources/templates/list` or `resources/read`. Defaults: 60 s private for discovery
     /// (fixed once built), 0 (stale at once) private for lists and reads, which change at run
     /// time without a client that does not listen hearing of it; a server whose catalog never
-    /// changes may promise more here. Every page of a list gets the same hints. Another method is refused
-    /// by [`build`](Self::build).
+    /// changes may promise more here. Every page of a list gets the same hints. An extension's
+    /// cacheable method ([`Extension::cacheable`]) may be set too, whatever the order of the
+    /// calls. Another method is refused by [`build`](Self::build).
     pub fn cache_hints(mut self, method: &str, hints: crate::protocol::CacheHints) -> Self {
-        if !self.config.cache.set(method, hints) {
-            self.errors
-                .push(BuildError::NotCacheable(method.to_owned()));
-        }
+        self.cache_hints.push((Some(method.to_owned()), hints));
         self
     }
 
-    /// Sets the same cache hints on every cacheable method (see
+    /// Sets the same cache hints on every cacheable method, extensions' included (see
     /// [`cache_hints`](Self::cache_hints)).
     pub fn default_cache_hints(mut self, hints: crate::protocol::CacheHints) -> Self {
-        for method in crate::server::config::CACHEABLE {
-            self.config.cache.set(method, hints);
-        }
+        self.cache_hints.push((None, hints));
         self
     }
 
@@ -398,6 +399,10 @@ impl ServerBuilder {
         }
         for middleware in extension.middleware {
             self.middleware.push(middleware);
+        }
+        self.binds.extend(extension.bind);
+        for (method, hints) in extension.cacheable {
+            self.config.cache.declare(&method, hints);
         }
         if let Some(source) = extension.resources {
             self.resource_sources.push(source);
@@ -584,6 +589,13 @@ impl ServerBuilder {
         self
     }
 
+    /// Refuses the build with `error` (for builder methods defined elsewhere).
+    #[cfg_attr(not(feature = "skills"), allow(dead_code))]
+    pub(crate) fn refuse(mut self, error: BuildError) -> Self {
+        self.errors.push(error);
+        self
+    }
+
     /// Checks everything and builds the server.
     ///
     /// # Errors
@@ -591,6 +603,20 @@ impl ServerBuilder {
     /// protocol version override, a redefined protocol method, a handler reading
     /// [`State<T>`](crate::State) of a type never registered.
     pub fn build(mut self) -> Result<Server, BuildError> {
+        for (method, hints) in std::mem::take(&mut self.cache_hints) {
+            match method {
+                Some(method) => {
+                    if !self.config.cache.set(&method, hints) {
+                        self.errors.push(BuildError::NotCacheable(method));
+                    }
+                }
+                None => {
+                    for method in self.config.cache.methods() {
+                        self.config.cache.set(&method, hints);
+                    }
+                }
+            }
+        }
         if let Some(err) = self.errors.into_iter().next() {
             return Err(err);
         }
@@ -603,6 +629,7 @@ impl ServerBuilder {
             self.config.protocol_version = Some(parsed);
         }
         let mrtr = self.config.mrtr.clone().build();
+        let binds = std::mem::take(&mut self.binds);
         let server = Server {
             inner: Arc::new(ServerInner {
                 info: self.info,
@@ -634,6 +661,9 @@ impl ServerBuilder {
             &server.inner.extensions,
             &crate::server::route::capabilities(&server.inner),
         )?;
+        for bind in binds {
+            bind(&server.inner);
+        }
         Ok(server)
     }
 }
@@ -659,6 +689,8 @@ impl Server {
             extensions: Vec::new(),
             resource_sources: Vec::new(),
             tasks: None,
+            cache_hints: Vec::new(),
+            binds: Vec::new(),
             errors: Vec::new(),
         }
     }

@@ -30,7 +30,7 @@ pub(crate) struct ServerConfig {
 /// The cache hints (`ttlMs`, `cacheScope`) of each cacheable method's results (2026-07-28).
 #[derive(Debug, Clone)]
 pub(crate) struct CacheConfig {
-    by_method: HashMap<&'static str, CacheHints>,
+    by_method: HashMap<String, CacheHints>,
 }
 
 /// The methods whose complete results carry cache hints.
@@ -57,7 +57,7 @@ impl Default for CacheConfig {
                 } else {
                     CacheHints::new(0, CacheScope::Private)
                 };
-                (m, hints)
+                (m.to_owned(), hints)
             })
             .collect();
         Self { by_method }
@@ -72,13 +72,23 @@ impl CacheConfig {
 
     /// Sets the hints of one cacheable method; `false` when `method` is not cacheable.
     pub(crate) fn set(&mut self, method: &str, hints: CacheHints) -> bool {
-        match CACHEABLE.iter().find(|&&m| m == method) {
-            Some(&m) => {
-                self.by_method.insert(m, hints);
+        match self.by_method.get_mut(method) {
+            Some(slot) => {
+                *slot = hints;
                 true
             }
             None => false,
         }
+    }
+
+    /// Makes an extension's method cacheable, with its default hints (kept when already set).
+    pub(crate) fn declare(&mut self, method: &str, hints: CacheHints) {
+        self.by_method.entry(method.to_owned()).or_insert(hints);
+    }
+
+    /// Every cacheable method.
+    pub(crate) fn methods(&self) -> Vec<String> {
+        self.by_method.keys().cloned().collect()
     }
 }
 

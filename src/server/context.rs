@@ -345,6 +345,12 @@ impl RequestContext {
         self.inner.server.state.get::<T>()
     }
 
+    /// The size of the pages the server splits lists into ([`ServerBuilder::page_size`](crate::ServerBuilder::page_size)),
+    /// for an extension's own paginated methods; `None`: one page.
+    pub fn page_size(&self) -> Option<usize> {
+        self.inner.server.config.page_size
+    }
+
     /// The server (to register tools at run time or send list-changed notifications).
     pub fn server(&self) -> Server {
         Server {

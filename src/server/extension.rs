@@ -59,8 +59,14 @@ pub struct Extension {
     pub(crate) resources: Option<Arc<dyn ResourceSource>>,
     pub(crate) requires: Vec<Requirement>,
     pub(crate) newest_only: bool,
+    pub(crate) cacheable: Vec<(String, crate::protocol::CacheHints)>,
+    /// Run once with the built server (for an extension of the SDK's that keeps a handle).
+    pub(crate) bind: Vec<Bind>,
     errors: Vec<BuildError>,
 }
+
+/// What [`Extension::on_bind`] runs.
+pub(crate) type Bind = Box<dyn FnOnce(&Arc<crate::server::ServerInner>) + Send>;
 
 impl fmt::Debug for Extension {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -104,6 +110,8 @@ impl Extension {
             resources: None,
             requires: Vec::new(),
             newest_only: false,
+            cacheable: Vec::new(),
+            bind: Vec::new(),
             errors,
         }
     }
@@ -139,6 +147,18 @@ impl Extension {
             self.methods
                 .insert(name, erase(handler, IntoJsonResult::into_json_result));
         }
+        self
+    }
+
+    /// Makes one of its methods' results cacheable for 2026-07-28 clients: a complete result
+    /// gets `ttlMs` and `cacheScope` (these defaults, unless
+    /// [`ServerBuilder::cache_hints`](crate::ServerBuilder::cache_hints) says otherwise).
+    pub fn cacheable(
+        mut self,
+        method: impl Into<String>,
+        hints: crate::protocol::CacheHints,
+    ) -> Self {
+        self.cacheable.push((method.into(), hints));
         self
     }
 
@@ -178,6 +198,16 @@ impl Extension {
     /// capabilities `initialize` answers to sessions of earlier revisions.
     pub fn newest_revision_only(mut self) -> Self {
         self.newest_only = true;
+        self
+    }
+
+    /// Runs `bind` with the server once it is built.
+    #[cfg_attr(not(feature = "skills"), allow(dead_code))]
+    pub(crate) fn on_bind(
+        mut self,
+        bind: impl FnOnce(&Arc<crate::server::ServerInner>) + Send + 'static,
+    ) -> Self {
+        self.bind.push(Box::new(bind));
         self
     }
 

@@ -103,6 +103,15 @@ impl ServerInner {
             .get_or_init(|| serde_json::to_string(&self.info).unwrap_or_else(|_| "{}".to_owned()))
     }
 
+    /// Whether anything here serves resources (the `resources` capability, when derived):
+    /// resources, templates, a read fallback, an extension's resources.
+    pub(crate) fn serves_resources(&self, catalog: &Catalog) -> bool {
+        !catalog.resources.is_empty()
+            || !catalog.templates.is_empty()
+            || self.read_fallback.is_some()
+            || !self.resource_sources.is_empty()
+    }
+
     /// The version a session asking for `requested` is served under: the pinned one, else the
     /// requested one when it is a supported stateful revision, else the latest stateful one.
     pub(crate) fn effective_version(&self, requested: &str) -> ProtocolVersion {

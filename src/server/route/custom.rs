@@ -20,6 +20,10 @@ use crate::server::{ErrorSite, ServerInner};
 
 use super::support::{context_2025, context_2026, guarded, to_raw};
 
+fn empty() -> Value {
+    Value::Object(serde_json::Map::new())
+}
+
 /// A custom request: runs the handler registered under the method's name.
 pub(super) async fn custom(
     server: &Arc<ServerInner>,
@@ -29,7 +33,9 @@ pub(super) async fn custom(
     let Some(handler) = server.catalog().custom.get(&request.method).cloned() else {
         return Err(McpError::method_not_found(&request.method));
     };
-    let parts = HandlerParts::new(request.params.take().unwrap_or(Value::Null), cx.clone());
+    // Absent params read as an empty object, as a protocol method's do.
+    let params = request.params.take().unwrap_or_else(empty);
+    let parts = HandlerParts::new(params, cx.clone());
     let site = ErrorSite::Request {
         method: request.method.clone(),
     };
@@ -87,7 +93,7 @@ pub(super) fn custom_notification(
         }
     };
     let fut = handler(HandlerParts::new(
-        notification.params.unwrap_or(Value::Null),
+        notification.params.unwrap_or_else(empty),
         cx,
     ));
     actix_rt::spawn(async move {

@@ -67,10 +67,7 @@ fn derived(server: &ServerInner) -> ServerCapabilities {
         return capabilities.clone();
     }
     let catalog = server.catalog();
-    let has_resources = !catalog.resources.is_empty()
-        || !catalog.templates.is_empty()
-        || server.read_fallback.is_some()
-        || !server.resource_sources.is_empty();
+    let has_resources = server.serves_resources(&catalog);
     ServerCapabilities {
         tools: (!catalog.tools.is_empty()).then_some(ToolsCapability {
             list_changed: Some(true),

@@ -56,11 +56,7 @@ pub(super) fn check_offered(server: &ServerInner, method_name: &str) -> Result<(
                         || !catalog.prompts.is_empty()
                         || !catalog.templates.is_empty()
                 }
-                _ => {
-                    !catalog.resources.is_empty()
-                        || !catalog.templates.is_empty()
-                        || server.read_fallback.is_some()
-                }
+                _ => server.serves_resources(&catalog),
             }
         }
     };

@@ -26,6 +26,7 @@
 mod frontmatter;
 mod index;
 mod load;
+mod serve;
 mod uri;
 mod wire;
 
@@ -42,6 +43,7 @@ use sha2::{Digest, Sha256};
 
 use frontmatter::Frontmatter;
 pub(crate) use index::{Index, file_resource};
+pub use serve::{SKILLS_EXTENSION, Skills};
 
 /// The most files a skill may have, `SKILL.md` included (the extension's per-skill limit).
 pub const MAX_FILES_PER_SKILL: usize = 512;
