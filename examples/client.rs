@@ -193,6 +193,32 @@ enum Command {
     },
     /// Check the server answers.
     Ping,
+    /// Every skill the server lists (the Skills extension; all pages).
+    #[cfg(feature = "skills")]
+    Skills,
+    /// One skill: its entry (confirmed with `skills/get`) and its `SKILL.md`, fetched and
+    /// verified against the entry (digest, size, frontmatter).
+    #[cfg(feature = "skills")]
+    Skill {
+        /// The URI of its `SKILL.md`.
+        uri: String,
+    },
+}
+
+/// `skill URI`: the entry and its verified instructions.
+#[cfg(feature = "skills")]
+async fn skill(client: &Client, uri: &str) -> Result<Value, ClientError> {
+    let entry = client.skill(uri).await?;
+    let instructions = client
+        .skill_loader()
+        .activate(&entry)
+        .instructions()
+        .await
+        .map_err(|err| match err {
+            actix_mcp::client::skills::SkillLoadError::Client(err) => err,
+            other => ClientError::Protocol(other.to_string()),
+        })?;
+    Ok(json!({"skill": entry, "instructions": instructions}))
 }
 
 /// A usage error found after parsing (exit 2).
@@ -400,6 +426,10 @@ async fn run(cli: &Cli, client: &Client) -> Result<Result<Value, ClientError>, U
             return Ok(client.resource_templates().await.and_then(|v| to_json(&v)));
         }
         Command::Ping => return Ok(client.ping().await.map(|()| json!({}))),
+        #[cfg(feature = "skills")]
+        Command::Skills => return Ok(client.skills().await.and_then(|v| to_json(&v))),
+        #[cfg(feature = "skills")]
+        Command::Skill { uri } => return Ok(skill(client, uri).await),
         Command::Call { name, args } => (
             "tools/call",
             json!({"name": name, "arguments": json_object(args.as_deref())?}),

@@ -665,3 +665,39 @@ async fn the_tokio_client_example_lists_and_calls_a_tool() {
     assert_eq!(run.code, 1, "{run:#?}");
     assert!(run.stderr.contains("Error"), "{run:#?}");
 }
+
+#[cfg(feature = "skills")]
+#[tokio::test]
+async fn skills_and_skill_list_and_load_verified_skills() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/skills");
+    let server = HttpServer::start_example("http_server", &["--skills", dir]).await;
+    let listed = server.run(&["skills"]).await.ok().out();
+    let uris: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|skill| skill["uri"].as_str().unwrap())
+        .collect();
+    assert_eq!(uris.len(), 3, "{listed}");
+    let one = server
+        .run(&["skill", "skill://pdf-processing/SKILL.md"])
+        .await
+        .ok()
+        .out();
+    assert_eq!(
+        one["skill"]["frontmatter"]["name"], "pdf-processing",
+        "{one}"
+    );
+    assert!(
+        one["instructions"]
+            .as_str()
+            .unwrap()
+            .contains("# PDF processing"),
+        "{one}"
+    );
+    let error = server
+        .run(&["skill", "skill://pdf-processing/references/FORMS.md"])
+        .await
+        .failed();
+    assert_eq!(error["code"], -32602, "{error}");
+}

@@ -89,3 +89,11 @@ mod tracing_example;
 #[cfg(feature = "client-http")]
 #[path = "examples/hello.rs"]
 mod hello;
+
+#[cfg(feature = "client-http")]
+#[path = "examples/apps.rs"]
+mod apps;
+
+#[cfg(all(feature = "client-http", feature = "skills"))]
+#[path = "examples/skills.rs"]
+mod skills;

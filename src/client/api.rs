@@ -251,7 +251,7 @@ impl Client {
     /// Every page of `method`. With the cache on (2026 era), a cursor the server refuses as
     /// invalid (`-32602`) restarts the walk once from the first page: the cache dropped the
     /// list's pages, one of which carried that cursor.
-    async fn all_pages<P, T>(
+    pub(crate) async fn all_pages<P, T>(
         &self,
         method: &str,
         split: impl Fn(P) -> (Vec<T>, Option<String>),

@@ -39,6 +39,10 @@ pub enum ClientError {
     /// size limit, an answer of the wrong shape, an HTTP status the spec does not allow.
     #[error("protocol violation: {0}")]
     Protocol(String),
+    /// The server does not offer what was asked (it did not declare the extension or
+    /// capability); nothing was sent.
+    #[error("not offered by the server: {0}")]
+    Unsupported(String),
     /// The client was built wrong (an extension's identifier, a method handled twice); the
     /// message says what.
     #[error("invalid client configuration: {0}")]

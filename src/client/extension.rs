@@ -76,6 +76,15 @@ impl ClientExtension {
         }
     }
 
+    /// The MCP Apps extension (`io.modelcontextprotocol/ui`), declaring that this client
+    /// renders `text/html;profile=mcp-app` views (see [`crate::protocol::apps`]).
+    pub fn apps() -> Self {
+        Self::new(crate::protocol::apps::UI_EXTENSION).setting(
+            "mimeTypes",
+            serde_json::json!([crate::protocol::apps::APP_MIME_TYPE]),
+        )
+    }
+
     /// Its identifier.
     pub fn id(&self) -> &str {
         &self.id

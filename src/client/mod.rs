@@ -58,6 +58,8 @@ pub mod listen;
 pub mod mrtr;
 pub(crate) mod runtime;
 pub(crate) mod session;
+#[cfg(feature = "skills")]
+pub mod skills;
 pub mod transport;
 
 use std::fmt;

@@ -10,6 +10,8 @@
 //! Spec: <https://modelcontextprotocol.io/specification/2025-11-25>
 
 mod adapt;
+/// MCP Apps (`io.modelcontextprotocol/ui`): the `_meta.ui` of views and tools.
+pub mod apps;
 mod cancellation;
 pub mod code;
 mod completion;
@@ -25,6 +27,10 @@ mod prompts;
 mod resources;
 mod roots;
 mod sampling;
+#[cfg(feature = "skills")]
+pub(crate) mod skill_frontmatter;
+/// The Skills extension (`io.modelcontextprotocol/skills`): skill entries.
+pub mod skills;
 mod task_extension;
 mod tasks;
 mod tools;

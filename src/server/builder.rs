@@ -662,7 +662,7 @@ impl ServerBuilder {
             &crate::server::route::capabilities(&server.inner),
         )?;
         for bind in binds {
-            bind(&server.inner);
+            bind(&server.inner)?;
         }
         Ok(server)
     }

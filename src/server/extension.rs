@@ -65,8 +65,9 @@ pub struct Extension {
     errors: Vec<BuildError>,
 }
 
-/// What [`Extension::on_bind`] runs.
-pub(crate) type Bind = Box<dyn FnOnce(&Arc<crate::server::ServerInner>) + Send>;
+/// What [`Extension::on_bind`] and [`Extension::check`] run.
+pub(crate) type Bind =
+    Box<dyn FnOnce(&Arc<crate::server::ServerInner>) -> Result<(), BuildError> + Send>;
 
 impl fmt::Debug for Extension {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -207,7 +208,26 @@ impl Extension {
         mut self,
         bind: impl FnOnce(&Arc<crate::server::ServerInner>) + Send + 'static,
     ) -> Self {
-        self.bind.push(Box::new(bind));
+        self.bind.push(Box::new(move |server| {
+            bind(server);
+            Ok(())
+        }));
+        self
+    }
+
+    /// Checks the built server (what the extension needs of its catalog): an error fails the
+    /// build.
+    pub(crate) fn check(
+        mut self,
+        check: impl FnOnce(&crate::server::ServerInner) -> Result<(), BuildError> + Send + 'static,
+    ) -> Self {
+        self.bind.push(Box::new(move |server| check(server)));
+        self
+    }
+
+    /// Fails the build with `error` (a problem found by what made the extension).
+    pub(crate) fn refuse(mut self, error: BuildError) -> Self {
+        self.errors.push(error);
         self
     }
 

@@ -11,6 +11,7 @@
 //! `tool`, `prompt`, `resource`, `uri_template`, `pagination`, `session`, `tasks` (the
 //! Tasks extension), and `auth` (bearer-protected HTTP endpoints).
 
+pub mod apps;
 pub mod auth;
 pub(crate) mod builder;
 pub(crate) mod catalog;

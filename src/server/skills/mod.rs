@@ -23,7 +23,6 @@
 //! Declaring the extension (capabilities), routing the methods and the cache fields of 2026
 //! results (`resultType`, `ttlMs`, `cacheScope`) are the router's, not this module's.
 
-mod frontmatter;
 mod index;
 mod load;
 mod serve;
@@ -41,7 +40,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use frontmatter::Frontmatter;
+use crate::protocol::skill_frontmatter::{self as frontmatter, Frontmatter};
 pub(crate) use index::{Index, file_resource};
 pub use serve::{SKILLS_EXTENSION, Skills};
 

@@ -15,8 +15,7 @@ use crate::server::{Server, ServerInner};
 
 use super::{SkillError, SkillSet};
 
-/// The extension's identifier.
-pub const SKILLS_EXTENSION: &str = "io.modelcontextprotocol/skills";
+pub use crate::protocol::skills::SKILLS_EXTENSION;
 
 type Loader = Arc<dyn Fn() -> Result<SkillSet, SkillError> + Send + Sync>;
 
