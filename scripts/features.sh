@@ -21,7 +21,7 @@ CEILINGS=(
   "client" 110
 )
 # Every feature a user may pick, each checked on its own.
-FEATURES=(server http validate client client-http auth rustls redis otel)
+FEATURES=(server http validate client client-http auth rustls redis otel skills)
 
 count() {
   cargo tree -e normal --prefix none --no-default-features --features "$1" 2>/dev/null | sort -u | wc -l
@@ -60,7 +60,8 @@ counts() {
 
 clippy() {
   local set
-  for set in "" "${FEATURES[@]}"; do
+  # Each feature alone, then the Skills extension with each side.
+  for set in "" "${FEATURES[@]}" "server,skills" "client,skills"; do
     echo "== cargo clippy --workspace --all-targets --no-default-features --features '$set' -- -D warnings"
     cargo clippy --workspace --all-targets --no-default-features --features "$set" -- -D warnings
   done

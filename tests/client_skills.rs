@@ -2,7 +2,7 @@
 //! (in memory): every page listed, one skill confirmed, `SKILL.md` fetched only when asked and
 //! verified (digest, size, frontmatter field by field), unlisted files refused without asking
 //! the server, verified files cached by server identity and URI, tampering refused.
-#![cfg(all(feature = "skills", feature = "client"))]
+#![cfg(all(feature = "skills", feature = "client", feature = "server"))]
 #![allow(clippy::unwrap_used)]
 
 mod common;

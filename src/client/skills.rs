@@ -146,11 +146,13 @@ pub enum SkillLoadError {
 /// the loaders of several servers ([`SkillLoader::cache`]).
 #[derive(Clone, Default)]
 pub struct SkillCache {
-    files: Arc<Mutex<HashMap<FileKey, (String, Arc<[u8]>)>>>,
+    files: Arc<Mutex<HashMap<FileKey, Verified>>>,
 }
 
 /// A cached file's key: the server's identity and the file's URI.
 type FileKey = (String, String);
+/// A cached file: the digest it was verified against, and its bytes.
+type Verified = (String, Arc<[u8]>);
 
 impl std::fmt::Debug for SkillCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -116,6 +116,7 @@ mod tests {
 
 /// Checks an extension identifier: a vendor prefix (dot-separated labels of letters, digits and
 /// hyphens), a slash, and a name (letters, digits, `-`, `_`, `.`).
+#[cfg(any(feature = "server", feature = "client"))]
 pub(crate) fn check_extension_id(id: &str) -> Result<(), &'static str> {
     const SHAPE: &str = "an extension identifier is `vendor-prefix/name`, as `com.example/search`";
     let (prefix, name) = id.split_once('/').ok_or(SHAPE)?;
@@ -137,7 +138,7 @@ pub(crate) fn check_extension_id(id: &str) -> Result<(), &'static str> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, any(feature = "server", feature = "client")))]
 mod extension_id_tests {
     use super::check_extension_id;
 

@@ -27,7 +27,7 @@ mod prompts;
 mod resources;
 mod roots;
 mod sampling;
-#[cfg(feature = "skills")]
+#[cfg(all(feature = "skills", any(feature = "server", feature = "client")))]
 pub(crate) mod skill_frontmatter;
 /// The Skills extension (`io.modelcontextprotocol/skills`): skill entries.
 pub mod skills;
@@ -77,6 +77,7 @@ pub use lifecycle::{
     RootsCapability, SamplingCapability, ServerCapabilities, ToolsCapability,
 };
 pub use logging::{LoggingLevel, LoggingMessageNotificationParams, SetLevelRequestParams};
+#[cfg(any(feature = "server", feature = "client"))]
 pub(crate) use meta::check_extension_id;
 pub use meta::{JsonObject, Meta, PROGRESS_TOKEN_KEY, ProgressToken, progress_token};
 pub use pagination::{Cursor, PaginatedRequestParams};

@@ -19,7 +19,9 @@ pub(crate) const COMPATIBILITY_MAX_CHARS: usize = 500;
 #[derive(Debug, Clone)]
 pub(crate) struct Frontmatter {
     pub(crate) fields: Map<String, Value>,
+    #[cfg_attr(not(feature = "server"), allow(dead_code))]
     pub(crate) name: String,
+    #[cfg_attr(not(feature = "server"), allow(dead_code))]
     pub(crate) description: String,
 }
 
