@@ -1,9 +1,9 @@
 //! Required scopes: which scopes a request needs (the server's base set plus those of the tool,
 //! prompt, resource or template it targets, or of every resource a `subscriptions/listen`
 //! stream subscribes to), read from the catalog by the HTTP transport before it answers, so
-//! that one `403 insufficient_scope` challenge names them all (SEP-2350). The syntax every scope is checked against when it is registered is in
-//! [`scope_token`](super::scope_token), which the definitions use without this module's
-//! catalog.
+//! that one `403 insufficient_scope` challenge names them all (SEP-2350). The syntax every
+//! scope is checked against when it is registered is in [`scope_token`](super::scope_token),
+//! which the definitions use without this module's catalog.
 
 #[cfg(feature = "http")]
 use serde_json::Value;
