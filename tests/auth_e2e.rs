@@ -28,7 +28,7 @@ use common::authz::{AuthConfig, AuthServer};
 use common::{WAIT, within_for};
 
 /// Our protected server on `127.0.0.1:0`: `whoami` needs `mcp:read` (every request does),
-/// `admin` needs `mcp:write` too.
+/// `notes` needs `notes:read` too, `admin` needs `mcp:write` too.
 fn protected_server(authz: &AuthServer) -> (String, ServerHandle) {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -47,6 +47,11 @@ fn protected_server(authz: &AuthServer) -> (String, ServerHandle) {
             .description("Says who calls"),
         )
         .tool(
+            ToolDef::new("notes", |_cx: RequestContext| async { "noted" })
+                .description("Needs notes:read")
+                .required_scopes(["notes:read"]),
+        )
+        .tool(
             ToolDef::new("admin", |_cx: RequestContext| async { "done" })
                 .description("Needs mcp:write")
                 .required_scopes(["mcp:write"]),
@@ -62,7 +67,7 @@ fn protected_server(authz: &AuthServer) -> (String, ServerHandle) {
         .unwrap();
     let auth = BearerAuth::builder(resource.clone(), validator)
         .authorization_server(&authz.issuer)
-        .scopes_supported(["mcp:read", "mcp:write"])
+        .scopes_supported(["mcp:read", "notes:read", "mcp:write"])
         .build()
         .unwrap();
     let mcp = server.http("/mcp").bearer_auth(auth).build().unwrap();
@@ -134,20 +139,26 @@ async fn walk_every_step(lifecycle: Lifecycle) {
             "the challenge's scope"
         );
 
-        // Step-up: admin needs mcp:write; the client asks for the union and gets through.
+        // Step-up: notes needs notes:read; the challenge names mcp:read and notes:read.
+        let answer = client.call_tool("notes", json!({})).await.unwrap();
+        assert_eq!(answer.text_content(), "noted");
+        assert_eq!(authz.counts().authorizations, 2);
+        let asked = authz.last_authorization().unwrap().scope;
+        assert_eq!(asked.as_deref(), Some("mcp:read notes:read offline_access"));
+        // Step-up again: admin's challenge names mcp:read and mcp:write only; the client asks
+        // for the union with what it holds (SEP-2350), keeping notes:read, and gets through.
         let answer = client.call_tool("admin", json!({})).await.unwrap();
         assert_eq!(answer.text_content(), "done");
-        assert_eq!(authz.counts().authorizations, 2);
-        let mut scopes: Vec<_> = authz
-            .last_authorization()
-            .unwrap()
-            .scope
-            .unwrap()
-            .split(' ')
-            .map(str::to_owned)
-            .collect();
-        scopes.sort();
-        assert_eq!(scopes, ["mcp:read", "mcp:write", "offline_access"]);
+        assert_eq!(authz.counts().authorizations, 3);
+        let asked = authz.last_authorization().unwrap().scope;
+        assert_eq!(
+            asked.as_deref(),
+            Some("mcp:read notes:read mcp:write offline_access")
+        );
+        // Notes still works with the new token: no further authorization.
+        let answer = client.call_tool("notes", json!({})).await.unwrap();
+        assert_eq!(answer.text_content(), "noted");
+        assert_eq!(authz.counts().authorizations, 3);
         assert_eq!(authz.counts().registrations, 1, "registered once");
 
         // Expiry: the token is refused once it expired; the refresh token recovers.
@@ -161,10 +172,13 @@ async fn walk_every_step(lifecycle: Lifecycle) {
         assert_eq!(granted.remove(0), "user-1");
         let mut granted: Vec<_> = granted[0].split(',').map(str::to_owned).collect();
         granted.sort();
-        assert_eq!(granted, ["mcp:read", "mcp:write", "offline_access"]);
+        assert_eq!(
+            granted,
+            ["mcp:read", "mcp:write", "notes:read", "offline_access"]
+        );
         let counts = authz.counts();
         assert_eq!(counts.refreshes, 1, "{counts:?}");
-        assert_eq!(counts.authorizations, 2, "no new authorization: {counts:?}");
+        assert_eq!(counts.authorizations, 3, "no new authorization: {counts:?}");
         client.close().await;
     };
     // The whole flow: a dozen round trips, two authorizations, and the wait for the token to

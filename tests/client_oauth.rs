@@ -339,6 +339,26 @@ async fn a_403_insufficient_scope_steps_up_with_the_union_of_scopes() {
     mock.stop().await;
 }
 
+/// SEP-2350: the step-up asks for every scope the client holds, the ones the authorization
+/// server granted without being asked included, with the challenge's (which names only what
+/// the call needs).
+#[actix_web::test]
+async fn a_step_up_keeps_the_scopes_granted_beyond_those_asked_for() {
+    let mock = start(Config {
+        default_scope: Some("mcp:basic"),
+        call_scope: Some("mcp:write"),
+        ..Config::default()
+    });
+    run(&mock, oauth().build().unwrap()).await.unwrap();
+    let authorizations = mock.authorizations();
+    assert_eq!(authorizations.len(), 2);
+    // Nothing to ask for at first: the server's defaults are granted.
+    assert_eq!(scope_of(&authorizations[0]), None);
+    // The challenge names mcp:write only; the granted mcp:basic is kept.
+    assert_eq!(scope_of(&authorizations[1]), Some("mcp:basic mcp:write"));
+    mock.stop().await;
+}
+
 #[actix_web::test]
 async fn step_up_gives_up_after_the_retry_limit() {
     let mock = start(Config {

@@ -11,6 +11,7 @@
 
 mod common;
 
+use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -19,7 +20,7 @@ use actix_mcp::server::auth::{
 };
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use reqwest::StatusCode;
-use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
 use serde_json::{Value, json};
 
 use common::bearer::{
@@ -386,6 +387,128 @@ async fn missing_scopes_get_403_naming_what_is_needed() {
     auth_server.stop().await;
 }
 
+/// The one `WWW-Authenticate` challenge of a response (there must be exactly one).
+fn only_challenge(response: &reqwest::Response) -> HashMap<String, String> {
+    let count = response.headers().get_all(WWW_AUTHENTICATE).iter().count();
+    assert_eq!(count, 1, "one challenge, not {count}");
+    challenge(response)
+}
+
+/// SEP-2350: a token lacking scopes gets one 403 `insufficient_scope` whose `scope` names every
+/// scope the request needs (the server's and its tool's, prompt's, resource's or template's
+/// together, held or not) and `resource_metadata`, before any handler runs or any stream
+/// opens: in a 2025-11-25 session and in 2026-07-28, for a `subscriptions/listen` too.
+#[actix_rt::test]
+async fn one_challenge_names_every_scope_a_request_needs() {
+    let (auth_server, mcp) = jwt_setup().await;
+    let iss = auth_server.url.clone();
+    let with = |scope: &str| {
+        token(
+            "ec-a",
+            Some("ec-a"),
+            &iss,
+            &mcp.url,
+            json!({"scope": scope}),
+        )
+    };
+    let holders = [
+        // None of the scopes.
+        "other",
+        // Every item's scope, not the server's.
+        "files:write prompts:secret vault:read notes:read",
+        // The server's and one item's (enough for that item's read, not for the listen).
+        "mcp vault:read",
+    ];
+    // Whether `held` has every scope of `needed`: the request is then served, not refused.
+    let covers = |held: &str, needed: &str| {
+        let held: Vec<&str> = held.split(' ').collect();
+        needed.split(' ').all(|scope| held.contains(&scope))
+    };
+    let (vault, note) = ("file:///vault.txt", "file:///notes/today");
+    let call = json!({"name": "write", "arguments": {}});
+    let both = json!({"notifications": {"resourceSubscriptions": [vault, note, "file:///docs"]}});
+    let mut cases = vec![
+        ("tools/call", call.clone(), "mcp files:write"),
+        (
+            "prompts/get",
+            json!({"name": "secret"}),
+            "mcp prompts:secret",
+        ),
+        ("resources/read", json!({"uri": vault}), "mcp vault:read"),
+        ("resources/read", json!({"uri": note}), "mcp notes:read"),
+    ];
+    let subscribe = (
+        "resources/subscribe",
+        json!({"uri": note}),
+        "mcp notes:read",
+    );
+    let session = mcp.open_session(&with("mcp")).await;
+    let mut id = 10;
+    for held in holders {
+        let holder = with(held);
+        for (method, params, needed) in cases.iter().chain([&subscribe]) {
+            if covers(held, needed) {
+                continue;
+            }
+            id += 1;
+            let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+            let response = send(mcp.post(&body, Some(&holder), Some(&session))).await;
+            assert_eq!(
+                response.status(),
+                StatusCode::FORBIDDEN,
+                "{method} {params}"
+            );
+            let challenge = only_challenge(&response);
+            assert_eq!(challenge["error"], "insufficient_scope", "{method}");
+            assert_eq!(challenge["scope"], *needed, "{method} {params}");
+            assert_eq!(challenge["resource_metadata"], mcp.metadata_url);
+            let (_, body) = read(response).await;
+            assert_eq!(body["id"], id, "{body}");
+        }
+    }
+    cases.push((
+        "subscriptions/listen",
+        both.clone(),
+        "mcp vault:read notes:read",
+    ));
+    for held in holders {
+        let holder = with(held);
+        for (method, params, needed) in &cases {
+            if covers(held, needed) {
+                continue;
+            }
+            id += 1;
+            let response = send(mcp.v2026(id, method, params.clone(), Some(&holder))).await;
+            assert_eq!(
+                response.status(),
+                StatusCode::FORBIDDEN,
+                "{method} {params}"
+            );
+            let challenge = only_challenge(&response);
+            assert_eq!(challenge["error"], "insufficient_scope", "{method}");
+            assert_eq!(challenge["scope"], *needed, "{method} {params}");
+            assert_eq!(challenge["resource_metadata"], mcp.metadata_url);
+            let (_, body) = read(response).await;
+            assert_eq!(body["id"], id, "{body}");
+        }
+    }
+    assert_eq!(mcp.runs(), 0, "a handler ran without its scopes");
+    // With every scope the challenges named, each request is served (and the stream opens).
+    let all = with("mcp files:write prompts:secret vault:read notes:read");
+    for (method, params, _) in &cases[..4] {
+        let (status, body) =
+            read(send(mcp.v2026(1, method, params.clone(), Some(&all))).await).await;
+        assert_eq!(status, StatusCode::OK, "{method}: {body}");
+        assert!(body.get("result").is_some(), "{method}: {body}");
+    }
+    assert_eq!(mcp.runs(), 4);
+    let stream = send(mcp.v2026(2, "subscriptions/listen", both, Some(&all))).await;
+    assert_eq!(stream.status(), StatusCode::OK);
+    drop(stream);
+    mcp.stop().await;
+    auth_server.stop().await;
+}
+
 #[actix_rt::test]
 async fn the_protected_resource_metadata_is_served_openly() {
     let (auth_server, mcp) = jwt_setup().await;
@@ -406,7 +529,7 @@ async fn the_protected_resource_metadata_is_served_openly() {
             json!({
                 "resource": mcp.url,
                 "authorization_servers": [auth_server.url],
-                "scopes_supported": ["mcp", "files:write", "prompts:secret", "vault:read"],
+                "scopes_supported": ["mcp", "files:write", "prompts:secret", "vault:read", "notes:read"],
                 "bearer_methods_supported": ["header"],
                 "resource_name": "auth test",
             })

@@ -245,8 +245,8 @@ pub fn describe(cx: &RequestContext) -> String {
     .to_string()
 }
 
-/// The test server: every request needs `mcp`; `write`, `secret` and the vault resource need
-/// more; `job` becomes a task, `confirm` asks for input.
+/// The test server: every request needs `mcp`; `write`, `secret`, the vault resource and the
+/// `file:///notes/{name}` template need more; `job` becomes a task, `confirm` asks for input.
 pub fn server(runs: Arc<Runs>) -> Server {
     Server::builder("auth-test", "1.0.0")
         .state_arc(runs)
@@ -274,6 +274,14 @@ pub fn server(runs: Arc<Runs>) -> Server {
                 |cx: RequestContext| async move { describe(&cx) },
             )
             .required_scopes(["vault:read"]),
+        )
+        .resource_template(
+            ResourceTemplateDef::new(
+                "file:///notes/{name}",
+                "notes",
+                |cx: RequestContext| async move { describe(&cx) },
+            )
+            .required_scopes(["notes:read"]),
         )
         .custom_method("whoami/custom", |cx: RequestContext| async move {
             json!({"who": describe(&cx)})

@@ -75,6 +75,9 @@ pub struct Config {
     pub short_lived: bool,
     /// Tokens are granted no scope, whatever was asked.
     pub grant_nothing: bool,
+    /// Scopes every token is granted beyond those asked for (the authorization server's
+    /// defaults), named in the token response's `scope`.
+    pub default_scope: Option<&'static str>,
     /// `grant_types_supported`, when not the default (`authorization_code`, `refresh_token`).
     pub grants: Option<Vec<&'static str>>,
     /// `dpop_signing_alg_values_supported`; when set, the MCP server also challenges with the
@@ -113,6 +116,7 @@ impl Default for Config {
             call_scope: None,
             short_lived: false,
             grant_nothing: false,
+            default_scope: None,
             grants: None,
             dpop_algs: None,
             as_nonce: None,
@@ -612,6 +616,10 @@ pub async fn token(req: HttpRequest, body: web::Bytes, state: web::Data<State>) 
     } else {
         scopes
     };
+    let scopes = match state.config.default_scope {
+        Some(extra) => format!("{scopes} {extra}").trim().to_owned(),
+        None => scopes,
+    };
     seen.counter += 1;
     let access = format!("tok-{}", seen.counter);
     seen.tokens.insert(
@@ -630,6 +638,9 @@ pub async fn token(req: HttpRequest, body: web::Bytes, state: web::Data<State>) 
         None => "Bearer",
     };
     let mut answer = json!({"access_token": access, "token_type": token_type, "expires_in": 3600});
+    if state.config.default_scope.is_some() {
+        answer["scope"] = json!(scopes);
+    }
     if state.config.short_lived {
         answer["expires_in"] = json!(1);
         answer["refresh_token"] = json!(format!("refresh-for:{scopes}"));

@@ -46,9 +46,13 @@
 //! [`ResourceDef::required_scopes`](crate::ResourceDef::required_scopes) and
 //! [`ResourceTemplateDef::required_scopes`](crate::ResourceTemplateDef::required_scopes) add
 //! what a call of one tool, a get of one prompt, or a read (or subscription, or completion) of
-//! one resource needs. The transport checks them before it answers, from the parsed request (the
-//! `Mcp-Name` header of a 2026 request has been checked against the body by then), so a
-//! missing scope is a 403 status, not a JSON-RPC error inside a 200.
+//! one resource needs; a 2026-07-28 `subscriptions/listen` needs those of every resource it
+//! subscribes to by URI. The transport checks them before it answers, from the parsed request
+//! (the `Mcp-Name` header of a 2026 request has been checked against the body by then), so a
+//! missing scope is a 403 status, not a JSON-RPC error inside a 200, and comes before any
+//! handler runs or any stream opens. Its one challenge names every scope the request needs,
+//! the server's and the item's together, not only those missing (the client's step-up asks for
+//! them with those it already holds; SEP-2350).
 //!
 //! Lists (`tools/list`, `prompts/list`, `resources/list`) show every item registered, whatever
 //! the caller's scopes: a client learns what it lacks from the 403 challenge of a call and can

@@ -1,8 +1,9 @@
 //! Required scopes: which scopes a request needs (the server's base set plus those of the tool,
-//! prompt or resource it targets), read from the catalog by the HTTP transport before it
-//! answers. The syntax every scope is checked against when it is registered is in
-//! [`scope_token`](super::scope_token), which the definitions use without this module's
-//! catalog.
+//! prompt, resource or template it targets, or of every resource a `subscriptions/listen`
+//! stream subscribes to), read from the catalog by the HTTP transport before it answers, so
+//! that one `403 insufficient_scope` challenge names them all (SEP-2350). The syntax every
+//! scope is checked against when it is registered is in [`scope_token`](super::scope_token),
+//! which the definitions use without this module's catalog.
 
 #[cfg(feature = "http")]
 use serde_json::Value;
@@ -71,8 +72,31 @@ fn target_scopes<'a>(
     }
 }
 
-/// The scopes a request needs: the server's base set, then those of its target. `None` when
-/// it needs none.
+/// The scopes of every resource a `subscriptions/listen` request subscribes to by URI
+/// (`notifications.resourceSubscriptions`), each as a read of it needs: the stream it opens
+/// would deliver those updates only to a caller holding them. Empty for any other request.
+#[cfg(feature = "http")]
+fn listened_scopes<'a>(
+    catalog: &'a Catalog,
+    method_name: &str,
+    params: Option<&Value>,
+) -> Vec<&'a String> {
+    if method_name != method::SUBSCRIPTIONS_LISTEN {
+        return Vec::new();
+    }
+    params
+        .and_then(|p| p.get("notifications"))
+        .and_then(|n| n.get("resourceSubscriptions"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .flat_map(|uri| resource_scopes(catalog, uri))
+        .collect()
+}
+
+/// The scopes a request needs: the server's base set, then those of its target (or targets,
+/// for a `subscriptions/listen`), each once. `None` when it needs none.
 #[cfg(feature = "http")]
 pub(crate) fn required(
     server: &ServerInner,
@@ -82,11 +106,12 @@ pub(crate) fn required(
     let base = &server.config.required_scopes;
     let catalog = server.catalog();
     let target = target_scopes(&catalog, method_name, params);
-    if base.is_empty() && target.is_empty() {
+    let listened = listened_scopes(&catalog, method_name, params);
+    if base.is_empty() && target.is_empty() && listened.is_empty() {
         return None;
     }
     let mut needed = base.clone();
-    for scope in target {
+    for scope in target.iter().chain(listened) {
         if !needed.contains(scope) {
             needed.push(scope.clone());
         }

@@ -5,7 +5,7 @@
 //! | any request | adds `Authorization: <type> <token>` (and the request hook's headers) once there is a token for the request's URL (its resource covers it: same origin, a path under the resource's); refreshes an expired token first when it can |
 //! | `401` | discovers the resource and its authorization server, then: a stored token other than the rejected one, else a refresh, else registration and the grant; the request is sent again |
 //! | `401` with a DPoP `use_dpop_nonce` challenge | sent again once with a proof carrying the new nonce (DPoP on); never a new authorization |
-//! | `403` with `insufficient_scope` | a new grant for the union of the scopes asked before and the challenge's (no refresh: it would give the same scopes), at most `max_step_up` times per request |
+//! | `403` with `insufficient_scope` | a new grant for the union of the scopes held (asked for before, and granted) and the challenge's (no refresh: it would give the same scopes), at most `max_step_up` times per request |
 //! | `403` otherwise | nothing: the caller gets the refusal |
 //!
 //! Flows are serialized: a request refused while another request's flow runs waits for it,
@@ -387,9 +387,17 @@ impl OAuth {
         if step == Step::Unauthorized && self.reuse_stored(&http, &key, &server, sent).await {
             return Ok(());
         }
+        // What the client holds for this resource: the scopes it asked for and those the
+        // authorization server said it granted (which may be more, e.g. its defaults when none
+        // were asked for). A step-up keeps them all (SEP-2350).
         let before = previous
             .filter(|p| p.key.resource == key.resource)
-            .map(|p| p.token.requested_scope().to_vec())
+            .map(|p| {
+                scope::union(
+                    p.token.requested_scope(),
+                    p.token.scope().unwrap_or_default(),
+                )
+            })
             .unwrap_or_default();
         let selected = scope::select(challenge.scope.as_deref(), &resource, &inner.fallback_scope);
         let scopes = scope::with_offline_access(

@@ -1,8 +1,9 @@
 //! Which scopes the client asks for (the MCP scope selection strategy): the challenge's
 //! `scope` first, else every scope of the protected resource metadata's `scopes_supported`,
-//! else none (the `scope` parameter is then left out); on a step-up, the union of what was
-//! asked before and what the challenge asks now. `offline_access` is asked for only when the
-//! authorization server lists it (and the client wants refresh tokens), and never otherwise.
+//! else none (the `scope` parameter is then left out); on a step-up, the union of what the
+//! client holds (what it asked for before, and what it was granted) and what the challenge
+//! asks now (SEP-2350). `offline_access` is asked for only when the authorization server
+//! lists it (and the client wants refresh tokens), and never otherwise.
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization#scope-selection-strategy>
 
