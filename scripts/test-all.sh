@@ -4,7 +4,8 @@
 # with haproxy when missing), then the official MCP conformance suite against
 # examples/conformance_server (server scenarios; once more through HAProxy against two nodes
 # sharing their sessions on Redis) and examples/conformance_client (client scenarios, 2025-11-25 and 2026-07-28), then the official TypeScript
-# SDK client against examples/http_server, then our command-line client against servers of the
+# SDK client against examples/http_server (and, with the MCP Apps reference SDK's schemas,
+# against examples/apps_server), then our command-line client against servers of the
 # official TypeScript and Python SDKs, then the official Python SDK client (2026-07-28 and
 # 2025-11-25) against examples/http_server. The conformance and TypeScript runs install Node 22
 # (PyPI wheel, in a venv) and pinned npm packages into tests/conformance/.cache on first use;
@@ -38,6 +39,9 @@ bash tests/conformance/run-client.sh --requirements 2026-07-28
 
 echo "== interop: official TypeScript client against examples/http_server"
 bash tests/interop/run.sh
+
+echo "== interop: official TypeScript client (v2) and the MCP Apps reference SDK's schemas against examples/apps_server"
+bash tests/interop/apps-run.sh
 
 echo "== interop: our client against server-everything (TypeScript) and the Python SDK"
 bash tests/interop/client-run.sh
