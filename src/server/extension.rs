@@ -24,7 +24,8 @@
 //! assert!(refused.is_err());
 //! ```
 //!
-//! Spec: <https://modelcontextprotocol.io/specification/2026-07-28/basic/extensions>
+//! Spec: <https://modelcontextprotocol.io/seps/2133-extensions> (SEP-2133); the seam follows
+//! SEP-3371 (consistent SDK extension points).
 
 use std::fmt;
 use std::sync::Arc;
