@@ -169,19 +169,7 @@ impl Outgoing {
     /// The request's `_meta`, to edit (made when absent; the 2026-07-28 envelope is added
     /// after the middleware, and wins over keys of the same name).
     pub fn meta_mut(&mut self) -> &mut Map<String, Value> {
-        let params = object_in(self.params.get_or_insert(Value::Null));
-        object_in(params.entry("_meta").or_insert(Value::Null))
-    }
-}
-
-/// The object in `slot`, made (replacing what was there) when it holds none.
-fn object_in(slot: &mut Value) -> &mut Map<String, Value> {
-    if !slot.is_object() {
-        *slot = Value::Object(Map::new());
-    }
-    match slot {
-        Value::Object(map) => map,
-        _ => unreachable!("made an object above"),
+        crate::protocol::meta_in(&mut self.params)
     }
 }
 

@@ -164,3 +164,26 @@ mod extension_id_tests {
         }
     }
 }
+
+/// The `_meta` object of `params`, to edit: made when absent (params that are not an object,
+/// and a `_meta` that is not one, are replaced by objects). Middleware edit `_meta` with it.
+#[cfg(any(feature = "server", feature = "client"))]
+pub(crate) fn meta_in(params: &mut Option<Value>) -> &mut Meta {
+    object_in(
+        object_in(params.get_or_insert(Value::Null))
+            .entry("_meta")
+            .or_insert(Value::Null),
+    )
+}
+
+/// The object in `slot`, made (replacing what was there) when it holds none.
+#[cfg(any(feature = "server", feature = "client"))]
+fn object_in(slot: &mut Value) -> &mut Meta {
+    if !slot.is_object() {
+        *slot = Value::Object(Meta::new());
+    }
+    match slot {
+        Value::Object(map) => map,
+        _ => unreachable!("made an object above"),
+    }
+}

@@ -77,9 +77,9 @@ pub use lifecycle::{
     RootsCapability, SamplingCapability, ServerCapabilities, ToolsCapability,
 };
 pub use logging::{LoggingLevel, LoggingMessageNotificationParams, SetLevelRequestParams};
-#[cfg(any(feature = "server", feature = "client"))]
-pub(crate) use meta::check_extension_id;
 pub use meta::{JsonObject, Meta, PROGRESS_TOKEN_KEY, ProgressToken, progress_token};
+#[cfg(any(feature = "server", feature = "client"))]
+pub(crate) use meta::{check_extension_id, meta_in};
 pub use pagination::{Cursor, PaginatedRequestParams};
 pub use progress::ProgressNotificationParams;
 pub use prompts::{

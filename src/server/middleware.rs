@@ -163,7 +163,7 @@ impl Inbound {
     /// The request's `_meta`, to edit (made when absent; params that are not an object are
     /// replaced by one).
     pub fn meta_mut(&mut self) -> &mut Map<String, Value> {
-        meta_of(&mut self.params)
+        crate::protocol::meta_in(&mut self.params)
     }
 
     /// The session the request came over, if any.
@@ -208,31 +208,12 @@ impl InboundNotification {
 
     /// Its `_meta`, to edit (made when absent).
     pub fn meta_mut(&mut self) -> &mut Map<String, Value> {
-        meta_of(&mut self.params)
+        crate::protocol::meta_in(&mut self.params)
     }
 
     /// The session it came over, if any.
     pub fn session_id(&self) -> Option<&SessionId> {
         self.session_id.as_ref()
-    }
-}
-
-fn meta_of(params: &mut Option<Value>) -> &mut Map<String, Value> {
-    object_in(
-        object_in(params.get_or_insert(Value::Null))
-            .entry("_meta")
-            .or_insert(Value::Null),
-    )
-}
-
-/// The object in `slot`, made (replacing what was there) when it holds none.
-fn object_in(slot: &mut Value) -> &mut Map<String, Value> {
-    if !slot.is_object() {
-        *slot = Value::Object(Map::new());
-    }
-    match slot {
-        Value::Object(map) => map,
-        _ => unreachable!("made an object above"),
     }
 }
 
