@@ -144,34 +144,7 @@ pub enum Flow {
 }
 
 /// A request the client is about to send, as middleware see it.
-#[derive(Debug, Clone)]
-pub struct Outgoing {
-    method: String,
-    params: Option<Value>,
-}
-
-impl Outgoing {
-    /// The method.
-    pub fn method(&self) -> &str {
-        &self.method
-    }
-
-    /// The params.
-    pub fn params(&self) -> Option<&Value> {
-        self.params.as_ref()
-    }
-
-    /// The params, to edit.
-    pub fn params_mut(&mut self) -> &mut Option<Value> {
-        &mut self.params
-    }
-
-    /// The request's `_meta`, to edit (made when absent; the 2026-07-28 envelope is added
-    /// after the middleware, and wins over keys of the same name).
-    pub fn meta_mut(&mut self) -> &mut Map<String, Value> {
-        crate::protocol::meta_in(&mut self.params)
-    }
-}
+pub type Outgoing = crate::protocol::MessageView;
 
 /// Code run around every request the client sends and before every notification it
 /// receives. See the [module](self).
@@ -265,10 +238,7 @@ impl Chain {
         F: FnOnce(String, Option<Value>) -> Fut,
         Fut: Future<Output = Result<Value, ClientError>>,
     {
-        let mut outgoing = Outgoing {
-            method: method.to_owned(),
-            params,
-        };
+        let mut outgoing = Outgoing::new(method, params);
         let mut reached = self.layers.len();
         let mut answer = None;
         for (at, layer) in self.layers.iter().enumerate() {
@@ -282,7 +252,7 @@ impl Chain {
         }
         let mut outcome = match answer {
             Some(outcome) => outcome,
-            None => send(outgoing.method.clone(), outgoing.params.clone()).await,
+            None => send(outgoing.method().to_owned(), outgoing.params().cloned()).await,
         };
         for layer in self.layers[..reached].iter().rev() {
             if let Some(after) = &layer.after {

@@ -168,7 +168,7 @@ mod extension_id_tests {
 /// The `_meta` object of `params`, to edit: made when absent (params that are not an object,
 /// and a `_meta` that is not one, are replaced by objects). Middleware edit `_meta` with it.
 #[cfg(any(feature = "server", feature = "client"))]
-pub(crate) fn meta_in(params: &mut Option<Value>) -> &mut Meta {
+pub(super) fn meta_in(params: &mut Option<Value>) -> &mut Meta {
     object_in(
         object_in(params.get_or_insert(Value::Null))
             .entry("_meta")

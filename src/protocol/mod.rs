@@ -19,6 +19,8 @@ mod content;
 mod elicitation;
 mod lifecycle;
 mod logging;
+#[cfg(any(feature = "server", feature = "client"))]
+mod message;
 mod meta;
 pub mod method;
 mod pagination;
@@ -77,9 +79,11 @@ pub use lifecycle::{
     RootsCapability, SamplingCapability, ServerCapabilities, ToolsCapability,
 };
 pub use logging::{LoggingLevel, LoggingMessageNotificationParams, SetLevelRequestParams};
-pub use meta::{JsonObject, Meta, PROGRESS_TOKEN_KEY, ProgressToken, progress_token};
 #[cfg(any(feature = "server", feature = "client"))]
-pub(crate) use meta::{check_extension_id, meta_in};
+pub use message::MessageView;
+#[cfg(any(feature = "server", feature = "client"))]
+pub(crate) use meta::check_extension_id;
+pub use meta::{JsonObject, Meta, PROGRESS_TOKEN_KEY, ProgressToken, progress_token};
 pub use pagination::{Cursor, PaginatedRequestParams};
 pub use progress::ProgressNotificationParams;
 pub use prompts::{

@@ -41,14 +41,14 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use serde_json::Value;
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
 
 use actix_mcp_actors::dev::{Notification, Reply, Request};
 use actix_mcp_actors::{ErrorObject, SessionId};
 
 use crate::error::McpError;
-use crate::protocol::Implementation;
+use crate::protocol::{Implementation, MessageView};
 
 type Before = Arc<dyn Fn(&mut Inbound) -> Flow + Send + Sync>;
 type After = Arc<dyn Fn(&Inbound, &mut Outcome) + Send + Sync>;
@@ -124,48 +124,30 @@ pub enum Flow {
     Respond(Result<Value, McpError>),
 }
 
-/// An incoming request, as middleware see it.
+/// An incoming request, as middleware see it: its method and params ([`MessageView`], which
+/// it dereferences to), and what the server knows of it.
 #[derive(Debug, Clone)]
 pub struct Inbound {
-    method: String,
-    params: Option<Value>,
+    message: MessageView,
     session_id: Option<SessionId>,
     client_info: Option<Implementation>,
     started: Instant,
 }
 
+impl std::ops::Deref for Inbound {
+    type Target = MessageView;
+    fn deref(&self) -> &MessageView {
+        &self.message
+    }
+}
+
+impl std::ops::DerefMut for Inbound {
+    fn deref_mut(&mut self) -> &mut MessageView {
+        &mut self.message
+    }
+}
+
 impl Inbound {
-    /// The method.
-    pub fn method(&self) -> &str {
-        &self.method
-    }
-
-    /// The params (with `_meta`, in both protocol revisions).
-    pub fn params(&self) -> Option<&Value> {
-        self.params.as_ref()
-    }
-
-    /// The params, to edit.
-    pub fn params_mut(&mut self) -> &mut Option<Value> {
-        &mut self.params
-    }
-
-    /// One top-level param.
-    pub fn param(&self, key: &str) -> Option<&Value> {
-        self.params.as_ref()?.get(key)
-    }
-
-    /// The request's `_meta`.
-    pub fn meta(&self) -> Option<&Map<String, Value>> {
-        self.params.as_ref()?.get("_meta")?.as_object()
-    }
-
-    /// The request's `_meta`, to edit (made when absent; params that are not an object are
-    /// replaced by one).
-    pub fn meta_mut(&mut self) -> &mut Map<String, Value> {
-        crate::protocol::meta_in(&mut self.params)
-    }
-
     /// The session the request came over, if any.
     pub fn session_id(&self) -> Option<&SessionId> {
         self.session_id.as_ref()
@@ -182,35 +164,28 @@ impl Inbound {
     }
 }
 
-/// An incoming notification, as middleware see it.
+/// An incoming notification, as middleware see it: its method and params ([`MessageView`],
+/// which it dereferences to), and the session it came over.
 #[derive(Debug)]
 pub struct InboundNotification {
-    method: String,
-    params: Option<Value>,
+    message: MessageView,
     session_id: Option<SessionId>,
 }
 
+impl std::ops::Deref for InboundNotification {
+    type Target = MessageView;
+    fn deref(&self) -> &MessageView {
+        &self.message
+    }
+}
+
+impl std::ops::DerefMut for InboundNotification {
+    fn deref_mut(&mut self) -> &mut MessageView {
+        &mut self.message
+    }
+}
+
 impl InboundNotification {
-    /// The method.
-    pub fn method(&self) -> &str {
-        &self.method
-    }
-
-    /// The params.
-    pub fn params(&self) -> Option<&Value> {
-        self.params.as_ref()
-    }
-
-    /// The params, to edit.
-    pub fn params_mut(&mut self) -> &mut Option<Value> {
-        &mut self.params
-    }
-
-    /// Its `_meta`, to edit (made when absent).
-    pub fn meta_mut(&mut self) -> &mut Map<String, Value> {
-        crate::protocol::meta_in(&mut self.params)
-    }
-
     /// The session it came over, if any.
     pub fn session_id(&self) -> Option<&SessionId> {
         self.session_id.as_ref()
@@ -297,8 +272,7 @@ impl Chain {
         session_id: Option<&SessionId>,
     ) -> (Option<Reply>, Option<Passage>) {
         let mut inbound = Inbound {
-            method: std::mem::take(&mut request.method),
-            params: request.params.take(),
+            message: MessageView::new(std::mem::take(&mut request.method), request.params.take()),
             session_id: session_id.cloned(),
             client_info: None,
             started: Instant::now(),
@@ -323,8 +297,7 @@ impl Chain {
             inbound: inbound.clone(),
             reached,
         });
-        request.method = inbound.method;
-        request.params = inbound.params;
+        (request.method, request.params) = inbound.message.into_parts();
         (answer, passage)
     }
 
@@ -359,22 +332,19 @@ impl Chain {
             return Some(notification);
         }
         let mut inbound = InboundNotification {
-            method: notification.method,
-            params: notification.params,
+            message: MessageView::new(notification.method, notification.params),
             session_id: session_id.cloned(),
         };
         for layer in &self.layers {
             if let Some(hook) = &layer.notification
                 && !hook(&mut inbound)
             {
-                tracing::debug!(middleware = %layer.name, method = %inbound.method, "a middleware dropped a notification");
+                tracing::debug!(middleware = %layer.name, method = %inbound.method(), "a middleware dropped a notification");
                 return None;
             }
         }
-        Some(Notification {
-            method: inbound.method,
-            params: inbound.params,
-        })
+        let (method, params) = inbound.message.into_parts();
+        Some(Notification { method, params })
     }
 }
 
