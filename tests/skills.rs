@@ -402,3 +402,44 @@ async fn skills_over_http_in_both_eras() {
         within(client.close()).await;
     }
 }
+
+/// Two nodes sharing their sessions (the in-memory store and bus the Redis ones stand in for):
+/// a session initialized on one reads skills on the other, each node serving the same
+/// directory.
+#[actix_rt::test]
+async fn skills_across_cluster_nodes() {
+    use actix_mcp::cluster::{Bus, Cluster, InMemorySessionStore, LocalBus, SessionStore};
+    let store = Arc::new(InMemorySessionStore::new());
+    let bus = Arc::new(LocalBus::new());
+    let [a, b] = [0, 1].map(|_| {
+        let cluster = Cluster::new(
+            store.clone() as Arc<dyn SessionStore>,
+            bus.clone() as Arc<dyn Bus>,
+        );
+        common::http::spawn(server().http("/mcp").cluster(cluster), 1)
+    });
+    let mut on_a = a.client();
+    on_a.initialize(json!({})).await;
+    let on_b = on_a.at(&b.url);
+    let listed = on_b.request(json!(1), "skills/list", json!({})).await;
+    assert_eq!(
+        listed.response["result"]["skills"].as_array().map(Vec::len),
+        Some(3),
+        "{}",
+        listed.response
+    );
+    let read = on_b
+        .request(
+            json!(2),
+            "resources/read",
+            json!({"uri": "skill://git-workflow/SKILL.md"}),
+        )
+        .await;
+    assert_eq!(
+        read.response["result"]["contents"][0]["mimeType"], "text/markdown",
+        "{}",
+        read.response
+    );
+    a.stop().await;
+    b.stop().await;
+}
