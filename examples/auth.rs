@@ -2,7 +2,8 @@
 //! free loopback port whose own token validator (an async function) accepts one token, a
 //! request without a token refused with 401 and the pointer to the protected resource
 //! metadata, then our client sending the token and calling `whoami`, which answers with the
-//! identity the validator gave.
+//! identity the validator gave; then `audit`, a tool that needs a scope Alice's token lacks,
+//! refused with one 403 challenge naming every scope the call needs (SEP-2350).
 //!
 //! Run: `cargo run --features client-http --example auth` (exits 0 when all of that held).
 //!
@@ -41,7 +42,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .authorization_server("https://auth.example.com")
         .build()?;
     let server = Server::builder("auth-example", "1.0.0")
+        .required_scopes(["mcp"])
         .tool(ToolDef::new("whoami", whoami).description("Says who is calling"))
+        .tool(
+            ToolDef::new("audit", || async { "the audit log" })
+                .description("Reads the audit log")
+                .required_scopes(["audit:read"]),
+        )
         .build()?;
     let mcp = server.http("/mcp").bearer_auth(auth).build()?;
     let app = move || actix_web::App::new().configure(mcp.configure());
@@ -65,5 +72,50 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let answer = client.call_tool("whoami", ()).await?;
     println!("with the token: whoami = {}", answer.text_content());
     client.close().await;
+
+    // A call that needs more than the token holds: one 403 naming every scope it needs (the
+    // server's and the tool's), before the tool runs.
+    let http = reqwest::Client::new();
+    let post = |body: serde_json::Value| {
+        http.post(&url)
+            .bearer_auth(TOKEN)
+            .header("accept", "application/json, text/event-stream")
+            .json(&body)
+    };
+    let init = post(
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "raw", "version": "1"}}}),
+    )
+    .send()
+    .await?;
+    let session = init
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let call = post(
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "audit", "arguments": {}}}),
+    )
+    .header("mcp-session-id", &session)
+    .header("mcp-protocol-version", "2025-11-25")
+    .send()
+    .await?;
+    let challenge = call
+        .headers()
+        .get("www-authenticate")
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    println!("audit without its scope: {} {challenge}", call.status());
+    if call.status() != 403
+        || !challenge.contains("error=\"insufficient_scope\"")
+        || !challenge.contains("scope=\"mcp audit:read\"")
+        || !challenge.contains("resource_metadata=")
+    {
+        return Err("the call was not refused with one challenge naming every scope".into());
+    }
     Ok(())
 }
