@@ -22,7 +22,7 @@ use serde_json::json;
 use tokio::sync::Notify;
 
 use common::task_tools::two_questions;
-use common::{WAIT, within};
+use common::{WAIT, within, within_for};
 
 /// A tool that runs until `gate` opens, then answers "done" (or stops when cancelled, telling
 /// `cancelled`).
@@ -44,8 +44,12 @@ fn gated(name: &str, gate: Arc<Notify>, cancelled: Arc<Notify>) -> ToolDef {
 }
 
 fn server(tools: Vec<ToolDef>) -> Server {
-    let mut builder = Server::builder("tasks-test", "1.0.0")
-        .tasks(TaskConfig::default().poll_interval(Duration::from_millis(20)));
+    server_polled_every(Duration::from_millis(20), tools)
+}
+
+fn server_polled_every(interval: Duration, tools: Vec<ToolDef>) -> Server {
+    let mut builder =
+        Server::builder("tasks-test", "1.0.0").tasks(TaskConfig::default().poll_interval(interval));
     for tool in tools {
         builder = builder.tool(tool);
     }
@@ -149,9 +153,11 @@ async fn a_failing_tool_gives_its_error() {
     ]);
     let client = connect(&server, tasks_client()).await;
 
+    // Polling only, for once.
     let handle = within(client.call_tool_as_task("erring", ()))
         .await
-        .unwrap();
+        .unwrap()
+        .listen(false);
     assert!(handle.id().is_some());
     gate.notify_one();
     let result = within(handle.result()).await.unwrap();
@@ -364,5 +370,29 @@ async fn tasks_need_the_extension_and_the_2026_era() {
         matches!(refused, Err(ClientError::Unsupported(_))),
         "{refused:?}"
     );
+    client.close().await;
+}
+
+/// Waiting follows the task's `notifications/tasks` on a listen stream: the result arrives
+/// long before the next poll the server asks for (a minute, kept to five seconds).
+#[actix_web::test]
+async fn waiting_follows_the_tasks_notifications() {
+    let gate = Arc::new(Notify::new());
+    let server = server_polled_every(
+        Duration::from_secs(60),
+        vec![gated("slow", gate.clone(), Arc::default()).task_support(TaskSupport::Optional)],
+    );
+    let client = connect(&server, tasks_client()).await;
+    let handle = within(client.call_tool_as_task("slow", ())).await.unwrap();
+    let opener = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        gate.notify_one();
+    };
+    let (result, ()) = within_for(
+        Duration::from_secs(3),
+        futures::future::join(handle.result(), opener),
+    )
+    .await;
+    assert_eq!(result.unwrap().text_content(), "done");
     client.close().await;
 }

@@ -18,8 +18,11 @@
 //! Waiting polls `tasks/get` at the task's `pollIntervalMs`, kept between
 //! [`MIN_POLL_INTERVAL`] and [`MAX_POLL_INTERVAL`] ([`DEFAULT_POLL_INTERVAL`] when the server
 //! gives none), within the call's timeout ([`CallOptions::timeout`], else the client's request
-//! timeout) or [`TaskHandle::timeout`]. Status notifications on a `subscriptions/listen`
-//! stream are not followed: polling alone drives the wait. A task in `input_required` is
+//! timeout) or [`TaskHandle::timeout`]. Meanwhile it listens for the task's
+//! `notifications/tasks` on a `subscriptions/listen` stream ([`Client::listen`]), whose full
+//! task state is taken as a poll's would be (and a `tasks/get` follows each acknowledgement,
+//! so a change before the stream opened is not missed); a server that refuses the stream, or a
+//! stream that breaks, leaves polling alone ([`TaskHandle::listen`] turns it off). A task in `input_required` is
 //! answered with the builder's handlers (elicitation, sampling, roots), as a multi-round-trip
 //! request is ([`mrtr`](super::mrtr)), and the answers go back with `tasks/update`; with
 //! [`ClientBuilder::auto_input`](super::ClientBuilder::auto_input) off, the wait fails with
@@ -41,16 +44,19 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::StreamExt;
 use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
 use super::api::CallOptions;
 use super::error::ClientError;
+use super::listen::{ListenEvent, Subscription};
 use super::{Client, decode, mrtr, session};
 use crate::protocol::v2026::TASKS_EXTENSION;
 use crate::protocol::{
-    CallToolResult, DetailedTask, InputRequiredResult, InputResponses, TaskStatus, method,
+    CallToolResult, DetailedTask, InputRequiredResult, InputResponses, SubscriptionFilter,
+    TaskStatus, method,
 };
 
 /// The shortest wait between two `tasks/get` polls, whatever the server asks.
@@ -78,6 +84,10 @@ pub struct TaskHandle {
     rounds: usize,
     /// Whether dropping the handle cancels the task.
     armed: bool,
+    /// Whether waiting listens for the task's notifications.
+    listen: bool,
+    /// The task's `subscriptions/listen` stream, once opened (and while it works).
+    subscription: Option<Subscription>,
 }
 
 impl fmt::Debug for TaskHandle {
@@ -106,6 +116,8 @@ impl TaskHandle {
             answered: HashSet::new(),
             rounds: 0,
             armed,
+            listen: true,
+            subscription: None,
         }
     }
 
@@ -118,6 +130,8 @@ impl TaskHandle {
             answered: HashSet::new(),
             rounds: 0,
             armed: false,
+            listen: false,
+            subscription: None,
         }
     }
 
@@ -148,6 +162,16 @@ impl TaskHandle {
     /// call's timeout); `None`: as long as the task lives.
     pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
         self.timeout = timeout;
+        self
+    }
+
+    /// Whether [`wait`](Self::wait) also follows the task's `notifications/tasks` on a
+    /// `subscriptions/listen` stream (default on); off, it only polls.
+    pub fn listen(mut self, on: bool) -> Self {
+        self.listen = on;
+        if !on {
+            self.subscription = None;
+        }
         self
     }
 
@@ -278,8 +302,63 @@ impl TaskHandle {
                 }
                 TaskStatus::Working => {}
             }
+            self.next_change(interval).await?;
+        }
+    }
+
+    /// Waits for the task's next state: a notification on its listen stream, or the poll
+    /// after `interval`.
+    async fn next_change(&mut self, interval: Duration) -> Result<(), ClientError> {
+        if self.listen && self.subscription.is_none() {
+            // Tried once: a refused or broken stream is not opened again.
+            self.listen = false;
+            if let Some(task_id) = self.id() {
+                let filter = SubscriptionFilter {
+                    task_ids: Some(vec![task_id.to_owned()]),
+                    ..SubscriptionFilter::default()
+                };
+                self.subscription = self.client.listen(filter).await.ok();
+            }
+        }
+        let Some(subscription) = &mut self.subscription else {
             tokio::time::sleep(interval).await;
-            self.refresh().await?;
+            return self.refresh().await;
+        };
+        let event = tokio::select! {
+            () = tokio::time::sleep(interval) => None,
+            event = subscription.next() => Some(event),
+        };
+        let Some(event) = event else {
+            return self.refresh().await;
+        };
+        match event {
+            Some(Ok(ListenEvent::Other { method, params }))
+                if method == method::NOTIFICATION_TASKS =>
+            {
+                let task = params.and_then(|p| serde_json::from_value::<DetailedTask>(p).ok());
+                match task {
+                    Some(task) if Some(task.task_id.as_str()) == self.id() => {
+                        if task.is_terminal() {
+                            self.armed = false;
+                        }
+                        self.task = Some(task);
+                        Ok(())
+                    }
+                    _ => Ok(()),
+                }
+            }
+            // (Re)opened: what changed before is read now.
+            Some(Ok(ListenEvent::Acknowledged(_))) => self.refresh().await,
+            Some(Ok(_)) => Ok(()),
+            Some(Err(error)) => {
+                tracing::debug!(%error, "the task's listen stream failed; polling only");
+                self.subscription = None;
+                self.refresh().await
+            }
+            None => {
+                self.subscription = None;
+                self.refresh().await
+            }
         }
     }
 
