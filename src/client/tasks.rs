@@ -22,7 +22,9 @@
 //! `notifications/tasks` on a `subscriptions/listen` stream ([`Client::listen`]), whose full
 //! task state is taken as a poll's would be (and a `tasks/get` follows each acknowledgement,
 //! so a change before the stream opened is not missed); a server that refuses the stream, or a
-//! stream that breaks, leaves polling alone ([`TaskHandle::listen`] turns it off). A task in `input_required` is
+//! stream that breaks, leaves polling alone ([`TaskHandle::listen`] turns it off). A task that
+//! outlives the wait fails it with [`ClientError::Timeout`] (and a plain call's task is then
+//! cancelled): give long tasks a longer [`CallOptions::timeout`]. A task in `input_required` is
 //! answered with the builder's handlers (elicitation, sampling, roots), as a multi-round-trip
 //! request is ([`mrtr`](super::mrtr)), and the answers go back with `tasks/update`; with
 //! [`ClientBuilder::auto_input`](super::ClientBuilder::auto_input) off, the wait fails with
@@ -265,6 +267,7 @@ impl TaskHandle {
     }
 
     async fn follow(&mut self) -> Result<CallToolResult, ClientError> {
+        let mut read_result = false;
         loop {
             if let Some(result) = &self.inline {
                 return Ok(result.clone());
@@ -276,7 +279,14 @@ impl TaskHandle {
             match task.status {
                 TaskStatus::Completed => {
                     let Some(result) = task.result.clone() else {
+                        if read_result {
+                            return Err(ClientError::Protocol(format!(
+                                "task {} completed without a result",
+                                task.task_id
+                            )));
+                        }
                         // The creating answer carries no result: read the task.
+                        read_result = true;
                         self.refresh().await?;
                         continue;
                     };
