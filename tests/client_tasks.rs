@@ -396,3 +396,33 @@ async fn waiting_follows_the_tasks_notifications() {
     assert_eq!(result.unwrap().text_content(), "done");
     client.close().await;
 }
+
+/// A plain call waiting for a task cancels the task when its future is dropped; a handle's
+/// wait past its timeout fails with `Timeout` and leaves the handle usable.
+#[actix_web::test]
+async fn an_abandoned_wait_cancels_and_a_timed_out_one_does_not() {
+    let cancelled = Arc::new(Notify::new());
+    let server = server(vec![
+        gated("required", Arc::default(), cancelled.clone()).task_support(TaskSupport::Required),
+    ]);
+    let client = connect(&server, tasks_client()).await;
+    let abandoned =
+        tokio::time::timeout(Duration::from_millis(200), client.call_tool("required", ())).await;
+    assert!(abandoned.is_err(), "{abandoned:?}");
+    within(cancelled.notified()).await;
+
+    let mut handle = within(client.call_tool_as_task("required", ()))
+        .await
+        .unwrap()
+        .timeout(Some(Duration::from_millis(100)));
+    match within(handle.wait()).await {
+        Err(ClientError::Timeout(limit)) => assert_eq!(limit, Duration::from_millis(100)),
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+    let task_id = handle.id().unwrap().to_owned();
+    assert_eq!(within(handle.poll()).await.unwrap(), TaskStatus::Working);
+    within(handle.cancel()).await.unwrap();
+    until_status(&client, &task_id, TaskStatus::Cancelled).await;
+    within(cancelled.notified()).await;
+    client.close().await;
+}

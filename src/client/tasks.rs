@@ -26,7 +26,7 @@
 //! outlives the wait fails it with [`ClientError::Timeout`] (and a plain call's task is then
 //! cancelled): give long tasks a longer [`CallOptions::timeout`]. A task in `input_required` is
 //! answered with the builder's handlers (elicitation, sampling, roots), as a multi-round-trip
-//! request is ([`mrtr`](super::mrtr)), and the answers go back with `tasks/update`; with
+//! request is ([`mrtr`]), and the answers go back with `tasks/update`; with
 //! [`ClientBuilder::auto_input`](super::ClientBuilder::auto_input) off, the wait fails with
 //! [`ClientError::InputRequired`] instead and the handle stays usable.
 //!
