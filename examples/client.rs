@@ -31,9 +31,14 @@
 //! back-channel" in a 2026 request): pass `--lifecycle 2025-11-25` to use such tools. `info`
 //! prints which era was chosen (`era`) and, in the 2026 era, the `server/discover` result.
 //!
+//! `call --task` declares the Tasks extension (2026-07-28 only) and runs the call as a task:
+//! the server may answer with a task, which the client polls (answering its input requests with
+//! the handlers above) until it ends; the tool's result is printed as `call` prints it.
+//!
 //! Exit status: 0 on success, 1 when the server answered with an error or the connection
 //! failed (the error is printed as JSON on stderr), 2 on bad usage.
 
+use std::future::Future;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -43,8 +48,8 @@ use actix_mcp::client::auth::{
 };
 use actix_mcp::client::transport::{ChildProcess, HttpOptions, HttpTransport};
 use actix_mcp::client::{
-    CallOptions, Client, ClientBuilder, ClientError, Era, Lifecycle, ServerRequest,
-    fill_elicitation_defaults,
+    CallOptions, Client, ClientBuilder, ClientError, ClientExtension, Era, Lifecycle,
+    ServerRequest, fill_elicitation_defaults,
 };
 use actix_mcp::protocol::{
     CompletionArgument, CreateMessageRequestParams, CreateMessageResult, ElicitAction,
@@ -161,6 +166,10 @@ enum Command {
         name: String,
         /// Its arguments, a JSON object.
         args: Option<String>,
+        /// Run the call as a task (the Tasks extension, 2026-07-28): declare the extension,
+        /// follow the task the server answers with until it ends, and print the tool's result.
+        #[arg(long)]
+        task: bool,
     },
     /// Get a prompt.
     Prompt {
@@ -246,6 +255,9 @@ fn builder(cli: &Cli) -> Result<ClientBuilder, Usage> {
     });
     if let Some(timeout) = cli.timeout_ms {
         builder = builder.request_timeout(Some(Duration::from_millis(timeout)));
+    }
+    if matches!(cli.command, Command::Call { task: true, .. }) {
+        builder = builder.extension(ClientExtension::tasks());
     }
     if let Some(reply) = cli.sampling_reply.clone() {
         builder = builder.sampling(move |_: CreateMessageRequestParams, _: ServerRequest| {
@@ -430,7 +442,21 @@ async fn run(cli: &Cli, client: &Client) -> Result<Result<Value, ClientError>, U
         Command::Skills => return Ok(client.skills().await.and_then(|v| to_json(&v))),
         #[cfg(feature = "skills")]
         Command::Skill { uri } => return Ok(skill(client, uri).await),
-        Command::Call { name, args } => (
+        Command::Call {
+            name,
+            args,
+            task: true,
+        } => {
+            let arguments = json_object(args.as_deref())?;
+            let call = async move {
+                let handle = client
+                    .call_tool_as_task_with(name, arguments, options)
+                    .await?;
+                to_json(&handle.result().await?)
+            };
+            return Ok(cancel_after(cli, call).await);
+        }
+        Command::Call { name, args, .. } => (
             "tools/call",
             json!({"name": name, "arguments": json_object(args.as_deref())?}),
         ),
@@ -460,16 +486,24 @@ async fn run(cli: &Cli, client: &Client) -> Result<Result<Value, ClientError>, U
     // (sampling, elicitation, roots), and sends a `tools/call` with its `Mcp-Param-*` headers
     // (retried once on `-32020`); `start_request` would return the first round as is.
     let pending = client.request::<Value>(method, Some(params), options);
+    Ok(cancel_after(cli, pending).await)
+}
+
+/// `pending`'s outcome, or `{"cancelled":true}` once `--cancel-after-ms` has passed.
+async fn cancel_after(
+    cli: &Cli,
+    pending: impl Future<Output = Result<Value, ClientError>>,
+) -> Result<Value, ClientError> {
     let Some(after) = cli.cancel_after_ms else {
-        return Ok(pending.await);
+        return pending.await;
     };
     let mut pending = Box::pin(pending);
     tokio::select! {
-        outcome = &mut pending => Ok(outcome),
+        outcome = &mut pending => outcome,
         () = tokio::time::sleep(Duration::from_millis(after)) => {
-            // Dropping the request cancels it at the server.
+            // Dropping the request (or the task's handle) cancels it at the server.
             drop(pending);
-            Ok(Ok(json!({"cancelled": true})))
+            Ok(json!({"cancelled": true}))
         }
     }
 }

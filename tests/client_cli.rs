@@ -701,3 +701,71 @@ async fn skills_and_skill_list_and_load_verified_skills() {
         .failed();
     assert_eq!(error["code"], -32602, "{error}");
 }
+
+/// `call --task` declares the Tasks extension, follows the task `examples/tasks` answers with
+/// (the client's debug log names it) and prints the tool's result as `call` does; in the
+/// 2025 era it refuses with an error.
+#[tokio::test]
+async fn call_task_follows_the_task_and_prints_the_tools_result() {
+    let port = common::pipe::free_port();
+    let _server = Command::new(common::pipe::example_binary("tasks"))
+        .arg(port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    common::pipe::listening(port).await;
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let args = [
+        "--url",
+        &url,
+        "call",
+        "--task",
+        "report",
+        r#"{"topic":"cli"}"#,
+    ];
+    let child = Command::new(common::pipe::example_binary("client"))
+        .args(args)
+        .env("RUST_LOG", "actix_mcp::client::tasks=debug")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let output = tokio::time::timeout(RUN_CAP, child.wait_with_output())
+        .await
+        .unwrap_or_else(|_| panic!("client {args:?} did not finish within {RUN_CAP:?}"))
+        .unwrap();
+    let run = Run {
+        code: output.status.code().expect("the client was not killed"),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+    .ok();
+    assert_eq!(run.text(), "report on cli: 4 sections", "{run:#?}");
+    assert!(
+        run.stderr.contains("the server runs the call as a task"),
+        "{run:#?}"
+    );
+
+    let refused = client(&[
+        "--url",
+        &url,
+        "--lifecycle",
+        "2025-11-25",
+        "call",
+        "--task",
+        "report",
+        r#"{"topic":"cli"}"#,
+    ])
+    .await
+    .failed();
+    assert!(
+        refused["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("2026-07-28")),
+        "{refused}"
+    );
+}

@@ -85,6 +85,13 @@ impl ClientExtension {
         )
     }
 
+    /// The Tasks extension (`io.modelcontextprotocol/tasks`, 2026-07-28): the server may
+    /// answer a `tools/call` with a task, which the client follows (see
+    /// [`tasks`](crate::client::tasks)).
+    pub fn tasks() -> Self {
+        Self::new(crate::protocol::v2026::TASKS_EXTENSION)
+    }
+
     /// Its identifier.
     pub fn id(&self) -> &str {
         &self.id

@@ -60,6 +60,7 @@ pub(crate) mod runtime;
 pub(crate) mod session;
 #[cfg(feature = "skills")]
 pub mod skills;
+pub mod tasks;
 pub mod transport;
 
 use std::fmt;
@@ -84,6 +85,7 @@ pub use lifecycle::{Era, Lifecycle};
 pub use listen::{ListenEvent, Subscription};
 pub use mrtr::{CallOutcome, DEFAULT_MAX_INPUT_ROUNDS, InputRetry};
 pub use session::ProgressCallback;
+pub use tasks::TaskHandle;
 
 use std::sync::Mutex;
 
@@ -374,15 +376,44 @@ impl Client {
         self.inner.handlers.middleware.names()
     }
 
-    /// [`request`](Self::request), with the answer as JSON.
+    /// [`request`](Self::request), with the answer as JSON: a task the server answered with
+    /// (Tasks extension) is waited for ([`tasks`]).
     async fn request_value(
         &self,
         method: &str,
         params: Option<Value>,
         options: CallOptions,
     ) -> Result<Value, ClientError> {
+        let timeout = options.timeout.or(self.inner.timeout);
+        match self.drive(method, params, options).await? {
+            CallOutcome::Task(task) => {
+                // Boxed: following the task sends requests of its own.
+                let handle = TaskHandle::from_task(self.clone(), *task, timeout);
+                let result = Box::pin(handle.result()).await?;
+                serde_json::to_value(result)
+                    .map_err(|err| ClientError::Protocol(format!("unserialisable result: {err}")))
+            }
+            CallOutcome::Complete(value) => Ok(value),
+            CallOutcome::InputRequired(_) => Err(ClientError::Protocol(format!(
+                "{method}: input rounds were not driven"
+            ))),
+        }
+    }
+
+    /// A request driven through its input rounds (2026 era): its final result, or the task
+    /// the server answered a `tools/call` with (never `InputRequired`).
+    async fn drive(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        options: CallOptions,
+    ) -> Result<CallOutcome<Value>, ClientError> {
         if !self.is_v2026() {
-            return self.start_request(method, params, options).await?.await;
+            return self
+                .start_request(method, params, options)
+                .await?
+                .await
+                .map(CallOutcome::Complete);
         }
         // The ticket is taken before the request goes: a change that concerns it from now on
         // keeps its result out of the cache.
@@ -393,7 +424,7 @@ impl Client {
         if let Some((cache, key, _)) = &cached
             && let Some(hit) = cache.get(key)
         {
-            return Ok(hit);
+            return Ok(CallOutcome::Complete(hit));
         }
         let mut retry: Option<InputRetry> = None;
         let mut rounds = 0;
@@ -422,8 +453,9 @@ impl Client {
                     {
                         cache.put(key, method, params.as_ref(), &value, ticket);
                     }
-                    return Ok(value);
+                    return Ok(CallOutcome::Complete(value));
                 }
+                CallOutcome::Task(task) => return Ok(CallOutcome::Task(task)),
                 CallOutcome::InputRequired(round) => {
                     if !self.inner.auto_input {
                         return Err(ClientError::InputRequired(Box::new(round)));
@@ -480,7 +512,7 @@ impl Client {
                 }
                 other => other?,
             };
-            return classify(method, value);
+            return classify(method, value, self.declares_tasks());
         }
     }
 
@@ -561,6 +593,7 @@ impl Client {
         match self.v2026_round(method, params, options).await? {
             CallOutcome::Complete(value) => decode(value).map(CallOutcome::Complete),
             CallOutcome::InputRequired(round) => Ok(CallOutcome::InputRequired(round)),
+            CallOutcome::Task(task) => Ok(CallOutcome::Task(task)),
         }
     }
 
@@ -608,8 +641,9 @@ fn decode<R: DeserializeOwned>(value: Value) -> Result<R, ClientError> {
 }
 
 /// Reads a 2026 result's `resultType`: absent or `complete` is final; `input_required` only
-/// for the methods that may ask; anything else is a protocol violation.
-fn classify(method: &str, value: Value) -> Result<CallOutcome<Value>, ClientError> {
+/// for the methods that may ask; `task` only for a `tools/call` of a client that declares the
+/// Tasks extension (`tasks`); anything else is a protocol violation.
+fn classify(method: &str, value: Value, tasks: bool) -> Result<CallOutcome<Value>, ClientError> {
     match result_type_of(&value) {
         Ok(ResultType::Complete) => Ok(CallOutcome::Complete(value)),
         Ok(ResultType::InputRequired) if mrtr::MRTR_METHODS.contains(&method) => {
@@ -625,9 +659,13 @@ fn classify(method: &str, value: Value) -> Result<CallOutcome<Value>, ClientErro
         Ok(ResultType::InputRequired) => Err(ClientError::Protocol(format!(
             "the server asked for input on {method}, which cannot take any"
         ))),
+        Ok(ResultType::Task) if tasks && method == crate::protocol::method::TOOLS_CALL => {
+            let task: crate::protocol::DetailedTask = decode(value)?;
+            Ok(CallOutcome::Task(Box::new(task)))
+        }
         Ok(ResultType::Task) => Err(ClientError::Protocol(format!(
             "the server answered {method} with a task, but this client does not declare the \
-             tasks extension"
+             tasks extension for it"
         ))),
         Err(unknown) => Err(ClientError::Protocol(format!(
             "the server answered {method} with the unknown resultType {unknown:?}"

@@ -47,6 +47,10 @@ pub enum CallOutcome<T> {
     /// [`Client::fulfil_input`](crate::client::Client::fulfil_input)) and retry with an
     /// [`InputRetry`].
     InputRequired(InputRequiredResult),
+    /// The server runs the call as a task (a `tools/call` of a client declaring the Tasks
+    /// extension): follow it with [`Client::task`](crate::client::Client::task) (see
+    /// [`tasks`](crate::client::tasks)).
+    Task(Box<crate::protocol::DetailedTask>),
 }
 
 impl<T> CallOutcome<T> {
@@ -54,7 +58,7 @@ impl<T> CallOutcome<T> {
     pub fn complete(self) -> Option<T> {
         match self {
             Self::Complete(value) => Some(value),
-            Self::InputRequired(_) => None,
+            Self::InputRequired(_) | Self::Task(_) => None,
         }
     }
 }
