@@ -1,6 +1,6 @@
 //! The MCP Apps extension's types (`io.modelcontextprotocol/ui`, SEP-1865): the `_meta.ui` of
-//! a UI resource ([`UiResourceMeta`]: content security, permissions, dedicated domain, border)
-//! and of a tool ([`UiToolMeta`]: the view that renders its results, who may call it).
+//! a UI resource (`UiResourceMeta`: content security, permissions, dedicated domain, border)
+//! and of a tool (`UiToolMeta`: the view that renders its results, who may call it).
 //!
 //! Spec: <https://github.com/modelcontextprotocol/ext-apps> (`specification/2026-01-26/apps.mdx`).
 

@@ -1,5 +1,5 @@
-//! The Skills extension's wire types (`io.modelcontextprotocol/skills`): the [`Skill`] entry
-//! that `skills/list` and `skills/get` return, with its files ([`SkillResources`]).
+//! The Skills extension's wire types (`io.modelcontextprotocol/skills`): the `Skill` entry
+//! that `skills/list` and `skills/get` return, with its files (`SkillResources`).
 //!
 //! Spec: <https://github.com/modelcontextprotocol/ext-skills> (`specification/stable/skills.mdx`).
 

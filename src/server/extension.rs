@@ -50,7 +50,8 @@ pub trait ResourceSource: Send + Sync + 'static {
     fn read(&self, uri: &str) -> Option<Result<ReadResourceResult, McpError>>;
 }
 
-/// An extension: see the [module](self).
+/// An extension: its identifier, settings, methods, middleware, resources and requirements,
+/// added with [`ServerBuilder::extension`](crate::ServerBuilder::extension).
 #[must_use]
 pub struct Extension {
     pub(crate) id: String,

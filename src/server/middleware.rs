@@ -54,7 +54,9 @@ type Before = Arc<dyn Fn(&mut Inbound) -> Flow + Send + Sync>;
 type After = Arc<dyn Fn(&Inbound, &mut Outcome) + Send + Sync>;
 type OnNotification = Arc<dyn Fn(&mut InboundNotification) -> bool + Send + Sync>;
 
-/// Code run around every incoming request and notification. See the [module](self).
+/// Code run around every incoming request and notification: `before`, `after` and
+/// `on_notification` hooks, in the order added with
+/// [`ServerBuilder::middleware`](crate::ServerBuilder::middleware).
 #[derive(Clone)]
 #[must_use]
 pub struct Middleware {
