@@ -18,6 +18,7 @@ pub(crate) mod catalog;
 pub(crate) mod config;
 pub(crate) mod context;
 pub(crate) mod custom;
+pub(crate) mod elicit;
 pub(crate) mod extension;
 pub(crate) mod handler;
 pub(crate) mod hooks;
@@ -54,8 +55,9 @@ use crate::server::resource::ReadHandler;
 use crate::server::state::StateMap;
 
 pub use builder::ServerBuilder;
-pub use context::{Elicited, RequestContext};
+pub use context::RequestContext;
 pub use custom::IntoJsonResult;
+pub use elicit::Elicited;
 pub use extension::{Extension, ResourceSource};
 pub use hooks::{ErrorSite, ExceptionReport, RequestEvent};
 pub use middleware::{Flow, Inbound, InboundNotification, Middleware, Outcome};
