@@ -7,7 +7,10 @@
 //! process exits 0. Admission limits: `--max-concurrent N`, `--max-concurrent-per-principal N`,
 //! `--tool-limit NAME=N` (repeatable), `--session-rate N` and `--principal-rate N` (requests per
 //! second), `--queue N` and `--queue-ms MS` (the wait queue of the concurrency limits);
-//! `--event-store-mib N` bounds the events kept for resumption (default 256).
+//! `--event-store-mib N` bounds the events kept for resumption (default 256). Sessions:
+//! `--max-sessions N` live at most (default 10000; past it the least recently active one idle
+//! for a minute is evicted, or `initialize` is answered 503), `--idle-timeout-s S` closes a
+//! session idle that long (default 1800; 0 keeps idle sessions).
 //!
 //! Protected by bearer tokens (JWTs checked against the authorization server's JWKS):
 //! `--auth-jwks URL --auth-issuer ISS --auth-audience AUD [--auth-scope S]... [--auth-server URL]
@@ -109,6 +112,12 @@ struct Cli {
     /// Longest wait for a concurrency slot, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 2000)]
     queue_ms: u64,
+    /// Most live sessions (stateful mode).
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    max_sessions: usize,
+    /// Sessions without requests or open streams this long are closed (0: never).
+    #[arg(long, value_name = "S", default_value_t = 1800)]
+    idle_timeout_s: u64,
     /// Most memory the SSE events kept for resumption may take, over all sessions, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = 256)]
     event_store_mib: usize,
@@ -535,6 +544,12 @@ async fn serve(cli: Cli) -> std::io::Result<()> {
         .event_store(Arc::new(
             InMemoryEventStore::default().max_server_bytes(cli.event_store_mib * 1024 * 1024),
         ));
+    if !cli.stateless {
+        // A stateless endpoint has no sessions to cap or expire.
+        mcp = mcp.max_sessions(cli.max_sessions).idle_timeout(
+            (cli.idle_timeout_s > 0).then(|| Duration::from_secs(cli.idle_timeout_s)),
+        );
+    }
     if let Some(auth) = bearer_auth(&cli).map_err(std::io::Error::other)? {
         tracing::info!(metadata = auth.metadata_url(), "bearer auth on");
         mcp = mcp.bearer_auth(auth);

@@ -97,3 +97,7 @@ mod apps;
 #[cfg(all(feature = "client-http", feature = "skills"))]
 #[path = "examples/skills.rs"]
 mod skills;
+
+#[cfg(feature = "client-http")]
+#[path = "examples/sessions.rs"]
+mod sessions;
