@@ -64,6 +64,12 @@
 //! **Output.** The Markdown table on stdout, and the chart as SVG at `LOAD_SVG` (default
 //! `target/load-bench.svg`; the README's chart is `benches/load.svg`).
 //!
+//! **Scale.** `LOAD_SCALE=SESSIONS,STREAMS` (off by default) adds the scale run of
+//! `load/scale.rs`: 100,000 idle sessions and 10,000 GET streams on one node with
+//! `LOAD_SCALE=100000,10000` (with `LOAD_WORKLOADS=none LOAD_SESSIONS=0`, it runs alone): the
+//! setup rate, RSS per session and per stream, `echo` p50/p99 while they are open, and the
+//! memory given back once they close.
+//!
 //! Environment (defaults in brackets): `LOAD_ROUNDS` [5], `LOAD_DURATION_MS` [2500] measured
 //! window per cell, `LOAD_WARMUP_MS` [500], `LOAD_CONCURRENCY` [64], `LOAD_SETUP_CONCURRENCY`
 //! [16], `LOAD_SERVERS` [bare,bare-sse,sse,json,stateless,v2026,rmcp-sse,rmcp-stateless, and redis
@@ -122,6 +128,8 @@ mod client;
 mod cluster;
 #[path = "load/report.rs"]
 mod report;
+#[path = "load/scale.rs"]
+mod scale;
 #[path = "load/serve.rs"]
 mod serve;
 
@@ -653,8 +661,10 @@ fn driver() -> Result<()> {
     if let Some(cpu) = driver_cpu {
         serve::pin_to(cpu)?;
     }
+    let scale = scale::from_env()?;
     // Each GET stream is one fd in the driver and one in the server, plus some slack.
-    let fd_limit = raise_fd_limit(config.sessions as u64 + 1024);
+    let streams = config.sessions.max(scale.map_or(0, |(_, streams)| streams));
+    let fd_limit = raise_fd_limit(streams as u64 + 1024);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -713,6 +723,14 @@ fn driver() -> Result<()> {
                 memory.push(run);
             }
         }
+        let scale = match scale {
+            Some((sessions, streams)) => {
+                let run = scale::run(sessions, streams, server_cpu).await?;
+                eprintln!("scale: {run:?}");
+                Some(run)
+            }
+            None => None,
+        };
         let placement = match (server_cpu, driver_cpu) {
             (Some(s), Some(d)) => format!("server pinned to core {s}, load generator to core {d}"),
             _ => "unpinned".to_owned(),
@@ -729,9 +747,17 @@ fn driver() -> Result<()> {
             config.setup_concurrency,
         );
         let rows = report::rows(&series);
-        println!("{}", report::markdown(&rows, &memory, &header));
+        if !rows.is_empty() || !memory.is_empty() {
+            println!("{}", report::markdown(&rows, &memory, &header));
+        }
         if let Some(section) = report::redis_section(&series) {
             println!("{section}");
+        }
+        if let Some(run) = &scale {
+            println!("{}\n{placement}; the server on 1 worker; fd limit {fd_limit}.", run.markdown());
+        }
+        if rows.is_empty() {
+            return Ok(());
         }
         let caption = format!(
             "actix-mcp vs rmcp: server CPU per unit relative to a bare actix-web handler ({} rounds, pinned)",

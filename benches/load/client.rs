@@ -226,7 +226,7 @@ async fn run_client(
     }
 }
 
-fn percentile(sorted: &[u32], pct: usize) -> Duration {
+pub(super) fn percentile(sorted: &[u32], pct: usize) -> Duration {
     if sorted.is_empty() {
         return Duration::ZERO;
     }
@@ -374,4 +374,67 @@ pub(super) async fn open_get_stream(addr: SocketAddr, session: HeaderValue) -> R
         Ok::<_, BoxError>(stream)
     };
     tokio::time::timeout(STEP_TIMEOUT, open).await?
+}
+
+/// `tools/call echo` from `clients` connections, each in a session of its own (opened first,
+/// then closed), for `window`; returns every call's latency in nanoseconds, sorted.
+pub(super) async fn echo_latencies(
+    addr: SocketAddr,
+    clients: usize,
+    window: Duration,
+) -> Result<Vec<u32>> {
+    let mut opened = Vec::with_capacity(clients);
+    for _ in 0..clients {
+        let mut client = Client::connect(addr, true, false).await?;
+        client.open_session().await?;
+        opened.push(client);
+    }
+    let deadline = Instant::now() + window;
+    let tasks: Vec<_> = opened
+        .into_iter()
+        .map(|mut client| {
+            tokio::spawn(async move {
+                let mut latencies = Vec::new();
+                let mut id = 1;
+                while Instant::now() < deadline {
+                    let started = Instant::now();
+                    client.echo(id).await?;
+                    latencies.push(u32::try_from(started.elapsed().as_nanos()).unwrap_or(u32::MAX));
+                    id += 1;
+                }
+                client.close_session().await?;
+                Ok::<_, BoxError>(latencies)
+            })
+        })
+        .collect();
+    let mut latencies = Vec::new();
+    for task in tasks {
+        latencies.extend(task.await??);
+    }
+    latencies.sort_unstable();
+    Ok(latencies)
+}
+
+/// Ends the sessions `ids` with `DELETE`, over a few keep-alive connections.
+pub(super) async fn close_sessions(addr: SocketAddr, ids: Vec<HeaderValue>) -> Result<()> {
+    const CONNECTIONS: usize = 32;
+    let ids = Arc::new(std::sync::Mutex::new(ids));
+    let mut tasks = Vec::new();
+    for _ in 0..CONNECTIONS {
+        let ids = ids.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut client = Client::connect(addr, true, false).await?;
+            loop {
+                let next = ids.lock().map_err(|_| "poisoned")?.pop();
+                let Some(id) = next else { break };
+                client.session = Some(id);
+                client.close_session().await?;
+            }
+            Ok::<_, BoxError>(())
+        }));
+    }
+    for task in tasks {
+        task.await??;
+    }
+    Ok(())
 }
