@@ -10,8 +10,9 @@
 //! 4. `echo` again, with the streams open;
 //! 5. the streams closed and every session deleted (`DELETE`): RSS then, and how much of what
 //!    the run took the process gave back to the system;
-//! 6. `SESSIONS` sessions opened again and deleted: RSS after, which tells memory kept by the
-//!    allocator for reuse (RSS flat) from memory leaked (RSS growing by what step 1 took).
+//! 6. `SESSIONS` sessions opened again and deleted, twice: RSS after each round, which tells
+//!    memory the allocator keeps for reuse (RSS flat from round to round) from memory leaked
+//!    (RSS growing by about what step 1 took, every round).
 //!
 //! Any refused or failed operation (a session not opened, a stream not `200`, an `echo` that
 //! does not answer `hello`) fails the run: the figures are of a run in which every operation
@@ -34,7 +35,7 @@ pub(super) struct ScaleRun {
     rss_sessions_kib: u64,
     rss_streams_kib: u64,
     rss_closed_kib: u64,
-    rss_reopened_kib: u64,
+    rss_reopened_kib: [u64; 2],
     /// p50 and p99 of `echo` with the sessions open, then with the streams open too.
     echo_sessions: (Duration, Duration, usize),
     echo_streams: (Duration, Duration, usize),
@@ -114,10 +115,13 @@ pub(super) async fn run(sessions: usize, streams: usize, cpu: Option<usize>) -> 
     client::close_sessions(server.addr, std::mem::take(&mut ids)).await?;
     settle().await;
     let rss_closed_kib = server.rss_kib()?;
-    let again = client::open_sessions(server.addr, sessions).await?;
-    client::close_sessions(server.addr, again).await?;
-    settle().await;
-    let rss_reopened_kib = server.rss_kib()?;
+    let mut rss_reopened_kib = [0; 2];
+    for rss in &mut rss_reopened_kib {
+        let again = client::open_sessions(server.addr, sessions).await?;
+        client::close_sessions(server.addr, again).await?;
+        settle().await;
+        *rss = server.rss_kib()?;
+    }
     Ok(ScaleRun {
         sessions,
         streams,
@@ -182,14 +186,17 @@ impl ScaleRun {
                 returned as f64 * 100.0 / taken as f64
             },
         ));
-        out.push_str(&format!(
-            "| {} sessions opened and deleted again | - | {:.1} | {:+.2} kB per session | - |\n",
-            self.sessions,
-            kb(self.rss_reopened_kib) / 1000.0,
-            (self.rss_reopened_kib as f64 - self.rss_closed_kib as f64) * 1024.0
-                / self.sessions.max(1) as f64
-                / 1000.0,
-        ));
+        let mut before = self.rss_closed_kib;
+        for (round, &rss) in self.rss_reopened_kib.iter().enumerate() {
+            out.push_str(&format!(
+                "| {} sessions opened and deleted again ({}) | - | {:.1} | {:+.2} kB per session | - |\n",
+                self.sessions,
+                round + 1,
+                kb(rss) / 1000.0,
+                (rss as f64 - before as f64) * 1024.0 / self.sessions.max(1) as f64 / 1000.0,
+            ));
+            before = rss;
+        }
         out
     }
 }
