@@ -34,7 +34,8 @@
 //! Tools: `echo` (returns `message`, logging it at debug level), `sleep` (waits `ms`, reporting
 //! progress every 100 ms when asked, stopping when cancelled), `summarize` (asks the client to
 //! sample an LLM), `add_tool` (registers a tool at run time, at most 100 of them with names
-//! of at most 64 bytes; every session gets `tools/list_changed`), and `whoami` (the caller's identity, with bearer auth). Prompt `greet`, resource `file:///example/readme.txt`, template
+//! of at most 64 bytes; every session gets `tools/list_changed`), `whoami` (the caller's identity, with bearer auth)
+//! and `cancelled_sleeps` (how many `sleep` calls a cancellation stopped). Prompt `greet`, resource `file:///example/readme.txt`, template
 //! `greeting://{name}`; completion offers names for `greet`'s `message` and the template's `name`.
 
 use std::sync::Arc;
@@ -335,9 +336,40 @@ struct AddToolArgs {
     name: String,
 }
 
+/// Counts a `sleep` that a cancellation stopped, when dropped unfinished (a cancelled request's
+/// handler is dropped, or returns early).
+struct CountCancelled {
+    cancelled: Arc<AtomicUsize>,
+    cx: RequestContext,
+    finished: bool,
+}
+
+impl Drop for CountCancelled {
+    fn drop(&mut self) {
+        if !self.finished && self.cx.is_cancelled() {
+            self.cancelled.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+}
+
 /// Waits `ms`, reporting progress every 100 ms when the request carries a progress token;
-/// returns early when the request is cancelled.
-async fn sleep(Params(args): Params<SleepArgs>, cx: RequestContext) -> Result<String, McpError> {
+/// returns early when the request is cancelled (counted in `cancelled`).
+async fn sleep(
+    args: SleepArgs,
+    cx: RequestContext,
+    cancelled: Arc<AtomicUsize>,
+) -> Result<String, McpError> {
+    let mut counted = CountCancelled {
+        cancelled,
+        cx: cx.clone(),
+        finished: false,
+    };
+    let slept = sleep_until_cancelled(args, &cx).await;
+    counted.finished = slept.is_ok();
+    slept
+}
+
+async fn sleep_until_cancelled(args: SleepArgs, cx: &RequestContext) -> Result<String, McpError> {
     let total = Duration::from_millis(args.ms);
     let started = Instant::now();
     let mut ticker = tokio::time::interval(Duration::from_millis(100));
@@ -436,6 +468,8 @@ fn server(
     skills_dir: Option<&std::path::Path>,
 ) -> std::io::Result<Server> {
     let added = Arc::new(AtomicUsize::new(0));
+    let cancelled_sleeps = Arc::new(AtomicUsize::new(0));
+    let counted_sleeps = cancelled_sleeps.clone();
     let builder = skills(
         Server::builder("actix-mcp-example", env!("CARGO_PKG_VERSION")),
         skills_dir,
@@ -464,7 +498,13 @@ fn server(
             .description("Returns its message unchanged (and logs it at debug level)"),
         )
         .tool(
-            ToolDef::new("sleep", sleep).description("Waits `ms` milliseconds, reporting progress"),
+            ToolDef::new(
+                "sleep",
+                move |Params(args): Params<SleepArgs>, cx: RequestContext| {
+                    sleep(args, cx, counted_sleeps.clone())
+                },
+            )
+            .description("Waits `ms` milliseconds, reporting progress"),
         )
         .tool(
             ToolDef::new("summarize", summarize)
@@ -492,6 +532,13 @@ fn server(
                 }
             })
             .description("Says who is calling (the bearer token's subject and scopes)"),
+        )
+        .tool(
+            ToolDef::new("cancelled_sleeps", move || {
+                let count = cancelled_sleeps.load(Ordering::Acquire);
+                async move { count.to_string() }
+            })
+            .description("How many `sleep` calls a cancellation stopped"),
         )
         .prompt(
             PromptDef::new("greet", |Params(args): Params<EchoArgs>| async move {

@@ -575,3 +575,87 @@ async fn the_event_writers_of_threads_gone_end() {
         Replay::Unknown => panic!("the events are stored"),
     }
 }
+
+/// Stateless nodes with bearer auth on Redis: a caller's `notifications/cancelled` posted to a
+/// node where its request does not run travels on the bus to the node that runs it, which
+/// cancels that caller's request of that id and no other identity's.
+#[actix_web::test]
+async fn a_sessionless_cancel_travels_to_the_node_running_the_request() {
+    use actix_mcp::server::auth::BearerAuth;
+    use common::http::{Client, alice_reads_secrets};
+
+    let redis = RedisServer::start();
+    let mut nodes = Vec::new();
+    for _ in 0..2 {
+        let fixture = fixture();
+        let auth = BearerAuth::builder("http://127.0.0.1/mcp", alice_reads_secrets())
+            .authorization_server("https://as.example")
+            .build()
+            .unwrap();
+        let cluster = Cluster::redis(&redis.url()).await.unwrap();
+        let mcp = fixture
+            .server
+            .http("/mcp")
+            .stateless(true)
+            .bearer_auth(auth);
+        let server = spawn(mcp.cluster(cluster), 1);
+        nodes.push((fixture, server));
+    }
+    let (fb, b) = nodes.pop().unwrap();
+    let (fa, a) = nodes.pop().unwrap();
+    let call =
+        |user: &str| {
+            let builder = Client::with_bearer(&a.url, user)
+                .post_builder(&common::http::tools_call(json!(1), "slow", json!({})));
+            actix_rt::spawn(async move { builder.send().await.unwrap().text().await.unwrap() })
+        };
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                        "params": {"requestId": 1, "reason": "done"}});
+    let alices = call("alice");
+    fa.probes.started.wait_for(1).await;
+    let bobs = call("bob");
+    fa.probes.started.wait_for(2).await;
+
+    // Bob's cancellation through B, again until it lands (A may still be subscribing to the
+    // bus: a message sent before is not delivered to it).
+    let bob_on_b = Client::with_bearer(&b.url, "bob");
+    common::eventually_async("Bob's cancellation reaches A", || {
+        let bob_on_b = bob_on_b.clone();
+        let cancel = cancel.clone();
+        let stopped = fa.probes.stopped.hits();
+        async move {
+            if stopped == 0 {
+                assert_eq!(bob_on_b.post(&cancel).await.status(), StatusCode::ACCEPTED);
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            stopped > 0
+        }
+    })
+    .await;
+    let body = tokio::time::timeout(common::WAIT, bobs)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!body.contains("\"result\""), "{body}");
+    assert!(
+        !alices.is_finished(),
+        "Bob's cancellation stopped Alice's request"
+    );
+    assert_eq!(fa.probes.stopped.hits(), 1);
+    assert_eq!(a.mcp.stats().runtime.in_flight, 1);
+
+    // Alice's through B stops hers.
+    let alice_on_b = Client::with_bearer(&b.url, "alice");
+    assert_eq!(
+        alice_on_b.post(&cancel).await.status(),
+        StatusCode::ACCEPTED
+    );
+    tokio::time::timeout(common::WAIT, alices)
+        .await
+        .unwrap()
+        .unwrap();
+    fa.probes.stopped.wait_for(2).await;
+    assert_eq!(fb.probes.started.hits(), 0, "B ran nothing");
+    a.stop().await;
+    b.stop().await;
+}

@@ -583,46 +583,6 @@ async fn without_a_session_closing_the_answer_cancels_the_request() {
     }
 }
 
-/// Without a session a `notifications/cancelled` cannot be tied to the client that sent the
-/// request it names (ids are unique only per client), so it is refused 400 and cancels
-/// nothing, in stateless mode and in 2026-07-28; the request is cancelled only by its own
-/// connection.
-#[actix_web::test]
-async fn without_a_session_cancel_notifications_are_refused() {
-    let (fixture, srv) = start(|mcp| mcp.stateless(true));
-    let owner = srv.client();
-    let call =
-        in_flight(owner.post_builder(&common::http::tools_call(json!(1), "slow", json!({}))));
-    fixture.probes.started.wait_for(1).await;
-
-    let other = srv.client();
-    let cancel = json!({
-        "jsonrpc": "2.0",
-        "method": "notifications/cancelled",
-        "params": {"requestId": 1, "reason": "not yours"},
-    });
-    let response = other.post(&cancel).await;
-    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
-    assert_eq!(refusal(response).await, (-32600, Value::Null));
-    let v2026 = other
-        .post_builder(&cancel)
-        .header("mcp-protocol-version", "2026-07-28");
-    let response = common::http::send(v2026).await;
-    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
-    assert_eq!(refusal(response).await, (-32600, Value::Null));
-
-    assert_ping(&other, 2).await;
-    assert_eq!(
-        fixture.probes.stopped.hits(),
-        0,
-        "a refused cancel stopped the tool"
-    );
-    assert_eq!(srv.mcp.stats().runtime.in_flight, 1);
-    call.abort();
-    fixture.probes.stopped.wait_for(1).await;
-    srv.stop().await;
-}
-
 /// `examples/http_server.rs`: any client may call `add_tool`, so the catalog it grows is
 /// bounded: 100 tools at most, names of 64 bytes at most; past that the call is a tool error.
 #[actix_web::test]

@@ -64,8 +64,10 @@
 //! GET  /mcp ---------> Session -OpenStandalone-> SseStream(GET), its EventLog the standalone outlet
 //! progress(7) -------> RequestScope -> EventLog of 7 (ordered before the response)
 //! POST (no session) -> RegistryHandle::start_detached: a ticket in the registry's table of
-//!                      requests without a session, then as above (no in-flight table)
+//!                      requests without a session (indexed by owner and id when it has an
+//!                      owner), then as above (no in-flight table)
 //! notifications/cancelled(7) -> in-flight table -Cancel-> InFlight(7) -CancelCall-> Invocation
+//!                      (no session: RegistryHandle::cancel_detached(owner, 7) -Cancel-> the same)
 //! handler needs sampling -> RequestScope::peer_request -> Session: SendPeerRequest(id 9)
 //!                      -> EventLog of 7 -> client; the client's answer -> Session -> waiter
 //! server-wide change -> Registry: Broadcast (try_send) -> each session's standalone EventLog
@@ -131,6 +133,7 @@
 
 mod carry;
 mod cluster;
+mod detached;
 mod dispatch;
 mod error;
 mod event_log;

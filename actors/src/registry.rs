@@ -44,13 +44,14 @@ use actix::{
 
 use crate::carry::Carry;
 use crate::cluster::Relay;
+use crate::detached::{Cancelled, Detached};
 use crate::dispatch::Dispatch;
 use crate::error::OpenError;
 use crate::event_store::EventStore;
 use crate::ids::SessionId;
 use crate::in_flight::{Abort, Cancel, CancelOnDrop, InFlight};
 use crate::jsonrpc::Frame;
-use crate::jsonrpc::Request;
+use crate::jsonrpc::{Request, RequestId};
 use crate::metrics::{Metrics, MetricsSnapshot};
 use crate::outlet::Outlet;
 use crate::scope::{Home, RequestScope};
@@ -253,17 +254,6 @@ impl fmt::Debug for Registry {
             .field("config", &self.config)
             .finish()
     }
-}
-
-/// The requests without a session running under a registry (2025 stateless mode, every
-/// 2026-07-28 request, in-process calls): their actors by ticket, so that a drain, a shutdown
-/// and the gauges see them as they see a session's requests.
-#[derive(Default)]
-struct Detached {
-    next: u64,
-    /// A ticket is reserved as the request starts; its actor is recorded once it has one (a
-    /// request answered at once never does).
-    running: Map<u64, Option<Addr<InFlight>>>,
 }
 
 /// A cheap, cloneable handle on a registry: what each transport worker holds. Cloning one
@@ -535,19 +525,32 @@ impl RegistryHandle {
         outlet: Outlet,
         carry: Carry,
     ) -> CancelOnDrop {
+        self.start_detached_for(None, request, dispatch, outlet, carry)
+    }
+
+    /// Like [`start_detached`](Self::start_detached), for a request whose transport knows who
+    /// sent it: `owner` (an authenticated principal, the key
+    /// [`SessionParts::owner`] holds for a session). Until it ends, the request is found by
+    /// [`cancel_detached`](Self::cancel_detached) under its owner and its id, unless its
+    /// method may not be cancelled ([`Dispatch::is_cancellable`]); no other owner finds it.
+    pub fn start_detached_for(
+        &self,
+        owner: Option<Arc<str>>,
+        request: Request,
+        dispatch: &Arc<dyn Dispatch>,
+        outlet: Outlet,
+        carry: Carry,
+    ) -> CancelOnDrop {
         // Refused as in a session: the token would be copied into every progress notification.
         if let Some(error) = oversized_progress_token(request.params.as_ref()) {
             outlet.deliver_or_log(Frame::error(Some(&request.id), &error), "refusal");
             outlet.finish();
             return CancelOnDrop::new(None);
         }
-        let ticket = {
-            let mut detached = lock(&self.detached);
-            detached.next += 1;
-            let ticket = detached.next;
-            detached.running.insert(ticket, None);
-            ticket
-        };
+        let key = owner
+            .filter(|_| dispatch.is_cancellable(&request.method))
+            .map(|owner| (owner, request.id.clone()));
+        let ticket = lock(&self.detached).reserve(key);
         let progress = progress_token(request.params.as_ref());
         let scope = RequestScope::new(
             request.id.clone(),
@@ -558,34 +561,53 @@ impl RegistryHandle {
             carry,
         );
         let actor = InFlight::begin(request, scope, dispatch);
-        if let Some(actor) = &actor
-            && let Some(slot) = lock(&self.detached).running.get_mut(&ticket)
-        {
-            *slot = Some(actor.clone());
+        if let Some(actor) = &actor {
+            let cancelled = lock(&self.detached).started(ticket, actor.clone());
+            if let Some(reason) = cancelled {
+                // Its owner cancelled it during its first poll.
+                actor.do_send(Cancel { reason });
+            }
         }
         CancelOnDrop::new(actor)
     }
 
+    /// Cancels `owner`'s request without a session `id` (its `notifications/cancelled`), if
+    /// one runs here (see [`start_detached_for`](Self::start_detached_for)): the request is
+    /// stopped as when its client goes away ([`CancelOnDrop`]), and sends nothing more. Two
+    /// requests of one owner with the same id (two of its clients) are both cancelled. Whether
+    /// one was found: `false` when none of this owner has that id here (it ended, never
+    /// existed, or, in a cluster, may run on another node); another owner's request of that id
+    /// is never found.
+    pub fn cancel_detached(&self, owner: &str, id: &RequestId, reason: Option<String>) -> bool {
+        let found = lock(&self.detached).cancel(owner, id, reason.clone());
+        match found {
+            Cancelled::Found(running) => {
+                for actor in running {
+                    actor.do_send(Cancel {
+                        reason: reason.clone(),
+                    });
+                }
+                true
+            }
+            Cancelled::Unknown => false,
+        }
+    }
+
     /// Forgets a request without a session that has ended.
     pub(crate) fn forget_detached(&self, ticket: u64) {
-        lock(&self.detached).running.remove(&ticket);
+        lock(&self.detached).forget(ticket);
     }
 
     /// Requests without a session running under this registry now.
     pub fn detached_in_flight(&self) -> usize {
-        lock(&self.detached).running.len()
+        lock(&self.detached).len()
     }
 
     /// Stops every request without a session still running, telling each peer why as its
     /// revision allows (see [`Abort`]); how many were told. Used when a draining transport's
     /// deadline passes.
     pub fn abort_detached(&self, reason: &str) -> usize {
-        let running: Vec<Addr<InFlight>> = lock(&self.detached)
-            .running
-            .values()
-            .flatten()
-            .cloned()
-            .collect();
+        let running = lock(&self.detached).running();
         for actor in &running {
             actor.do_send(Abort {
                 reason: reason.to_owned(),
@@ -604,12 +626,7 @@ impl RegistryHandle {
         for handle in self.sessions() {
             self.close(handle.id().as_str());
         }
-        let running: Vec<Addr<InFlight>> = lock(&self.detached)
-            .running
-            .values()
-            .flatten()
-            .cloned()
-            .collect();
+        let running = lock(&self.detached).running();
         for actor in running {
             actor.do_send(Cancel {
                 reason: Some("the transport is shutting down".into()),

@@ -71,7 +71,8 @@ use crate::protocol::method;
 use crate::server::ServerInner;
 use crate::server::listen::Change;
 use crate::server::relay::{
-    ESTABLISHED, LOG, RESOURCE_UPDATED, TASK_CANCEL, TASK_CHANGE, TASK_INPUT, TASK_INPUT_TAKEN,
+    ESTABLISHED, LOG, RESOURCE_UPDATED, SESSIONLESS_CANCEL, TASK_CANCEL, TASK_CHANGE, TASK_INPUT,
+    TASK_INPUT_TAKEN,
 };
 
 use crate::server::session::{SessionState, StateChange};
@@ -652,6 +653,16 @@ fn receive_protocol(
         (TASK_CANCEL, Some(id)) => {
             if let Some(run) = server.tasks.as_ref().and_then(|tasks| tasks.runner(id)) {
                 run.do_send(crate::server::tasks::run::CancelTask);
+            }
+        }
+        (SESSIONLESS_CANCEL, _) => {
+            let owner = payload.get("owner").and_then(Value::as_str);
+            let id = payload
+                .get("requestId")
+                .and_then(|id| actix_mcp_actors::RequestId::deserialize(id).ok());
+            if let (Some(owner), Some(id)) = (owner, id) {
+                let reason = payload.get("reason").and_then(Value::as_str);
+                registry.cancel_detached(owner, &id, reason.map(str::to_owned));
             }
         }
         (TASK_CHANGE, Some(id)) => {

@@ -5,6 +5,8 @@
 
 use std::time::Duration;
 
+#[cfg(feature = "http")]
+use actix_mcp_actors::RequestId;
 use actix_mcp_actors::{BusMessage, RegistryHandle};
 use serde_json::json;
 
@@ -34,6 +36,12 @@ pub(crate) const TASK_CANCEL: &str = "taskCancel";
 /// The topic of a [`BusMessage::Protocol`] carrying a task's change to the `subscriptions/listen`
 /// streams of the other nodes.
 pub(crate) const TASK_CHANGE: &str = "taskChange";
+/// The topic of a [`BusMessage::Protocol`] carrying an authenticated caller's
+/// `notifications/cancelled` for one of its requests without a session that does not run on
+/// the node it reached: `owner` (the caller's key), `requestId` and `reason`. The node running
+/// that owner's request of that id cancels it; no other owner's request is touched.
+#[cfg(feature = "http")]
+pub(crate) const SESSIONLESS_CANCEL: &str = "sessionlessCancel";
 
 /// Tells the other nodes of `registry`'s cluster, if it has any, that `uri` changed (they
 /// notify their subscribed sessions and listen streams).
@@ -42,6 +50,23 @@ pub(crate) fn relay_resource_updated(registry: &RegistryHandle, uri: &str) {
         relay.publish(BusMessage::Protocol {
             topic: RESOURCE_UPDATED.to_owned(),
             payload: json!({ "uri": uri }),
+        });
+    }
+}
+
+/// Tells the other nodes of `registry`'s cluster, if it has any, that `owner` cancels its
+/// request without a session `id` (see [`SESSIONLESS_CANCEL`]).
+#[cfg(feature = "http")]
+pub(crate) fn relay_sessionless_cancel(
+    registry: &RegistryHandle,
+    owner: &str,
+    id: &RequestId,
+    reason: Option<String>,
+) {
+    if let Some(relay) = registry.relay() {
+        relay.publish(BusMessage::Protocol {
+            topic: SESSIONLESS_CANCEL.to_owned(),
+            payload: json!({ "owner": owner, "requestId": id, "reason": reason }),
         });
     }
 }

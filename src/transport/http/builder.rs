@@ -52,7 +52,10 @@ impl fmt::Debug for McpHttpBuilder {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum HttpConfigError {
-    /// A stateless endpoint has no sessions to share with a cluster.
+    /// A stateless endpoint had no sessions to share with a cluster. No longer returned: a
+    /// stateless endpoint may join a cluster, which carries its callers' cancellations to the
+    /// node running their requests (see [`McpHttpBuilder::cluster`]). Kept so that code
+    /// naming it still compiles.
     #[error("a stateless endpoint has no sessions to share: `cluster` needs `stateless(false)`")]
     StatelessCluster,
     /// A setting of sessions was made on a stateless endpoint, which has none.
@@ -129,7 +132,7 @@ impl McpHttpBuilder {
     /// share its sessions, its gauges and its drain.
     ///
     /// # Errors
-    /// When settings contradict each other: a [`cluster`](Self::cluster) or a setting of
+    /// When settings contradict each other: a setting of
     /// sessions ([`idle_timeout`](Self::idle_timeout), [`max_sessions`](Self::max_sessions),
     /// [`handshake_timeout`](Self::handshake_timeout),
     /// [`evict_idle_after`](Self::evict_idle_after),
@@ -138,13 +141,10 @@ impl McpHttpBuilder {
     /// [`body_timeout`](Self::body_timeout) or [`drain_deadline`](Self::drain_deadline).
     pub fn build(self) -> Result<McpHttp, HttpConfigError> {
         let config = &self.config;
-        if config.stateless {
-            if config.cluster.is_some() {
-                return Err(HttpConfigError::StatelessCluster);
-            }
-            if let Some(name) = self.session_settings.first() {
-                return Err(HttpConfigError::StatelessSessions(name));
-            }
+        if config.stateless
+            && let Some(name) = self.session_settings.first()
+        {
+            return Err(HttpConfigError::StatelessSessions(name));
         }
         for (name, duration) in [
             ("keep_alive", config.keep_alive),
@@ -176,7 +176,10 @@ impl McpHttpBuilder {
 
     /// Stateless mode (default off): no sessions, no GET stream; every POST stands alone, and
     /// server-to-client requests fail with a clear error. A request is cancelled by closing
-    /// its answer; `notifications/cancelled` is refused (see the [module docs](super)).
+    /// its answer; with [`bearer_auth`](Self::bearer_auth), also by its caller's
+    /// `notifications/cancelled`, which finds only the caller's own request of that id (on
+    /// any node of a [`cluster`](Self::cluster)); without it, that notification is refused
+    /// 400 (see the [module docs](super)).
     pub fn stateless(self, on: bool) -> Self {
         self.with_config(|c| c.stateless = on)
     }
@@ -321,7 +324,11 @@ impl McpHttpBuilder {
     /// with no sticky routing (default: none, every session lives in this process). Each node
     /// mounts an endpoint with the same cluster settings (see [`cluster`](crate::cluster)).
     /// The session cap ([`max_sessions`](Self::max_sessions)) then counts the cluster's
-    /// sessions when its store can count them.
+    /// sessions when its store can count them. A [`stateless`](Self::stateless) endpoint may
+    /// join a cluster too: it has no sessions to share, but a caller's
+    /// `notifications/cancelled` (with [`bearer_auth`](Self::bearer_auth)) reaches the node
+    /// running its request, and list changes reach every node's `subscriptions/listen`
+    /// streams.
     pub fn cluster(self, cluster: Cluster) -> Self {
         self.with_config(|c| c.cluster = Some(cluster))
     }

@@ -31,17 +31,29 @@
 //!
 //! In a session (2025-11-25), a client cancels with `notifications/cancelled`, and a dropped
 //! connection is not a cancellation: the answer stays resumable with `Last-Event-ID`. Without
-//! a session ([`stateless`](McpHttpBuilder::stateless) mode, and every 2026-07-28 request) request ids
-//! are unique only per client and nothing ties a second POST to the client that sent the
-//! first, so the only safe match is the connection itself: **closing a request's answer (its
-//! SSE stream, or the connection awaiting its JSON body) cancels that request**, its handler
-//! stops and nothing more is sent for it; a `notifications/cancelled` POSTed without a session
-//! is refused 400, so no client can cancel another's request. The server notices a closed
-//! connection at once only if actix-web does not keep half-closed connections alive: serve
-//! the endpoint with `HttpServer::h1_allow_half_closed(false)` ([`Server::serve`] does);
-//! otherwise an SSE answer notices at its next keep-alive and a JSON answer not at all.
+//! a session ([`stateless`](McpHttpBuilder::stateless) mode, and every 2026-07-28 request),
+//! **closing a request's answer (its SSE stream, or the connection awaiting its JSON body)
+//! cancels that request**: its handler stops and nothing more is sent for it. The server
+//! notices a closed connection at once only if actix-web does not keep half-closed connections
+//! alive: serve the endpoint with `HttpServer::h1_allow_half_closed(false)` ([`Server::serve`]
+//! does); otherwise an SSE answer notices at its next keep-alive and a JSON answer not at all.
+//!
+//! A `notifications/cancelled` POSTed without a session names a request by its id, and ids are
+//! unique only per client, so it is honoured only when the endpoint knows who sent it:
+//!
+//! | endpoint | `notifications/cancelled` without a session |
+//! | --- | --- |
+//! | stateless, with [`bearer_auth`](McpHttpBuilder::bearer_auth) | 202: cancels the caller's own in-flight request of that id (requests are recorded under the caller's principal, its issuer and subject or client, and their id), on this node or, in a [`cluster`](McpHttpBuilder::cluster), on the node running it; never another identity's request of the same id. Unknown ids (finished, or never sent) and malformed params are ignored, as the spec asks |
+//! | stateless, without bearer auth | 400: it requires authentication, since nothing ties it to the client whose request it names |
+//! | a 2026-07-28 notification | 400: that revision defines no client notification over HTTP; closing the response stream is the cancellation |
+//!
+//! Clients that share one principal share its ids too: a cancellation names every request of
+//! the principal with that id. A cancelled request's SSE answer ends without a response; one
+//! awaiting a JSON body is answered with its `-32800` error, which the client that cancelled
+//! ignores.
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#streamable-http>,
+//! <https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/cancellation>,
 //! <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http#cancellation>
 
 mod admission;

@@ -178,18 +178,33 @@ pub(super) fn body_timed_out(limit: std::time::Duration) -> HttpResponse {
     )
 }
 
-/// The refusal of a `notifications/cancelled` POSTed without a session (stateless mode, or a
-/// 2026-07-28 request). Request ids are unique only per client, and nothing ties this POST to
-/// the client whose request it names, so honouring it would let one client cancel another's
-/// request. Without a session a request is cancelled only through its own connection: closing
-/// its answer (the 2026-07-28 rule, applied to stateless mode too).
+/// The refusal of a `notifications/cancelled` POSTed without a session (stateless mode) on an
+/// endpoint without bearer auth. Request ids are unique only per client, and without
+/// authentication nothing ties this POST to the client whose request it names, so honouring it
+/// would let one client cancel another's request. The request is cancelled by closing its
+/// answer; with bearer auth, its caller's notification cancels it too.
 pub(super) fn sessionless_cancel() -> HttpResponse {
     http_error(
         StatusCode::BAD_REQUEST,
         None,
         ErrorCode::INVALID_REQUEST,
-        "notifications/cancelled cannot be matched to a request without a session (request \
-         ids are unique only per client); to cancel a request, close its response stream",
+        "notifications/cancelled without a session requires authentication: this endpoint has \
+         no bearer auth, so nothing ties the notification to the client whose request it names \
+         (request ids are unique only per client); to cancel a request, close its response \
+         stream",
+    )
+}
+
+/// The refusal of a 2026-07-28 `notifications/cancelled` POSTed over HTTP: that revision
+/// defines no client notification over Streamable HTTP, where closing a request's response
+/// stream is its cancellation.
+pub(super) fn v2026_cancel() -> HttpResponse {
+    http_error(
+        StatusCode::BAD_REQUEST,
+        None,
+        ErrorCode::INVALID_REQUEST,
+        "protocol 2026-07-28 has no notifications/cancelled over HTTP: to cancel a request, \
+         close its response stream",
     )
 }
 
