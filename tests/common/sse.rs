@@ -94,6 +94,8 @@ pub struct SseReader {
     body: BoxStream<'static, reqwest::Result<Bytes>>,
     buffer: String,
     ended: bool,
+    /// How long [`next_frame`](Self::next_frame) waits for a frame.
+    patience: Duration,
 }
 
 impl std::fmt::Debug for SseReader {
@@ -123,7 +125,15 @@ impl SseReader {
             body: response.bytes_stream().boxed(),
             buffer: String::new(),
             ended: false,
+            patience: WAIT,
         }
+    }
+
+    /// Waits up to `patience` for each frame instead of [`WAIT`]: for an answer the server
+    /// itself holds back for a while.
+    pub fn patience(mut self, patience: Duration) -> Self {
+        self.patience = patience;
+        self
     }
 
     /// The next frame, or `None` at the end of the stream; `Err` when nothing arrives within
@@ -157,11 +167,13 @@ impl SseReader {
         }
     }
 
-    /// The next frame, or `None` at the end of the stream; fails after [`WAIT`].
+    /// The next frame, or `None` at the end of the stream; fails after [`WAIT`] (or the
+    /// reader's [`patience`](Self::patience)).
     pub async fn next_frame(&mut self) -> Option<SseFrame> {
-        self.try_next_frame(WAIT)
+        let patience = self.patience;
+        self.try_next_frame(patience)
             .await
-            .unwrap_or_else(|()| panic!("no SSE frame within {WAIT:?}"))
+            .unwrap_or_else(|()| panic!("no SSE frame within {patience:?}"))
     }
 
     /// The next frame that is not a keep-alive comment; fails at the end of the stream.

@@ -75,10 +75,15 @@ pub async fn v2026(url: &str, method: &str, mut params: serde_json::Value) -> se
         .get("content-type")
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("text/event-stream"));
+    // A node that relayed `tasks/update` answers may wait up to 5 s for the node running the
+    // task before it answers: twice the usual wait leaves room for that.
     if sse {
-        return SseReader::new(response).next_message().await;
+        return SseReader::new(response)
+            .patience(super::WAIT * 2)
+            .next_message()
+            .await;
     }
-    let text = tokio::time::timeout(super::WAIT, response.text())
+    let text = tokio::time::timeout(super::WAIT * 2, response.text())
         .await
         .expect("no body in time")
         .unwrap();
