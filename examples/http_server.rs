@@ -34,7 +34,8 @@
 //! Tools: `echo` (returns `message`, logging it at debug level), `sleep` (waits `ms`, reporting
 //! progress every 100 ms when asked, stopping when cancelled), `summarize` (asks the client to
 //! sample an LLM), `add_tool` (registers a tool at run time, at most 100 of them with names
-//! of at most 64 bytes; every session gets `tools/list_changed`), `whoami` (the caller's identity, with bearer auth)
+//! of at most 64 bytes per node, made on every node of a cluster; every session gets
+//! `tools/list_changed`), `whoami` (the caller's identity, with bearer auth)
 //! and `cancelled_sleeps` (how many `sleep` calls a cancellation stopped). Prompt `greet`, resource `file:///example/readme.txt`, template
 //! `greeting://{name}`; completion offers names for `greet`'s `message` and the template's `name`.
 
@@ -296,18 +297,33 @@ const MAX_ADDED_TOOLS: usize = 100;
 /// The longest name `add_tool` accepts, in bytes.
 const MAX_ADDED_NAME: usize = 64;
 
-/// Registers a tool named `name` at run time, unless [`MAX_ADDED_TOOLS`] are registered
-/// already (`added` counts them) or the name is too long.
-fn add_tool(
+/// The factory `add_tool` defines its tools with, on every node of a cluster (`--redis`):
+/// a tool named `args.name` that answers `hello from NAME`.
+fn greeter(args: &serde_json::Value) -> Result<ToolDef, String> {
+    let name = args["name"]
+        .as_str()
+        .ok_or("`name` must be a string")?
+        .to_owned();
+    if name.len() > MAX_ADDED_NAME {
+        return Err(format!(
+            "tool names added at run time are limited to {MAX_ADDED_NAME} bytes"
+        ));
+    }
+    let greeting = format!("hello from {name}");
+    Ok(ToolDef::new(name, move |_cx: RequestContext| {
+        let greeting = greeting.clone();
+        async move { greeting }
+    })
+    .description("A tool added at run time"))
+}
+
+/// Registers a tool named `name` at run time on every node (see [`greeter`]), unless this
+/// node has added [`MAX_ADDED_TOOLS`] already (`added` counts them).
+async fn add_tool(
     added: &AtomicUsize,
     name: String,
     cx: &RequestContext,
 ) -> Result<&'static str, McpError> {
-    if name.len() > MAX_ADDED_NAME {
-        return Err(McpError::tool(format!(
-            "tool names added at run time are limited to {MAX_ADDED_NAME} bytes"
-        )));
-    }
     let reserved = added.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
         (n < MAX_ADDED_TOOLS).then_some(n + 1)
     });
@@ -316,16 +332,13 @@ fn add_tool(
             "this server holds at most {MAX_ADDED_TOOLS} tools added at run time"
         )));
     }
-    let greeting = format!("hello from {name}");
-    let new_tool = ToolDef::new(name, move |_cx: RequestContext| {
-        let greeting = greeting.clone();
-        async move { greeting }
-    })
-    .description("A tool added at run time");
-    cx.server().define_tool(new_tool).map_err(|err| {
-        added.fetch_sub(1, Ordering::AcqRel);
-        McpError::tool(err.to_string())
-    })?;
+    cx.server()
+        .define_shared_tool("greeter", serde_json::json!({ "name": name }))
+        .await
+        .map_err(|err| {
+            added.fetch_sub(1, Ordering::AcqRel);
+            McpError::tool(err.to_string())
+        })?;
     Ok("added")
 }
 
@@ -484,6 +497,7 @@ fn server(
         .instructions(
             "Echo text, sleep, summarize with the client's LLM, or add tools at run time.",
         )
+        .tool_factory("greeter", greeter)
         .tool(
             ToolDef::new(
                 "echo",
@@ -515,7 +529,7 @@ fn server(
                 "add_tool",
                 move |Params(args): Params<AddToolArgs>, cx: RequestContext| {
                     let added = added.clone();
-                    async move { add_tool(&added, args.name, &cx) }
+                    async move { add_tool(&added, args.name, &cx).await }
                 },
             )
             .description("Registers a new echo-like tool at run time"),

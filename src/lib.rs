@@ -198,7 +198,7 @@ pub use server::uri_template::{MAX_MATCHED_URI, UriTemplate};
 pub use server::{
     Elicited, ErrorSite, ExceptionReport, Extension, Flow, Inbound, InboundNotification,
     IntoJsonResult, Middleware, Outcome, RequestContext, RequestEvent, ResourceSource, Server,
-    ServerBuilder,
+    ServerBuilder, SharedCatalogError, SharedTool,
 };
 
 // The README's Rust code blocks, compiled by `cargo test --doc`.

@@ -503,7 +503,14 @@ async fn http_lists_calls_reads_and_completes() {
     let tools = server.run(&["tools"]).await.ok().out();
     assert_eq!(
         names(&tools),
-        ["echo", "sleep", "summarize", "add_tool", "whoami"]
+        [
+            "echo",
+            "sleep",
+            "summarize",
+            "add_tool",
+            "whoami",
+            "cancelled_sleeps"
+        ]
     );
     let prompts = server.run(&["prompts"]).await.ok().out();
     assert_eq!(names(&prompts), ["greet"]);

@@ -76,9 +76,11 @@ use crate::server::relay::{
 };
 
 use crate::server::session::{SessionState, StateChange};
+use crate::server::shared::CATALOG_CHANGE;
 
 /// What a cluster backend implements and the types in its signatures: a session store, a bus,
 /// and (for resumable streams on any node) an event store. A backend needs `actix-mcp` alone.
+pub use crate::server::{CatalogStore, InMemoryCatalogStore, SharedTool};
 pub use actix_mcp_actors::{
     Bus, BusMessage, Created, Envelope, EventId, EventStore, InMemorySessionStore, LocalBus,
     NodeId, Recipients, Replay, ReplayFuture, SessionEvents, SessionId, SessionRecord,
@@ -102,6 +104,7 @@ pub struct Cluster {
     pub(crate) store: Arc<dyn SessionStore>,
     pub(crate) bus: Arc<dyn Bus>,
     pub(crate) events: Option<Arc<dyn EventStore>>,
+    pub(crate) catalog: Option<Arc<dyn CatalogStore>>,
 }
 
 impl fmt::Debug for Cluster {
@@ -111,6 +114,7 @@ impl fmt::Debug for Cluster {
             .field("store", &self.store)
             .field("bus", &self.bus)
             .field("shared_events", &self.events.is_some())
+            .field("shared_catalog", &self.catalog.is_some())
             .finish()
     }
 }
@@ -123,6 +127,7 @@ impl Cluster {
             store,
             bus,
             events: None,
+            catalog: None,
         }
     }
 
@@ -138,6 +143,15 @@ impl Cluster {
     /// on the node that served it).
     pub fn event_store(mut self, events: Arc<dyn EventStore>) -> Self {
         self.events = Some(events);
+        self
+    }
+
+    /// Keeps the shared catalog ([`Server::define_shared_tool`](crate::Server::define_shared_tool))
+    /// in `catalog`, shared by every node, so that a tool defined on one node is made on every
+    /// node, those joining later included (default: none, and shared tools stay on the node
+    /// that defined them).
+    pub fn catalog_store(mut self, catalog: Arc<dyn CatalogStore>) -> Self {
+        self.catalog = Some(catalog);
         self
     }
 
@@ -218,6 +232,11 @@ impl ClusterNode {
         actix_rt::spawn(async move {
             let mut messages = subscribing.await;
             node.listening.send_replace(true);
+            // Listening first, so that no change made meanwhile is missed: the tools the
+            // cluster shares, made here.
+            if let Some(server) = inbox_server.upgrade() {
+                node.sync_catalog(&server).await;
+            }
             while let Some(envelope) = messages.next().await {
                 let Some(server) = inbox_server.upgrade() else {
                     return;
@@ -232,9 +251,12 @@ impl ClusterNode {
             ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 ticks.tick().await;
-                if server.strong_count() == 0 {
+                let Some(inner) = server.upgrade() else {
                     return;
-                }
+                };
+                // A change this node missed on the bus (it delivers at most once).
+                keeper.sync_catalog(&inner).await;
+                drop(inner);
                 // Busy here (a stream open, requests served): the cluster must not let them
                 // expire for want of requests elsewhere.
                 let busy: Vec<SessionId> = registry
@@ -250,6 +272,17 @@ impl ClusterNode {
                 }
             }
         });
+    }
+
+    /// Makes this node's shared tools those the cluster's catalog store holds.
+    async fn sync_catalog(&self, server: &ServerInner) {
+        let Some(catalog) = &self.cluster.catalog else {
+            return;
+        };
+        match catalog.tools().await {
+            Ok(tools) => server.reconcile_shared(tools),
+            Err(err) => tracing::warn!(%err, "could not read the shared catalog"),
+        }
     }
 
     /// Acts on a message from another node.
@@ -590,6 +623,16 @@ fn receive_protocol(
 ) {
     let task_id = payload.get("taskId").and_then(Value::as_str);
     match (topic, task_id) {
+        (CATALOG_CHANGE, _) => {
+            if let Some(tool) = payload
+                .get("define")
+                .and_then(|tool| SharedTool::deserialize(tool).ok())
+            {
+                server.apply_shared(tool);
+            } else if let Some(name) = payload.get("remove").and_then(Value::as_str) {
+                server.remove_shared_here(name);
+            }
+        }
         (ESTABLISHED, _) => {
             if let Some(session) = payload
                 .get("session")

@@ -63,6 +63,8 @@ pub struct ServerBuilder {
     cache_hints: Vec<(Option<String>, crate::protocol::CacheHints)>,
     /// The extensions' hooks on the built server.
     binds: Vec<crate::server::extension::Bind>,
+    /// Tool factories by name (see [`tool_factory`](Self::tool_factory)).
+    tool_factories: std::collections::HashMap<String, crate::server::shared::ToolFactory>,
     errors: Vec<BuildError>,
 }
 
@@ -116,6 +118,38 @@ impl ServerBuilder {
     /// Sets the server's website.
     pub fn website_url(mut self, url: impl Into<String>) -> Self {
         self.info.website_url = Some(url.into());
+        self
+    }
+
+    /// Registers a tool factory under `name`: it makes a tool from JSON arguments, for
+    /// [`Server::define_shared_tool`] to define the same tool on every node of a cluster
+    /// (register it on every node). It returns `Err` with a reason for arguments it refuses.
+    /// Registering a name again replaces the factory.
+    ///
+    /// ```
+    /// use actix_mcp::{Server, ToolDef};
+    ///
+    /// let server = Server::builder("demo", "1.0.0")
+    ///     .tool_factory("greeter", |args| {
+    ///         let name = args["name"].as_str().ok_or("`name` must be a string")?;
+    ///         let greeting = format!("hello from {name}");
+    ///         Ok(ToolDef::new(name, move || {
+    ///             let greeting = greeting.clone();
+    ///             async move { greeting }
+    ///         }))
+    ///     })
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = server;
+    /// ```
+    pub fn tool_factory<F, E>(mut self, name: impl Into<String>, factory: F) -> Self
+    where
+        F: Fn(&serde_json::Value) -> Result<ToolDef, E> + Send + Sync + 'static,
+        E: fmt::Display,
+    {
+        let factory: crate::server::shared::ToolFactory =
+            Arc::new(move |args| factory(args).map_err(|err| err.to_string()));
+        self.tool_factories.insert(name.into(), factory);
         self
     }
 
@@ -655,6 +689,7 @@ impl ServerBuilder {
                     .tasks
                     .map(|config| Arc::new(crate::server::tasks::TaskService::new(config))),
                 in_process: std::sync::OnceLock::new(),
+                shared: crate::server::shared::SharedCatalog::new(self.tool_factories),
             }),
         };
         crate::server::extension::check_requirements(
@@ -691,6 +726,7 @@ impl Server {
             tasks: None,
             cache_hints: Vec::new(),
             binds: Vec::new(),
+            tool_factories: std::collections::HashMap::new(),
             errors: Vec::new(),
         }
     }

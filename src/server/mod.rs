@@ -34,6 +34,7 @@ pub(crate) mod report;
 pub(crate) mod resource;
 pub(crate) mod route;
 pub(crate) mod session;
+pub(crate) mod shared;
 #[cfg(feature = "skills")]
 pub mod skills;
 pub(crate) mod state;
@@ -61,6 +62,7 @@ pub use elicit::Elicited;
 pub use extension::{Extension, ResourceSource};
 pub use hooks::{ErrorSite, ExceptionReport, RequestEvent};
 pub use middleware::{Flow, Inbound, InboundNotification, Middleware, Outcome};
+pub use shared::{CatalogStore, InMemoryCatalogStore, SharedCatalogError, SharedTool};
 
 /// What every clone of a [`Server`] shares: its identity, settings, state, catalog, hooks and
 /// the transports serving it. Built by [`ServerBuilder::build`].
@@ -97,6 +99,8 @@ pub(crate) struct ServerInner {
     pub(crate) tasks: Option<Arc<tasks::TaskService>>,
     /// The registry in-process calls ([`Server::handle_json`]) run under, started on first use.
     pub(crate) in_process: std::sync::OnceLock<RegistryHandle>,
+    /// Tool factories and the tools made with them on every node (see `shared`).
+    pub(crate) shared: shared::SharedCatalog,
 }
 
 impl ServerInner {

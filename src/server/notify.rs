@@ -31,6 +31,11 @@ impl ServerInner {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// The registries of every transport serving this server, now.
+    pub(crate) fn registry_list(&self) -> Vec<RegistryHandle> {
+        self.registries().clone()
+    }
+
     /// A transport started serving through `registry`.
     pub(crate) fn add_registry(&self, registry: RegistryHandle) {
         self.registries().push(registry);

@@ -50,3 +50,37 @@ async fn a_session_begun_on_one_node_is_served_by_another() {
     assert_ne!(node_b, node_a, "B answered, not A");
     client.close().await;
 }
+
+/// `examples/http_server.rs --redis URL`: a tool `add_tool` defines on one node is callable on
+/// another at once, and listed by both.
+#[tokio::test]
+async fn a_tool_added_on_one_node_is_callable_on_another() {
+    let redis = RedisServer::start();
+    let url = redis.url();
+    let a = serve("http_server", &["--port", "{port}", "--redis", &url]).await;
+    let b = serve("http_server", &["--port", "{port}", "--redis", &url]).await;
+    let connect = |url: String| async move {
+        within(Client::builder("cluster-test", "1.0.0").connect(HttpTransport::new(&url)))
+            .await
+            .unwrap()
+    };
+    let on_a = connect(a.url.clone()).await;
+    let on_b = connect(b.url.clone()).await;
+    let added = within(on_a.call_tool("add_tool", json!({"name": "shared_hello"})))
+        .await
+        .unwrap();
+    assert_eq!(added.text_content(), "added");
+    let called = within(on_b.call_tool("shared_hello", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(called.text_content(), "hello from shared_hello");
+    for client in [&on_a, &on_b] {
+        let tools = within(client.tools()).await.unwrap();
+        assert!(
+            tools.iter().any(|tool| tool.name == "shared_hello"),
+            "{tools:?}"
+        );
+    }
+    on_a.close().await;
+    on_b.close().await;
+}

@@ -21,6 +21,7 @@
 //! | `mcp:sessions` | sorted set | live sessions by expiry (the cluster-wide count), renewed with the records of the sessions busy on each node every third of the idle timeout (at most a minute) | members pruned as they expire |
 //! | `mcp:task:{<task>}` | string | a task of the Tasks extension ([`RedisTaskStore`]) | with the task |
 //! | `mcp:tasks` | sorted set | live tasks by expiry (the store's limit) | members pruned as they expire |
+//! | `mcp:catalog:tools` | hash | the shared catalog: each shared tool's name to its factory and arguments (JSON) ([`RedisCatalogStore`]) | never (until removed) |
 //!
 //! Channels: `mcp:bus` (to every node) and `mcp:bus:<node>` (to one).
 //!
@@ -31,6 +32,7 @@
 //! batches.
 
 mod bus;
+mod catalog_store;
 mod connection;
 mod event_store;
 mod session_store;
@@ -43,6 +45,7 @@ use actix_mcp_actors::StoreError;
 use super::Cluster;
 
 pub use bus::RedisBus;
+pub use catalog_store::RedisCatalogStore;
 pub use connection::Redis;
 pub use event_store::RedisEventStore;
 pub use session_store::RedisSessionStore;
@@ -51,7 +54,7 @@ pub use task_store::RedisTaskStore;
 impl Cluster {
     /// A cluster on the Redis server at `url` (`redis://[user:password@]host:port[/db]`, or
     /// `rediss://` for TLS when the `redis` crate has it): the session store, event store and
-    /// bus of this module, with the default key prefix `mcp`.
+    /// bus of this module (and its catalog store), with the default key prefix `mcp`.
     ///
     /// # Errors
     /// When the server cannot be reached or does not answer `PING`: a node does not start
@@ -60,13 +63,14 @@ impl Cluster {
         Ok(Self::on_redis(Redis::connect(url, "mcp").await?))
     }
 
-    /// A cluster on a connected [`Redis`]: its session store, event store and bus. (Share the
-    /// connection with a [`RedisTaskStore`] for the Tasks extension.)
+    /// A cluster on a connected [`Redis`]: its session store, event store, catalog store and
+    /// bus. (Share the connection with a [`RedisTaskStore`] for the Tasks extension.)
     pub fn on_redis(redis: Redis) -> Self {
         Self::new(
             Arc::new(RedisSessionStore::new(redis.clone())),
             Arc::new(RedisBus::new(redis.clone())),
         )
-        .event_store(Arc::new(RedisEventStore::new(redis)))
+        .event_store(Arc::new(RedisEventStore::new(redis.clone())))
+        .catalog_store(Arc::new(RedisCatalogStore::new(redis)))
     }
 }

@@ -130,7 +130,11 @@ pub(super) async fn call_tool(
     let name = &call.name;
     let arguments = &call.arguments;
     // Borrowed from a catalog snapshot: cloning a `ToolDef` copies its whole JSON schema.
-    let catalog = server.catalog();
+    let mut catalog = server.catalog();
+    // A shared tool another node defined a moment ago: the cluster's catalog store has it.
+    if !catalog.tools.contains_key(name) && server.fetch_shared(name).await {
+        catalog = server.catalog();
+    }
     let Some(def) = catalog.tools.get(name) else {
         return Err(McpError::invalid_params(format!("unknown tool: {}", name)));
     };

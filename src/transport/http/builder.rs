@@ -163,6 +163,11 @@ impl McpHttpBuilder {
         let metrics = Arc::new(Metrics::default());
         #[cfg(feature = "otel")]
         crate::telemetry::track(&metrics);
+        // Shared tools defined from now on are recorded for every node (not only once the
+        // node has started listening to its cluster).
+        if let Some(catalog) = self.config.cluster.as_ref().and_then(|c| c.catalog.clone()) {
+            self.server.shared.link(catalog);
+        }
         McpHttp {
             path: self.path,
             shared: Arc::new(HttpShared::new(self.server, self.config, metrics)),
