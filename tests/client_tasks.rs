@@ -426,3 +426,66 @@ async fn an_abandoned_wait_cancels_and_a_timed_out_one_does_not() {
     within(cancelled.notified()).await;
     client.close().await;
 }
+
+/// Two tasks waited for at once follow one listen stream, whose filter names both (the
+/// client does not hold a stream per task), and both results arrive by their notifications,
+/// long before the next poll the server asks for.
+#[actix_web::test]
+async fn the_tasks_waited_for_share_one_listen_stream() {
+    let gates = [Arc::new(Notify::new()), Arc::new(Notify::new())];
+    let filters = Arc::new(std::sync::Mutex::new(Vec::<serde_json::Value>::new()));
+    let seen = filters.clone();
+    let listens = actix_mcp::Middleware::new("listens").before(move |request| {
+        if request.method() == "subscriptions/listen" {
+            let ids = request
+                .param("notifications")
+                .and_then(|filter| filter.get("taskIds"))
+                .cloned()
+                .unwrap_or_default();
+            seen.lock().unwrap().push(ids);
+        }
+        actix_mcp::Flow::Continue
+    });
+    let server = Server::builder("tasks-test", "1.0.0")
+        .tasks(TaskConfig::default().poll_interval(Duration::from_secs(60)))
+        .tool(gated("first", gates[0].clone(), Arc::default()).task_support(TaskSupport::Optional))
+        .tool(gated("second", gates[1].clone(), Arc::default()).task_support(TaskSupport::Optional))
+        .middleware(listens)
+        .build()
+        .unwrap();
+    let client = connect(&server, tasks_client()).await;
+    let first = within(client.call_tool_as_task("first", ())).await.unwrap();
+    let second = within(client.call_tool_as_task("second", ()))
+        .await
+        .unwrap();
+    let ids = [
+        first.id().unwrap().to_owned(),
+        second.id().unwrap().to_owned(),
+    ];
+    let opener = async {
+        // Both handles wait (and have joined the stream) before the tools finish.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        gates[0].notify_one();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        gates[1].notify_one();
+    };
+    let (first, second, ()) = within_for(
+        Duration::from_secs(4),
+        futures::future::join3(first.result(), second.result(), opener),
+    )
+    .await;
+    assert_eq!(first.unwrap().text_content(), "done");
+    assert_eq!(second.unwrap().text_content(), "done");
+    let filters = filters.lock().unwrap().clone();
+    let mut both = ids.to_vec();
+    both.sort();
+    assert!(
+        filters.iter().any(|ids| ids == &json!(both)),
+        "no listen named both tasks: {filters:?}"
+    );
+    assert!(
+        filters.len() <= 3,
+        "one stream per change of the set: {filters:?}"
+    );
+    client.close().await;
+}

@@ -401,6 +401,7 @@ impl ClientBuilder {
                 max_input_rounds: self.max_input_rounds,
                 cache,
                 runtime,
+                task_watch: super::task_watch::TaskWatch::default(),
                 #[cfg(feature = "otel")]
                 telemetry: crate::telemetry::ClientSessionTimer::new(
                     if transport.mirrors_headers() {

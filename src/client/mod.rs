@@ -60,6 +60,7 @@ pub(crate) mod runtime;
 pub(crate) mod session;
 #[cfg(feature = "skills")]
 pub mod skills;
+mod task_watch;
 pub mod tasks;
 pub mod transport;
 
@@ -128,6 +129,8 @@ struct ClientInner {
     cache: Option<Arc<ResultCache>>,
     /// The SDK's own actix system, when the client was connected outside one.
     runtime: Option<Arc<runtime::ClientRuntime>>,
+    /// One listen stream for the tasks the client's handles wait for.
+    task_watch: task_watch::TaskWatch,
     /// Reports the connection's duration when it ends.
     #[cfg(feature = "otel")]
     telemetry: crate::telemetry::ClientSessionTimer,

@@ -19,10 +19,12 @@
 //! [`MIN_POLL_INTERVAL`] and [`MAX_POLL_INTERVAL`] ([`DEFAULT_POLL_INTERVAL`] when the server
 //! gives none), within the call's timeout ([`CallOptions::timeout`], else the client's request
 //! timeout) or [`TaskHandle::timeout`]. Meanwhile it listens for the task's
-//! `notifications/tasks` on a `subscriptions/listen` stream ([`Client::listen`]), whose full
-//! task state is taken as a poll's would be (and a `tasks/get` follows each acknowledgement,
-//! so a change before the stream opened is not missed); a server that refuses the stream, or a
-//! stream that breaks, leaves polling alone ([`TaskHandle::listen`] turns it off). A task that
+//! `notifications/tasks` on a `subscriptions/listen` stream ([`Client::listen`]), one per
+//! client whatever the number of tasks waited for (its filter names them all, and it is
+//! opened again when they change), whose full task state is taken as a poll's would be (and
+//! a `tasks/get` follows each acknowledgement, so a change before the stream opened is not
+//! missed); a server that refuses the stream, or a stream that breaks, leaves polling alone
+//! ([`TaskHandle::listen`] turns it off). A task that
 //! outlives the wait fails it with [`ClientError::Timeout`] (and a plain call's task is then
 //! cancelled): give long tasks a longer [`CallOptions::timeout`]. A task in `input_required` is
 //! answered with the builder's handlers (elicitation, sampling, roots), as a multi-round-trip
@@ -46,19 +48,17 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
 use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
 use super::api::CallOptions;
 use super::error::ClientError;
-use super::listen::{ListenEvent, Subscription};
+use super::task_watch::{Follower, Signal, TaskWatch};
 use super::{Client, decode, mrtr, session};
 use crate::protocol::v2026::TASKS_EXTENSION;
 use crate::protocol::{
-    CallToolResult, DetailedTask, InputRequiredResult, InputResponses, SubscriptionFilter,
-    TaskStatus, method,
+    CallToolResult, DetailedTask, InputRequiredResult, InputResponses, TaskStatus, method,
 };
 
 /// The shortest wait between two `tasks/get` polls, whatever the server asks.
@@ -88,8 +88,8 @@ pub struct TaskHandle {
     armed: bool,
     /// Whether waiting listens for the task's notifications.
     listen: bool,
-    /// The task's `subscriptions/listen` stream, once opened (and while it works).
-    subscription: Option<Subscription>,
+    /// The task's place on the client's listen stream, once it waited (and while it works).
+    follower: Option<Follower>,
 }
 
 impl fmt::Debug for TaskHandle {
@@ -119,7 +119,7 @@ impl TaskHandle {
             rounds: 0,
             armed,
             listen: true,
-            subscription: None,
+            follower: None,
         }
     }
 
@@ -133,7 +133,7 @@ impl TaskHandle {
             rounds: 0,
             armed: false,
             listen: false,
-            subscription: None,
+            follower: None,
         }
     }
 
@@ -172,7 +172,7 @@ impl TaskHandle {
     pub fn listen(mut self, on: bool) -> Self {
         self.listen = on;
         if !on {
-            self.subscription = None;
+            self.follower = None;
         }
         self
     }
@@ -316,57 +316,36 @@ impl TaskHandle {
         }
     }
 
-    /// Waits for the task's next state: a notification on its listen stream, or the poll
-    /// after `interval`.
+    /// Waits for the task's next state: a notification on the client's listen stream, or the
+    /// poll after `interval`.
     async fn next_change(&mut self, interval: Duration) -> Result<(), ClientError> {
-        if self.listen && self.subscription.is_none() {
-            // Tried once: a refused or broken stream is not opened again.
+        if self.listen && self.follower.is_none() {
+            // Joined once: a refused or broken stream is not joined again.
             self.listen = false;
             if let Some(task_id) = self.id() {
-                let filter = SubscriptionFilter {
-                    task_ids: Some(vec![task_id.to_owned()]),
-                    ..SubscriptionFilter::default()
-                };
-                self.subscription = self.client.listen(filter).await.ok();
+                self.follower = TaskWatch::follow(&self.client, task_id);
             }
         }
-        let Some(subscription) = &mut self.subscription else {
+        let Some(follower) = &mut self.follower else {
             tokio::time::sleep(interval).await;
             return self.refresh().await;
         };
-        let event = tokio::select! {
-            () = tokio::time::sleep(interval) => None,
-            event = subscription.next() => Some(event),
+        let signal = tokio::select! {
+            () = tokio::time::sleep(interval) => Signal::Reread,
+            signal = follower.next() => signal,
         };
-        let Some(event) = event else {
-            return self.refresh().await;
-        };
-        match event {
-            Some(Ok(ListenEvent::Other { method, params }))
-                if method == method::NOTIFICATION_TASKS =>
-            {
-                let task = params.and_then(|p| serde_json::from_value::<DetailedTask>(p).ok());
-                match task {
-                    Some(task) if Some(task.task_id.as_str()) == self.id() => {
-                        if task.is_terminal() {
-                            self.armed = false;
-                        }
-                        self.task = Some(task);
-                        Ok(())
-                    }
-                    _ => Ok(()),
+        match signal {
+            Signal::Changed(task) if Some(task.task_id.as_str()) == self.id() => {
+                if task.is_terminal() {
+                    self.armed = false;
                 }
+                self.task = Some(*task);
+                Ok(())
             }
-            // (Re)opened: what changed before is read now.
-            Some(Ok(ListenEvent::Acknowledged(_))) => self.refresh().await,
-            Some(Ok(_)) => Ok(()),
-            Some(Err(error)) => {
-                tracing::debug!(%error, "the task's listen stream failed; polling only");
-                self.subscription = None;
-                self.refresh().await
-            }
-            None => {
-                self.subscription = None;
+            Signal::Changed(_) | Signal::Quiet => Ok(()),
+            Signal::Reread => self.refresh().await,
+            Signal::Broken => {
+                self.follower = None;
                 self.refresh().await
             }
         }
