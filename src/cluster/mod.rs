@@ -53,8 +53,13 @@
 //! end. The session cap is per cluster when the store can count sessions (the Redis store and
 //! the in-memory one can), per node otherwise.
 
+mod admission;
 #[cfg(feature = "redis")]
 pub mod redis;
+
+pub use admission::{
+    AdmissionAsk, AdmissionStore, AdmissionVerdict, BucketLimit, InMemoryAdmissionStore, SlotLimit,
+};
 
 use std::fmt;
 use std::sync::Arc;
@@ -102,6 +107,8 @@ pub struct Cluster {
     pub(crate) store: Arc<dyn SessionStore>,
     pub(crate) bus: Arc<dyn Bus>,
     pub(crate) events: Option<Arc<dyn EventStore>>,
+    pub(crate) admission: Option<Arc<dyn AdmissionStore>>,
+    pub(crate) admission_lease: Duration,
 }
 
 impl fmt::Debug for Cluster {
@@ -111,6 +118,8 @@ impl fmt::Debug for Cluster {
             .field("store", &self.store)
             .field("bus", &self.bus)
             .field("shared_events", &self.events.is_some())
+            .field("admission", &self.admission)
+            .field("admission_lease", &self.admission_lease)
             .finish()
     }
 }
@@ -123,6 +132,8 @@ impl Cluster {
             store,
             bus,
             events: None,
+            admission: None,
+            admission_lease: DEFAULT_ADMISSION_LEASE,
         }
     }
 
@@ -141,6 +152,26 @@ impl Cluster {
         self
     }
 
+    /// Counts the endpoint's admission limits (global and per-principal concurrency, the
+    /// principal rate; see [`AdmissionConfig`](crate::transport::http::AdmissionConfig)) in
+    /// `store`, shared by every node, so that a limit holds for the cluster (default: none, each
+    /// node counts its own; [`Cluster::redis`](Self::redis) counts them in Redis). The store is
+    /// asked only for a request a cluster-wide limit applies to; the per-node counts stay as a
+    /// local guard, checked first. See [`AdmissionStore`].
+    pub fn admission_store(mut self, store: Arc<dyn AdmissionStore>) -> Self {
+        self.admission = Some(store);
+        self
+    }
+
+    /// How long a concurrency slot of the [admission store](Self::admission_store) lives
+    /// unless renewed (default 30 s, at least a second): the node renews the slots of its
+    /// running requests every third of it, so a node that dies frees its slots within this
+    /// time.
+    pub fn admission_lease(mut self, ttl: Duration) -> Self {
+        self.admission_lease = ttl.max(Duration::from_millis(MIN_ADMISSION_LEASE_MS));
+        self
+    }
+
     /// This node's id.
     pub fn node_id(&self) -> &NodeId {
         &self.node
@@ -151,6 +182,12 @@ impl Cluster {
         &self.store
     }
 }
+
+/// The default [`Cluster::admission_lease`].
+const DEFAULT_ADMISSION_LEASE: Duration = Duration::from_secs(30);
+
+/// The shortest [`Cluster::admission_lease`].
+const MIN_ADMISSION_LEASE_MS: u64 = 1000;
 
 /// One endpoint's side of a cluster: its relay to the other nodes, the session records, and
 /// what the bus brings.

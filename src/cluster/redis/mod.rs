@@ -21,6 +21,8 @@
 //! | `mcp:sessions` | sorted set | live sessions by expiry (the cluster-wide count), renewed with the records of the sessions busy on each node every third of the idle timeout (at most a minute) | members pruned as they expire |
 //! | `mcp:task:{<task>}` | string | a task of the Tasks extension ([`RedisTaskStore`]) | with the task |
 //! | `mcp:tasks` | sorted set | live tasks by expiry (the store's limit) | members pruned as they expire |
+//! | `mcp:{admission}:slots:<key>` | sorted set | the leases of a cluster-wide concurrency limit by expiry ([`RedisAdmissionStore`]) | the lease TTL, renewed while a request runs |
+//! | `mcp:{admission}:rate:<key>` | hash | a cluster-wide token bucket | once it would be full again |
 //!
 //! Channels: `mcp:bus` (to every node) and `mcp:bus:<node>` (to one).
 //!
@@ -28,8 +30,10 @@
 //! renews it, pipelined; a record this node read before at the same revision is not decoded
 //! again); a change of a session's state (`logging/setLevel`, `resources/subscribe`) is one
 //! script that applies it to the stored fields; events are written behind, in pipelined
-//! batches.
+//! batches. A request a cluster-wide admission limit applies to costs one more round trip (one
+//! script, [`RedisAdmissionStore`]); its release and the renewal of its leases are off its path.
 
+mod admission_store;
 mod bus;
 mod connection;
 mod event_store;
@@ -42,6 +46,7 @@ use actix_mcp_actors::StoreError;
 
 use super::Cluster;
 
+pub use admission_store::RedisAdmissionStore;
 pub use bus::RedisBus;
 pub use connection::Redis;
 pub use event_store::RedisEventStore;
@@ -60,13 +65,14 @@ impl Cluster {
         Ok(Self::on_redis(Redis::connect(url, "mcp").await?))
     }
 
-    /// A cluster on a connected [`Redis`]: its session store, event store and bus. (Share the
-    /// connection with a [`RedisTaskStore`] for the Tasks extension.)
+    /// A cluster on a connected [`Redis`]: its session store, event store, admission store
+    /// and bus. (Share the connection with a [`RedisTaskStore`] for the Tasks extension.)
     pub fn on_redis(redis: Redis) -> Self {
         Self::new(
             Arc::new(RedisSessionStore::new(redis.clone())),
             Arc::new(RedisBus::new(redis.clone())),
         )
-        .event_store(Arc::new(RedisEventStore::new(redis)))
+        .event_store(Arc::new(RedisEventStore::new(redis.clone())))
+        .admission_store(Arc::new(RedisAdmissionStore::new(redis)))
     }
 }
