@@ -667,18 +667,12 @@ async fn a_sessionless_cancel_travels_to_the_node_running_the_request() {
 /// The calls of EVAL and EVALSHA that Redis has run (`INFO commandstats`).
 fn scripts_run(redis: &RedisServer) -> u64 {
     let stats = redis.command("INFO commandstats");
-    ["cmdstat_eval:", "cmdstat_evalsha:"]
-        .iter()
-        .filter_map(|name| {
-            let line = stats.lines().find(|line| line.starts_with(name))?;
-            line.split_once("calls=")?
-                .1
-                .split(',')
-                .next()?
-                .parse::<u64>()
-                .ok()
-        })
-        .sum()
+    let evals = stats
+        .lines()
+        .filter(|line| line.starts_with("cmdstat_eval"));
+    // `cmdstat_evalsha:calls=5,usec=..`
+    let calls = evals.filter_map(|line| line.split(['=', ',']).nth(1)?.parse::<u64>().ok());
+    calls.sum()
 }
 
 /// Two nodes on Redis with a global limit of 2: two calls running on A, and B (running none)
@@ -749,7 +743,10 @@ async fn a_global_limit_holds_for_a_cluster_on_redis() {
     let body: serde_json::Value = serde_json::from_str(&refused.text().await.unwrap()).unwrap();
     let (error, message) = (&body["error"], body["error"]["message"].as_str().unwrap());
     assert_eq!((&body["id"], &error["code"]), (&json!(4), &json!(-32003)));
-    assert!(error["data"]["limit"] == "global" && message.contains("cluster-wide"), "{body}");
+    assert!(
+        error["data"]["limit"] == "global" && message.contains("cluster-wide"),
+        "{body}"
+    );
 
     on_a.cancel(json!(2)).await;
     drop(first);
@@ -777,18 +774,18 @@ async fn a_global_limit_holds_for_a_cluster_on_redis() {
         rates: Vec::new(),
     };
     assert_eq!(
-        store.acquire(&dead).await.unwrap(),
-        AdmissionVerdict::Admitted
+        store.acquire(&dead).await.ok(),
+        Some(AdmissionVerdict::Admitted)
     );
     dead.lease = "dead-node:2".to_owned();
     assert_eq!(
-        store.acquire(&dead).await.unwrap(),
-        AdmissionVerdict::Full(0)
+        store.acquire(&dead).await.ok(),
+        Some(AdmissionVerdict::Full(0))
     );
     tokio::time::sleep(Duration::from_millis(1200)).await;
     assert_eq!(
-        store.acquire(&dead).await.unwrap(),
-        AdmissionVerdict::Admitted
+        store.acquire(&dead).await.ok(),
+        Some(AdmissionVerdict::Admitted)
     );
     store
         .release("dead-node:2", &["global".to_owned()])

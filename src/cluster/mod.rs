@@ -52,6 +52,13 @@
 //! The requests in flight on a node that dies are lost with it; their clients see the stream
 //! end. The session cap is per cluster when the store can count sessions (the Redis store and
 //! the in-memory one can), per node otherwise.
+//!
+//! **Admission.** With an [`AdmissionStore`] ([`Cluster::admission_store`]; a cluster on Redis
+//! has one), the global and per-principal concurrency limits and the principal rate of an
+//! endpoint's [`AdmissionConfig`](crate::transport::http::AdmissionConfig) count the whole
+//! cluster: one store round trip per request they apply to, none otherwise. Slots are leases,
+//! so a node that dies frees its slots within [`Cluster::admission_lease`]; while the store
+//! fails, those requests are refused 503 (fail closed).
 
 mod admission;
 #[cfg(feature = "redis")]

@@ -20,6 +20,14 @@
 //! blocking tool still running on its thread keeps them, and so does a task of the Tasks
 //! extension, for its whole life.
 //!
+//! In a [cluster](crate::cluster) with an admission store
+//! ([`Cluster::admission_store`](crate::cluster::Cluster::admission_store); a cluster on Redis
+//! has one), the global and per-principal concurrency limits and the principal rate count the
+//! whole cluster: this node's counts are checked first, as a local guard, then the store's, in
+//! one round trip; a cluster-wide limit that is full refuses at once rather than queueing, and
+//! a failing store refuses 503 (see `admission_cluster`, and the README's "Running several
+//! nodes"). The session rate and the per-tool limits count per node.
+//!
 //! Memory stays bounded under overload: the wait queue has a cap, a refused POST's body is
 //! never read, and the rate limiters keep at most [`MAX_BUCKETS`] buckets (full ones are
 //! forgotten first, as a full bucket is the same as none).
@@ -91,6 +99,12 @@ impl Rate {
 /// Every refusal's error has code [`OVERLOADED`](crate::error::code::OVERLOADED) (`-32003`)
 /// and `data: {"retryAfterMs": .., "limit": ..}`. Only requests are counted: notifications,
 /// responses and `ping` never wait. A rate limiter keeps at most [`MAX_BUCKETS`] buckets.
+///
+/// On an endpoint in a [cluster](crate::cluster::Cluster) with an
+/// [`AdmissionStore`](crate::cluster::AdmissionStore) (a cluster on Redis has one), the global
+/// and per-principal concurrency limits and the principal rate hold for the whole cluster
+/// (counted in the store, each node's own count kept as a local guard); the others count per
+/// node.
 ///
 /// ```
 /// use std::time::Duration;
