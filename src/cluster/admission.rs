@@ -68,9 +68,22 @@ pub enum AdmissionVerdict {
     RateLimited(usize, Duration),
 }
 
-/// The cluster's shared admission counters (see the [module docs](self)). Implemented by
-/// [`InMemoryAdmissionStore`] (the nodes of one process) and, with feature `redis`, by
-/// `RedisAdmissionStore`.
+/// The cluster's shared admission counters: the concurrency slots and rate buckets that make
+/// an endpoint's [admission limits](crate::transport::http::AdmissionConfig) hold for the
+/// whole cluster rather than for each node. Implemented by [`InMemoryAdmissionStore`] (the
+/// nodes of one process) and, with feature `redis`, by `RedisAdmissionStore`.
+///
+/// A node asks once per admitted request ([`acquire`](Self::acquire): one round trip), and only
+/// when the endpoint has a cluster-wide limit that applies to the request. A concurrency slot
+/// is a **lease**: it names the request (the node's id and a random part) and expires
+/// `lease_ttl` after it was taken or last renewed. The node renews the leases of its running
+/// requests every third of `lease_ttl` ([`renew`](Self::renew)) and releases a request's
+/// leases when its work ends ([`release`](Self::release)), both off the request's path. A node
+/// that dies without releasing frees its slots when their leases expire: within `lease_ttl`
+/// ([`Cluster::admission_lease`](super::Cluster::admission_lease), 30 s by default). A store
+/// counts only the leases not yet expired.
+///
+/// A rate limit is a token bucket per key, refilled from the store's own clock.
 pub trait AdmissionStore: Send + Sync + fmt::Debug + 'static {
     /// Leases a slot of each of `ask.slots` and takes a token of each of `ask.rates`, all or
     /// none, atomically: one round trip.
@@ -232,7 +245,7 @@ mod tests {
     #[tokio::test]
     async fn leases_fill_a_slot_and_expire_unless_renewed() {
         let store = InMemoryAdmissionStore::new();
-        let ttl = Duration::from_millis(60);
+        let ttl = Duration::from_millis(500);
         let keys = ["global".to_owned()];
         assert_eq!(
             store.acquire(&ask("a", 1, ttl)).await.unwrap(),
@@ -242,12 +255,12 @@ mod tests {
             store.acquire(&ask("b", 1, ttl)).await.unwrap(),
             AdmissionVerdict::Full(0)
         );
-        std::thread::sleep(Duration::from_millis(40));
+        std::thread::sleep(Duration::from_millis(300));
         store.renew("a", &keys, ttl).await.unwrap();
-        std::thread::sleep(Duration::from_millis(40));
+        std::thread::sleep(Duration::from_millis(300));
         // Renewed: still held.
         assert_eq!(store.leases("global"), 1);
-        std::thread::sleep(Duration::from_millis(40));
+        std::thread::sleep(Duration::from_millis(300));
         // Past its expiry, the crashed holder's slot is free.
         assert_eq!(
             store.acquire(&ask("b", 1, ttl)).await.unwrap(),
