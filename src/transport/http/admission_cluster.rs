@@ -15,6 +15,8 @@
 //! - A request's slots are leases, renewed while its work runs and released (in the
 //!   background) when it ends; a node that dies frees its slots when their leases expire
 //!   ([`Cluster::admission_lease`](crate::cluster::Cluster::admission_lease), 30 s by default).
+//!   A lease that expires while its request still runs (the store unreachable for longer than
+//!   the lease time) is not taken again: that request runs on uncounted by the cluster.
 //! - **Fail closed**: while the store fails, a request a cluster-wide limit applies to is
 //!   refused 503 with `Retry-After: 1` and a JSON-RPC error saying the admission store is
 //!   unavailable, as a request needing the session store is while that fails.
