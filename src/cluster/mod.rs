@@ -52,9 +52,21 @@
 //! The requests in flight on a node that dies are lost with it; their clients see the stream
 //! end. The session cap is per cluster when the store can count sessions (the Redis store and
 //! the in-memory one can), per node otherwise.
+//!
+//! **Admission.** With an [`AdmissionStore`] ([`Cluster::admission_store`]; a cluster on Redis
+//! has one), the global and per-principal concurrency limits and the principal rate of an
+//! endpoint's [`AdmissionConfig`](crate::transport::http::AdmissionConfig) count the whole
+//! cluster: one store round trip per request they apply to, none otherwise. Slots are leases,
+//! so a node that dies frees its slots within [`Cluster::admission_lease`]; while the store
+//! fails, those requests are refused 503 (fail closed).
 
+mod admission;
 #[cfg(feature = "redis")]
 pub mod redis;
+
+pub use admission::{
+    AdmissionAsk, AdmissionStore, AdmissionVerdict, BucketLimit, InMemoryAdmissionStore, SlotLimit,
+};
 
 use std::fmt;
 use std::sync::Arc;
@@ -105,6 +117,8 @@ pub struct Cluster {
     pub(crate) bus: Arc<dyn Bus>,
     pub(crate) events: Option<Arc<dyn EventStore>>,
     pub(crate) catalog: Option<Arc<dyn CatalogStore>>,
+    pub(crate) admission: Option<Arc<dyn AdmissionStore>>,
+    pub(crate) admission_lease: Duration,
 }
 
 impl fmt::Debug for Cluster {
@@ -115,6 +129,8 @@ impl fmt::Debug for Cluster {
             .field("bus", &self.bus)
             .field("shared_events", &self.events.is_some())
             .field("shared_catalog", &self.catalog.is_some())
+            .field("admission", &self.admission)
+            .field("admission_lease", &self.admission_lease)
             .finish()
     }
 }
@@ -128,6 +144,8 @@ impl Cluster {
             bus,
             events: None,
             catalog: None,
+            admission: None,
+            admission_lease: DEFAULT_ADMISSION_LEASE,
         }
     }
 
@@ -155,6 +173,26 @@ impl Cluster {
         self
     }
 
+    /// Counts the endpoint's admission limits (global and per-principal concurrency, the
+    /// principal rate; see [`AdmissionConfig`](crate::transport::http::AdmissionConfig)) in
+    /// `store`, shared by every node, so that a limit holds for the cluster (default: none, each
+    /// node counts its own; [`Cluster::redis`](Self::redis) counts them in Redis). The store is
+    /// asked only for a request a cluster-wide limit applies to; the per-node counts stay as a
+    /// local guard, checked first. See [`AdmissionStore`].
+    pub fn admission_store(mut self, store: Arc<dyn AdmissionStore>) -> Self {
+        self.admission = Some(store);
+        self
+    }
+
+    /// How long a concurrency slot of the [admission store](Self::admission_store) lives
+    /// unless renewed (default 30 s, at least a second): the node renews the slots of its
+    /// running requests every third of it, so a node that dies frees its slots within this
+    /// time.
+    pub fn admission_lease(mut self, ttl: Duration) -> Self {
+        self.admission_lease = ttl.max(Duration::from_millis(MIN_ADMISSION_LEASE_MS));
+        self
+    }
+
     /// This node's id.
     pub fn node_id(&self) -> &NodeId {
         &self.node
@@ -165,6 +203,12 @@ impl Cluster {
         &self.store
     }
 }
+
+/// The default [`Cluster::admission_lease`].
+const DEFAULT_ADMISSION_LEASE: Duration = Duration::from_secs(30);
+
+/// The shortest [`Cluster::admission_lease`].
+const MIN_ADMISSION_LEASE_MS: u64 = 1000;
 
 /// One endpoint's side of a cluster: its relay to the other nodes, the session records, and
 /// what the bus brings.

@@ -130,10 +130,10 @@ impl ServerBuilder {
     /// use actix_mcp::{Server, ToolDef};
     ///
     /// let server = Server::builder("demo", "1.0.0")
-    ///     .tool_factory("greeter", |args| {
+    ///     .tool_factory("greeter", |args: &serde_json::Value| {
     ///         let name = args["name"].as_str().ok_or("`name` must be a string")?;
     ///         let greeting = format!("hello from {name}");
-    ///         Ok(ToolDef::new(name, move || {
+    ///         Ok::<_, &str>(ToolDef::new(name, move || {
     ///             let greeting = greeting.clone();
     ///             async move { greeting }
     ///         }))

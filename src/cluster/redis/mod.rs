@@ -22,6 +22,8 @@
 //! | `mcp:task:{<task>}` | string | a task of the Tasks extension ([`RedisTaskStore`]) | with the task |
 //! | `mcp:tasks` | sorted set | live tasks by expiry (the store's limit) | members pruned as they expire |
 //! | `mcp:catalog:tools` | hash | the shared catalog: each shared tool's name to its factory and arguments (JSON) ([`RedisCatalogStore`]) | never (until removed) |
+//! | `mcp:{admission}:slots:<key>` | sorted set | the leases of a cluster-wide concurrency limit by expiry ([`RedisAdmissionStore`]) | the lease TTL, renewed while a request runs |
+//! | `mcp:{admission}:rate:<key>` | hash | a cluster-wide token bucket | once it would be full again |
 //!
 //! Channels: `mcp:bus` (to every node) and `mcp:bus:<node>` (to one).
 //!
@@ -29,8 +31,10 @@
 //! renews it, pipelined; a record this node read before at the same revision is not decoded
 //! again); a change of a session's state (`logging/setLevel`, `resources/subscribe`) is one
 //! script that applies it to the stored fields; events are written behind, in pipelined
-//! batches.
+//! batches. A request a cluster-wide admission limit applies to costs one more round trip (one
+//! script, [`RedisAdmissionStore`]); its release and the renewal of its leases are off its path.
 
+mod admission_store;
 mod bus;
 mod catalog_store;
 mod connection;
@@ -44,6 +48,7 @@ use actix_mcp_actors::StoreError;
 
 use super::Cluster;
 
+pub use admission_store::RedisAdmissionStore;
 pub use bus::RedisBus;
 pub use catalog_store::RedisCatalogStore;
 pub use connection::Redis;
@@ -63,14 +68,16 @@ impl Cluster {
         Ok(Self::on_redis(Redis::connect(url, "mcp").await?))
     }
 
-    /// A cluster on a connected [`Redis`]: its session store, event store, catalog store and
-    /// bus. (Share the connection with a [`RedisTaskStore`] for the Tasks extension.)
+    /// A cluster on a connected [`Redis`]: its session store, event store, catalog store,
+    /// admission store and bus. (Share the connection with a [`RedisTaskStore`] for the Tasks
+    /// extension.)
     pub fn on_redis(redis: Redis) -> Self {
         Self::new(
             Arc::new(RedisSessionStore::new(redis.clone())),
             Arc::new(RedisBus::new(redis.clone())),
         )
         .event_store(Arc::new(RedisEventStore::new(redis.clone())))
-        .catalog_store(Arc::new(RedisCatalogStore::new(redis)))
+        .catalog_store(Arc::new(RedisCatalogStore::new(redis.clone())))
+        .admission_store(Arc::new(RedisAdmissionStore::new(redis)))
     }
 }

@@ -20,6 +20,14 @@
 //! blocking tool still running on its thread keeps them, and so does a task of the Tasks
 //! extension, for its whole life.
 //!
+//! In a [cluster](crate::cluster) with an admission store
+//! ([`Cluster::admission_store`](crate::cluster::Cluster::admission_store); a cluster on Redis
+//! has one), the global and per-principal concurrency limits and the principal rate count the
+//! whole cluster: this node's counts are checked first, as a local guard, then the store's, in
+//! one round trip; a cluster-wide limit that is full refuses at once rather than queueing, and
+//! a failing store refuses 503 (see `admission_cluster`, and the README's "Running several
+//! nodes"). The session rate and the per-tool limits count per node.
+//!
 //! Memory stays bounded under overload: the wait queue has a cap, a refused POST's body is
 //! never read, and the rate limiters keep at most [`MAX_BUCKETS`] buckets (full ones are
 //! forgotten first, as a full bucket is the same as none).
@@ -40,6 +48,8 @@ use tokio::time::Instant;
 
 use actix_mcp_actors::{ErrorObject, RequestId, dev::Frame};
 
+use super::admission_cluster::{ClusterLease, ClusterLimits};
+use crate::cluster::Cluster;
 use crate::error::code;
 
 /// The most rate-limit buckets kept per limiter.
@@ -89,6 +99,12 @@ impl Rate {
 /// Every refusal's error has code [`OVERLOADED`](crate::error::code::OVERLOADED) (`-32003`)
 /// and `data: {"retryAfterMs": .., "limit": ..}`. Only requests are counted: notifications,
 /// responses and `ping` never wait. A rate limiter keeps at most [`MAX_BUCKETS`] buckets.
+///
+/// On an endpoint in a [cluster](crate::cluster::Cluster) with an
+/// [`AdmissionStore`](crate::cluster::AdmissionStore) (a cluster on Redis has one), the global
+/// and per-principal concurrency limits and the principal rate hold for the whole cluster
+/// (counted in the store, each node's own count kept as a local guard); the others count per
+/// node.
 ///
 /// ```
 /// use std::time::Duration;
@@ -186,6 +202,17 @@ impl AdmissionConfig {
     pub(super) fn has_session_rate(&self) -> bool {
         self.session_rate.is_some()
     }
+
+    /// The limits a cluster counts in its admission store: global and per-principal
+    /// concurrency, and the principal rate (tokens per second, burst).
+    pub(super) fn cluster_limits(&self) -> (Option<usize>, Option<usize>, Option<(f64, u32)>) {
+        (
+            self.max_concurrent,
+            self.per_principal,
+            self.principal_rate
+                .map(|rate| (rate.per_second, rate.burst)),
+        )
+    }
 }
 
 /// Which limit refused a request (`data.limit` of the refusal).
@@ -221,6 +248,12 @@ pub(super) enum Refusal {
     WaitTimedOut(Limit),
     /// The server began draining while the request waited.
     Draining,
+    /// A cluster-wide concurrency limit is full (counted in the cluster's admission store).
+    ClusterFull(Limit),
+    /// A cluster-wide rate limit is out of tokens for this long.
+    ClusterRate(Limit, Duration),
+    /// The cluster's admission store failed: the cluster-wide limits cannot be counted.
+    StoreUnavailable,
 }
 
 /// The counts of admission decisions since the endpoint started.
@@ -236,10 +269,10 @@ pub(super) struct Counters {
 impl Counters {
     fn count(&self, refusal: Refusal) {
         let counter = match refusal {
-            Refusal::Rate(..) => &self.rate_limited,
-            Refusal::QueueFull(_) => &self.queue_full,
+            Refusal::Rate(..) | Refusal::ClusterRate(..) => &self.rate_limited,
+            Refusal::QueueFull(_) | Refusal::ClusterFull(_) => &self.queue_full,
             Refusal::WaitTimedOut(_) => &self.queue_timeouts,
-            Refusal::Draining => return,
+            Refusal::Draining | Refusal::StoreUnavailable => return,
         };
         counter.fetch_add(1, Ordering::Relaxed);
     }
@@ -326,6 +359,8 @@ pub(super) struct Admission {
     session_rate: Option<RateLimiter>,
     principal_rate: Option<RateLimiter>,
     waiting: AtomicUsize,
+    /// The limits counted cluster-wide, if the endpoint is in a cluster with an admission store.
+    cluster: Option<ClusterLimits>,
     pub(super) counters: Counters,
 }
 
@@ -334,6 +369,8 @@ pub(super) struct Admission {
 pub(super) struct Permit {
     permits: Vec<OwnedSemaphorePermit>,
     principal: Option<PrincipalSlot>,
+    /// The request's leases in the cluster's admission store.
+    _cluster: Option<ClusterLease>,
 }
 
 /// A principal's slot: its entry is forgotten when the last slot is released.
@@ -366,8 +403,9 @@ impl Drop for Waiting<'_> {
 }
 
 impl Admission {
-    pub(super) fn new(config: AdmissionConfig) -> Arc<Self> {
+    pub(super) fn new(config: AdmissionConfig, cluster: Option<&Cluster>) -> Arc<Self> {
         Arc::new(Self {
+            cluster: ClusterLimits::new(&config, cluster),
             global: config.max_concurrent.map(|n| Arc::new(Semaphore::new(n))),
             tools: config
                 .per_tool
@@ -415,11 +453,29 @@ impl Admission {
 
     /// Admits a request of `principal` (calling `tool`, if any): its slots, once every
     /// concurrency limit has room. Waits in the bounded queue when one is full, and gives up
-    /// when `draining` resolves.
+    /// when `draining` resolves. In a cluster with an admission store, the cluster-wide limits
+    /// are then counted there (see [`admission_cluster`](super::admission_cluster)).
     ///
     /// # Cancel safety
     /// Dropping the future gives up the wait and every slot taken so far.
     pub(super) async fn admit(
+        self: &Arc<Self>,
+        principal: Option<&str>,
+        tool: Option<&str>,
+        draining: impl std::future::Future<Output = ()>,
+    ) -> Result<Permit, Refusal> {
+        let mut permit = self.admit_here(principal, tool, draining).await?;
+        if let Some(cluster) = &self.cluster {
+            permit._cluster = cluster.admit(principal).await.inspect_err(|&refusal| {
+                self.counters.count(refusal);
+            })?;
+        }
+        self.counters.admitted.fetch_add(1, Ordering::Relaxed);
+        Ok(permit)
+    }
+
+    /// The local side of [`admit`](Self::admit): this node's slots.
+    async fn admit_here(
         self: &Arc<Self>,
         principal: Option<&str>,
         tool: Option<&str>,
@@ -434,7 +490,6 @@ impl Admission {
             && (self.config.per_principal.is_none() || principal.is_none())
         {
             // No limit applies: nothing to hold.
-            self.counters.admitted.fetch_add(1, Ordering::Relaxed);
             return Ok(permit);
         }
         // Most specific first: a request waiting for its tool holds no global slot.
@@ -470,7 +525,6 @@ impl Admission {
             }
         }
         let Some((first_full, _)) = pending.peek() else {
-            self.counters.admitted.fetch_add(1, Ordering::Relaxed);
             return Ok(permit);
         };
         let first_full = *first_full;
@@ -505,19 +559,18 @@ impl Admission {
                 }
             }
         }
-        self.counters.admitted.fetch_add(1, Ordering::Relaxed);
         Ok(permit)
     }
 
     /// How long a client refused by a full concurrency limit should wait before retrying.
     fn retry_after(&self, refusal: Refusal) -> Duration {
         match refusal {
-            Refusal::Rate(_, wait) => wait,
-            Refusal::QueueFull(_) | Refusal::WaitTimedOut(_) => self
+            Refusal::Rate(_, wait) | Refusal::ClusterRate(_, wait) => wait,
+            Refusal::QueueFull(_) | Refusal::WaitTimedOut(_) | Refusal::ClusterFull(_) => self
                 .config
                 .max_wait
                 .clamp(Duration::from_millis(100), Duration::from_secs(5)),
-            Refusal::Draining => Duration::from_secs(1),
+            Refusal::Draining | Refusal::StoreUnavailable => Duration::from_secs(1),
         }
     }
 
@@ -526,6 +579,9 @@ impl Admission {
     pub(super) fn refusal(&self, refusal: Refusal, id: Option<&RequestId>) -> HttpResponse {
         if refusal == Refusal::Draining {
             return super::drain::draining_response(id);
+        }
+        if refusal == Refusal::StoreUnavailable {
+            return admission_store_unavailable(id);
         }
         let wait = self.retry_after(refusal);
         tracing::debug!(
@@ -559,10 +615,38 @@ impl Admission {
                     self.config.max_wait.as_millis()
                 ),
             ),
-            Refusal::Draining => (Limit::Global, String::new()),
+            Refusal::ClusterRate(limit, _) => {
+                (limit, "cluster-wide rate limit exceeded".to_owned())
+            }
+            Refusal::ClusterFull(limit) => (
+                limit,
+                format!(
+                    "server overloaded: the cluster-wide {} concurrency limit is full (counted \
+                     over every node of the cluster)",
+                    limit.as_str()
+                ),
+            ),
+            Refusal::Draining | Refusal::StoreUnavailable => (Limit::Global, String::new()),
         };
         overloaded(id, limit, &message, wait)
     }
+}
+
+/// The 503 of a request a cluster-wide limit applies to while the admission store fails
+/// (fail closed: an uncounted request could break the limit).
+fn admission_store_unavailable(id: Option<&RequestId>) -> HttpResponse {
+    let error = ErrorObject::new(
+        code::SERVER_BUSY,
+        "the cluster's admission store is unavailable, so the cluster-wide limits cannot be \
+         counted; retry later",
+    );
+    let mut response = HttpResponse::build(StatusCode::SERVICE_UNAVAILABLE)
+        .content_type("application/json")
+        .body(Frame::error(id, &error).json.to_string());
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
 }
 
 /// The 429 answer for `limit`, retry after `wait`.
@@ -615,6 +699,7 @@ mod tests {
             AdmissionConfig::new()
                 .max_concurrent(1)
                 .queue(1, Duration::from_secs(1)),
+            None,
         );
         let never = std::future::pending::<()>;
         let first = admission.admit(None, None, never()).await.unwrap();
@@ -636,7 +721,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_principal_entry_goes_with_its_last_slot() {
-        let admission = Admission::new(AdmissionConfig::new().max_concurrent_per_principal(2));
+        let admission =
+            Admission::new(AdmissionConfig::new().max_concurrent_per_principal(2), None);
         let never = std::future::pending::<()>;
         let a = admission.admit(Some("alice"), None, never()).await.unwrap();
         let b = admission.admit(Some("alice"), None, never()).await.unwrap();

@@ -57,6 +57,7 @@
 //! <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http#cancellation>
 
 mod admission;
+mod admission_cluster;
 mod answer;
 mod auth;
 mod budget;
@@ -186,7 +187,7 @@ impl HttpShared {
             dispatch: McpDispatch::new(server.clone(), Network::Tcp),
             server,
             budget: budget::ByteBudget::new(config.max_request_bytes_in_flight),
-            admission: admission::Admission::new(config.admission.clone()),
+            admission: admission::Admission::new(config.admission.clone(), config.cluster.as_ref()),
             config,
             registry: OnceLock::new(),
             node: OnceLock::new(),
