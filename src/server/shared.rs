@@ -170,6 +170,7 @@ impl SharedCatalog {
     }
 
     /// Links the cluster's store (the first cluster to link wins).
+    #[cfg(feature = "http")]
     pub(crate) fn link(&self, store: Arc<dyn CatalogStore>) {
         let _ = self.store.set(store);
     }
@@ -251,12 +252,14 @@ impl ServerInner {
     }
 
     /// Another node removed the shared tool `name`.
+    #[cfg(feature = "http")]
     pub(crate) fn remove_shared_here(&self, name: &str) {
         self.uninstall(name);
     }
 
     /// Makes this node's shared tools those of `stored`: made when missing or different,
     /// removed when no longer stored.
+    #[cfg(feature = "http")]
     pub(crate) fn reconcile_shared(&self, stored: Vec<SharedTool>) {
         let names: std::collections::HashSet<String> =
             stored.iter().map(|tool| tool.name.clone()).collect();
