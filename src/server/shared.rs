@@ -303,7 +303,12 @@ impl Server {
     /// [`ServerBuilder::tool_factory`](crate::ServerBuilder::tool_factory) on every node) from
     /// `args`, on every node of the cluster this server's endpoint belongs to, and on nodes
     /// that join later; returns the tool's name. Replaces a tool of the same name. Without a
-    /// cluster catalog store it is defined here only. See the [module docs](self).
+    /// cluster catalog store it is defined here only. Each node makes the tool with its own
+    /// factory when told on the bus, a node joining later makes it from the store, every node
+    /// compares its shared tools with the store on its keeper's tick, and a `tools/call` of a
+    /// tool a node has not heard of yet asks the store first, so the tool is callable on every
+    /// node once this returns. See [`Cluster::catalog_store`](crate::cluster::Cluster::catalog_store)
+    /// (feature `http`).
     ///
     /// # Errors
     /// An unknown factory, arguments the factory refuses, an invalid tool, or the store's
