@@ -81,6 +81,12 @@ tests() {
 
 package() {
   echo "== cargo package --workspace (both crates build from what they publish)"
+  # Cargo verifies each tarball against the others' through a local registry whose crates it
+  # unpacks under $CARGO_HOME/registry/src once per name and version, and reuses: a copy of
+  # this workspace's crates unpacked by an earlier run (same version, older code) would be
+  # built instead of the one just packaged. Remove those copies first (only ours).
+  local cargo_home=${CARGO_HOME:-$HOME/.cargo}
+  rm -rf "$cargo_home"/registry/src/-*/actix-mcp-[0-9]* "$cargo_home"/registry/src/-*/actix-mcp-actors-[0-9]*
   # The working tree of a CI checkout is clean; locally, uncommitted files are allowed.
   cargo package --workspace --allow-dirty
 }
