@@ -13,6 +13,11 @@ use super::connection::{RESPONSE_TIMEOUT, Redis};
 /// The [`Bus`] on Redis pub/sub: one channel to every node, one per node. Delivery is at most
 /// once (pub/sub keeps nothing for a node that is not listening); a subscriber reconnects by
 /// itself, within a second of the server's return.
+///
+/// On a Redis Cluster, messages are published on the cluster's (classic, not sharded) pub/sub,
+/// which forwards each to every node of the cluster: a node subscribes on one of the nodes it
+/// was given, and on the next one when that one goes. Behind Sentinels, it subscribes on the
+/// master they name, and on the new one after a failover.
 #[derive(Debug, Clone)]
 pub struct RedisBus {
     redis: Redis,
@@ -51,11 +56,23 @@ impl Bus for RedisBus {
         tokio::spawn(async move {
             let channels = [redis.channel(None), redis.channel(Some(&node))];
             let mut failures = 0u32;
+            let mut attempt = 0u32;
             while !sender.is_closed() {
+                // The server to subscribe on: on a cluster, each node given in turn; behind
+                // Sentinels, the master they name now.
+                let client = redis.pubsub_client(attempt).await;
+                attempt = attempt.wrapping_add(1);
                 let subscribed = async {
-                    let mut pubsub = redis.client.get_async_pubsub().await?;
-                    pubsub.subscribe(&channels).await?;
-                    Ok::<_, redis::RedisError>(pubsub)
+                    let client = client.map_err(|err| err.to_string())?;
+                    let mut pubsub = client
+                        .get_async_pubsub()
+                        .await
+                        .map_err(|err| err.to_string())?;
+                    pubsub
+                        .subscribe(&channels)
+                        .await
+                        .map_err(|err| err.to_string())?;
+                    Ok::<_, String>(pubsub)
                 };
                 let pubsub = match tokio::time::timeout(RESPONSE_TIMEOUT, subscribed).await {
                     Ok(Ok(pubsub)) => pubsub,

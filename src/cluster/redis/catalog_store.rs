@@ -34,7 +34,7 @@ fn decode(name: &str, json: &str) -> Result<SharedTool, StoreError> {
 impl CatalogStore for RedisCatalogStore {
     fn tools(&self) -> StoreFuture<'_, Vec<SharedTool>> {
         Box::pin(async move {
-            let mut conn = self.redis.conn.clone();
+            let mut conn = self.redis.shared_conn();
             let entries: Vec<(String, String)> = redis::cmd("HGETALL")
                 .arg(self.key())
                 .query_async(&mut conn)
@@ -49,7 +49,7 @@ impl CatalogStore for RedisCatalogStore {
 
     fn tool<'a>(&'a self, name: &'a str) -> StoreFuture<'a, Option<SharedTool>> {
         Box::pin(async move {
-            let mut conn = self.redis.conn.clone();
+            let mut conn = self.redis.shared_conn();
             let json: Option<String> = redis::cmd("HGET")
                 .arg(self.key())
                 .arg(name)
@@ -64,7 +64,7 @@ impl CatalogStore for RedisCatalogStore {
         Box::pin(async move {
             let json = serde_json::to_string(tool)
                 .map_err(|err| StoreError::Corrupt(format!("shared tool {}: {err}", tool.name)))?;
-            let mut conn = self.redis.conn.clone();
+            let mut conn = self.redis.shared_conn();
             redis::cmd("HSET")
                 .arg(self.key())
                 .arg(&tool.name)
@@ -77,7 +77,7 @@ impl CatalogStore for RedisCatalogStore {
 
     fn remove_tool<'a>(&'a self, name: &'a str) -> StoreFuture<'a, bool> {
         Box::pin(async move {
-            let mut conn = self.redis.conn.clone();
+            let mut conn = self.redis.shared_conn();
             let removed: u64 = redis::cmd("HDEL")
                 .arg(self.key())
                 .arg(name)

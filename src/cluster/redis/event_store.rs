@@ -12,7 +12,7 @@ use actix_mcp_actors::{
 };
 use tokio::sync::mpsc;
 
-use super::connection::{Redis, millis};
+use super::connection::{Batch, Redis, millis};
 
 /// The [`EventStore`] on Redis: every event of every stream is written (behind, in pipelined
 /// batches) to a capped list per session (the newest events of all its streams, as the
@@ -189,41 +189,44 @@ async fn write_behind(
         }
         if !sessions.is_empty() || !overfull.is_empty() {
             let now = Instant::now();
-            let mut pipe = redis::Pipeline::with_capacity(sessions.len() + overfull.len() + 1);
+            // One pipeline on one server; on a Redis Cluster, each session's commands on
+            // their own (its keys are in its slot).
+            let mut batch = Batch::default();
             let mut written = Vec::with_capacity(sessions.len());
             for (session, entries) in &sessions {
                 let key = redis.events_key(session);
-                pipe.cmd("RPUSH").arg(&key).arg(entries);
+                let mut push = redis::cmd("RPUSH");
+                push.arg(&key).arg(entries);
+                batch.add(push);
                 let renewed = renewals.due(session, now);
                 if renewed {
-                    pipe.cmd("PEXPIRE")
-                        .arg(&key)
-                        .arg(millis(renewals.ttl))
-                        .ignore();
+                    let mut renew = redis::cmd("PEXPIRE");
+                    renew.arg(&key).arg(millis(renewals.ttl));
+                    batch.add_ignored(renew);
                 }
                 written.push((key, entries.len(), renewed));
             }
             for key in overfull.drain(..) {
-                pipe.cmd("LTRIM").arg(key).arg(keep).arg(-1).ignore();
+                let mut trim = redis::cmd("LTRIM");
+                trim.arg(key).arg(keep).arg(-1);
+                batch.add_ignored(trim);
             }
-            match redis.query::<Vec<usize>, _>(&pipe).await {
+            match redis.batch::<Vec<usize>>(&batch).await {
                 Ok(lengths) => {
-                    let mut created = redis::Pipeline::new();
-                    let mut any_created = false;
+                    let mut created = Batch::default();
                     for ((key, pushed, renewed), length) in written.into_iter().zip(lengths) {
                         if length == pushed && !renewed {
-                            created
-                                .cmd("PEXPIRE")
-                                .arg(&key)
-                                .arg(millis(renewals.ttl))
-                                .ignore();
-                            any_created = true;
+                            let mut expire = redis::cmd("PEXPIRE");
+                            expire.arg(&key).arg(millis(renewals.ttl));
+                            created.add_ignored(expire);
                         }
                         if length >= trim_at {
                             overfull.push(key);
                         }
                     }
-                    if any_created && let Err(err) = redis.query::<(), _>(&created).await {
+                    if !created.is_empty()
+                        && let Err(err) = redis.batch::<()>(&created).await
+                    {
                         tracing::warn!(%err, "could not set the TTL of new event lists");
                     }
                 }

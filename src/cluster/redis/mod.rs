@@ -9,10 +9,12 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Keys (`prefix` defaults to `mcp`), each session's under one hash tag so that they would share
-//! a slot of a Redis Cluster, and each with a time to live so nothing outlives its session. The
-//! connection is to one server (or a proxy in front of a cluster): a Redis Cluster client is not
-//! built in.
+//! Three deployments, one set of stores: one server ([`Cluster::redis`]), a Redis Cluster
+//! ([`Cluster::redis_cluster`]) or a master watched by Sentinels ([`Cluster::redis_sentinel`]);
+//! a [`Redis`] connection is one of them, and the stores and the bus run on any.
+//!
+//! Keys (`prefix` defaults to `mcp`), each session's under one hash tag so that they share a
+//! slot of a Redis Cluster, and each with a time to live so nothing outlives its session.
 //!
 //! | key | type | what | expires |
 //! | --- | --- | --- | --- |
@@ -27,6 +29,43 @@
 //!
 //! Channels: `mcp:bus` (to every node) and `mcp:bus:<node>` (to one).
 //!
+//! **On a Redis Cluster.** A script or pipeline runs on one slot, so what touched a session's
+//! keys and a cluster-wide key at once is split there (one server and Sentinels keep the single
+//! script or pipeline, and their round trips):
+//!
+//! - every key of a session is in its slot, so a session's record, its state changes, its
+//!   handshake and its events are as consistent as on one server (each a script or command on
+//!   its master);
+//! - the cluster-wide count of sessions (`mcp:sessions`) is in another slot: a session is
+//!   created by reading the count, then writing the record, then counting it (three commands,
+//!   not one script), so sessions created at the same moment on several nodes may pass
+//!   `max_sessions` by as many; `DELETE` and the renewals of `touch` update the record and the
+//!   count by separate commands (sent at once), so the count may lag the records for the length
+//!   of a round trip, or keep an entry until it expires when one of them failed;
+//! - the task store's `mcp:tasks` likewise: its limit is approximate under concurrent creations;
+//! - the catalog (`mcp:catalog:tools`) is one key, and the admission keys share the hash tag
+//!   `{admission}` (one slot): both are exact, as on one server;
+//! - the bus is the cluster's classic pub/sub, which forwards every message to every node of
+//!   the cluster; each node subscribes on one of the nodes it was given (the next one when that
+//!   one goes).
+//!
+//! Each command goes to the master of its slot over one multiplexed cluster connection, which
+//! follows the cluster's topology: when a master fails, its commands fail (a 503 for a
+//! request) until a replica is promoted (`cluster-node-timeout` and an election: a second or
+//! two at best), then go to it.
+//!
+//! **Behind Sentinels.** Everything is on one master, so every store is as consistent as on
+//! one server. The Sentinels are asked every second which server is the master, and at once
+//! when a command finds it gone or demoted (`READONLY`); commands then go to the new master,
+//! and the bus subscribes there. Between the loss of the master and the Sentinels' failover,
+//! requests get a 503.
+//!
+//! **After a failover** (either deployment), replication being asynchronous, the new master
+//! may lack the last writes its old one acknowledged: a session created (or changed) a moment
+//! before may be gone (its client gets a 404 and starts another) or lack that change. A node
+//! never serves a record it remembers over what the store holds: a record is taken from memory
+//! only when the stored hash is the same as when it was read.
+//!
 //! A request costs one round trip (an `HGETALL` of its session's record and the `PEXPIRE` that
 //! renews it, pipelined; a record this node read before at the same revision is not decoded
 //! again); a change of a session's state (`logging/setLevel`, `resources/subscribe`) is one
@@ -39,6 +78,7 @@ mod bus;
 mod catalog_store;
 mod connection;
 mod event_store;
+mod sentinel;
 mod session_store;
 mod task_store;
 
@@ -66,6 +106,52 @@ impl Cluster {
     /// without its store.
     pub async fn redis(url: &str) -> Result<Self, StoreError> {
         Ok(Self::on_redis(Redis::connect(url, "mcp").await?))
+    }
+
+    /// A cluster on the Redis Cluster that the nodes at `urls` belong to (some of its masters
+    /// or replicas, `redis://host:port` each: the others are learnt from them), with the
+    /// default key prefix `mcp`: the stores and the bus of this module, each session's keys in
+    /// its own slot. See the [module docs](self) for the consistency each store keeps there.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), actix_mcp::cluster::StoreError> {
+    /// let cluster = actix_mcp::cluster::Cluster::redis_cluster(&[
+    ///     "redis://10.0.0.1:7000",
+    ///     "redis://10.0.0.2:7000",
+    /// ])
+    /// .await?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// When no URL is given or one is malformed, or the cluster cannot be reached or does not
+    /// answer `PING`.
+    pub async fn redis_cluster(urls: &[&str]) -> Result<Self, StoreError> {
+        Ok(Self::on_redis(Redis::connect_cluster(urls, "mcp").await?))
+    }
+
+    /// A cluster on the Redis master that the Sentinels at `sentinels` (`redis://host:port`
+    /// each) monitor under the name `master`, with the default key prefix `mcp`: the stores
+    /// and the bus of this module, which follow the master through a failover (the Sentinels
+    /// are asked every second, and at once when the master is lost).
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), actix_mcp::cluster::StoreError> {
+    /// let cluster = actix_mcp::cluster::Cluster::redis_sentinel(
+    ///     &["redis://10.0.0.1:26379", "redis://10.0.0.2:26379"],
+    ///     "mymaster",
+    /// )
+    /// .await?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// When no URL is given or one is malformed, no Sentinel knows a master `master`, or that
+    /// master cannot be reached or does not answer `PING`.
+    pub async fn redis_sentinel(sentinels: &[&str], master: &str) -> Result<Self, StoreError> {
+        Ok(Self::on_redis(
+            Redis::connect_sentinel(sentinels, master, "mcp").await?,
+        ))
     }
 
     /// A cluster on a connected [`Redis`]: its session store, event store, catalog store,

@@ -18,19 +18,22 @@ use actix_mcp_actors::{
 };
 use serde_json::Value;
 
-use super::connection::{Redis, millis, now_millis};
+use super::connection::{Batch, Redis, millis, now_millis};
 
 /// `create_within` in one round trip: prunes the expired from the count, refuses when the
 /// cluster is full (-1), else stores the record unless its id is taken (0) and counts it (1).
 /// KEYS: the record, the count; ARGV: the record's JSON, its time to live (ms), its expiry
 /// (ms since the epoch), now (ms), the cap, the session id, its revision, whether it is
-/// established (`1` or `0`).
+/// established (`1` or `0`). With the record's key only (on a Redis Cluster, where the count is
+/// in another slot), the record alone: stored (1) unless its id is taken (0).
 static CREATE_SESSION: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
     redis::Script::new(
         r"
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[4])
-if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[5]) then
-  return -1
+if #KEYS == 2 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[4])
+  if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[5]) then
+    return -1
+  end
 end
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return 0
@@ -40,7 +43,9 @@ if ARGV[8] == '1' then
   redis.call('HSET', KEYS[1], 'est', '1')
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
-redis.call('ZADD', KEYS[2], ARGV[3], ARGV[6])
+if #KEYS == 2 then
+  redis.call('ZADD', KEYS[2], ARGV[3], ARGV[6])
+end
 return 1
 ",
     )
@@ -166,6 +171,10 @@ pub struct RedisSessionStore {
 #[derive(Debug)]
 struct ReadRecord {
     revision: u64,
+    /// The hash's fields as read: a record is taken from memory only when the stored hash is
+    /// the same, not only of the same revision (after a failover, a replica that had not
+    /// received the last change may raise an older record to the same revision).
+    fields: HashMap<String, String>,
     record: Arc<SessionRecord>,
 }
 
@@ -189,14 +198,14 @@ impl RedisSessionStore {
     }
 
     /// What the stored hash of session `id` says (`None` when there is none): from memory
-    /// when this node read the same revision last.
+    /// when this node read the same hash last.
     fn read(
         &self,
         id: &SessionId,
-        mut fields: HashMap<String, String>,
+        fields: HashMap<String, String>,
     ) -> Result<Option<Arc<SessionRecord>>, StoreError> {
         let corrupt = |what: String| StoreError::Corrupt(format!("session {id}: {what}"));
-        let Some(created) = fields.remove("record") else {
+        let Some(created) = fields.get("record") else {
             if fields.is_empty() {
                 self.read_records().remove(id);
                 return Ok(None);
@@ -211,11 +220,12 @@ impl RedisSessionStore {
         };
         if let Some(read) = self.read_records().get(id)
             && read.revision == revision
+            && read.fields == fields
         {
             return Ok(Some(read.record.clone()));
         }
         let mut record: SessionRecord =
-            serde_json::from_str(&created).map_err(|err| corrupt(err.to_string()))?;
+            serde_json::from_str(created).map_err(|err| corrupt(err.to_string()))?;
         record.revision = revision;
         record.established |= fields.get("est").is_some_and(|est| est == "1");
         for (name, value) in &fields {
@@ -239,6 +249,7 @@ impl RedisSessionStore {
             id.clone(),
             ReadRecord {
                 revision,
+                fields,
                 record: record.clone(),
             },
         );
@@ -316,19 +327,19 @@ impl SessionStore for RedisSessionStore {
                 return Ok(());
             }
             let expiry = now_millis().saturating_add(millis(ttl));
-            let mut pipe = redis::Pipeline::with_capacity(ids.len() + 1);
+            let mut batch = Batch::default();
             for id in ids {
-                pipe.cmd("PEXPIRE")
-                    .arg(self.redis.session_key(id))
-                    .arg(millis(ttl))
-                    .ignore();
+                let mut renew = redis::cmd("PEXPIRE");
+                renew.arg(self.redis.session_key(id)).arg(millis(ttl));
+                batch.add_ignored(renew);
             }
-            let zadd = pipe.cmd("ZADD").arg(self.redis.count_key()).arg("XX");
+            let mut zadd = redis::cmd("ZADD");
+            zadd.arg(self.redis.count_key()).arg("XX");
             for id in ids {
                 zadd.arg(expiry).arg(id.as_str());
             }
-            zadd.ignore();
-            self.redis.query::<(), _>(&pipe).await
+            batch.add_ignored(zadd);
+            self.redis.batch::<()>(&batch).await
         })
     }
 
@@ -380,21 +391,15 @@ impl SessionStore for RedisSessionStore {
 
     fn delete<'a>(&'a self, id: &'a SessionId) -> StoreFuture<'a, bool> {
         Box::pin(async move {
-            let (deleted,): (u64,) = self
-                .redis
-                .query(
-                    &redis::pipe()
-                        .cmd("DEL")
-                        .arg(self.redis.session_key(id))
-                        .cmd("UNLINK")
-                        .arg(self.redis.events_key(id))
-                        .ignore()
-                        .cmd("ZREM")
-                        .arg(self.redis.count_key())
-                        .arg(id.as_str())
-                        .ignore(),
-                )
-                .await?;
+            let mut del = redis::cmd("DEL");
+            del.arg(self.redis.session_key(id));
+            let mut unlink = redis::cmd("UNLINK");
+            unlink.arg(self.redis.events_key(id));
+            let mut zrem = redis::cmd("ZREM");
+            zrem.arg(self.redis.count_key()).arg(id.as_str());
+            let mut batch = Batch::default();
+            batch.add(del).add_ignored(unlink).add_ignored(zrem);
+            let (deleted,): (u64,) = self.redis.batch(&batch).await?;
             self.read_records().remove(id);
             Ok(deleted > 0)
         })
@@ -409,15 +414,24 @@ impl SessionStore for RedisSessionStore {
         Box::pin(async move {
             let json = encode(record)?;
             let now = now_millis();
+            let expiry = now.saturating_add(millis(ttl));
+            let cluster = self.redis.is_cluster();
+            if cluster && cap != usize::MAX && self.count().await?.unwrap_or(0) >= cap {
+                // On a cluster, the count is read, then the record written, then counted: the
+                // cap holds but for sessions created at the same time on several nodes.
+                return Ok(Created::Full);
+            }
+            let mut script = CREATE_SESSION.key(self.redis.session_key(&record.id));
+            if !cluster {
+                script.key(self.redis.count_key());
+            }
             let created: i64 = self
                 .redis
                 .query(
-                    CREATE_SESSION
-                        .key(self.redis.session_key(&record.id))
-                        .key(self.redis.count_key())
+                    script
                         .arg(json)
                         .arg(millis(ttl))
-                        .arg(now.saturating_add(millis(ttl)))
+                        .arg(expiry)
                         .arg(now)
                         .arg(cap)
                         .arg(record.id.as_str())
@@ -425,6 +439,16 @@ impl SessionStore for RedisSessionStore {
                         .arg(if record.established { "1" } else { "0" }),
                 )
                 .await?;
+            if cluster && created == 1 {
+                self.redis
+                    .query::<(), _>(
+                        redis::cmd("ZADD")
+                            .arg(self.redis.count_key())
+                            .arg(expiry)
+                            .arg(record.id.as_str()),
+                    )
+                    .await?;
+            }
             Ok(match created {
                 1 => Created::Stored,
                 0 => Created::Taken,

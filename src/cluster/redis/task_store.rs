@@ -5,7 +5,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use crate::protocol::DetailedTask;
 use crate::server::tasks::{StoredTask, TaskStore, TaskStoreError};
 
-use super::connection::{Redis, now_millis};
+use super::connection::{Batch, Redis, now_millis};
 
 /// The [`TaskStore`] on Redis (Tasks extension): a task's state as JSON under
 /// `mcp:task:{<id>}`, expiring with the task, and a sorted set `mcp:tasks` of the live tasks by
@@ -86,7 +86,7 @@ impl TaskStore for RedisTaskStore {
         Box::pin(async move {
             let (json, expires) = task_entry(&task)?;
             let id = task.task.task_id.clone();
-            let mut conn = self.redis.conn.clone();
+            let mut conn = self.redis.shared_conn();
             let (live,): (usize,) = redis::pipe()
                 .cmd("ZREMRANGEBYSCORE")
                 .arg(self.live_key())
@@ -130,7 +130,7 @@ impl TaskStore for RedisTaskStore {
     ) -> futures::future::BoxFuture<'_, Result<Option<StoredTask>, TaskStoreError>> {
         let key = self.key(task_id);
         Box::pin(async move {
-            let mut conn = self.redis.conn.clone();
+            let mut conn = self.redis.shared_conn();
             let json: Option<String> = redis::cmd("GET")
                 .arg(key)
                 .query_async(&mut conn)
@@ -158,7 +158,7 @@ impl TaskStore for RedisTaskStore {
     ) -> futures::future::BoxFuture<'_, Result<bool, TaskStoreError>> {
         Box::pin(async move {
             let (json, expires) = task_entry(&task)?;
-            let mut conn = self.redis.conn.clone();
+            let mut conn = self.redis.shared_conn();
             let written: i64 = redis::cmd("EVAL")
                 .arg(UPDATE_TASK)
                 .arg(1)
@@ -179,17 +179,17 @@ impl TaskStore for RedisTaskStore {
         let key = self.key(task_id);
         let id = task_id.to_owned();
         Box::pin(async move {
-            let mut conn = self.redis.conn.clone();
-            let (deleted,): (u64,) = redis::pipe()
-                .cmd("DEL")
-                .arg(key)
-                .cmd("ZREM")
-                .arg(self.live_key())
-                .arg(id)
-                .ignore()
-                .query_async(&mut conn)
+            let mut del = redis::cmd("DEL");
+            del.arg(key);
+            let mut zrem = redis::cmd("ZREM");
+            zrem.arg(self.live_key()).arg(id);
+            let mut batch = Batch::default();
+            batch.add(del).add_ignored(zrem);
+            let (deleted,): (u64,) = self
+                .redis
+                .batch(&batch)
                 .await
-                .map_err(|err| task_backend(&err))?;
+                .map_err(|err| TaskStoreError::Backend(err.to_string()))?;
             Ok(deleted > 0)
         })
     }
@@ -197,7 +197,7 @@ impl TaskStore for RedisTaskStore {
     fn purge_expired(&self) -> futures::future::BoxFuture<'_, Result<usize, TaskStoreError>> {
         Box::pin(async move {
             // The tasks' own keys expire by themselves; only the count's entries go here.
-            let mut conn = self.redis.conn.clone();
+            let mut conn = self.redis.shared_conn();
             redis::cmd("ZREMRANGEBYSCORE")
                 .arg(self.live_key())
                 .arg("-inf")
