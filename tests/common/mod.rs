@@ -7,7 +7,8 @@
 //! hostile MCP and authorization servers ([`hostile`]), the server and requests of the
 //! multi round-trip tests ([`mrtr_tools`]), the authorization server and protected MCP server
 //! of the OAuth client tests ([`oauth_mock`]), and the in-memory OpenTelemetry pipeline of the
-//! telemetry tests (`otel`, feature `otel`).
+//! telemetry tests (`otel`, feature `otel`), and Redis servers, clusters and Sentinels of the
+//! tests' own ([`redis`], [`redis_ha`]).
 //!
 //! The schema is the spec's own `schema.json` (2025-11-25), vendored under
 //! `tests/fixtures/protocol/_schema/`.
@@ -49,6 +50,7 @@ pub mod otel;
 #[cfg(feature = "http")]
 pub mod pipe;
 pub mod redis;
+pub mod redis_ha;
 pub mod sse;
 #[cfg(feature = "http")]
 pub mod task_tools;

@@ -1,0 +1,276 @@
+//! Nodes sharing their sessions on a Redis Cluster (three masters, three replicas) and on a
+//! master watched by Sentinels, all started by the test on loopback ports: a session opened on
+//! one node serves on another, a notification crosses the bus to another node's GET stream, a
+//! shared tool defined on one node is callable on another, a cluster-wide limit holds across
+//! nodes; and when the master holding a session is killed (SIGKILL), requests get an answer or
+//! a clear error, never hang, and once a replica is promoted the session works on every node
+//! and no node serves it from a record the store no longer holds.
+#![cfg(feature = "redis")]
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use actix_mcp::cluster::Cluster;
+use actix_mcp::transport::http::AdmissionConfig;
+use actix_mcp::{Server, ToolDef};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use common::http::{Client, TestServer, spawn, text_of};
+use common::http_tools::{Fixture, fixture};
+use common::redis_ha::{MASTER, RedisCluster, RedisSentinels};
+use common::sse::SseReader;
+
+/// How long a node may take to serve again after a failover.
+const RECOVER: Duration = Duration::from_secs(30);
+
+/// A node of `cluster` with the HTTP tests' tools (`slow` among them), a global limit of one
+/// call at a time when `limited`.
+fn node_of(cluster: Cluster, limited: bool) -> (Fixture, TestServer) {
+    let fixture = fixture();
+    let mut mcp = fixture.server.http("/mcp").cluster(cluster);
+    if limited {
+        mcp = mcp.admission(
+            AdmissionConfig::new()
+                .max_concurrent(1)
+                .queue(0, Duration::from_secs(1)),
+        );
+    }
+    let server = spawn(mcp, 1);
+    (fixture, server)
+}
+
+/// A node of `cluster` whose server has the `greeter` tool factory (for the shared catalog).
+fn catalog_node(cluster: Cluster) -> (Server, TestServer) {
+    let server = Server::builder("catalog", "1.0.0")
+        .tool(ToolDef::new("echo", || async { "echo" }))
+        .tool_factory("greeter", |args: &Value| {
+            let name = args["name"].as_str().ok_or("`name` must be a string")?;
+            let greeting = format!("hello from {name}");
+            Ok::<_, &str>(ToolDef::new(name, move || {
+                let greeting = greeting.clone();
+                async move { greeting }
+            }))
+        })
+        .build()
+        .unwrap();
+    let endpoint = spawn(server.http("/mcp").cluster(cluster), 1);
+    (server, endpoint)
+}
+
+/// The behaviours every deployment shares: a session opened on A serves on B; a notification
+/// raised on A reaches B's GET stream; a shared tool defined on one node is callable on the
+/// other; a global limit of one call holds across the nodes.
+async fn core_behaviours(connect: impl AsyncFn() -> Cluster) {
+    let (fa, a) = node_of(connect().await, true);
+    let (_fb, b) = node_of(connect().await, true);
+    let mut on_a = a.client();
+    on_a.initialize(json!({})).await;
+    let on_b = on_a.at(&b.url);
+    let listed = on_b.request(json!(1), "tools/list", json!({})).await;
+    assert_eq!(listed.status, StatusCode::OK, "{}", listed.response);
+
+    // The bus: B's GET stream hears of a change raised on A.
+    let response = on_b.get(None).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut stream = SseReader::new(response);
+    fa.server.notify_tools_list_changed();
+    let heard = stream.next_message().await;
+    assert_eq!(heard["method"], "notifications/tools/list_changed");
+    drop(stream);
+
+    // The cluster-wide limit: a call running on A, B refuses another.
+    let slow = json!({"name": "slow", "arguments": {}});
+    let running = on_a.start(json!(2), "tools/call", slow.clone()).await;
+    tokio::time::timeout(common::WAIT, fa.probes.started.wait_for(1))
+        .await
+        .unwrap();
+    let refused = on_b
+        .post(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": slow}))
+        .await;
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    on_a.cancel(json!(2)).await;
+    drop(running);
+    a.stop().await;
+    b.stop().await;
+
+    // The shared catalog.
+    let (server_a, a) = catalog_node(connect().await);
+    let (_server_b, b) = catalog_node(connect().await);
+    let mut on_a = a.client();
+    on_a.initialize(json!({})).await;
+    server_a
+        .define_shared_tool("greeter", json!({"name": "hi"}))
+        .await
+        .unwrap();
+    let called = on_a.at(&b.url).call_ok(json!(1), "hi", json!({})).await;
+    assert_eq!(text_of(&called), "hello from hi");
+    assert!(server_a.remove_shared_tool("hi").await.unwrap());
+    a.stop().await;
+    b.stop().await;
+}
+
+/// An answer to a request sent while the store's master is down: a result, or a clear
+/// error (a 503 with a JSON-RPC error of the request's id); never a hang.
+async fn answered_or_clear_error(client: &Client, id: i64) -> StatusCode {
+    let answer = tokio::time::timeout(
+        Duration::from_secs(10),
+        client.request(json!(id), "tools/list", json!({})),
+    )
+    .await
+    .expect("a request during a failover is answered, not left hanging");
+    if answer.status != StatusCode::OK {
+        assert_eq!(
+            answer.status,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "{}",
+            answer.response
+        );
+        assert_eq!(answer.response["id"], id, "{}", answer.response);
+        assert!(
+            answer.response["error"]["message"].is_string(),
+            "{}",
+            answer.response
+        );
+    }
+    answer.status
+}
+
+/// Sends `tools/list` until it is answered (each answer an answer or a clear error), within
+/// [`RECOVER`].
+async fn serves_again(client: &Client, first_id: i64) {
+    let deadline = tokio::time::Instant::now() + RECOVER;
+    let mut id = first_id;
+    while answered_or_clear_error(client, id).await != StatusCode::OK {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the node did not serve the session again within {RECOVER:?}"
+        );
+        id += 1;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// After a failover: the session serves on both nodes; a change (`logging/setLevel`) made on
+/// B then reaches A's next request of it; DELETE on B ends it on A (A serves nothing from the
+/// record it read before).
+async fn after_failover(on_a: &Client, on_b: &Client) {
+    serves_again(on_a, 100).await;
+    serves_again(on_b, 200).await;
+    let set = on_b
+        .request(json!(300), "logging/setLevel", json!({"level": "error"}))
+        .await;
+    assert_eq!(set.status, StatusCode::OK, "{}", set.response);
+    let listed = on_a.request(json!(301), "tools/list", json!({})).await;
+    assert_eq!(listed.status, StatusCode::OK, "{}", listed.response);
+    assert_eq!(on_b.delete().await, StatusCode::OK);
+    let gone = on_a.request(json!(302), "tools/list", json!({})).await;
+    assert_eq!(gone.status, StatusCode::NOT_FOUND, "{}", gone.response);
+}
+
+#[actix_web::test]
+async fn on_a_redis_cluster_nodes_share_sessions_the_bus_the_catalog_and_limits() {
+    let redis = RedisCluster::start();
+    let urls = redis.urls();
+    core_behaviours(async || {
+        let urls: Vec<&str> = urls.iter().map(String::as_str).collect();
+        Cluster::redis_cluster(&urls).await.unwrap()
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn on_a_redis_cluster_a_session_survives_the_loss_of_its_master() {
+    let mut redis = RedisCluster::start();
+    let urls = redis.urls();
+    let urls: Vec<&str> = urls.iter().map(String::as_str).collect();
+    let (_fa, a) = node_of(Cluster::redis_cluster(&urls).await.unwrap(), false);
+    let (_fb, b) = node_of(Cluster::redis_cluster(&urls).await.unwrap(), false);
+    let mut on_a = a.client();
+    on_a.initialize(json!({})).await;
+    let on_b = on_a.at(&b.url);
+    let listed = on_b.request(json!(1), "tools/list", json!({})).await;
+    assert_eq!(listed.status, StatusCode::OK);
+    let key = format!("mcp:{{{}}}:session", on_a.session.clone().unwrap());
+    let master = redis.master_of(&key, &[]);
+    // Replication is asynchronous: wait until the master's replica has the record.
+    common::eventually("the replica holds the session", || {
+        common::redis_ha::replicas_in_sync(master)
+    })
+    .await;
+
+    redis.kill(master);
+    // Requests in flight now are answered, or refused with a clear error.
+    answered_or_clear_error(&on_a, 10).await;
+    answered_or_clear_error(&on_b, 11).await;
+    let promoted = redis.wait_failover(&key, master);
+    assert_ne!(promoted, master);
+    after_failover(&on_a, &on_b).await;
+    a.stop().await;
+    b.stop().await;
+}
+
+#[actix_web::test]
+async fn behind_sentinels_nodes_share_sessions_the_bus_the_catalog_and_limits() {
+    let redis = RedisSentinels::start();
+    let urls = redis.urls();
+    core_behaviours(async || {
+        let urls: Vec<&str> = urls.iter().map(String::as_str).collect();
+        Cluster::redis_sentinel(&urls, MASTER).await.unwrap()
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn behind_sentinels_a_session_survives_the_loss_of_the_master() {
+    let mut redis = RedisSentinels::start();
+    let urls = redis.urls();
+    let urls: Vec<&str> = urls.iter().map(String::as_str).collect();
+    let (fa, a) = node_of(Cluster::redis_sentinel(&urls, MASTER).await.unwrap(), false);
+    let (_fb, b) = node_of(Cluster::redis_sentinel(&urls, MASTER).await.unwrap(), false);
+    let mut on_a = a.client();
+    on_a.initialize(json!({})).await;
+    let on_b = on_a.at(&b.url);
+    let listed = on_b.request(json!(1), "tools/list", json!({})).await;
+    assert_eq!(listed.status, StatusCode::OK);
+    let key = format!("mcp:{{{}}}:session", on_a.session.clone().unwrap());
+    common::eventually("the replica holds the session", || {
+        common::redis_ha::replicas_in_sync(redis.master())
+            && common::redis_ha::command_on(redis.replica(), &[&format!("EXISTS {key}")])
+                .starts_with(":1")
+    })
+    .await;
+
+    redis.kill_master();
+    answered_or_clear_error(&on_a, 10).await;
+    answered_or_clear_error(&on_b, 11).await;
+    redis.wait_promoted();
+    after_failover(&on_a, &on_b).await;
+
+    // The bus follows the master too: a new session's GET stream on B hears of a change
+    // raised on A (raised again until heard: a message sent while B's subscriber was
+    // reconnecting is lost, as pub/sub keeps nothing).
+    let mut on_a = a.client();
+    on_a.initialize(json!({})).await;
+    let response = on_a.at(&b.url).get(None).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut stream = SseReader::new(response);
+    let deadline = tokio::time::Instant::now() + RECOVER;
+    loop {
+        fa.server.notify_tools_list_changed();
+        if let Ok(Some(frame)) = stream.try_next_frame(Duration::from_millis(500)).await
+            && frame.is_message()
+        {
+            assert_eq!(frame.json()["method"], "notifications/tools/list_changed");
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the bus did not follow the new master"
+        );
+    }
+    a.stop().await;
+    b.stop().await;
+}
