@@ -16,11 +16,31 @@ use std::time::{Duration, Instant};
 const FORM: Duration = Duration::from_secs(30);
 
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    free_ports(1)[0]
+}
+
+/// `n` distinct free ports, each with its cluster bus port (10000 more) free too: all held
+/// until every one is found, so no two are the same.
+fn free_ports(n: usize) -> Vec<u16> {
+    let mut held = Vec::new();
+    let mut ports = Vec::new();
+    for _ in 0..1000 {
+        if ports.len() == n {
+            break;
+        }
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let Some(bus) = port.checked_add(10_000) else {
+            continue;
+        };
+        if let Ok(bus) = std::net::TcpListener::bind(("127.0.0.1", bus)) {
+            ports.push(port);
+            held.push(listener);
+            held.push(bus);
+        }
+    }
+    assert_eq!(ports.len(), n, "not enough free ports");
+    ports
 }
 
 fn temp_dir(what: &str) -> PathBuf {
@@ -33,10 +53,12 @@ fn temp_dir(what: &str) -> PathBuf {
     dir
 }
 
-fn spawn(args: &[&str]) -> Child {
+/// Starts `redis-server ARGS`, its output in `log`.
+fn spawn(args: &[&str], log: &Path) -> Child {
+    let log = std::fs::File::create(log).unwrap();
     Command::new("redis-server")
         .args(args)
-        .stdout(Stdio::null())
+        .stdout(log)
         .stderr(Stdio::null())
         .spawn()
         .unwrap_or_else(|err| {
@@ -141,12 +163,20 @@ pub fn replicas_in_sync(port: u16) -> bool {
 }
 
 /// Waits (at most `within`) until `ready` holds, else fails saying `what`.
-fn wait_until(what: &str, within: Duration, mut ready: impl FnMut() -> bool) {
+fn wait_until(what: &str, within: Duration, ready: impl FnMut() -> bool) {
+    assert!(wait_for(within, ready), "{what}: not within {within:?}");
+}
+
+/// Waits (at most `within`) until `ready` holds; whether it did.
+fn wait_for(within: Duration, mut ready: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + within;
     while !ready() {
-        assert!(Instant::now() < deadline, "{what}: not within {within:?}");
+        if Instant::now() >= deadline {
+            return false;
+        }
         std::thread::sleep(Duration::from_millis(100));
     }
+    true
 }
 
 fn wait_answers(port: u16) {
@@ -183,27 +213,29 @@ impl RedisCluster {
     pub fn start() -> Self {
         let dir = temp_dir("redis-cluster");
         let mut nodes = Vec::new();
-        for _ in 0..6 {
-            let port = free_port();
+        for port in free_ports(6) {
             let config = dir.join(format!("nodes-{port}.conf"));
-            let child = spawn(&[
-                "--port",
-                &port.to_string(),
-                "--bind",
-                "127.0.0.1",
-                "--cluster-enabled",
-                "yes",
-                "--cluster-config-file",
-                config.to_str().unwrap(),
-                "--cluster-node-timeout",
-                "1000",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                dir.to_str().unwrap(),
-            ]);
+            let child = spawn(
+                &[
+                    "--port",
+                    &port.to_string(),
+                    "--bind",
+                    "127.0.0.1",
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-config-file",
+                    config.to_str().unwrap(),
+                    "--cluster-node-timeout",
+                    "1000",
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                    "--dir",
+                    dir.to_str().unwrap(),
+                ],
+                &dir.join(format!("{port}.log")),
+            );
             nodes.push(Process { child, port });
         }
         let cluster = Self { nodes, dir };
@@ -353,10 +385,14 @@ impl RedisSentinels {
     /// sync and every Sentinel knows the replica and the other Sentinels.
     pub fn start() -> Self {
         let dir = temp_dir("redis-sentinel");
-        let (master, replica) = (free_port(), free_port());
+        let ports = free_ports(5);
+        let (master, replica) = (ports[0], ports[1]);
         let mut processes = Vec::new();
         for (port, replica_of) in [(master, None), (replica, Some(master))] {
             let port_text = port.to_string();
+            // Each server in a directory of its own: a replica writes the master's data there.
+            let own = dir.join(&port_text);
+            std::fs::create_dir_all(&own).unwrap();
             let mut args = vec![
                 "--port",
                 &port_text,
@@ -367,18 +403,17 @@ impl RedisSentinels {
                 "--appendonly",
                 "no",
                 "--dir",
-                dir.to_str().unwrap(),
+                own.to_str().unwrap(),
             ];
             let of = replica_of.map(|master| format!("127.0.0.1 {master}"));
             if let Some(of) = &of {
                 args.extend(["--replicaof", of]);
             }
-            let child = spawn(&args);
+            let child = spawn(&args, &dir.join(format!("{port}.log")));
             processes.push(Process { child, port });
             wait_answers(port);
         }
-        for _ in 0..3 {
-            let port = free_port();
+        for &port in &ports[2..] {
             let config = dir.join(format!("sentinel-{port}.conf"));
             std::fs::write(
                 &config,
@@ -392,14 +427,23 @@ impl RedisSentinels {
                 ),
             )
             .unwrap();
-            let child = spawn(&[config.to_str().unwrap(), "--sentinel"]);
+            let child = spawn(
+                &[config.to_str().unwrap(), "--sentinel"],
+                &dir.join(format!("{port}.log")),
+            );
             processes.push(Process { child, port });
             wait_answers(port);
         }
         let sentinels = Self { processes, dir };
-        wait_until("the replica is in sync", FORM, || {
+        let synced = wait_for(FORM, || {
             command_on(replica, &["INFO replication"]).contains("master_link_status:up")
         });
+        assert!(
+            synced,
+            "the replica is not in sync within {FORM:?}; its log:\n{}",
+            std::fs::read_to_string(sentinels.dir.join(format!("{replica}.log")))
+                .unwrap_or_default()
+        );
         for sentinel in sentinels.sentinel_ports() {
             wait_until(
                 &format!("sentinel {sentinel} knows the replica and the other sentinels"),
