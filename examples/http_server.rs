@@ -25,7 +25,10 @@
 //!
 //! One node of several sharing their sessions on Redis (needs `--features redis`):
 //! `--redis redis://127.0.0.1:6379 [--state-key HEX]`; any node then serves any session behind
-//! any load balancer (see the README's "Running several nodes").
+//! any load balancer (see the README's "Running several nodes"). On a Redis Cluster:
+//! `--redis-cluster redis://10.0.0.1:7000,redis://10.0.0.2:7000,...` (some of its nodes); on
+//! a master watched by Sentinels: `--redis-sentinel redis://10.0.0.1:26379[,URL...]
+//! --redis-master NAME`.
 //!
 //! Traced and measured with OpenTelemetry (build with `--features otel`): `--otlp URL` exports
 //! the spans and metrics of every MCP request over OTLP/HTTP to the collector at `URL`
@@ -125,8 +128,19 @@ struct Cli {
     event_store_mib: usize,
     /// Serve as one node of a cluster sharing its sessions, stream events and messages on the
     /// Redis server at URL (needs `--features redis`).
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", conflicts_with_all = ["redis_cluster", "redis_sentinel"])]
     redis: Option<String>,
+    /// Serve as one node of a cluster on the Redis Cluster these nodes (some of its masters or
+    /// replicas, comma-separated URLs) belong to (needs `--features redis`).
+    #[arg(long, value_name = "URL,URL,...", value_delimiter = ',', num_args = 1.., conflicts_with = "redis_sentinel")]
+    redis_cluster: Vec<String>,
+    /// Serve as one node of a cluster on the Redis master that these Sentinels
+    /// (comma-separated URLs) monitor as `--redis-master` (needs `--features redis`).
+    #[arg(long, value_name = "URL[,URL]", value_delimiter = ',', num_args = 1.., requires = "redis_master")]
+    redis_sentinel: Vec<String>,
+    /// The name the Sentinels of `--redis-sentinel` know the master by.
+    #[arg(long, value_name = "NAME", requires = "redis_sentinel")]
+    redis_master: Option<String>,
     /// Seal `requestState` with this key (64 hex digits), the same on every node of a cluster
     /// (default: a random key per process).
     #[arg(long, value_name = "HEX")]
@@ -172,18 +186,34 @@ fn admission(cli: &Cli) -> AdmissionConfig {
     admission
 }
 
-/// The cluster of `--redis`.
+/// The cluster of `--redis`, `--redis-cluster` or `--redis-sentinel`, if one is asked for.
 #[cfg(feature = "redis")]
-async fn cluster(url: &str) -> std::io::Result<actix_mcp::cluster::Cluster> {
-    actix_mcp::cluster::Cluster::redis(url)
-        .await
-        .map_err(std::io::Error::other)
+async fn cluster(cli: &Cli) -> std::io::Result<Option<actix_mcp::cluster::Cluster>> {
+    use actix_mcp::cluster::Cluster;
+
+    fn urls(urls: &[String]) -> Vec<&str> {
+        urls.iter().map(String::as_str).collect()
+    }
+    let cluster = if let Some(url) = &cli.redis {
+        Cluster::redis(url).await
+    } else if !cli.redis_cluster.is_empty() {
+        Cluster::redis_cluster(&urls(&cli.redis_cluster)).await
+    } else if let Some(master) = &cli.redis_master {
+        Cluster::redis_sentinel(&urls(&cli.redis_sentinel), master).await
+    } else {
+        return Ok(None);
+    };
+    cluster.map(Some).map_err(std::io::Error::other)
 }
 
 #[cfg(not(feature = "redis"))]
-async fn cluster(_: &str) -> std::io::Result<actix_mcp::cluster::Cluster> {
+async fn cluster(cli: &Cli) -> std::io::Result<Option<actix_mcp::cluster::Cluster>> {
+    if cli.redis.is_none() && cli.redis_cluster.is_empty() && cli.redis_sentinel.is_empty() {
+        return Ok(None);
+    }
     Err(std::io::Error::other(
-        "--redis needs the `redis` feature: cargo run --features redis --example http_server",
+        "--redis, --redis-cluster and --redis-sentinel need the `redis` feature: cargo run \
+         --features redis --example http_server",
     ))
 }
 
@@ -615,8 +645,7 @@ async fn serve(cli: Cli) -> std::io::Result<()> {
         tracing::info!(metadata = auth.metadata_url(), "bearer auth on");
         mcp = mcp.bearer_auth(auth);
     }
-    if let Some(url) = &cli.redis {
-        let cluster = cluster(url).await?;
+    if let Some(cluster) = cluster(&cli).await? {
         tracing::info!(node = %cluster.node_id(), "serving as a node of a cluster on redis");
         mcp = mcp.cluster(cluster);
     }

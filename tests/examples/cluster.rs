@@ -1,5 +1,6 @@
 //! `examples/cluster.rs`: two nodes on one Redis (the test's own `redis-server`, which the
-//! test needs, as every Redis test does) serve the same session.
+//! test needs, as every Redis test does) serve the same session; `examples/http_server.rs`
+//! nodes share a tool on one Redis, on a Redis Cluster and behind Sentinels.
 
 use actix_mcp::client::transport::HttpTransport;
 use actix_mcp::client::{Client, Lifecycle};
@@ -8,6 +9,7 @@ use serde_json::json;
 use super::serve;
 use crate::common::http::{self, text_of};
 use crate::common::redis::RedisServer;
+use crate::common::redis_ha::{MASTER, RedisCluster, RedisSentinels};
 use crate::common::within;
 
 /// `whoami`'s text, `node N, session S`, split into `N` and `S`.
@@ -56,9 +58,39 @@ async fn a_session_begun_on_one_node_is_served_by_another() {
 #[tokio::test]
 async fn a_tool_added_on_one_node_is_callable_on_another() {
     let redis = RedisServer::start();
-    let url = redis.url();
-    let a = serve("http_server", &["--port", "{port}", "--redis", &url]).await;
-    let b = serve("http_server", &["--port", "{port}", "--redis", &url]).await;
+    tool_added_on_one_node_callable_on_another(&["--redis", &redis.url()]).await;
+}
+
+/// The same with `--redis-cluster URL,URL,...`, on a Redis Cluster of the test's own.
+#[tokio::test]
+async fn on_a_redis_cluster_a_tool_added_on_one_node_is_callable_on_another() {
+    let redis = RedisCluster::start();
+    let urls = redis.urls().join(",");
+    tool_added_on_one_node_callable_on_another(&["--redis-cluster", &urls]).await;
+}
+
+/// The same with `--redis-sentinel URL,URL,URL --redis-master NAME`, on a master watched by
+/// Sentinels of the test's own.
+#[tokio::test]
+async fn behind_sentinels_a_tool_added_on_one_node_is_callable_on_another() {
+    let redis = RedisSentinels::start();
+    let urls = redis.urls().join(",");
+    tool_added_on_one_node_callable_on_another(&[
+        "--redis-sentinel",
+        &urls,
+        "--redis-master",
+        MASTER,
+    ])
+    .await;
+}
+
+/// Two `http_server` nodes with `cluster_args`: a tool `add_tool` defines on one is callable
+/// on the other at once, and listed by both.
+async fn tool_added_on_one_node_callable_on_another(cluster_args: &[&str]) {
+    let mut args = vec!["--port", "{port}"];
+    args.extend_from_slice(cluster_args);
+    let a = serve("http_server", &args).await;
+    let b = serve("http_server", &args).await;
     let connect = |url: String| async move {
         within(Client::builder("cluster-test", "1.0.0").connect(HttpTransport::new(&url)))
             .await
