@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-echo "== redis-server and haproxy (Debian packages) for the cluster tests"
+echo "== redis-server, redis-cli and haproxy (Debian packages) for the cluster tests"
 die() { echo "test-all: error: $*" >&2; exit 1; }
 # shellcheck source=tests/cluster/env.sh
 . tests/cluster/env.sh

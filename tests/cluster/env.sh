@@ -3,7 +3,9 @@
 # HAProxy (Debian's haproxy) in front, balancing every request round robin with no stickiness.
 # Source it (needs `repo` and a `die` function), then:
 #
-#   cluster_install                 installs redis-server and haproxy when missing (apt-get)
+#   cluster_install                 installs redis-server, redis-cli (redis-tools: the Rust
+#                                   tests create their Redis Clusters with it; Sentinels are
+#                                   `redis-server --sentinel`) and haproxy when missing (apt-get)
 #   cluster_start BIN N LOGDIR [ARGS...]
 #                                   starts Redis, N nodes `BIN --port P --redis URL ARGS...`
 #                                   and HAProxy; sets `redis_port`, `node_ports` (array),
@@ -28,6 +30,7 @@ free_port() {
 cluster_install() {
   local missing=()
   command -v redis-server >/dev/null || missing+=(redis-server)
+  command -v redis-cli >/dev/null || missing+=(redis-tools)
   command -v haproxy >/dev/null || [[ -x /usr/sbin/haproxy ]] || missing+=(haproxy)
   [[ ${#missing[@]} -eq 0 ]] && return 0
   echo "cluster: installing ${missing[*]} (apt-get)" >&2
