@@ -274,3 +274,138 @@ async fn behind_sentinels_a_session_survives_the_loss_of_the_master() {
     a.stop().await;
     b.stop().await;
 }
+
+/// Each store on a Redis Cluster, where one command touches one slot: the event writer's batch
+/// of several sessions (each list in its session's slot), session creation under a cap with
+/// its count in another slot, `touch` and `DELETE` of records and their count, and the task
+/// store's tasks and their count.
+#[actix_web::test]
+async fn on_a_redis_cluster_each_store_splits_what_spans_slots() {
+    use actix_mcp::cluster::redis::{Redis, RedisEventStore, RedisSessionStore, RedisTaskStore};
+    use actix_mcp::cluster::{
+        Created, EventId, EventStore, Replay, SessionId, SessionRecord, SessionStore,
+    };
+    use actix_mcp::{StoredTask, TaskStore, TaskStoreError};
+
+    let redis = RedisCluster::start();
+    let urls = redis.urls();
+    let urls: Vec<&str> = urls.iter().map(String::as_str).collect();
+    let connection = Redis::connect_cluster(&urls, "mcp").await.unwrap();
+    let (one, two) = (
+        SessionId::parse("one").unwrap(),
+        SessionId::parse("two").unwrap(),
+    );
+    let count_master = redis.master_of("mcp:sessions", &[]);
+    assert_ne!(
+        redis.master_of("mcp:{one}:events", &[]),
+        redis.master_of("mcp:{two}:events", &[]),
+        "the test's two sessions are on two masters"
+    );
+
+    // Events of two sessions (two slots, two masters) in one batch.
+    let events = RedisEventStore::new(connection.clone());
+    let (on_one, on_two) = (events.open(&one), events.open(&two));
+    for seq in 1..=2 {
+        on_one.append(EventId { stream: 1, seq }, &format!("one {seq}").into());
+        on_two.append(EventId { stream: 1, seq }, &format!("two {seq}").into());
+    }
+    events.flush().await;
+    let elsewhere = RedisEventStore::new(connection.clone());
+    for (session, expected) in [(&one, "one 2"), (&two, "two 2")] {
+        match elsewhere
+            .open(session)
+            .replay(EventId { stream: 1, seq: 1 })
+            .await
+        {
+            Replay::Events { events, gap } => {
+                assert!(!gap);
+                let data: Vec<&str> = events.iter().map(|(_, data)| &**data).collect();
+                assert_eq!(data, [expected]);
+            }
+            Replay::Unknown => panic!("the events of {session} are stored"),
+        }
+    }
+
+    // Sessions under a cap of 1: the second is refused; DELETE frees the place.
+    let sessions = RedisSessionStore::new(connection.clone());
+    let record = |id: &SessionId| SessionRecord {
+        id: id.clone(),
+        owner: None,
+        established: true,
+        revision: 0,
+        state: json!({}),
+    };
+    let ttl = Duration::from_secs(60);
+    let created = sessions.create_within(&record(&one), ttl, 1).await.unwrap();
+    assert_eq!(created, Created::Stored);
+    let taken = sessions.create_within(&record(&one), ttl, 2).await.unwrap();
+    assert_eq!(taken, Created::Taken);
+    let full = sessions.create_within(&record(&two), ttl, 1).await.unwrap();
+    assert_eq!(full, Created::Full);
+    assert_eq!(sessions.count().await.unwrap(), Some(1));
+    sessions.touch(&[one.clone()], ttl).await.unwrap();
+    assert!(sessions.delete(&one).await.unwrap());
+    assert_eq!(
+        redis.command(count_master, &["ZCARD mcp:sessions"]),
+        ":0\r\n"
+    );
+    let created = sessions.create_within(&record(&two), ttl, 1).await.unwrap();
+    assert_eq!(created, Created::Stored);
+
+    // Tasks under a limit of 1.
+    let tasks = RedisTaskStore::new(connection);
+    let task = |id: &str, status: &str| StoredTask {
+        task: serde_json::from_value(json!({
+            "taskId": id,
+            "status": status,
+            "createdAt": "2026-01-01T00:00:00Z",
+            "lastUpdatedAt": "2026-01-01T00:00:00Z",
+            "ttlMs": null,
+        }))
+        .unwrap(),
+        expires_at: None,
+        owner: None,
+    };
+    tasks.create(task("t1", "working"), 1).await.unwrap();
+    assert!(matches!(
+        tasks.create(task("t2", "working"), 1).await,
+        Err(TaskStoreError::Full(1))
+    ));
+    assert!(tasks.update(task("t1", "completed")).await.unwrap());
+    assert!(
+        !tasks.update(task("t1", "working")).await.unwrap(),
+        "a terminal status is final"
+    );
+    assert!(tasks.get("t1").await.unwrap().is_some());
+    assert!(tasks.delete("t1").await.unwrap());
+    tasks.create(task("t2", "working"), 1).await.unwrap();
+}
+
+/// A node takes a record from memory only when the stored hash is the one it read: a hash of
+/// the same revision but another content (a failover's replica that missed a change, which
+/// another change raised to the same revision) is read again.
+#[actix_web::test]
+async fn a_record_of_the_same_revision_but_another_content_is_read_again() {
+    use actix_mcp::cluster::redis::{Redis, RedisSessionStore};
+    use actix_mcp::cluster::{SessionId, SessionRecord, SessionStore};
+
+    let redis = common::redis::RedisServer::start();
+    let store = RedisSessionStore::new(Redis::connect(&redis.url(), "mcp").await.unwrap());
+    let id = SessionId::parse("stale").unwrap();
+    let ttl = Duration::from_secs(60);
+    let record = SessionRecord {
+        id: id.clone(),
+        owner: None,
+        established: true,
+        revision: 0,
+        state: json!({"logLevel": "debug"}),
+    };
+    assert!(store.create(&record, ttl).await.unwrap());
+    let first = store.load(&id, ttl).await.unwrap().unwrap();
+    assert_eq!(first.state["logLevel"], "debug");
+    // The same revision, another field (as a lost change and another one would leave it).
+    redis.command(r#"HSET mcp:{stale}:session f:logLevel "\"error\"""#);
+    let again = store.load(&id, ttl).await.unwrap().unwrap();
+    assert_eq!(again.revision, first.revision);
+    assert_eq!(again.state["logLevel"], "error", "not the record in memory");
+}
