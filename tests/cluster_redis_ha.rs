@@ -343,7 +343,10 @@ async fn on_a_redis_cluster_each_store_splits_what_spans_slots() {
     let full = sessions.create_within(&record(&two), ttl, 1).await.unwrap();
     assert_eq!(full, Created::Full);
     assert_eq!(sessions.count().await.unwrap(), Some(1));
-    sessions.touch(&[one.clone()], ttl).await.unwrap();
+    sessions
+        .touch(std::slice::from_ref(&one), ttl)
+        .await
+        .unwrap();
     assert!(sessions.delete(&one).await.unwrap());
     assert_eq!(
         redis.command(count_master, &["ZCARD mcp:sessions"]),

@@ -27,7 +27,9 @@ pub(super) const RESPONSE_TIMEOUT: Duration = Duration::from_secs(2);
 /// round trip never leaves the worker's thread; background work (and a thread with no
 /// runtime) uses one connection shared by all, which reconnects by itself. On a Redis Cluster,
 /// every command goes on one multiplexed cluster connection, which routes it to the master of
-/// its keys' slot and follows the cluster's changes of topology (a failover included).
+/// its keys' slot and follows the cluster's changes of topology (a failover included); its
+/// driver runs on the runtime that connected (keep that runtime running: the `actix_web::main`
+/// one, say), and every worker's commands go through it.
 #[derive(Clone)]
 pub struct Redis {
     backend: Backend,

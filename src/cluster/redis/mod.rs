@@ -58,7 +58,9 @@
 //! one server. The Sentinels are asked every second which server is the master, and at once
 //! when a command finds it gone or demoted (`READONLY`); commands then go to the new master,
 //! and the bus subscribes there. Between the loss of the master and the Sentinels' failover,
-//! requests get a 503.
+//! requests get a 503. The master is reached with no credentials of its own (the Sentinels'
+//! URLs may carry theirs); [`Redis::connect`] on a URL with them remains for a master that needs
+//! them, without the following.
 //!
 //! **After a failover** (either deployment), replication being asynchronous, the new master
 //! may lack the last writes its old one acknowledged: a session created (or changed) a moment

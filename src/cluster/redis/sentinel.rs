@@ -1,6 +1,7 @@
 //! The master a set of Redis Sentinels names, followed through failovers.
 
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock, Weak};
 use std::time::{Duration, Instant};
 
@@ -22,6 +23,8 @@ pub(super) struct SentinelBackend {
     sentinels: tokio::sync::Mutex<Asker>,
     /// The master's server now.
     current: RwLock<Arc<Server>>,
+    /// Whether a [`follow_soon`](Self::follow_soon) is under way (the others are not needed).
+    following: AtomicBool,
     /// The master's name, and the Sentinels' URLs (as logs may show them).
     master: String,
     shown: String,
@@ -86,6 +89,7 @@ impl SentinelBackend {
                 asked: Instant::now(),
             }),
             current: RwLock::new(Arc::new(server)),
+            following: AtomicBool::new(false),
             master: master.to_owned(),
             shown,
         });
@@ -103,11 +107,16 @@ impl SentinelBackend {
 
     /// Asks the Sentinels again, now, in the background (unless a question is on its way).
     pub(super) fn follow_soon(self: &Arc<Self>) {
-        if tokio::runtime::Handle::try_current().is_err() {
+        if tokio::runtime::Handle::try_current().is_err()
+            || self.following.swap(true, Ordering::AcqRel)
+        {
             return;
         }
         let backend = self.clone();
-        tokio::spawn(async move { backend.follow().await });
+        tokio::spawn(async move {
+            backend.follow().await;
+            backend.following.store(false, Ordering::Release);
+        });
     }
 
     /// Asks the Sentinels which server is the master (unless they were asked a moment ago, or
