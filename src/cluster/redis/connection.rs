@@ -596,15 +596,15 @@ impl Redis {
     /// Runs `batch`: as one pipeline on one server (one round trip), or each command on its
     /// own (all at once) on a cluster, where a pipeline's keys must share a slot. Its answer
     /// is the array of the answers of the commands not ignored, as a pipeline's.
-    pub(super) async fn batch<T>(&self, batch: &Batch) -> Result<T, StoreError>
+    pub(super) async fn batch<T>(&self, batch: Batch) -> Result<T, StoreError>
     where
         T: redis::FromRedisValue + Send,
     {
         if !self.is_cluster() {
             let mut pipe = redis::Pipeline::with_capacity(batch.commands.len());
-            for (cmd, ignored) in &batch.commands {
-                pipe.add_command(cmd.clone());
-                if *ignored {
+            for (cmd, ignored) in batch.commands {
+                pipe.add_command(cmd);
+                if ignored {
                     pipe.ignore();
                 }
             }

@@ -211,7 +211,7 @@ async fn write_behind(
                 trim.arg(key).arg(keep).arg(-1);
                 batch.add_ignored(trim);
             }
-            match redis.batch::<Vec<usize>>(&batch).await {
+            match redis.batch::<Vec<usize>>(batch).await {
                 Ok(lengths) => {
                     let mut created = Batch::default();
                     for ((key, pushed, renewed), length) in written.into_iter().zip(lengths) {
@@ -225,7 +225,7 @@ async fn write_behind(
                         }
                     }
                     if !created.is_empty()
-                        && let Err(err) = redis.batch::<()>(&created).await
+                        && let Err(err) = redis.batch::<()>(created).await
                     {
                         tracing::warn!(%err, "could not set the TTL of new event lists");
                     }

@@ -339,7 +339,7 @@ impl SessionStore for RedisSessionStore {
                 zadd.arg(expiry).arg(id.as_str());
             }
             batch.add_ignored(zadd);
-            self.redis.batch::<()>(&batch).await
+            self.redis.batch::<()>(batch).await
         })
     }
 
@@ -399,7 +399,7 @@ impl SessionStore for RedisSessionStore {
             zrem.arg(self.redis.count_key()).arg(id.as_str());
             let mut batch = Batch::default();
             batch.add(del).add_ignored(unlink).add_ignored(zrem);
-            let (deleted,): (u64,) = self.redis.batch(&batch).await?;
+            let (deleted,): (u64,) = self.redis.batch(batch).await?;
             self.read_records().remove(id);
             Ok(deleted > 0)
         })

@@ -187,7 +187,7 @@ impl TaskStore for RedisTaskStore {
             batch.add(del).add_ignored(zrem);
             let (deleted,): (u64,) = self
                 .redis
-                .batch(&batch)
+                .batch(batch)
                 .await
                 .map_err(|err| TaskStoreError::Backend(err.to_string()))?;
             Ok(deleted > 0)
