@@ -213,7 +213,9 @@ fn corpus() -> Vec<Case> {
         case("100,000 nested arrays", deep.clone(), error(400, -32600, NULL)),
         case("100,000 nested arrays in params", format!(r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"a":{deep}}}}}"#), error(400, -32700, NULL)),
         case("100,000 nested arrays as the id", format!(r#"{{"jsonrpc":"2.0","id":{deep},"method":"ping"}}"#), error(400, -32600, NULL)),
-        case("100,000 nested objects", format!("{}{}", r#"{"a":"#.repeat(100_000), "}".repeat(100_000)), error(400, -32700, NULL)),
+        // (Over HTTP the tree it would make is past the budget of request bytes: refused
+        // before parsing.)
+        case("100,000 nested objects", format!("{}{}", r#"{"a":"#.repeat(100_000), "}".repeat(100_000)), error(413, -32600, NULL)).stdio(error(400, -32700, NULL)),
         // Not one JSON-RPC object.
         case("a number", "42", error(400, -32600, NULL)),
         case("a string", r#""ping""#, error(400, -32600, NULL)),

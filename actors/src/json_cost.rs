@@ -1,17 +1,27 @@
 //! What a JSON text will cost in memory once parsed into a `serde_json::Value` tree, estimated
 //! from its bytes before parsing.
 //!
-//! A tree costs far more than its text: every value is a 32-byte `Value`, every array a vector
-//! that grows by doubling, every object an ordered map with its index. Measured on this crate's
-//! `serde_json` (with `preserve_order`): 4 MB of `[1,1,…]` holds 151 MB once parsed (38×), 4 MB
-//! of `[{"a":1},…]` 220 MB (55×), while a 4 MB string holds 4 MB. Counting the structural tokens
-//! (`{`, `[`, `,`, `:` and string starts) outside strings bounds it: at most
-//! [`BYTES_PER_TOKEN`] per token plus the string bytes themselves. One pass over the bytes, no
-//! allocation, so a transport can refuse a message before it builds the tree.
+//! A tree costs far more than its text: every value is a 72-byte `Value` (with `serde_json`'s
+//! `preserve_order`, which keeps object members in order and which this crate turns on), every
+//! array a vector that grows by doubling, every object an ordered map with its index. Measured:
+//! 4 MB of `[1,1,…]` holds 189 MB once parsed (47×), 4 MB of `[{"a":1},…]` 230 MB (57×), 4 MB
+//! of `[[1],[1],…]` 382 MB (96×), while a 4 MB string holds 4 MB. Counting the structural
+//! tokens (`{`, `[`, `,`, `:` and string starts) outside strings bounds it: at most
+//! [`BYTES_PER_TOKEN`] per token plus the string bytes themselves, and a constant for nesting.
+//! One pass over the bytes, no allocation, so a transport can refuse a message before it builds
+//! the tree.
 
-/// The most a parsed tree holds per structural token, string contents aside (measured: 57 to
-/// 110 bytes, vector doubling included).
-pub const BYTES_PER_TOKEN: usize = 128;
+/// The most a parsed tree holds per structural token, string contents aside. The costliest
+/// shape, measured (`actors/tests/json_cost.rs` checks the bound on the costliest shapes):
+/// arrays of one-element arrays, 191 bytes a token (four 72-byte slots for one value), before
+/// the last doubling of the outer array, which 224 covers. (Without `preserve_order` a `Value`
+/// is 32 bytes and the costliest shape is an array of one-member objects, 169 bytes a token.)
+pub const BYTES_PER_TOKEN: usize = 224;
+
+/// What nesting adds past [`BYTES_PER_TOKEN`]: an array nested in a one-element array holds
+/// four slots for its one `[` (288 bytes, 64 over the bound), and `serde_json` refuses more than
+/// 128 levels; twice a `Value` a level covers it.
+const NESTING_ALLOWANCE: usize = 128 * 2 * size_of::<serde_json::Value>();
 
 /// An upper bound of the memory `bytes` holds once parsed into a `serde_json::Value` tree.
 /// Not a validator: invalid JSON gets an estimate too (its parse fails anyway).
@@ -45,6 +55,7 @@ pub fn parsed_size_estimate(bytes: &[u8]) -> usize {
         .saturating_mul(BYTES_PER_TOKEN)
         .saturating_add(string_bytes)
         .saturating_add(bytes.len())
+        .saturating_add(NESTING_ALLOWANCE)
 }
 
 #[cfg(test)]
@@ -55,7 +66,7 @@ mod tests {
     fn structure_costs_far_more_than_strings() {
         let ints = format!("[{}1]", "1,".repeat(1000));
         assert!(parsed_size_estimate(ints.as_bytes()) >= 1000 * BYTES_PER_TOKEN);
-        let text = format!("\"{}\"", "x".repeat(2000));
+        let text = format!("\"{}\"", "x".repeat(20_000));
         let estimate = parsed_size_estimate(text.as_bytes());
         assert!(estimate < 3 * text.len(), "{estimate}");
     }
@@ -66,7 +77,7 @@ mod tests {
         // `{`, `"a"`, `:` and the string: four tokens; 13 bytes after the opening quotes.
         assert_eq!(
             parsed_size_estimate(quoted.as_bytes()),
-            4 * BYTES_PER_TOKEN + 13 + quoted.len()
+            4 * BYTES_PER_TOKEN + 13 + quoted.len() + NESTING_ALLOWANCE
         );
     }
 
