@@ -30,7 +30,7 @@ fn put(body: &mut BytesMut, event: russe::Event) {
 fn put_event(body: &mut BytesMut, event: SseEvent) {
     // The common case, a one-line `data` (compact JSON, or the priming event's empty one),
     // written in place; anything with a line break goes through the codec, which splits it.
-    if !event.data.contains(['\n', '\r']) {
+    if memchr::memchr2(b'\n', b'\r', event.data.as_bytes()).is_none() {
         if let Some(id) = event.id {
             put_id(body, id);
         }
