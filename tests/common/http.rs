@@ -187,10 +187,14 @@ pub struct Client {
     pub bearer: Option<String>,
 }
 
-/// A reqwest client that ignores proxy settings of the environment.
+/// A reqwest client that ignores proxy settings of the environment. It keeps an idle
+/// connection for 2 s at most, under actix-web's keep-alive of 5 s: a connection reused just as
+/// the server closes it for idleness fails its request (`IncompleteMessage`), which a test
+/// waiting a few seconds between requests (a Redis failover) would take for the server's fault.
 pub fn http_client() -> reqwest::Client {
     reqwest::Client::builder()
         .no_proxy()
+        .pool_idle_timeout(Duration::from_secs(2))
         .timeout(Duration::from_secs(30))
         .build()
         .unwrap()
