@@ -13,12 +13,13 @@ use std::sync::Arc;
 use actix_mcp::cluster::{
     Bus, CatalogStore, Cluster, InMemoryCatalogStore, InMemorySessionStore, LocalBus, SessionStore,
 };
-use actix_mcp::{Server, SharedCatalogError, ToolDef};
+use actix_mcp::{Server, SharedCatalogError};
 use reqwest::StatusCode;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use common::eventually;
-use common::http::{TestServer, spawn, text_of};
+use common::http::{TestServer, text_of};
+use common::http_tools::catalog_node;
 use common::sse::SseReader;
 
 /// What the nodes share.
@@ -46,26 +47,8 @@ impl Shared {
         if let Some(catalog) = &self.catalog {
             cluster = cluster.catalog_store(catalog.clone() as Arc<dyn CatalogStore>);
         }
-        node_of(cluster)
+        catalog_node(cluster)
     }
-}
-
-/// A node of `cluster`: its server (an `echo` tool and the `greeter` factory) and its endpoint.
-fn node_of(cluster: Cluster) -> (Server, TestServer) {
-    let server = Server::builder("catalog", "1.0.0")
-        .tool(ToolDef::new("echo", || async { "echo" }))
-        .tool_factory("greeter", |args: &Value| {
-            let name = args["name"].as_str().ok_or("`name` must be a string")?;
-            let greeting = format!("hello from {name}");
-            Ok::<_, &str>(ToolDef::new(name, move || {
-                let greeting = greeting.clone();
-                async move { greeting }
-            }))
-        })
-        .build()
-        .unwrap();
-    let endpoint = spawn(server.http("/mcp").cluster(cluster), 1);
-    (server, endpoint)
 }
 
 /// The names `tools/list` gives at `url`, in a session opened there.
@@ -221,8 +204,8 @@ async fn without_a_catalog_store_a_shared_tool_stays_on_its_node() {
 #[actix_web::test]
 async fn on_redis_a_tool_defined_on_one_node_is_callable_on_another() {
     let redis = common::redis::RedisServer::start();
-    let (server_a, a) = node_of(Cluster::redis(&redis.url()).await.unwrap());
-    let (server_b, b) = node_of(Cluster::redis(&redis.url()).await.unwrap());
+    let (server_a, a) = catalog_node(Cluster::redis(&redis.url()).await.unwrap());
+    let (server_b, b) = catalog_node(Cluster::redis(&redis.url()).await.unwrap());
     let mut on_a = a.client();
     on_a.initialize(json!({})).await;
     let on_b = on_a.at(&b.url);
@@ -233,7 +216,7 @@ async fn on_redis_a_tool_defined_on_one_node_is_callable_on_another() {
     let called = on_b.call_ok(json!(1), "hi", json!({})).await;
     assert_eq!(text_of(&called), "hello from hi");
     // A third node, started after the change, makes it from the store.
-    let (server_c, c) = node_of(Cluster::redis(&redis.url()).await.unwrap());
+    let (server_c, c) = catalog_node(Cluster::redis(&redis.url()).await.unwrap());
     eventually("C makes the shared tool", || {
         server_c.tool_definition("hi").is_some()
     })

@@ -14,12 +14,11 @@ use std::time::Duration;
 
 use actix_mcp::cluster::Cluster;
 use actix_mcp::transport::http::AdmissionConfig;
-use actix_mcp::{Server, ToolDef};
 use reqwest::StatusCode;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use common::http::{Client, TestServer, spawn, text_of};
-use common::http_tools::{Fixture, fixture};
+use common::http_tools::{Fixture, catalog_node, fixture};
 use common::redis_ha::{MASTER, RedisCluster, RedisSentinels};
 use common::sse::SseReader;
 
@@ -40,24 +39,6 @@ fn node_of(cluster: Cluster, limited: bool) -> (Fixture, TestServer) {
     }
     let server = spawn(mcp, 1);
     (fixture, server)
-}
-
-/// A node of `cluster` whose server has the `greeter` tool factory (for the shared catalog).
-fn catalog_node(cluster: Cluster) -> (Server, TestServer) {
-    let server = Server::builder("catalog", "1.0.0")
-        .tool(ToolDef::new("echo", || async { "echo" }))
-        .tool_factory("greeter", |args: &Value| {
-            let name = args["name"].as_str().ok_or("`name` must be a string")?;
-            let greeting = format!("hello from {name}");
-            Ok::<_, &str>(ToolDef::new(name, move || {
-                let greeting = greeting.clone();
-                async move { greeting }
-            }))
-        })
-        .build()
-        .unwrap();
-    let endpoint = spawn(server.http("/mcp").cluster(cluster), 1);
-    (server, endpoint)
 }
 
 /// The behaviours every deployment shares: a session opened on A serves on B; a notification

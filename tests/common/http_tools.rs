@@ -195,3 +195,23 @@ pub fn start(configure: impl FnOnce(McpHttpBuilder) -> McpHttpBuilder) -> (Fixtu
     let server = spawn(mcp, 1);
     (fixture, server)
 }
+
+/// A node of `cluster` (one worker) whose server has an `echo` tool and the `greeter` tool
+/// factory (`{"name": ...}` makes a tool of that name answering `hello from <name>`), for the
+/// shared catalog's tests.
+pub fn catalog_node(cluster: actix_mcp::cluster::Cluster) -> (Server, TestServer) {
+    let server = Server::builder("catalog", "1.0.0")
+        .tool(ToolDef::new("echo", || async { "echo" }))
+        .tool_factory("greeter", |args: &serde_json::Value| {
+            let name = args["name"].as_str().ok_or("`name` must be a string")?;
+            let greeting = format!("hello from {name}");
+            Ok::<_, &str>(ToolDef::new(name, move || {
+                let greeting = greeting.clone();
+                async move { greeting }
+            }))
+        })
+        .build()
+        .unwrap();
+    let endpoint = spawn(server.http("/mcp").cluster(cluster), 1);
+    (server, endpoint)
+}

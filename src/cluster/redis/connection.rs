@@ -231,6 +231,14 @@ pub(super) fn now_millis() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
+/// `urls` as [`redacted`], comma-separated (for errors and logs).
+pub(super) fn redacted_all(urls: &[&str]) -> String {
+    urls.iter()
+        .map(|url| redacted(url))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// `url` as errors and logs may show it: without its password (nor its user name, which some
 /// deployments use as a secret too), or only its scheme when it does not parse.
 pub(super) fn redacted(url: &str) -> String {
@@ -388,11 +396,7 @@ impl Redis {
     /// When no URL is given or one is malformed, or the cluster cannot be reached or does not
     /// answer `PING`.
     pub async fn connect_cluster(urls: &[&str], prefix: &str) -> Result<Self, StoreError> {
-        let shown = urls
-            .iter()
-            .map(|url| redacted(url))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let shown = redacted_all(urls);
         if urls.is_empty() {
             return Err(StoreError::Unavailable(
                 "redis cluster: no node url given".into(),

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use actix_mcp_actors::StoreError;
 use redis::sentinel::{SentinelClient, SentinelServerType};
 
-use super::connection::{RESPONSE_TIMEOUT, Server, open_server, redacted};
+use super::connection::{RESPONSE_TIMEOUT, Server, open_server, redacted_all};
 
 /// How often the Sentinels are asked which server is the master, besides each time a command
 /// finds it gone.
@@ -58,11 +58,7 @@ impl SentinelBackend {
     /// Asks the Sentinels at `urls` for the master `master` and connects to it; then follows
     /// it (every [`POLL`], by a task that ends with the last handle on this backend).
     pub(super) async fn connect(urls: &[&str], master: &str) -> Result<Arc<Self>, StoreError> {
-        let shown = urls
-            .iter()
-            .map(|url| redacted(url))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let shown = redacted_all(urls);
         if urls.is_empty() {
             return Err(StoreError::Unavailable(
                 "redis sentinel: no sentinel url given".into(),
