@@ -7,7 +7,7 @@
 //! 4 MB of `[1,1,…]` holds 189 MB once parsed (47×), 4 MB of `[{"a":1},…]` 230 MB (57×), 4 MB
 //! of `[[1],[1],…]` 382 MB (96×), while a 4 MB string holds 4 MB. Counting the structural
 //! tokens (`{`, `[`, `,`, `:` and string starts) outside strings bounds it: at most
-//! [`BYTES_PER_TOKEN`] per token plus the string bytes themselves, and a constant for nesting.
+//! [`BYTES_PER_TOKEN`] per token plus the string bytes themselves, and an allowance for nesting.
 //! One pass over the bytes, no allocation, so a transport can refuse a message before it builds
 //! the tree.
 
@@ -18,15 +18,19 @@
 /// is 32 bytes and the costliest shape is an array of one-member objects, 169 bytes a token.)
 pub const BYTES_PER_TOKEN: usize = 224;
 
-/// What nesting adds past [`BYTES_PER_TOKEN`]: an array nested in a one-element array holds
-/// four slots for its one `[` (288 bytes, 64 over the bound), and `serde_json` refuses more than
-/// 128 levels; twice a `Value` a level covers it.
-const NESTING_ALLOWANCE: usize = 128 * 2 * size_of::<serde_json::Value>();
+/// What a level of nesting may add past [`BYTES_PER_TOKEN`]: an array nested in a one-element
+/// array holds four slots for its one `[` (288 bytes, 64 over the bound). Counted for each
+/// `[` and `{` up to 128, the most levels `serde_json` parses.
+const NESTING_ALLOWANCE: usize = 2 * size_of::<serde_json::Value>();
+
+/// The deepest nesting `serde_json` parses.
+const MAX_DEPTH: usize = 128;
 
 /// An upper bound of the memory `bytes` holds once parsed into a `serde_json::Value` tree.
 /// Not a validator: invalid JSON gets an estimate too (its parse fails anyway).
 pub fn parsed_size_estimate(bytes: &[u8]) -> usize {
     let mut tokens = 0usize;
+    let mut containers = 0usize;
     let mut string_bytes = 0usize;
     let mut in_string = false;
     let mut escaped = false;
@@ -46,7 +50,11 @@ pub fn parsed_size_estimate(bytes: &[u8]) -> usize {
                     in_string = true;
                     tokens += 1;
                 }
-                b'{' | b'[' | b',' | b':' => tokens += 1,
+                b'{' | b'[' => {
+                    tokens += 1;
+                    containers += 1;
+                }
+                b',' | b':' => tokens += 1,
                 _ => {}
             }
         }
@@ -55,7 +63,7 @@ pub fn parsed_size_estimate(bytes: &[u8]) -> usize {
         .saturating_mul(BYTES_PER_TOKEN)
         .saturating_add(string_bytes)
         .saturating_add(bytes.len())
-        .saturating_add(NESTING_ALLOWANCE)
+        .saturating_add(containers.min(MAX_DEPTH) * NESTING_ALLOWANCE)
 }
 
 #[cfg(test)]
