@@ -134,6 +134,40 @@ async fn serves_again(client: &Client, first_id: i64) {
     }
 }
 
+/// Two nodes and a session opened on A that B serves too.
+struct SharedSession {
+    fa: Fixture,
+    a: TestServer,
+    _fb: Fixture,
+    b: TestServer,
+    on_a: Client,
+    on_b: Client,
+    /// The key of the session's record.
+    key: String,
+}
+
+/// Starts a node on each of `first` and `second`, opens a session on the first and checks that
+/// the second serves it.
+async fn shared_session(first: Cluster, second: Cluster) -> SharedSession {
+    let (fa, a) = node_of(first, false);
+    let (_fb, b) = node_of(second, false);
+    let mut on_a = a.client();
+    on_a.initialize(json!({})).await;
+    let on_b = on_a.at(&b.url);
+    let listed = on_b.request(json!(1), "tools/list", json!({})).await;
+    assert_eq!(listed.status, StatusCode::OK);
+    let key = format!("mcp:{{{}}}:session", on_a.session.clone().unwrap());
+    SharedSession {
+        fa,
+        a,
+        _fb,
+        b,
+        on_a,
+        on_b,
+        key,
+    }
+}
+
 /// After a failover: the session serves on both nodes; a change (`logging/setLevel`) made on
 /// B then reaches A's next request of it; DELETE on B ends it on A (A serves nothing from the
 /// record it read before).
@@ -167,14 +201,18 @@ async fn on_a_redis_cluster_a_session_survives_the_loss_of_its_master() {
     let mut redis = RedisCluster::start();
     let urls = redis.urls();
     let urls: Vec<&str> = urls.iter().map(String::as_str).collect();
-    let (_fa, a) = node_of(Cluster::redis_cluster(&urls).await.unwrap(), false);
-    let (_fb, b) = node_of(Cluster::redis_cluster(&urls).await.unwrap(), false);
-    let mut on_a = a.client();
-    on_a.initialize(json!({})).await;
-    let on_b = on_a.at(&b.url);
-    let listed = on_b.request(json!(1), "tools/list", json!({})).await;
-    assert_eq!(listed.status, StatusCode::OK);
-    let key = format!("mcp:{{{}}}:session", on_a.session.clone().unwrap());
+    let SharedSession {
+        a,
+        b,
+        on_a,
+        on_b,
+        key,
+        ..
+    } = shared_session(
+        Cluster::redis_cluster(&urls).await.unwrap(),
+        Cluster::redis_cluster(&urls).await.unwrap(),
+    )
+    .await;
     let master = redis.master_of(&key, &[]);
     // Replication is asynchronous: wait until the master's replica has the record.
     common::eventually("the replica holds the session", || {
@@ -209,14 +247,19 @@ async fn behind_sentinels_a_session_survives_the_loss_of_the_master() {
     let mut redis = RedisSentinels::start();
     let urls = redis.urls();
     let urls: Vec<&str> = urls.iter().map(String::as_str).collect();
-    let (fa, a) = node_of(Cluster::redis_sentinel(&urls, MASTER).await.unwrap(), false);
-    let (_fb, b) = node_of(Cluster::redis_sentinel(&urls, MASTER).await.unwrap(), false);
-    let mut on_a = a.client();
-    on_a.initialize(json!({})).await;
-    let on_b = on_a.at(&b.url);
-    let listed = on_b.request(json!(1), "tools/list", json!({})).await;
-    assert_eq!(listed.status, StatusCode::OK);
-    let key = format!("mcp:{{{}}}:session", on_a.session.clone().unwrap());
+    let SharedSession {
+        fa,
+        a,
+        b,
+        on_a,
+        on_b,
+        key,
+        ..
+    } = shared_session(
+        Cluster::redis_sentinel(&urls, MASTER).await.unwrap(),
+        Cluster::redis_sentinel(&urls, MASTER).await.unwrap(),
+    )
+    .await;
     common::eventually("the replica holds the session", || {
         common::redis_ha::replicas_in_sync(redis.master())
             && common::redis_ha::command_on(redis.replica(), &[&format!("EXISTS {key}")])

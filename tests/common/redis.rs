@@ -34,7 +34,8 @@ impl RedisServer {
         let dir =
             std::env::temp_dir().join(format!("actix-mcp-redis-{}-{port}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let child = Command::new("redis-server")
+        let mut command = Command::new("redis-server");
+        command
             .args([
                 "--port",
                 &port.to_string(),
@@ -48,14 +49,8 @@ impl RedisServer {
             ])
             .arg(&dir)
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|err| {
-                panic!(
-                    "could not start redis-server ({err}); install it (Debian: apt-get install \
-                     redis-server), as scripts/test-all.sh does"
-                )
-            });
+            .stderr(Stdio::null());
+        let child = run(&mut command, "redis-server");
         let server = Self { child, port, dir };
         server.wait_ready();
         server
@@ -128,4 +123,20 @@ impl Drop for RedisServer {
         let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// Starts `command` (the program `program`), or panics saying which Debian package has it (the
+/// one `scripts/test-all.sh` installs).
+pub fn run(command: &mut Command, program: &str) -> Child {
+    let package = if program == "redis-cli" {
+        "redis-tools"
+    } else {
+        "redis-server"
+    };
+    command.spawn().unwrap_or_else(|err| {
+        panic!(
+            "could not run {program} ({err}); install it (Debian: apt-get install {package}), as \
+             scripts/test-all.sh does"
+        )
+    })
 }

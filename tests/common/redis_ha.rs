@@ -56,17 +56,9 @@ fn temp_dir(what: &str) -> PathBuf {
 /// Starts `redis-server ARGS`, its output in `log`.
 fn spawn(args: &[&str], log: &Path) -> Child {
     let log = std::fs::File::create(log).unwrap();
-    Command::new("redis-server")
-        .args(args)
-        .stdout(log)
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|err| {
-            panic!(
-                "could not start redis-server ({err}); install it (Debian: apt-get install \
-                 redis-server), as scripts/test-all.sh does"
-            )
-        })
+    let mut command = Command::new("redis-server");
+    command.args(args).stdout(log).stderr(Stdio::null());
+    super::redis::run(&mut command, "redis-server")
 }
 
 /// Sends `commands` (inline syntax) on one connection to `port` and returns the raw replies;
@@ -247,17 +239,11 @@ impl RedisCluster {
         for node in &cluster.nodes {
             create.arg(format!("127.0.0.1:{}", node.port));
         }
-        let mut created = create
+        create
             .args(["--cluster-replicas", "1", "--cluster-yes"])
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|err| {
-                panic!(
-                    "could not run redis-cli ({err}); install it (Debian: apt-get install \
-                     redis-tools), as scripts/test-all.sh does"
-                )
-            });
+            .stderr(Stdio::null());
+        let mut created = super::redis::run(&mut create, "redis-cli");
         let deadline = Instant::now() + FORM;
         let status = loop {
             if let Some(status) = created.try_wait().unwrap() {
