@@ -677,7 +677,8 @@ fn scripts_run(redis: &RedisServer) -> u64 {
 
 /// Two nodes on Redis with a global limit of 2: two calls running on A, and B (running none)
 /// refuses a third; once one ends on A, B admits one. A dead node's lease (never released) frees
-/// its slot once it expires. Without a limit, a request runs no admission script.
+/// its slot once it expires. Without a limit, a request runs no admission script (its one script
+/// is the session's load).
 #[actix_web::test]
 async fn a_global_limit_holds_for_a_cluster_on_redis() {
     use actix_mcp::cluster::redis::{Redis, RedisAdmissionStore};
@@ -685,14 +686,21 @@ async fn a_global_limit_holds_for_a_cluster_on_redis() {
     use actix_mcp::transport::http::AdmissionConfig;
 
     let redis = RedisServer::start();
-    // Without a limit: no script on a request's path.
+    // Without a limit: no admission script on a request's path.
     let (_fa, a) = node(&redis).await;
     let mut on_a = a.client();
     on_a.initialize(json!({})).await;
+    // (The first load sends the script itself: `EVALSHA`, then `EVAL`.)
+    on_a.call_ok(json!(0), "echo", json!({"message": "x"}))
+        .await;
     let before = scripts_run(&redis);
     on_a.call_ok(json!(1), "echo", json!({"message": "x"}))
         .await;
-    assert_eq!(scripts_run(&redis), before, "no admission round trip");
+    assert_eq!(
+        scripts_run(&redis),
+        before + 1,
+        "one script: the session's load, and no admission round trip"
+    );
     a.stop().await;
 
     let config = AdmissionConfig::new()
@@ -722,7 +730,11 @@ async fn a_global_limit_holds_for_a_cluster_on_redis() {
     let before = scripts_run(&redis);
     on_a.call_ok(json!(1), "echo", json!({"message": "x"}))
         .await;
-    assert_eq!(scripts_run(&redis), before + 1, "one script per admission");
+    assert_eq!(
+        scripts_run(&redis),
+        before + 2,
+        "one script per admission, and the session's load"
+    );
     let slow = json!({"name": "slow", "arguments": {}});
     let first = on_a.start(json!(2), "tools/call", slow.clone()).await;
     tokio::time::timeout(common::WAIT, fa.probes.started.wait_for(1))

@@ -408,16 +408,17 @@ async fn on_a_redis_cluster_each_store_splits_what_spans_slots() {
     tasks.create(task("t2", "working"), 1).await.unwrap();
 }
 
-/// A node takes a record from memory only when the stored hash is the one it read: a hash of
-/// the same revision but another content (a failover's replica that missed a change, which
-/// another change raised to the same revision) is read again.
+/// A node takes a record from memory only when the stored hash is the one it read (the same
+/// write's stamp): a hash of the same revision but another content (a failover's replica that
+/// missed a change, which another change raised to the same revision) is read again.
 #[actix_web::test]
 async fn a_record_of_the_same_revision_but_another_content_is_read_again() {
     use actix_mcp::cluster::redis::{Redis, RedisSessionStore};
-    use actix_mcp::cluster::{SessionId, SessionRecord, SessionStore};
+    use actix_mcp::cluster::{SessionId, SessionRecord, SessionStore, StateUpdate};
 
     let redis = common::redis::RedisServer::start();
-    let store = RedisSessionStore::new(Redis::connect(&redis.url(), "mcp").await.unwrap());
+    let a = RedisSessionStore::new(Redis::connect(&redis.url(), "mcp").await.unwrap());
+    let b = RedisSessionStore::new(Redis::connect(&redis.url(), "mcp").await.unwrap());
     let id = SessionId::parse("stale").unwrap();
     let ttl = Duration::from_secs(60);
     let record = SessionRecord {
@@ -427,12 +428,26 @@ async fn a_record_of_the_same_revision_but_another_content_is_read_again() {
         revision: 0,
         state: json!({"logLevel": "debug"}),
     };
-    assert!(store.create(&record, ttl).await.unwrap());
-    let first = store.load(&id, ttl).await.unwrap().unwrap();
+    assert!(a.create(&record, ttl).await.unwrap());
+    let first = a.load(&id, ttl).await.unwrap().unwrap();
     assert_eq!(first.state["logLevel"], "debug");
-    // The same revision, another field (as a lost change and another one would leave it).
-    redis.command(r#"HSET mcp:{stale}:session f:logLevel "\"error\"""#);
-    let again = store.load(&id, ttl).await.unwrap().unwrap();
-    assert_eq!(again.revision, first.revision);
+    // What a replica holds that will miss the next change.
+    redis.command("COPY mcp:{stale}:session mcp:{stale}:replica");
+    let set = |level: &str| StateUpdate::Set {
+        field: "logLevel".into(),
+        value: json!(level),
+    };
+    b.update(&id, &[set("info")], ttl).await.unwrap().unwrap();
+    let seen = a.load(&id, ttl).await.unwrap().unwrap();
+    assert_eq!(seen.state["logLevel"], "info");
+    assert!(
+        std::sync::Arc::ptr_eq(&seen, &a.load(&id, ttl).await.unwrap().unwrap()),
+        "an unchanged record is taken from memory"
+    );
+    // The replica is promoted, and another change raises it to the same revision.
+    redis.command("COPY mcp:{stale}:replica mcp:{stale}:session REPLACE");
+    b.update(&id, &[set("error")], ttl).await.unwrap().unwrap();
+    let again = a.load(&id, ttl).await.unwrap().unwrap();
+    assert_eq!(again.revision, seen.revision);
     assert_eq!(again.state["logLevel"], "error", "not the record in memory");
 }

@@ -7,6 +7,7 @@
 //! | `record` | the [`SessionRecord`] as it was created, as JSON |
 //! | `rev` | its revision: raised by each change |
 //! | `est` | `1` once the handshake is complete |
+//! | `w` | the stamp of the last write: unique to it, across nodes and failovers |
 //! | `f:<field>` | the JSON value of a field of the record's state changed since (`null`: removed) |
 
 use std::collections::HashMap;
@@ -24,7 +25,7 @@ use super::connection::{Batch, Redis, millis, now_millis};
 /// cluster is full (-1), else stores the record unless its id is taken (0) and counts it (1).
 /// KEYS: the record, the count; ARGV: the record's JSON, its time to live (ms), its expiry
 /// (ms since the epoch), now (ms), the cap, the session id, its revision, whether it is
-/// established (`1` or `0`). With the record's key only (on a Redis Cluster, where the count is
+/// established (`1` or `0`), the write's stamp. With the record's key only (on a Redis Cluster, where the count is
 /// in another slot), the record alone: stored (1) unless its id is taken (0).
 static CREATE_SESSION: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
     redis::Script::new(
@@ -38,7 +39,7 @@ end
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return 0
 end
-redis.call('HSET', KEYS[1], 'record', ARGV[1], 'rev', ARGV[7])
+redis.call('HSET', KEYS[1], 'record', ARGV[1], 'rev', ARGV[7], 'w', ARGV[9])
 if ARGV[8] == '1' then
   redis.call('HSET', KEYS[1], 'est', '1')
 end
@@ -51,8 +52,9 @@ return 1
     )
 });
 
-/// `establish` in one round trip: `est` set (the revision raised when it was not), the time to
-/// live renewed; 0 when there is no record. KEYS: the record; ARGV: its time to live (ms).
+/// `establish` in one round trip: `est` set (the revision raised and the stamp replaced when it
+/// was not), the time to live renewed; 0 when there is no record. KEYS: the record; ARGV: its
+/// time to live (ms), the write's stamp.
 static ESTABLISH_SESSION: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
     redis::Script::new(
         r"
@@ -61,6 +63,7 @@ if redis.call('EXISTS', KEYS[1]) == 0 then
 end
 if redis.call('HSETNX', KEYS[1], 'est', '1') == 1 then
   redis.call('HINCRBY', KEYS[1], 'rev', 1)
+  redis.call('HSET', KEYS[1], 'w', ARGV[2])
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return 1
@@ -70,8 +73,8 @@ return 1
 
 /// `update` in one round trip: each change applied to the stored fields, in order (a set's
 /// first change starts from the created record's value of it), the revision raised and the time
-/// to live renewed; the whole hash then, or nil when there is no record. KEYS: the record;
-/// ARGV: its time to live (ms), then per change its operation (`set`, `insert`, `remove`), the
+/// to live renewed and the stamp replaced; the whole hash then, or nil when there is no record.
+/// KEYS: the record; ARGV: its time to live (ms), the write's stamp, then per change its operation (`set`, `insert`, `remove`), the
 /// state's field, and the JSON value (`set`) or the string (`insert`, `remove`).
 static UPDATE_SESSION: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
     redis::Script::new(
@@ -80,7 +83,7 @@ if redis.call('EXISTS', KEYS[1]) == 0 then
   return false
 end
 local created = nil
-for i = 2, #ARGV - 2, 3 do
+for i = 3, #ARGV - 2, 3 do
   local op, field, arg = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local name = 'f:' .. field
   if op == 'set' then
@@ -124,6 +127,7 @@ for i = 2, #ARGV - 2, 3 do
   end
 end
 redis.call('HINCRBY', KEYS[1], 'rev', 1)
+redis.call('HSET', KEYS[1], 'w', ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return redis.call('HGETALL', KEYS[1])
 ",
@@ -132,7 +136,7 @@ return redis.call('HGETALL', KEYS[1])
 
 /// `save` in one round trip: the hash replaced by the given record, of the stored revision
 /// plus one; 0 when there is no record. KEYS: the record; ARGV: the record's JSON, its time to
-/// live (ms), whether it is established (`1` or `0`).
+/// live (ms), whether it is established (`1` or `0`), the write's stamp.
 static SAVE_SESSION: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
     redis::Script::new(
         r"
@@ -141,7 +145,7 @@ if redis.call('EXISTS', KEYS[1]) == 0 then
 end
 local rev = redis.call('HINCRBY', KEYS[1], 'rev', 1)
 redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'record', ARGV[1], 'rev', rev)
+redis.call('HSET', KEYS[1], 'record', ARGV[1], 'rev', rev, 'w', ARGV[4])
 if ARGV[3] == '1' then
   redis.call('HSET', KEYS[1], 'est', '1')
 end
@@ -151,30 +155,57 @@ return 1
     )
 });
 
+/// `load` in one round trip: the time to live renewed; `1` when the stored stamp is the one
+/// given (the caller holds that write's record), else the whole hash (empty when there is no
+/// record). KEYS: the record; ARGV: its time to live (ms), the stamp of the record the caller
+/// holds (empty: none).
+static LOAD_SESSION: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        r"
+if redis.call('PEXPIRE', KEYS[1], ARGV[1]) == 0 then
+  return {}
+end
+if ARGV[2] ~= '' and redis.call('HGET', KEYS[1], 'w') == ARGV[2] then
+  return 1
+end
+return redis.call('HGETALL', KEYS[1])
+",
+    )
+});
+
+/// A stamp for a write of a record: this process's random prefix and a count, so no two writes
+/// share one (on any node, before or after a failover).
+fn stamp() -> String {
+    static PREFIX: std::sync::LazyLock<String> =
+        std::sync::LazyLock::new(|| uuid::Uuid::new_v4().simple().to_string());
+    static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{}{n:x}", &PREFIX[..16])
+}
+
 /// The [`SessionStore`] on Redis. See the [module docs](super) for its keys.
 ///
 /// A record is a hash: `record` (the record as created, JSON), `rev` (its revision, raised by
-/// each change), `est` (`1` once the handshake is complete) and `f:<field>` (the JSON value of
-/// each field of its state changed since; `null`: removed). A change of the state's fields
-/// ([`update`](SessionStore::update)) is applied to the stored fields by one script, so changes
-/// made at the same time on several nodes are all kept. It remembers the records it read last
-/// (by revision), so a record that has not changed since is not read again, and [`load`](SessionStore::load) hands out
-/// the same `Arc` for it.
+/// each change), `est` (`1` once the handshake is complete), `w` (the stamp of the last write,
+/// unique to it) and `f:<field>` (the JSON value of each field of its state changed since;
+/// `null`: removed). A change of the state's fields ([`update`](SessionStore::update)) is
+/// applied to the stored fields by one script, so changes made at the same time on several
+/// nodes are all kept. It remembers the records it read last with their stamps: a
+/// [`load`](SessionStore::load) of a record not written since is answered by Redis with `1`
+/// instead of the hash (one small script, one round trip), and hands out the same `Arc`.
+/// The stamp, not the revision, says whether it is the same record: after a failover, a replica
+/// that had not received the last change may raise an older record to the same revision, never
+/// to the same stamp.
 #[derive(Debug, Clone)]
 pub struct RedisSessionStore {
     redis: Redis,
     read: Arc<std::sync::Mutex<HashMap<SessionId, ReadRecord>>>,
 }
 
-/// A record as this node read it last: its revision (raised by every change), and what the
-/// hash said.
+/// A record as this node read it last, and the stamp of the write that made it.
 #[derive(Debug)]
 struct ReadRecord {
-    revision: u64,
-    /// The hash's fields as read: a record is taken from memory only when the stored hash is
-    /// the same, not only of the same revision (after a failover, a replica that had not
-    /// received the last change may raise an older record to the same revision).
-    fields: HashMap<String, String>,
+    stamp: String,
     record: Arc<SessionRecord>,
 }
 
@@ -197,12 +228,20 @@ impl RedisSessionStore {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// What the stored hash of session `id` says (`None` when there is none): from memory
-    /// when this node read the same hash last.
+    /// The stamp of the record of session `id` this node holds (empty: none).
+    fn held_stamp(&self, id: &SessionId) -> String {
+        self.read_records()
+            .get(id)
+            .map(|read| read.stamp.clone())
+            .unwrap_or_default()
+    }
+
+    /// The record the stored hash of session `id` says (`None` when there is none), remembered
+    /// with its stamp (a hash without one, written by an older version, is read every time).
     fn read(
         &self,
         id: &SessionId,
-        fields: HashMap<String, String>,
+        mut fields: HashMap<String, String>,
     ) -> Result<Option<Arc<SessionRecord>>, StoreError> {
         let corrupt = |what: String| StoreError::Corrupt(format!("session {id}: {what}"));
         let Some(created) = fields.get("record") else {
@@ -218,12 +257,6 @@ impl RedisSessionStore {
                 .map_err(|err| corrupt(format!("revision {rev:?}: {err}")))?,
             None => 0,
         };
-        if let Some(read) = self.read_records().get(id)
-            && read.revision == revision
-            && read.fields == fields
-        {
-            return Ok(Some(read.record.clone()));
-        }
         let mut record: SessionRecord =
             serde_json::from_str(created).map_err(|err| corrupt(err.to_string()))?;
         record.revision = revision;
@@ -242,18 +275,60 @@ impl RedisSessionStore {
         }
         let record = Arc::new(record);
         let mut read = self.read_records();
-        if read.len() >= READ_RECORDS {
-            read.clear();
+        match fields.remove("w") {
+            Some(stamp) => {
+                if read.len() >= READ_RECORDS {
+                    read.clear();
+                }
+                read.insert(
+                    id.clone(),
+                    ReadRecord {
+                        stamp,
+                        record: record.clone(),
+                    },
+                );
+            }
+            None => {
+                read.remove(id);
+            }
         }
-        read.insert(
-            id.clone(),
-            ReadRecord {
-                revision,
-                fields,
-                record: record.clone(),
-            },
-        );
         Ok(Some(record))
+    }
+
+    /// Runs [`LOAD_SESSION`] for session `id`, holding the record of stamp `held`.
+    async fn run_load(
+        &self,
+        id: &SessionId,
+        ttl: Duration,
+        held: &str,
+    ) -> Result<redis::Value, StoreError> {
+        self.redis
+            .query(
+                LOAD_SESSION
+                    .key(self.redis.session_key(id))
+                    .arg(millis(ttl))
+                    .arg(held),
+            )
+            .await
+    }
+
+    /// The record a load's answer of a whole hash says.
+    fn read_answer(
+        &self,
+        id: &SessionId,
+        answer: redis::Value,
+    ) -> Result<Option<Arc<SessionRecord>>, StoreError> {
+        let fields = redis::from_redis_value::<HashMap<String, String>>(answer)
+            .map_err(|err| StoreError::Corrupt(format!("session {id}: {err}")))?;
+        self.read(id, fields)
+    }
+
+    /// The record this node holds for session `id`, if its stamp is still `stamp`.
+    fn held(&self, id: &SessionId, stamp: &str) -> Option<Arc<SessionRecord>> {
+        self.read_records()
+            .get(id)
+            .filter(|read| read.stamp == stamp)
+            .map(|read| read.record.clone())
     }
 }
 
@@ -293,17 +368,19 @@ impl SessionStore for RedisSessionStore {
     ) -> StoreFuture<'a, Option<Arc<SessionRecord>>> {
         Box::pin(async move {
             // The record only: its place in the cluster-wide count is renewed by `touch`, for
-            // the sessions busy on some node. One round trip: the hash, and its renewal.
-            let key = self.redis.session_key(id);
-            let mut pipe = redis::Pipeline::with_capacity(2);
-            pipe.cmd("HGETALL")
-                .arg(&key)
-                .cmd("PEXPIRE")
-                .arg(&key)
-                .arg(millis(ttl))
-                .ignore();
-            let (fields,): (HashMap<String, String>,) = self.redis.query(&pipe).await?;
-            self.read(id, fields)
+            // the sessions busy on some node. One round trip: the renewal, and the hash unless
+            // it is the one held here.
+            let held = self.held_stamp(id);
+            let answer = self.run_load(id, ttl, &held).await?;
+            if !matches!(answer, redis::Value::Int(1)) {
+                return self.read_answer(id, answer);
+            }
+            if let Some(record) = self.held(id, &held) {
+                return Ok(Some(record));
+            }
+            // Forgotten meanwhile (the memory was full): read it whole.
+            let answer = self.run_load(id, ttl, "").await?;
+            self.read_answer(id, answer)
         })
     }
 
@@ -314,7 +391,8 @@ impl SessionStore for RedisSessionStore {
                 .query(
                     ESTABLISH_SESSION
                         .key(self.redis.session_key(id))
-                        .arg(millis(ttl)),
+                        .arg(millis(ttl))
+                        .arg(stamp()),
                 )
                 .await?;
             Ok(known == 1)
@@ -351,7 +429,7 @@ impl SessionStore for RedisSessionStore {
     ) -> StoreFuture<'a, Option<Arc<SessionRecord>>> {
         Box::pin(async move {
             let mut script = UPDATE_SESSION.key(self.redis.session_key(id));
-            script.arg(millis(ttl));
+            script.arg(millis(ttl)).arg(stamp());
             for update in updates {
                 match update {
                     StateUpdate::Set { field, value } => {
@@ -382,7 +460,8 @@ impl SessionStore for RedisSessionStore {
                         .key(self.redis.session_key(&record.id))
                         .arg(json)
                         .arg(millis(ttl))
-                        .arg(if record.established { "1" } else { "0" }),
+                        .arg(if record.established { "1" } else { "0" })
+                        .arg(stamp()),
                 )
                 .await?;
             Ok(saved == 1)
@@ -436,7 +515,8 @@ impl SessionStore for RedisSessionStore {
                         .arg(cap)
                         .arg(record.id.as_str())
                         .arg(record.revision)
-                        .arg(if record.established { "1" } else { "0" }),
+                        .arg(if record.established { "1" } else { "0" })
+                        .arg(stamp()),
                 )
                 .await?;
             if cluster && created == 1 {
