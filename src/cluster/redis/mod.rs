@@ -66,11 +66,11 @@
 //! may lack the last writes its old one acknowledged: a session created (or changed) a moment
 //! before may be gone (its client gets a 404 and starts another) or lack that change. A node
 //! never serves a record it remembers over what the store holds: a record is taken from memory
-//! only when the stored hash is the same as when it was read.
+//! only when the stored hash still carries the stamp it had when it was read (every write
+//! stamps it uniquely, on any node, before or after a failover).
 //!
-//! A request costs one round trip (an `HGETALL` of its session's record and the `PEXPIRE` that
-//! renews it, pipelined; a record this node read before at the same revision is not decoded
-//! again); a change of a session's state (`logging/setLevel`, `resources/subscribe`) is one
+//! A request costs one round trip (one script renews its session's record and answers `1` when
+//! the stored stamp is the one this node holds, else the whole hash); a change of a session's state (`logging/setLevel`, `resources/subscribe`) is one
 //! script that applies it to the stored fields; events are written behind, in pipelined
 //! batches. A request a cluster-wide admission limit applies to costs one more round trip (one
 //! script, [`RedisAdmissionStore`]); its release and the renewal of its leases are off its path.
