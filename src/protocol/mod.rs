@@ -82,7 +82,7 @@ pub use logging::{LoggingLevel, LoggingMessageNotificationParams, SetLevelReques
 #[cfg(any(feature = "server", feature = "client"))]
 pub use message::MessageView;
 #[cfg(any(feature = "server", feature = "client"))]
-pub(crate) use meta::check_extension_id;
+pub(crate) use meta::{check_extension_id, member, members};
 pub use meta::{JsonObject, Meta, PROGRESS_TOKEN_KEY, ProgressToken, progress_token};
 pub use pagination::{Cursor, PaginatedRequestParams};
 pub use progress::ProgressNotificationParams;
