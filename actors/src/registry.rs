@@ -55,8 +55,8 @@ use crate::jsonrpc::{Request, RequestId};
 use crate::metrics::{Metrics, MetricsSnapshot};
 use crate::outlet::Outlet;
 use crate::scope::{Home, RequestScope};
-use crate::session::{OnStopped, Session, SessionHandle, SessionParts, SessionShared};
 use crate::session::progress_token;
+use crate::session::{OnStopped, Session, SessionHandle, SessionParts, SessionShared};
 
 /// Limits of a registry. Defaults are not part of semver.
 #[derive(Debug, Clone)]
