@@ -55,8 +55,8 @@ use crate::jsonrpc::{Request, RequestId};
 use crate::metrics::{Metrics, MetricsSnapshot};
 use crate::outlet::Outlet;
 use crate::scope::{Home, RequestScope};
+use crate::session::progress_token;
 use crate::session::{OnStopped, Session, SessionHandle, SessionParts, SessionShared};
-use crate::session::{oversized_progress_token, progress_token};
 
 /// Limits of a registry. Defaults are not part of semver.
 #[derive(Debug, Clone)]
@@ -542,16 +542,18 @@ impl RegistryHandle {
         carry: Carry,
     ) -> CancelOnDrop {
         // Refused as in a session: the token would be copied into every progress notification.
-        if let Some(error) = oversized_progress_token(request.params.as_ref()) {
-            outlet.deliver_or_log(Frame::error(Some(&request.id), &error), "refusal");
-            outlet.finish();
-            return CancelOnDrop::new(None);
-        }
+        let progress = match progress_token(request.params.as_ref()) {
+            Ok(token) => token,
+            Err(error) => {
+                outlet.deliver_or_log(Frame::error(Some(&request.id), &error), "refusal");
+                outlet.finish();
+                return CancelOnDrop::new(None);
+            }
+        };
         let key = owner
             .filter(|_| dispatch.is_cancellable(&request.method))
             .map(|owner| (owner, request.id.clone()));
         let ticket = lock(&self.detached).reserve(key);
-        let progress = progress_token(request.params.as_ref());
         let scope = RequestScope::new(
             request.id.clone(),
             outlet,

@@ -351,11 +351,14 @@ impl SessionHandle {
     pub fn request_with(&self, request: Request, outlet: Outlet, carry: Carry) {
         let shared = &self.shared;
         let dispatch = &shared.dispatch;
-        if let Some(error) = oversized_progress_token(request.params.as_ref()) {
-            outlet.deliver_or_log(Frame::error(Some(&request.id), &error), "refusal");
-            outlet.finish();
-            return;
-        }
+        let progress_token = match progress_token(request.params.as_ref()) {
+            Ok(token) => token,
+            Err(error) => {
+                outlet.deliver_or_log(Frame::error(Some(&request.id), &error), "refusal");
+                outlet.finish();
+                return;
+            }
+        };
         let cancellable = dispatch.is_cancellable(&request.method);
         let admitted = {
             let mut table = shared.lock_requests();
@@ -377,7 +380,6 @@ impl SessionHandle {
             }
             Some(Ok(ticket)) => ticket,
         };
-        let progress_token = progress_token(request.params.as_ref());
         let id = request.id.clone();
         let scope = RequestScope::new(
             id.clone(),
@@ -612,18 +614,23 @@ fn cancel_request(shared: &SessionShared, params: Option<&Value>) -> bool {
 /// notification (and every stored event of them), so it stays small.
 pub const MAX_PROGRESS_TOKEN_LEN: usize = 256;
 
-/// The `-32602` refusal of a string `progressToken` over [`MAX_PROGRESS_TOKEN_LEN`] bytes.
-pub(crate) fn oversized_progress_token(params: Option<&Value>) -> Option<ErrorObject> {
-    let token = params?.get("_meta")?.get("progressToken")?.as_str()?;
-    (token.len() > MAX_PROGRESS_TOKEN_LEN).then(|| {
-        ErrorObject::invalid_params(format!(
+/// Reads `params._meta.progressToken` when it is a string or an integer (looked up once).
+///
+/// # Errors
+/// The `-32602` refusal of a string token over [`MAX_PROGRESS_TOKEN_LEN`] bytes.
+pub(crate) fn progress_token(params: Option<&Value>) -> Result<Option<Value>, ErrorObject> {
+    let Some(token) = params
+        .and_then(|p| p.get("_meta"))
+        .and_then(|meta| meta.get("progressToken"))
+    else {
+        return Ok(None);
+    };
+    if let Some(text) = token.as_str()
+        && text.len() > MAX_PROGRESS_TOKEN_LEN
+    {
+        return Err(ErrorObject::invalid_params(format!(
             "_meta.progressToken is longer than {MAX_PROGRESS_TOKEN_LEN} bytes"
-        ))
-    })
-}
-
-/// Reads `params._meta.progressToken` when it is a string or an integer.
-pub(crate) fn progress_token(params: Option<&Value>) -> Option<Value> {
-    let token = params?.get("_meta")?.get("progressToken")?;
-    (token.is_string() || token.is_i64() || token.is_u64()).then(|| token.clone())
+        )));
+    }
+    Ok((token.is_string() || token.is_i64() || token.is_u64()).then(|| token.clone()))
 }

@@ -60,6 +60,36 @@ pub fn progress_token(meta: Option<&Meta>) -> Option<ProgressToken> {
     }
 }
 
+/// The members `keys` of `object`, in one pass over it: a map of a few members (most params
+/// and `_meta` maps) is read without hashing any key, where a lookup per key would hash each
+/// (a large map is looked up key by key).
+pub(crate) fn members<'a, const N: usize>(
+    object: &'a JsonObject,
+    keys: [&str; N],
+) -> [Option<&'a Value>; N] {
+    /// The most members scanned rather than looked up.
+    const SCANNED: usize = 16;
+    let mut found = [None; N];
+    if object.len() > SCANNED {
+        for (slot, key) in found.iter_mut().zip(keys) {
+            *slot = object.get(key);
+        }
+        return found;
+    }
+    for (key, value) in object {
+        if let Some(i) = keys.iter().position(|k| k == key) {
+            found[i] = Some(value);
+        }
+    }
+    found
+}
+
+/// The member `key` of `value` when it is an object (as [`Value::get`], read as [`members`]).
+pub(crate) fn member<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
+    let [found] = members(value.as_object()?, [key]);
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -84,6 +84,7 @@ pub use message::MessageView;
 #[cfg(any(feature = "server", feature = "client"))]
 pub(crate) use meta::check_extension_id;
 pub use meta::{JsonObject, Meta, PROGRESS_TOKEN_KEY, ProgressToken, progress_token};
+pub(crate) use meta::{member, members};
 pub use pagination::{Cursor, PaginatedRequestParams};
 pub use progress::ProgressNotificationParams;
 pub use prompts::{

@@ -11,7 +11,9 @@ use super::{
     META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION,
     unsupported_version,
 };
-use crate::protocol::{ClientCapabilities, Implementation, LoggingLevel, ProtocolVersion};
+use crate::protocol::{
+    ClientCapabilities, Implementation, LoggingLevel, ProtocolVersion, member, members,
+};
 
 /// The per-request envelope of a 2026-07-28 request, read from `params._meta`.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,7 +31,7 @@ pub struct RequestMeta {
 impl RequestMeta {
     /// The protocol version a request's `_meta` names, if any (a string; it may be unknown).
     pub fn version_of(params: Option<&Value>) -> Option<&str> {
-        params?.get("_meta")?.get(META_PROTOCOL_VERSION)?.as_str()
+        member(member(params?, "_meta")?, META_PROTOCOL_VERSION)?.as_str()
     }
 
     /// Reads and checks the envelope of a request's params.
@@ -40,7 +42,7 @@ impl RequestMeta {
     /// `data.requested`) for a version that is not one without the handshake (2026-07-28 and later) this SDK serves.
     pub fn parse(params: Option<&Value>) -> Result<Self, ErrorObject> {
         let Some(meta) = params
-            .and_then(|p| p.get("_meta"))
+            .and_then(|p| member(p, "_meta"))
             .and_then(Value::as_object)
         else {
             return Err(ErrorObject::invalid_params(
@@ -48,7 +50,17 @@ impl RequestMeta {
                  and client capabilities)",
             ));
         };
-        let requested = match meta.get(META_PROTOCOL_VERSION) {
+        // Read in one pass; checked in this order.
+        let [requested, capabilities, info, level] = members(
+            meta,
+            [
+                META_PROTOCOL_VERSION,
+                META_CLIENT_CAPABILITIES,
+                META_CLIENT_INFO,
+                META_LOG_LEVEL,
+            ],
+        );
+        let requested = match requested {
             Some(Value::String(v)) => v.as_str(),
             Some(_) => {
                 return Err(ErrorObject::invalid_params(format!(
@@ -65,7 +77,7 @@ impl RequestMeta {
             Ok(version) if !version.has_handshake() => version,
             _ => return Err(unsupported_version(requested)),
         };
-        let client_capabilities = match meta.get(META_CLIENT_CAPABILITIES) {
+        let client_capabilities = match capabilities {
             Some(value @ Value::Object(_)) => {
                 ClientCapabilities::deserialize(value).map_err(|err| {
                     ErrorObject::invalid_params(format!(
@@ -84,7 +96,7 @@ impl RequestMeta {
                 )));
             }
         };
-        let client_info = match meta.get(META_CLIENT_INFO) {
+        let client_info = match info {
             None | Some(Value::Null) => None,
             Some(value) => Some(Implementation::deserialize(value).map_err(|err| {
                 ErrorObject::invalid_params(format!(
@@ -92,7 +104,7 @@ impl RequestMeta {
                 ))
             })?),
         };
-        let log_level = match meta.get(META_LOG_LEVEL) {
+        let log_level = match level {
             None | Some(Value::Null) => None,
             Some(value) => Some(LoggingLevel::deserialize(value).map_err(|err| {
                 ErrorObject::invalid_params(format!(

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::error::McpError;
-use crate::protocol::{InputRequest, InputRequiredResult, InputResponses};
+use crate::protocol::{InputRequest, InputRequiredResult, InputResponses, members};
 use crate::server::ServerInner;
 
 use super::seal::{self, Binding, Payload};
@@ -29,11 +29,21 @@ pub(crate) struct Mrtr {
     /// What a state is bound to: computed when a state is opened or sealed, since most
     /// requests never see one (the digest of the arguments is not free).
     binding: std::sync::OnceLock<Binding>,
-    /// The request's method and params as far as the binding needs them, until it is built.
-    unbound: Option<(String, Option<Value>, Option<String>)>,
+    /// What the binding reads of the request (its method, target, arguments and caller),
+    /// until it is built.
+    unbound: Option<Unbound>,
     pub(super) opened: Payload,
     pub(super) responses: InputResponses,
     outcome: Mutex<Outcome>,
+}
+
+/// A request's [`Binding`] before it is built: the parts it is built from.
+#[derive(Debug)]
+struct Unbound {
+    method: String,
+    target: String,
+    arguments: Option<Value>,
+    caller: Option<String>,
 }
 
 #[derive(Debug, Default)]
@@ -56,7 +66,13 @@ impl Mrtr {
         caller: Option<String>,
     ) -> Result<(Self, Option<RoundInput>), McpError> {
         let binding = std::sync::OnceLock::new();
-        let responses = match params.and_then(|p| p.get("inputResponses")) {
+        // Every member read here, in one pass.
+        let [responses, state] = match params.and_then(Value::as_object) {
+            Some(params) => members(params, ["inputResponses", "requestState"]),
+            None => [None, None],
+        };
+        let has_input = responses.is_some() || state.is_some();
+        let responses = match responses {
             None => InputResponses::new(),
             Some(Value::Object(map)) => {
                 if let Some((key, _)) = map.iter().find(|(_, v)| !v.is_object()) {
@@ -72,13 +88,16 @@ impl Mrtr {
                 ));
             }
         };
-        let opened = match params.and_then(|p| p.get("requestState")) {
+        let (target, arguments) = Binding::parts(method_name, params);
+        let opened = match state {
             None => Payload::default(),
             Some(Value::String(text)) => server
                 .mrtr
                 .keys
                 .open(
-                    binding.get_or_init(|| Binding::of(method_name, params, caller.clone())),
+                    binding.get_or_init(|| {
+                        Binding::new(method_name, target, arguments, caller.clone())
+                    }),
                     text,
                 )
                 .map_err(|err| McpError::invalid_params(err.to_string()))?,
@@ -98,25 +117,17 @@ impl Mrtr {
         {
             return Err(used_state());
         }
-        let has_input = params
-            .is_some_and(|p| p.get("inputResponses").is_some() || p.get("requestState").is_some());
         let input = has_input.then(|| RoundInput {
             responses: responses.clone(),
             state: opened.state.clone(),
         });
         Ok((
             Self {
-                unbound: binding.get().is_none().then(|| {
-                    let kept = params.map(|p| {
-                        let mut kept = serde_json::Map::new();
-                        for key in ["name", "uri", "arguments"] {
-                            if let Some(value) = p.get(key) {
-                                kept.insert(key.to_owned(), value.clone());
-                            }
-                        }
-                        Value::Object(kept)
-                    });
-                    (method_name.to_owned(), kept, caller)
+                unbound: binding.get().is_none().then(|| Unbound {
+                    method: method_name.to_owned(),
+                    target: target.to_owned(),
+                    arguments: arguments.cloned(),
+                    caller,
                 }),
                 binding,
                 opened,
@@ -195,9 +206,12 @@ impl Mrtr {
             expires: 0,
         };
         let binding = self.binding.get_or_init(|| match &self.unbound {
-            Some((method_name, params, caller)) => {
-                Binding::of(method_name, params.as_ref(), caller.clone())
-            }
+            Some(unbound) => Binding::new(
+                &unbound.method,
+                &unbound.target,
+                unbound.arguments.as_ref(),
+                unbound.caller.clone(),
+            ),
             None => Binding::of("", None, None),
         });
         result.request_state = Some(server.mrtr.keys.seal(binding, payload));

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::protocol::{InputResponses, method};
+use crate::protocol::{InputResponses, members, method};
 
 /// The format version, the first byte of every sealed state.
 const VERSION: u8 = 1;
@@ -245,21 +245,38 @@ pub(crate) struct Binding {
 impl Binding {
     /// The binding of a request (its params as received).
     pub(crate) fn of(method_name: &str, params: Option<&Value>, caller: Option<String>) -> Self {
-        let field = |key: &str| {
-            params
-                .and_then(|p| p.get(key))
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned()
-        };
-        let target = if method_name == method::RESOURCES_READ {
-            field("uri")
+        let (target, arguments) = Self::parts(method_name, params);
+        Self::new(method_name, target, arguments, caller)
+    }
+
+    /// What a binding reads of a request's params: its target (`uri` of `resources/read`,
+    /// `name` otherwise; empty when absent) and its arguments (absent when null).
+    pub(crate) fn parts<'a>(
+        method_name: &str,
+        params: Option<&'a Value>,
+    ) -> (&'a str, Option<&'a Value>) {
+        let key = if method_name == method::RESOURCES_READ {
+            "uri"
         } else {
-            field("name")
+            "name"
         };
-        let arguments = params
-            .and_then(|p| p.get("arguments"))
-            .filter(|a| !a.is_null());
+        let [target, arguments] = match params.and_then(Value::as_object) {
+            Some(params) => members(params, [key, "arguments"]),
+            None => [None, None],
+        };
+        (
+            target.and_then(Value::as_str).unwrap_or_default(),
+            arguments.filter(|a| !a.is_null()),
+        )
+    }
+
+    /// The binding of a request of `method_name` from its [`parts`](Self::parts).
+    pub(crate) fn new(
+        method_name: &str,
+        target: &str,
+        arguments: Option<&Value>,
+        caller: Option<String>,
+    ) -> Self {
         let mut canonical = String::new();
         match arguments {
             // No arguments and `{}` are the same call.
@@ -268,7 +285,7 @@ impl Binding {
         }
         Self {
             method: method_name.to_owned(),
-            target,
+            target: target.to_owned(),
             digest: URL_SAFE_NO_PAD.encode(Sha256::digest(canonical.as_bytes())),
             caller,
         }

@@ -31,7 +31,7 @@ use super::HttpShared;
 use super::admission::Permit;
 use super::auth;
 use super::budget::{ByteBudget, Reservation};
-use super::headers::{SESSION, accepts, check_host, raw_version, stateful_version};
+use super::headers::{SESSION, accepts, check_host, raw_version, stateful_version_of};
 use super::respond::{body_timed_out, close_unread, error_response, header_str, http_error};
 use super::watch::Watched;
 use super::{session, sessionless, v2026};
@@ -285,7 +285,7 @@ async fn post_message(
     if v2026::is_v2026(&message, raw) {
         return post_v2026(req, shared, message, raw, caller, reservation).await;
     }
-    let header_version = match stateful_version(req, id) {
+    let header_version = match stateful_version_of(req, raw, id) {
         Ok(version) => version,
         Err(response) => return response,
     };

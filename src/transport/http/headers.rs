@@ -88,30 +88,36 @@ pub(super) fn stateful_version(
     id: Option<&RequestId>,
 ) -> Result<Option<ProtocolVersion>, HttpResponse> {
     // Refuses a repeated header first: every value must be the one read here.
-    raw_version(req, id)?;
-    match req.headers().get(&PROTOCOL_VERSION) {
-        None => Ok(None),
-        Some(value) => match value
-            .to_str()
-            .ok()
-            .and_then(|v| v.trim().parse::<ProtocolVersion>().ok())
-        {
-            Some(version) if version.has_handshake() => Ok(Some(version)),
-            _ => Err(http_error(
-                StatusCode::BAD_REQUEST,
-                id,
-                ErrorCode::INVALID_REQUEST,
-                format!(
-                    "unsupported MCP-Protocol-Version {:?}; supported: {}",
-                    value.to_str().unwrap_or("<non-ASCII>"),
-                    ProtocolVersion::WITH_HANDSHAKE
-                        .iter()
-                        .map(|v| v.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            )),
-        },
+    let raw = raw_version(req, id)?;
+    stateful_version_of(req, raw, id)
+}
+
+/// [`stateful_version`] of the header's value as [`raw_version`] read it.
+pub(super) fn stateful_version_of(
+    req: &HttpRequest,
+    raw: Option<&str>,
+    id: Option<&RequestId>,
+) -> Result<Option<ProtocolVersion>, HttpResponse> {
+    let Some(raw) = raw else {
+        return Ok(None);
+    };
+    match raw.parse::<ProtocolVersion>() {
+        Ok(version) if version.has_handshake() => Ok(Some(version)),
+        _ => Err(http_error(
+            StatusCode::BAD_REQUEST,
+            id,
+            ErrorCode::INVALID_REQUEST,
+            format!(
+                "unsupported MCP-Protocol-Version {:?}; supported: {}",
+                // The value as sent, untrimmed.
+                header_str(req, &PROTOCOL_VERSION).unwrap_or("<non-ASCII>"),
+                ProtocolVersion::WITH_HANDSHAKE
+                    .iter()
+                    .map(|v| v.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )),
     }
 }
 
@@ -126,9 +132,11 @@ pub(super) fn v2026_header(req: &HttpRequest) -> bool {
 pub(super) fn accepts(req: &HttpRequest, needle: &str) -> bool {
     let needle = needle.as_bytes();
     req.headers().get_all(header::ACCEPT).any(|value| {
-        value
-            .as_bytes()
-            .windows(needle.len())
-            .any(|window| window.eq_ignore_ascii_case(needle))
+        let value = value.as_bytes();
+        // As written (the common case) first, then in any case.
+        memchr::memmem::find(value, needle).is_some()
+            || value
+                .windows(needle.len())
+                .any(|window| window.eq_ignore_ascii_case(needle))
     })
 }

@@ -8,6 +8,8 @@
 // Early-return helpers hand back the finished error response; it is built once and returned.
 #![allow(clippy::result_large_err)]
 
+use std::borrow::Cow;
+
 use actix_web::HttpRequest;
 use actix_web::HttpResponse;
 use actix_web::http::StatusCode;
@@ -24,7 +26,7 @@ use super::HttpShared;
 use super::headers::{METHOD, NAME};
 use super::respond::error_response;
 use crate::protocol::v2026::{header_mismatch, unsupported_version};
-use crate::protocol::{ProtocolVersion, RequestMeta, method};
+use crate::protocol::{ProtocolVersion, RequestMeta, member, method};
 use crate::server::origin::Origin;
 use crate::server::tool::ParamHeader;
 
@@ -79,18 +81,20 @@ fn header_value(
 }
 
 /// Decodes a header value: `=?base64?<standard base64 of UTF-8>?=` (strict: padding and
-/// alphabet checked), or the literal value.
-pub(crate) fn decode_header_value(value: &str) -> Result<String, String> {
+/// alphabet checked), or the literal value (borrowed).
+pub(crate) fn decode_header_value(value: &str) -> Result<Cow<'_, str>, String> {
     let Some(inner) = value
         .strip_prefix("=?base64?")
         .and_then(|rest| rest.strip_suffix("?="))
     else {
-        return Ok(value.to_owned());
+        return Ok(Cow::Borrowed(value));
     };
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(inner)
         .map_err(|err| format!("invalid base64: {err}"))?;
-    String::from_utf8(bytes).map_err(|_| "the base64 value is not UTF-8".to_owned())
+    String::from_utf8(bytes)
+        .map(Cow::Owned)
+        .map_err(|_| "the base64 value is not UTF-8".to_owned())
 }
 
 /// The body value `Mcp-Name` must mirror.
@@ -102,7 +106,7 @@ fn name_in_body(request: &Request) -> Option<&str> {
         method::TASKS_GET | method::TASKS_UPDATE | method::TASKS_CANCEL => "taskId",
         _ => return None,
     };
-    params.get(key)?.as_str()
+    member(params, key)?.as_str()
 }
 
 /// Checks `Mcp-Method`, `Mcp-Name` and the `Mcp-Param-*` headers against the body.
@@ -122,7 +126,8 @@ fn check_headers(
         None => return Err(header_mismatch("the Mcp-Method header is required")),
     }
     let header_name = header_value(req, &NAME)?;
-    match (name_in_body(request), header_name) {
+    let body_name = name_in_body(request);
+    match (body_name, header_name) {
         (Some(body), Some(header)) => {
             let decoded = decode_header_value(header).map_err(|err| {
                 header_mismatch(format!("the Mcp-Name header is malformed: {err}"))
@@ -142,10 +147,11 @@ fn check_headers(
         (None, _) => {}
     }
     if request.method == method::TOOLS_CALL
-        && let Some(name) = name_in_body(request)
+        && let Some(name) = body_name
         && let Some(def) = shared.server.catalog().tools.get(name)
+        && !def.param_headers.is_empty()
     {
-        let arguments = request.params.as_ref().and_then(|p| p.get("arguments"));
+        let arguments = request.params.as_ref().and_then(|p| member(p, "arguments"));
         for param in &def.param_headers {
             check_param_header(req, param, param.value(arguments))?;
         }
@@ -214,7 +220,8 @@ pub(super) fn origin(
 ) -> Result<Origin, HttpResponse> {
     let id = Some(&request.id);
     let bad = |error: ErrorObject| error_response(StatusCode::BAD_REQUEST, id, &error);
-    if let Some(meta_version) = RequestMeta::version_of(request.params.as_ref()) {
+    let meta_version = RequestMeta::version_of(request.params.as_ref());
+    if let Some(meta_version) = meta_version {
         match header_version {
             Some(header) if header == meta_version => {}
             Some(header) => {
@@ -230,7 +237,7 @@ pub(super) fn origin(
             }
         }
     }
-    if RequestMeta::version_of(request.params.as_ref()).is_none()
+    if meta_version.is_none()
         && let Some(header) = header_version
         && header.parse::<ProtocolVersion>().is_err()
     {
