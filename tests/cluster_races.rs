@@ -13,15 +13,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_mcp::LogMessage;
-use actix_mcp::cluster::Cluster;
 use actix_mcp::cluster::redis::{Redis, RedisSessionStore};
 use actix_mcp::cluster::{SessionId, SessionRecord, SessionStore};
 use actix_mcp::protocol::LoggingLevel;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use common::http::{Client, TestServer, spawn};
-use common::http_tools::{Fixture, fixture};
+use common::http::{Client, TestServer};
+use common::http_tools::Fixture;
 use common::redis::RedisServer;
 use common::sse::SseReader;
 
@@ -37,10 +36,7 @@ const LEVELS: [&str; 8] = [
 ];
 
 async fn node(redis: &RedisServer, workers: usize) -> (Fixture, TestServer) {
-    let fixture = fixture();
-    let cluster = Cluster::redis(&redis.url()).await.unwrap();
-    let server = spawn(fixture.server.http("/mcp").cluster(cluster), workers);
-    (fixture, server)
+    common::http_tools::redis_node(redis, workers).await
 }
 
 /// The session's record as the store holds it now.

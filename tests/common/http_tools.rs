@@ -215,3 +215,18 @@ pub fn catalog_node(cluster: actix_mcp::cluster::Cluster) -> (Server, TestServer
     let endpoint = spawn(server.http("/mcp").cluster(cluster), 1);
     (server, endpoint)
 }
+
+/// A node (with `workers` workers) of the tests' usual server, sharing its sessions on the
+/// Redis server `redis` (`Cluster::redis`).
+#[cfg(feature = "redis")]
+pub async fn redis_node(
+    redis: &super::redis::RedisServer,
+    workers: usize,
+) -> (Fixture, TestServer) {
+    let fixture = fixture();
+    let cluster = actix_mcp::cluster::Cluster::redis(&redis.url())
+        .await
+        .unwrap();
+    let server = spawn(fixture.server.http("/mcp").cluster(cluster), workers);
+    (fixture, server)
+}
