@@ -228,12 +228,11 @@ impl RedisSessionStore {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// The stamp of the record of session `id` this node holds (empty: none).
-    fn held_stamp(&self, id: &SessionId) -> String {
+    /// The record of session `id` this node holds, and its stamp.
+    fn held(&self, id: &SessionId) -> Option<(String, Arc<SessionRecord>)> {
         self.read_records()
             .get(id)
-            .map(|read| read.stamp.clone())
-            .unwrap_or_default()
+            .map(|read| (read.stamp.clone(), read.record.clone()))
     }
 
     /// The record the stored hash of session `id` says (`None` when there is none), remembered
@@ -322,14 +321,6 @@ impl RedisSessionStore {
             .map_err(|err| StoreError::Corrupt(format!("session {id}: {err}")))?;
         self.read(id, fields)
     }
-
-    /// The record this node holds for session `id`, if its stamp is still `stamp`.
-    fn held(&self, id: &SessionId, stamp: &str) -> Option<Arc<SessionRecord>> {
-        self.read_records()
-            .get(id)
-            .filter(|read| read.stamp == stamp)
-            .map(|read| read.record.clone())
-    }
 }
 
 fn encode(record: &SessionRecord) -> Result<String, StoreError> {
@@ -370,17 +361,14 @@ impl SessionStore for RedisSessionStore {
             // The record only: its place in the cluster-wide count is renewed by `touch`, for
             // the sessions busy on some node. One round trip: the renewal, and the hash unless
             // it is the one held here.
-            let held = self.held_stamp(id);
-            let answer = self.run_load(id, ttl, &held).await?;
-            if !matches!(answer, redis::Value::Int(1)) {
-                return self.read_answer(id, answer);
+            let held = self.held(id);
+            let stamp = held.as_ref().map_or("", |(stamp, _)| stamp.as_str());
+            let answer = self.run_load(id, ttl, stamp).await?;
+            match (answer, held) {
+                // The stored record is still the one held here.
+                (redis::Value::Int(1), Some((_, record))) => Ok(Some(record)),
+                (answer, _) => self.read_answer(id, answer),
             }
-            if let Some(record) = self.held(id, &held) {
-                return Ok(Some(record));
-            }
-            // Forgotten meanwhile (the memory was full): read it whole.
-            let answer = self.run_load(id, ttl, "").await?;
-            self.read_answer(id, answer)
         })
     }
 
