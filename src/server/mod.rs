@@ -92,7 +92,7 @@ pub(crate) struct ServerInner {
     /// The open `subscriptions/listen` streams: the other audience of change notifications.
     pub(crate) listeners: listen::Listeners,
     /// `info` as JSON text (see [`ServerInner::info_json`]).
-    info_json: std::sync::OnceLock<String>,
+    info_json: std::sync::OnceLock<Box<serde_json::value::RawValue>>,
     /// Sealed `requestState` keys and the park of implicit-style calls (MRTR).
     pub(crate) mrtr: mrtr::MrtrState,
     /// The Tasks extension, when enabled.
@@ -105,9 +105,13 @@ pub(crate) struct ServerInner {
 
 impl ServerInner {
     /// `serverInfo` as JSON text, serialised once.
-    pub(crate) fn info_json(&self) -> &str {
-        self.info_json
-            .get_or_init(|| serde_json::to_string(&self.info).unwrap_or_else(|_| "{}".to_owned()))
+    pub(crate) fn info_json(&self) -> &serde_json::value::RawValue {
+        self.info_json.get_or_init(|| {
+            serde_json::value::to_raw_value(&self.info).unwrap_or_else(|_| {
+                serde_json::value::RawValue::from_string("{}".to_owned())
+                    .unwrap_or_else(|_| unreachable!("`{{}}` is JSON"))
+            })
+        })
     }
 
     /// Whether anything here serves resources (the `resources` capability, when derived):

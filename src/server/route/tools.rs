@@ -16,7 +16,7 @@ use actix_mcp_actors::{
 use crate::error::{ErrorKind, McpError, code};
 use crate::protocol::{
     CallToolRequestParams, CallToolResult, ForVersion, ListToolsResult, PaginatedRequestParams,
-    TaskSupport,
+    TaskSupport, method,
 };
 use crate::server::context::RequestContext;
 use crate::server::handler::{HandlerError, HandlerParts};
@@ -142,9 +142,14 @@ pub(super) async fn call_tool(
         super::v2026::require(cx.client_capabilities(), required).map_err(McpError::from)?;
     }
     let version = cx.protocol_version();
+    let v2026 = cx.is_v2026();
     let finish = |mut result: CallToolResult| {
         result.adapt_to(version);
-        Ok(Answer::Done(to_raw(&result)))
+        Ok(Answer::Done(if v2026 {
+            super::v2026::complete(server, method::TOOLS_CALL, &result, result.meta.is_some())
+        } else {
+            to_raw(&result)
+        }))
     };
     if let Err(problems) = def.validate(arguments) {
         return finish(CallToolResult::error_text(format!(

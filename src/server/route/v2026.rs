@@ -8,6 +8,8 @@
 
 use std::sync::Arc;
 
+use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use actix_mcp_actors::{ErrorObject, dev::Reply};
@@ -153,6 +155,9 @@ pub(super) fn answer(
 /// method's cache hints on a complete cacheable result, and the server's info in `_meta`.
 pub(super) fn finish(server: &ServerInner, method_name: &str, reply: Reply) -> Reply {
     let raw = reply?;
+    if is_complete(server, method_name, raw.get()) {
+        return Ok(raw);
+    }
     if let Some(fast) = splice(server, method_name, raw.get()) {
         return Ok(fast);
     }
@@ -187,6 +192,54 @@ pub(super) fn finish(server: &ServerInner, method_name: &str, reply: Reply) -> R
     to_raw(&result)
 }
 
+/// A result of revision 2026-07-28 serialised complete, in one pass: what [`finish`] would
+/// make of `result` (`resultType`, the server's info in `_meta`), written in front of its own
+/// members. For a result without a `_meta` of its own, of a method without cache hints;
+/// anything else is serialised as it is, and [`finish`] completes it.
+pub(super) fn complete<T: Serialize>(
+    server: &ServerInner,
+    method_name: &str,
+    result: &T,
+    has_meta: bool,
+) -> Reply {
+    if has_meta || server.config.cache.hints(method_name).is_some() {
+        return to_raw(result);
+    }
+    #[derive(Serialize)]
+    struct Complete<'a, T> {
+        #[serde(rename = "resultType")]
+        result_type: &'static str,
+        #[serde(rename = "_meta")]
+        meta: CompleteMeta<'a>,
+        #[serde(flatten)]
+        result: &'a T,
+    }
+    #[derive(Serialize)]
+    struct CompleteMeta<'a> {
+        #[serde(rename = "io.modelcontextprotocol/serverInfo")]
+        server_info: &'a RawValue,
+    }
+    to_raw(&Complete {
+        result_type: ResultType::Complete.as_str(),
+        meta: CompleteMeta {
+            server_info: server.info_json(),
+        },
+        result,
+    })
+}
+
+/// Whether `raw` starts as [`complete`] writes a result: `resultType` complete and the
+/// server's info in `_meta`, first, for a method without cache hints. [`finish`] would change
+/// nothing in it.
+fn is_complete(server: &ServerInner, method_name: &str, raw: &str) -> bool {
+    raw.strip_prefix("{\"resultType\":\"complete\",\"_meta\":{\"")
+        .and_then(|rest| rest.strip_prefix(META_SERVER_INFO))
+        .and_then(|rest| rest.strip_prefix("\":"))
+        .and_then(|rest| rest.strip_prefix(server.info_json().get()))
+        .is_some_and(|rest| rest.starts_with('}'))
+        && server.config.cache.hints(method_name).is_none()
+}
+
 /// The common case of [`finish`] without parsing the result: an object that has neither a
 /// `resultType` nor a `_meta` anywhere gets both (and the cache hints) written in front of its
 /// own members. `None` when the result needs the general path.
@@ -199,7 +252,7 @@ fn splice(
     if raw.contains("\"resultType\"") || raw.contains("\"_meta\"") {
         return None;
     }
-    let info = server.info_json();
+    let info = server.info_json().get();
     let mut out = String::with_capacity(raw.len() + info.len() + 96);
     out.push_str("{\"resultType\":\"complete\",");
     if let Some(hints) = server.config.cache.hints(method_name) {
@@ -388,5 +441,38 @@ mod splice_tests {
             )
             .is_none()
         );
+    }
+
+    #[test]
+    fn a_result_written_complete_is_what_finish_makes_and_finish_keeps_it() {
+        let server = server();
+        let inner = &server.inner;
+        let text = crate::protocol::CallToolResult::text("hi");
+        let raw =
+            complete(inner, method::TOOLS_CALL, &text, false).unwrap_or_else(|err| panic!("{err}"));
+        assert!(
+            is_complete(inner, method::TOOLS_CALL, raw.get()),
+            "{}",
+            raw.get()
+        );
+        let written: Value = serde_json::from_str(raw.get()).unwrap_or_default();
+        let plain = serde_json::to_string(&text).unwrap_or_default();
+        assert_eq!(written, general(inner, method::TOOLS_CALL, &plain));
+        let kept = finish(inner, method::TOOLS_CALL, Ok(raw.clone()))
+            .unwrap_or_else(|err| panic!("{err}"));
+        assert_eq!(kept.get(), raw.get());
+        // A result with its own `_meta`, or a method with cache hints: written as it is, and
+        // completed by `finish`.
+        let mut with_meta = text.clone();
+        with_meta.meta = Some(serde_json::Map::new());
+        let raw = complete(inner, method::TOOLS_CALL, &with_meta, true)
+            .unwrap_or_else(|err| panic!("{err}"));
+        assert!(!is_complete(inner, method::TOOLS_CALL, raw.get()));
+        let raw =
+            complete(inner, method::TOOLS_LIST, &text, false).unwrap_or_else(|err| panic!("{err}"));
+        assert!(!raw.get().contains("resultType"));
+        // Not the server's own info: not taken as complete.
+        let other = r#"{"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"x","version":"1"}},"content":[]}"#;
+        assert!(!is_complete(inner, method::TOOLS_CALL, other));
     }
 }
