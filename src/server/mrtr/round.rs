@@ -2,7 +2,7 @@
 //! the client's answers ([`RoundInput`], what the handler reads) and what its `input_required`
 //! answer must seal. The request context holds it; nothing here knows the context.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -32,6 +32,9 @@ pub(crate) struct Mrtr {
     /// What the binding reads of the request (its method, target, arguments and caller),
     /// until it is built.
     unbound: Option<Unbound>,
+    /// A tool call's arguments object, moved out of its params (see [`Mrtr::open`]): the call
+    /// shares it rather than a copy.
+    arguments: Option<Arc<Value>>,
     pub(super) opened: Payload,
     pub(super) responses: InputResponses,
     outcome: Mutex<Outcome>,
@@ -42,7 +45,7 @@ pub(crate) struct Mrtr {
 struct Unbound {
     method: String,
     target: String,
-    arguments: Option<Value>,
+    arguments: Option<Arc<Value>>,
     caller: Option<String>,
 }
 
@@ -59,10 +62,14 @@ impl Mrtr {
     /// # Errors
     /// `-32602` for malformed `inputResponses` and for a state that is malformed, tampered,
     /// expired, sealed with an unknown key or issued for another request.
+    ///
+    /// `moved` is a tool call's arguments object when it was moved out of `params`: the
+    /// binding reads it, and [`Mrtr::arguments`] hands it to the call.
     pub(crate) fn open(
         server: &ServerInner,
         method_name: &str,
         params: Option<&Value>,
+        moved: Option<Arc<Value>>,
         caller: Option<String>,
     ) -> Result<(Self, Option<RoundInput>), McpError> {
         let binding = std::sync::OnceLock::new();
@@ -88,7 +95,8 @@ impl Mrtr {
                 ));
             }
         };
-        let (target, arguments) = Binding::parts(method_name, params);
+        let (target, in_params) = Binding::parts(method_name, params);
+        let arguments = moved.as_deref().or(in_params);
         let opened = match state {
             None => Payload::default(),
             Some(Value::String(text)) => server
@@ -126,10 +134,12 @@ impl Mrtr {
                 unbound: binding.get().is_none().then(|| Unbound {
                     method: method_name.to_owned(),
                     target: target.to_owned(),
-                    arguments: arguments.cloned(),
+                    // Shared when it was moved; a copy otherwise (not a tool call's object).
+                    arguments: moved.clone().or_else(|| in_params.cloned().map(Arc::new)),
                     caller,
                 }),
                 binding,
+                arguments: moved,
                 opened,
                 responses,
                 outcome: Mutex::default(),
@@ -165,6 +175,11 @@ impl Mrtr {
                 "could not check that requestState is used once: {err}"
             ))),
         }
+    }
+
+    /// The tool call's arguments object [`Mrtr::open`] was given, moved out of its params.
+    pub(crate) fn arguments(&self) -> Option<&Arc<Value>> {
+        self.arguments.as_ref()
     }
 
     /// Whether this request carries a single-use state to claim in a cluster.
@@ -209,7 +224,7 @@ impl Mrtr {
             Some(unbound) => Binding::new(
                 &unbound.method,
                 &unbound.target,
-                unbound.arguments.as_ref(),
+                unbound.arguments.as_deref(),
                 unbound.caller.clone(),
             ),
             None => Binding::of("", None, None),

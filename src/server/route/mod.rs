@@ -320,7 +320,13 @@ impl Handling {
                     let caller = transport
                         .and_then(|transport| transport.identity.as_deref())
                         .map(Identity::owner_key);
-                    match Mrtr::open(&server, &request.method, request.params.as_ref(), caller) {
+                    // A tool call's arguments object moves out once: the round's binding and
+                    // the call share it.
+                    let moved = (request.method == method::TOOLS_CALL)
+                        .then(|| tools::take_object_arguments(&mut request))
+                        .flatten();
+                    let params = request.params.as_ref();
+                    match Mrtr::open(&server, &request.method, params, moved, caller) {
                         Ok(round) => Some(round),
                         Err(error) => return Err(error.to_error_object()),
                     }
@@ -448,7 +454,7 @@ async fn route_with_shim(
     // A tool call's name and arguments are taken once and shared by its rounds; any other
     // method's routing takes what it needs out of a copy of the original, each round.
     let tool = if original.method == method::TOOLS_CALL {
-        Some(ToolCall::take(original)?)
+        Some(ToolCall::take(original, cx)?)
     } else {
         None
     };
@@ -514,7 +520,7 @@ async fn route(
 ) -> Result<Answer, McpError> {
     let reply = match request.method.as_str() {
         method::TOOLS_CALL => {
-            let call = ToolCall::take(request)?;
+            let call = ToolCall::take(request, cx)?;
             return call_tool(server, cx, &call).await;
         }
         method::PROMPTS_GET => return Box::pin(get_prompt(server, cx, request)).await,

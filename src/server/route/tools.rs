@@ -83,7 +83,15 @@ impl ToolCall {
     /// Takes the name and the arguments out of `request`'s params. The arguments move out as
     /// they are (an object is not rebuilt entry by entry); the rest is read as the typed
     /// params, checked as before.
-    pub(super) fn take(request: &mut Request) -> Result<Self, McpError> {
+    /// A 2026 call's arguments object was moved out already: its round holds it.
+    pub(super) fn take(request: &mut Request, cx: &RequestContext) -> Result<Self, McpError> {
+        if let Some(arguments) = cx.mrtr().and_then(|mrtr| mrtr.arguments()) {
+            let CallToolRequestParams { name, .. } = take_params(request)?;
+            return Ok(Self {
+                name,
+                arguments: arguments.clone(),
+            });
+        }
         let arguments = match request
             .params
             .as_mut()
@@ -106,6 +114,16 @@ impl ToolCall {
             arguments: Arc::new(arguments),
         })
     }
+}
+
+/// Moves a tool call's `arguments` out of its params when they are an object (anything else
+/// stays for [`ToolCall::take`] to refuse, in its order).
+pub(super) fn take_object_arguments(request: &mut Request) -> Option<Arc<Value>> {
+    let params = request.params.as_mut()?.as_object_mut()?;
+    if !params.get("arguments")?.is_object() {
+        return None;
+    }
+    params.remove("arguments").map(Arc::new)
 }
 
 /// The JSON type of `value`, as an error names it.

@@ -31,7 +31,9 @@ use super::HttpShared;
 use super::admission::Permit;
 use super::auth;
 use super::budget::{ByteBudget, Reservation};
-use super::headers::{SESSION, accepts, check_host, raw_version, stateful_version_of};
+use super::headers::{
+    EVENT_STREAM, JSON, SESSION, accepts, check_host, raw_version, stateful_version_of,
+};
 use super::respond::{body_timed_out, close_unread, error_response, header_str, http_error};
 use super::watch::Watched;
 use super::{session, sessionless, v2026};
@@ -180,7 +182,7 @@ pub(super) async fn post(
     if let Err(response) = admit_unread(&req, &shared) {
         return close_unread(response, payload);
     }
-    if !(accepts(&req, "application/json") && accepts(&req, "text/event-stream")) {
+    if !(accepts(&req, &JSON) && accepts(&req, &EVENT_STREAM)) {
         return http_error(
             StatusCode::NOT_ACCEPTABLE,
             None,

@@ -4,6 +4,8 @@
 // A refusal is the finished error response; it is built once and returned.
 #![allow(clippy::result_large_err)]
 
+use std::sync::LazyLock;
+
 use actix_web::http::StatusCode;
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse};
@@ -128,15 +130,25 @@ pub(super) fn v2026_header(req: &HttpRequest) -> bool {
         .is_some_and(|v| !v.has_handshake())
 }
 
+/// A media type [`accepts`] looks for, with its searcher built once.
+pub(super) struct Needle(memchr::memmem::Finder<'static>);
+
+/// `application/json`.
+pub(super) static JSON: LazyLock<Needle> =
+    LazyLock::new(|| Needle(memchr::memmem::Finder::new("application/json")));
+/// `text/event-stream`.
+pub(super) static EVENT_STREAM: LazyLock<Needle> =
+    LazyLock::new(|| Needle(memchr::memmem::Finder::new("text/event-stream")));
+
 /// Whether an `Accept` header of the request names `needle` (ASCII case-insensitive).
-pub(super) fn accepts(req: &HttpRequest, needle: &str) -> bool {
-    let needle = needle.as_bytes();
+pub(super) fn accepts(req: &HttpRequest, needle: &Needle) -> bool {
     req.headers().get_all(header::ACCEPT).any(|value| {
         let value = value.as_bytes();
+        let needle = &needle.0;
         // As written (the common case) first, then in any case.
-        memchr::memmem::find(value, needle).is_some()
+        needle.find(value).is_some()
             || value
-                .windows(needle.len())
-                .any(|window| window.eq_ignore_ascii_case(needle))
+                .windows(needle.needle().len())
+                .any(|window| window.eq_ignore_ascii_case(needle.needle()))
     })
 }

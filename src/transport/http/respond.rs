@@ -4,10 +4,13 @@
 // Early-return helpers hand back the finished error response; it is built once and returned.
 #![allow(clippy::result_large_err)]
 
+use std::sync::LazyLock;
+
 use actix_web::body::{BodySize, BoxBody, MessageBody};
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::{ConnectionType, StatusCode};
 use actix_web::{HttpRequest, HttpResponse, web};
+use memchr::memmem::Finder;
 
 use actix_mcp_actors::{
     ErrorCode, ErrorObject, OpenError, RequestId, SessionId, StoreError,
@@ -285,8 +288,10 @@ pub(super) fn error_code(json: &str) -> Option<i32> {
     // A response frame is `{"jsonrpc":"2.0","id":…,` then its `"result"` or `"error"`, and an
     // id cannot hold `,"` (a quote in a string is escaped): the first `,"result":` is the
     // top level's unless an `,"error":` comes before it. A result is told so without scanning it.
-    if let Some(at) = json.find(",\"result\":")
-        && !json[..at].contains(",\"error\":")
+    static RESULT: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(",\"result\":"));
+    static ERROR: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(",\"error\":"));
+    if let Some(at) = RESULT.find(json.as_bytes())
+        && ERROR.find(&json.as_bytes()[..at]).is_none()
     {
         return None;
     }

@@ -25,7 +25,9 @@ use super::HttpShared;
 use super::answer::{self, ANSWER_WINDOW};
 use super::auth;
 use super::drain;
-use super::headers::{LAST_EVENT_ID, SESSION, accepts, check_host, stateful_version, v2026_header};
+use super::headers::{
+    EVENT_STREAM, LAST_EVENT_ID, SESSION, accepts, check_host, stateful_version, v2026_header,
+};
 use super::respond::{
     busy, complete_sse_response, header_str, http_error, json_response, not_allowed_in_stateless,
     sse_response, store_unavailable,
@@ -365,7 +367,7 @@ pub(super) async fn get(req: HttpRequest, shared: web::Data<HttpShared>) -> Http
         Ok(caller) => caller,
         Err(response) => return response,
     };
-    if !accepts(&req, "text/event-stream") {
+    if !accepts(&req, &EVENT_STREAM) {
         return http_error(
             StatusCode::NOT_ACCEPTABLE,
             None,
