@@ -67,10 +67,6 @@ impl Default for CacheConfig {
 impl CacheConfig {
     /// The hints of `method`'s results; `None` when its results are not cacheable.
     pub(crate) fn hints(&self, method: &str) -> Option<CacheHints> {
-        // Most methods are not cacheable: known without hashing the name.
-        if !CACHEABLE.contains(&method) {
-            return None;
-        }
         self.by_method.get(method).copied()
     }
 
