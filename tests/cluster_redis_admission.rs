@@ -139,6 +139,15 @@ fn scripts_run(redis: &RedisServer) -> u64 {
     calls.sum()
 }
 
+/// The scripts Redis ran for one `echo` call of `client`.
+async fn scripts_for_echo(redis: &RedisServer, client: &common::http::Client) -> u64 {
+    let before = scripts_run(redis);
+    client
+        .call_ok(json!(1), "echo", json!({"message": "x"}))
+        .await;
+    scripts_run(redis) - before
+}
+
 /// Two nodes on Redis with a global limit of 2: two calls running on A, and B (running none)
 /// refuses a third; once one ends on A, B admits one. A dead node's lease (never released) frees
 /// its slot once it expires. Without a limit, a request runs no admission script (its one script
@@ -155,12 +164,9 @@ async fn a_global_limit_holds_for_a_cluster_on_redis() {
     // (The first load sends the script itself: `EVALSHA`, then `EVAL`.)
     on_a.call_ok(json!(0), "echo", json!({"message": "x"}))
         .await;
-    let before = scripts_run(&redis);
-    on_a.call_ok(json!(1), "echo", json!({"message": "x"}))
-        .await;
     assert_eq!(
-        scripts_run(&redis),
-        before + 1,
+        scripts_for_echo(&redis, &on_a).await,
+        1,
         "one script: the session's load, and no admission round trip"
     );
     a.stop().await;
@@ -189,12 +195,9 @@ async fn a_global_limit_holds_for_a_cluster_on_redis() {
     let mut on_a = a.client();
     on_a.initialize(json!({})).await;
     let on_b = on_a.at(&b.url);
-    let before = scripts_run(&redis);
-    on_a.call_ok(json!(1), "echo", json!({"message": "x"}))
-        .await;
     assert_eq!(
-        scripts_run(&redis),
-        before + 2,
+        scripts_for_echo(&redis, &on_a).await,
+        2,
         "one script per admission, and the session's load"
     );
     let slow = json!({"name": "slow", "arguments": {}});

@@ -45,7 +45,8 @@ pub(crate) struct Mrtr {
 struct Unbound {
     method: String,
     target: String,
-    arguments: Option<Arc<Value>>,
+    /// A copy of the arguments when they were not moved ([`Mrtr::arguments`] has those).
+    arguments: Option<Value>,
     caller: Option<String>,
 }
 
@@ -134,8 +135,7 @@ impl Mrtr {
                 unbound: binding.get().is_none().then(|| Unbound {
                     method: method_name.to_owned(),
                     target: target.to_owned(),
-                    // Shared when it was moved; a copy otherwise (not a tool call's object).
-                    arguments: moved.clone().or_else(|| in_params.cloned().map(Arc::new)),
+                    arguments: moved.is_none().then(|| in_params.cloned()).flatten(),
                     caller,
                 }),
                 binding,
@@ -224,7 +224,7 @@ impl Mrtr {
             Some(unbound) => Binding::new(
                 &unbound.method,
                 &unbound.target,
-                unbound.arguments.as_deref(),
+                self.arguments.as_deref().or(unbound.arguments.as_ref()),
                 unbound.caller.clone(),
             ),
             None => Binding::of("", None, None),

@@ -9,6 +9,7 @@ use std::sync::LazyLock;
 use actix_web::http::StatusCode;
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse};
+use memchr::memmem::Finder;
 
 use actix_mcp_actors::{ErrorCode, RequestId};
 
@@ -130,21 +131,17 @@ pub(super) fn v2026_header(req: &HttpRequest) -> bool {
         .is_some_and(|v| !v.has_handshake())
 }
 
-/// A media type [`accepts`] looks for, with its searcher built once.
-pub(super) struct Needle(memchr::memmem::Finder<'static>);
-
-/// `application/json`.
-pub(super) static JSON: LazyLock<Needle> =
-    LazyLock::new(|| Needle(memchr::memmem::Finder::new("application/json")));
-/// `text/event-stream`.
-pub(super) static EVENT_STREAM: LazyLock<Needle> =
-    LazyLock::new(|| Needle(memchr::memmem::Finder::new("text/event-stream")));
+/// `application/json`, as [`accepts`] looks for it (its searcher built once).
+pub(super) static JSON: LazyLock<Finder<'static>> =
+    LazyLock::new(|| Finder::new("application/json"));
+/// `text/event-stream`, as [`accepts`] looks for it.
+pub(super) static EVENT_STREAM: LazyLock<Finder<'static>> =
+    LazyLock::new(|| Finder::new("text/event-stream"));
 
 /// Whether an `Accept` header of the request names `needle` (ASCII case-insensitive).
-pub(super) fn accepts(req: &HttpRequest, needle: &Needle) -> bool {
+pub(super) fn accepts(req: &HttpRequest, needle: &Finder<'static>) -> bool {
     req.headers().get_all(header::ACCEPT).any(|value| {
         let value = value.as_bytes();
-        let needle = &needle.0;
         // As written (the common case) first, then in any case.
         needle.find(value).is_some()
             || value
