@@ -77,6 +77,32 @@ async fn the_end_of_a_round_does_not_cancel_the_waiting_handler() {
     assert_eq!(runs.watchful.load(Ordering::SeqCst), 1);
 }
 
+/// A handler still pending after its first poll, having asked nothing yet, becomes a call all
+/// the same: its later ask is a round, and the retry resumes it where it waited.
+#[actix_web::test]
+async fn a_handler_that_waits_before_it_asks_runs_once_across_its_round() {
+    let runs = Arc::new(Runs::default());
+    let server = server(&runs);
+    let first = ask(&server, &call(1, "dawdle", json!({}))).await;
+    let (_, state) = round(&first, &["elicitation-0"]);
+    let second = ask(
+        &server,
+        &retry_call(
+            2,
+            "dawdle",
+            json!({"elicitation-0": accept("name", "Grace")}),
+            &state,
+        ),
+    )
+    .await;
+    assert_eq!(complete_text(&second), "Hello, Grace!");
+    assert_eq!(
+        runs.dawdle.load(Ordering::SeqCst),
+        1,
+        "the handler ran twice"
+    );
+}
+
 /// `prompts/get` and `resources/read` handlers ask in implicit style too.
 #[actix_web::test]
 async fn prompts_and_resource_reads_ask_in_rounds_too() {

@@ -103,6 +103,19 @@ pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
     }
 }
 
+/// Polls `fut` once, here, with a waker that does nothing: its outcome if it finished (a panic
+/// is caught and becomes [`SupervisedError::Panicked`]), `None` while it is pending. Whoever
+/// polls it next registers the waker that counts ([`Invocation::begin`] does, when it takes a
+/// pending future over).
+pub fn poll_once<T>(fut: &mut BoxFuture<'_, T>) -> Option<Outcome<T>> {
+    let mut cx = std::task::Context::from_waker(futures::task::noop_waker_ref());
+    match std::panic::catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx))) {
+        Ok(Poll::Ready(value)) => Some(Ok(value)),
+        Ok(Poll::Pending) => None,
+        Err(payload) => Some(Err(SupervisedError::Panicked(panic_message(&*payload)))),
+    }
+}
+
 impl<T: Send + 'static> Invocation<T> {
     /// Begins an invocation of `fut`: polls it once here (a panic is caught). Finished, its
     /// outcome comes back at once ([`Begun::Done`]): no actor, task or channel. Still pending,
@@ -117,11 +130,9 @@ impl<T: Send + 'static> Invocation<T> {
         deliver: impl FnOnce() -> Deliver<T>,
     ) -> Begun<T> {
         let mut fut = fut;
-        let mut cx = std::task::Context::from_waker(futures::task::noop_waker_ref());
-        match std::panic::catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx))) {
-            Ok(Poll::Ready(value)) => Begun::Done(Ok(value)),
-            Err(payload) => Begun::Done(Err(SupervisedError::Panicked(panic_message(&*payload)))),
-            Ok(Poll::Pending) => Begun::Running(Self::spawn(
+        match poll_once(&mut fut) {
+            Some(outcome) => Begun::Done(outcome),
+            None => Begun::Running(Self::spawn(
                 Work::Async(fut),
                 timeout,
                 metrics.clone(),

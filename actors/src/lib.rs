@@ -183,7 +183,8 @@ pub mod dev {
     #[allow(deprecated)]
     pub use crate::invocation::ToolCall;
     pub use crate::invocation::{
-        Begun, CallStatus, CancelCall, Deliver, GetCallStatus, Invocation, Outcome, SupervisedError,
+        Begun, CallStatus, CancelCall, Deliver, GetCallStatus, Invocation, Outcome,
+        SupervisedError, poll_once,
     };
     pub use crate::json_cost::{BYTES_PER_TOKEN, parsed_size_estimate};
     pub use crate::jsonrpc::{

@@ -11,7 +11,7 @@
 //! `input_required` round for a 2026-07-28 client (see `server::mrtr`).
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 #[cfg(feature = "http")]
@@ -57,9 +57,11 @@ pub(crate) struct ContextInner {
     pub(crate) input: Option<Arc<RoundInput>>,
     /// The MRTR side of a 2026-07-28 `tools/call`, `prompts/get` or `resources/read`.
     pub(crate) mrtr: Option<Arc<Mrtr>>,
-    /// The implicit-style call this handler runs in: its asks for input become
-    /// `input_required` rounds, and its notifications follow the request serving it.
-    pub(crate) link: Option<Arc<CallLink>>,
+    /// The implicit-style call this handler runs in (a 2026-07-28 MRTR request's): its asks
+    /// for input become `input_required` rounds, and its notifications follow the request
+    /// serving it. Made on first use (see [`call_link`](Self::call_link)): most handlers never
+    /// ask, log or watch for cancellation, and finish in their first poll without one.
+    pub(crate) link: OnceLock<Arc<CallLink>>,
     /// The task this invocation runs in (Tasks extension).
     pub(crate) task_id: Option<Arc<str>>,
     /// What the HTTP transport knows of the request: the caller, the headers.
@@ -148,9 +150,31 @@ impl RequestContext {
         self.rebuilt(|inner| inner.input = input.map(Arc::new))
     }
 
-    /// The context an implicit-style call's handler runs with.
-    pub(crate) fn with_link(&self, link: Arc<CallLink>) -> Self {
-        self.rebuilt(|inner| inner.link = Some(link))
+    /// The implicit-style call this context's handler runs in: only a 2026-07-28 MRTR request
+    /// has one, made on first use. A handler resumed from the park keeps the context (and the
+    /// call) of the request that began it.
+    pub(crate) fn call_link(&self) -> Option<&Arc<CallLink>> {
+        Some(self.call_link_of(self.inner.mrtr.as_ref()?))
+    }
+
+    /// The call of this context's MRTR request `mrtr`, made on first use, knowing the answers
+    /// the request carries.
+    pub(crate) fn call_link_of(&self, mrtr: &Mrtr) -> &Arc<CallLink> {
+        let inner = &*self.inner;
+        inner.link.get_or_init(|| {
+            CallLink::new(
+                inner.scope.clone(),
+                inner.log_level,
+                mrtr.known_answers(),
+                inner.server.mrtr.park.clone(),
+                inner.scope.metrics().clone(),
+            )
+        })
+    }
+
+    /// The call's link if one was made.
+    pub(crate) fn made_link(&self) -> Option<&Arc<CallLink>> {
+        self.inner.link.get()
     }
 
     fn rebuilt(&self, change: impl FnOnce(&mut ContextInner)) -> Self {
@@ -204,7 +228,7 @@ impl RequestContext {
             // A task asks for input by answering `input_required` (explicitly); its rounds go
             // through `tasks/update`, not through a parked request.
             mrtr: None,
-            link: None,
+            link: OnceLock::new(),
             task_id: Some(Arc::from(task_id)),
             transport: inner.transport.clone(),
         })
@@ -295,7 +319,7 @@ impl RequestContext {
 
     /// Whether the client cancelled this request (or its session ended).
     pub fn is_cancelled(&self) -> bool {
-        match &self.inner.link {
+        match self.call_link() {
             Some(link) => link.token().is_cancelled(),
             None => self.inner.scope.is_cancelled(),
         }
@@ -315,7 +339,7 @@ impl RequestContext {
     /// `input_required` rounds) this is the call's token: the end of a round does not cancel
     /// it; the client cancelling (or leaving) the request that serves the call does.
     pub fn cancellation_token(&self) -> CancellationToken {
-        match &self.inner.link {
+        match self.call_link() {
             Some(link) => link.token().clone(),
             None => self.inner.scope.token().clone(),
         }
@@ -386,7 +410,7 @@ impl RequestContext {
     pub fn log_enabled(&self, level: LoggingLevel) -> bool {
         if self.is_v2026() {
             // A resumed call logs under the level of the request serving it now.
-            let threshold = match &self.inner.link {
+            let threshold = match self.call_link() {
                 Some(link) => link.log_level(),
                 None => self.inner.log_level,
             };
@@ -405,9 +429,10 @@ impl RequestContext {
     /// anything, whatever it declared: say so before checking capabilities, which are unknown
     /// there.
     fn require_session(&self) -> Result<(), PeerError> {
-        match (self.inner.scope.session(), &self.inner.link) {
-            (Some(_), _) | (None, Some(_)) => Ok(()),
-            (None, None) => Err(PeerError::Stateless),
+        if self.inner.scope.session().is_some() || self.call_link().is_some() {
+            Ok(())
+        } else {
+            Err(PeerError::Stateless)
         }
     }
 
@@ -418,7 +443,7 @@ impl RequestContext {
         kind: &str,
         request: InputRequest,
     ) -> Option<Result<R, PeerError>> {
-        let link = self.inner.link.as_ref()?;
+        let link = self.call_link()?;
         Some(match link.ask(kind, request).await {
             Ok(value) => {
                 serde_json::from_value(value).map_err(|err| PeerError::Malformed(err.to_string()))
@@ -604,8 +629,8 @@ impl RequestContext {
         method: &str,
         params: Option<Value>,
     ) -> Result<Value, PeerError> {
-        if let Some(link) = &self.inner.link
-            && let Some(kind) = input_kind(method)
+        if let Some(kind) = input_kind(method)
+            && let Some(link) = self.call_link()
         {
             let request = InputRequest {
                 method: method.to_owned(),
@@ -659,11 +684,17 @@ impl RequestContext {
         self.scope().close_connection();
     }
 
+    /// The scope of the request this context was made for (a resumed call's handler is served
+    /// by a later request's: see [`scope`](Self::scope)).
+    pub(crate) fn request_scope(&self) -> &RequestScope {
+        &self.inner.scope
+    }
+
     /// The scope of the request serving this handler now: the request's own, or, for a
     /// resumed implicit-style call, the retry's (so notifications reach the client that
     /// waits).
     pub(crate) fn scope(&self) -> RequestScope {
-        match &self.inner.link {
+        match self.call_link() {
             Some(link) => link.scope(),
             None => self.inner.scope.clone(),
         }

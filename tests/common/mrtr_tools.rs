@@ -30,6 +30,7 @@ pub struct Runs {
     pub greet: AtomicUsize,
     pub two_step: AtomicUsize,
     pub watchful: AtomicUsize,
+    pub dawdle: AtomicUsize,
 }
 
 pub fn form(property: &str) -> ElicitRequestParams {
@@ -84,6 +85,22 @@ pub fn builder(runs: &Arc<Runs>) -> ServerBuilder {
             .description("Waits for a name unless cancelled")
             .input_schema(no_args()),
         )
+        // Implicit style, pending before it asks anything (its call begins after its first
+        // poll, not with it).
+        .tool({
+            let runs = runs.clone();
+            ToolDef::new("dawdle", move |cx: RequestContext| {
+                let runs = runs.clone();
+                async move {
+                    runs.dawdle.fetch_add(1, Ordering::SeqCst);
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                    let name = cx.elicit(form("name")).await?;
+                    Ok::<_, McpError>(format!("Hello, {}!", field(&name, "name")))
+                }
+            })
+            .description("Waits a moment, then asks for a name")
+            .input_schema(no_args())
+        })
         // Implicit style in a prompt and a resource read.
         .prompt(
             PromptDef::new("ask_prompt", |cx: RequestContext| async move {

@@ -36,7 +36,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 
-use actix_mcp_actors::dev::{Begun, Invocation, Reply, SupervisedError};
+use actix_mcp_actors::dev::{Begun, Invocation, Reply, SupervisedError, poll_once};
 
 use crate::error::McpError;
 use crate::protocol::InputRequiredResult;
@@ -166,7 +166,8 @@ pub(crate) async fn run<T: Send + 'static>(
     timeout: Option<Duration>,
     make: impl FnOnce(RequestContext) -> BoxFuture<'static, T>,
 ) -> Result<Answer<T>, SupervisedError> {
-    let scope = cx.scope();
+    // The request's own scope: the call's may be another request's (a resumed call's).
+    let scope = cx.request_scope();
     let park = &server.mrtr.park;
     let resumed = mrtr
         .opened
@@ -180,25 +181,28 @@ pub(crate) async fn run<T: Send + 'static>(
     let (link, rx) = match resumed {
         Some(resumed) => resumed,
         None => {
-            // Replayed answers of earlier rounds first; this retry's answers add to them.
-            let mut answers = mrtr.opened.answers.clone();
-            for (key, value) in &mrtr.responses {
-                answers.entry(key.clone()).or_insert_with(|| value.clone());
+            // Polled once in place: a handler that finishes at once (most never ask) needs no
+            // call link (the context makes one when the handler asks, logs or watches for
+            // cancellation) and no actor.
+            let mut work = make(cx.clone());
+            match poll_once(&mut work) {
+                Some(Ok(output)) => {
+                    let answers = cx
+                        .made_link()
+                        .map_or_else(|| mrtr.known_answers(), |link| link.answers());
+                    mrtr.record(None, answers);
+                    return Ok(Answer::Done(output));
+                }
+                Some(Err(panicked)) => return Err(panicked),
+                None => {}
             }
-            let link = CallLink::new(
-                scope.clone(),
-                cx.request_log_level(),
-                answers,
-                park.clone(),
-                scope.metrics().clone(),
-            );
+            // Still pending: it goes on as a call, which it may have begun already by asking.
+            let link = cx.call_link_of(mrtr).clone();
             let rx = link.wait();
-            let work = make(cx.with_link(link.clone()));
             let work: BoxFuture<'static, Output> =
                 Box::pin(async move { Box::new(work.await) as Output });
-            // Polled once in place: a handler that finishes at once (most never ask) needs no
-            // actor. One still pending moves, as it is, into an invocation actor, which runs it
-            // across its rounds; its outcome goes to the request attached when it ends.
+            // It moves, as it is, into an invocation actor, which runs it across its rounds;
+            // its outcome goes to the request attached when it ends.
             let driven = Box::pin(Driven::new(work, link.clone()));
             let finisher = link.clone();
             let begun = Invocation::begin(driven, None, scope.metrics(), || {

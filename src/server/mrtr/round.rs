@@ -187,6 +187,16 @@ impl Mrtr {
         self.opened.id.is_some()
     }
 
+    /// Every answer this request knows: those its sealed state replays from earlier rounds,
+    /// then this retry's `inputResponses` (an earlier answer to the same key stands).
+    pub(crate) fn known_answers(&self) -> InputResponses {
+        let mut answers = self.opened.answers.clone();
+        for (key, value) in &self.responses {
+            answers.entry(key.clone()).or_insert_with(|| value.clone());
+        }
+        answers
+    }
+
     pub(super) fn record(&self, parked: Option<String>, answers: InputResponses) {
         let mut outcome = self
             .outcome

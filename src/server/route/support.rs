@@ -3,7 +3,7 @@
 //! turns a panicking non-tool handler into a reported internal error.
 
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -50,7 +50,7 @@ pub(super) fn context_2026(
         log_level: envelope.log_level,
         input: input.map(Arc::new),
         mrtr: mrtr.map(Arc::new),
-        link: None,
+        link: OnceLock::new(),
         task_id: None,
         transport: transport.cloned(),
     })
@@ -89,7 +89,7 @@ pub(super) fn context_2025(
         log_level: None,
         input: None,
         mrtr: None,
-        link: None,
+        link: OnceLock::new(),
         task_id: None,
         transport: transport.cloned(),
     })
