@@ -39,9 +39,10 @@ end
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return 0
 end
-redis.call('HSET', KEYS[1], 'record', ARGV[1], 'rev', ARGV[7], 'w', ARGV[9])
 if ARGV[8] == '1' then
-  redis.call('HSET', KEYS[1], 'est', '1')
+  redis.call('HSET', KEYS[1], 'record', ARGV[1], 'rev', ARGV[7], 'w', ARGV[9], 'est', '1')
+else
+  redis.call('HSET', KEYS[1], 'record', ARGV[1], 'rev', ARGV[7], 'w', ARGV[9])
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 if #KEYS == 2 then
@@ -52,20 +53,20 @@ return 1
     )
 });
 
-/// `establish` in one round trip: `est` set (the revision raised and the stamp replaced when it
-/// was not), the time to live renewed; 0 when there is no record. KEYS: the record; ARGV: its
-/// time to live (ms), the write's stamp.
+/// `establish` in one round trip: the time to live renewed (which tells whether there is a
+/// record: 0 when there is none), then `est` set (the revision raised and the stamp replaced
+/// when it was not; writing fields keeps the time to live). KEYS: the record; ARGV: its time to
+/// live (ms), the write's stamp.
 static ESTABLISH_SESSION: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
     redis::Script::new(
         r"
-if redis.call('EXISTS', KEYS[1]) == 0 then
+if redis.call('PEXPIRE', KEYS[1], ARGV[1]) == 0 then
   return 0
 end
 if redis.call('HSETNX', KEYS[1], 'est', '1') == 1 then
   redis.call('HINCRBY', KEYS[1], 'rev', 1)
   redis.call('HSET', KEYS[1], 'w', ARGV[2])
 end
-redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return 1
 ",
     )
@@ -75,11 +76,12 @@ return 1
 /// first change starts from the created record's value of it), the revision raised and the time
 /// to live renewed and the stamp replaced; the whole hash then, or nil when there is no record.
 /// KEYS: the record; ARGV: its time to live (ms), the write's stamp, then per change its operation (`set`, `insert`, `remove`), the
-/// state's field, and the JSON value (`set`) or the string (`insert`, `remove`).
+/// state's field, and the JSON value (`set`) or the string (`insert`, `remove`). The time to
+/// live is renewed first, which tells whether there is a record (writing fields keeps it).
 static UPDATE_SESSION: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
     redis::Script::new(
         r"
-if redis.call('EXISTS', KEYS[1]) == 0 then
+if redis.call('PEXPIRE', KEYS[1], ARGV[1]) == 0 then
   return false
 end
 local created = nil
@@ -128,7 +130,6 @@ for i = 3, #ARGV - 2, 3 do
 end
 redis.call('HINCRBY', KEYS[1], 'rev', 1)
 redis.call('HSET', KEYS[1], 'w', ARGV[2])
-redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return redis.call('HGETALL', KEYS[1])
 ",
     )
@@ -145,9 +146,10 @@ if redis.call('EXISTS', KEYS[1]) == 0 then
 end
 local rev = redis.call('HINCRBY', KEYS[1], 'rev', 1)
 redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'record', ARGV[1], 'rev', rev, 'w', ARGV[4])
 if ARGV[3] == '1' then
-  redis.call('HSET', KEYS[1], 'est', '1')
+  redis.call('HSET', KEYS[1], 'record', ARGV[1], 'rev', rev, 'w', ARGV[4], 'est', '1')
+else
+  redis.call('HSET', KEYS[1], 'record', ARGV[1], 'rev', rev, 'w', ARGV[4])
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
