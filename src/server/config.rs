@@ -1,7 +1,6 @@
 //! Server settings: the [`ServerConfig`] the builder's setters fill (page size, pinned
 //! protocol version, timeouts, concurrency limit), read by the router and the transports.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use crate::protocol::{CacheHints, CacheScope, ProtocolVersion, method};
@@ -30,7 +29,9 @@ pub(crate) struct ServerConfig {
 /// The cache hints (`ttlMs`, `cacheScope`) of each cacheable method's results (2026-07-28).
 #[derive(Debug, Clone)]
 pub(crate) struct CacheConfig {
-    by_method: HashMap<String, CacheHints>,
+    /// A handful of methods, looked up on every 2026 answer: a scan compares a length or two
+    /// where a hash map would hash the name first.
+    by_method: Vec<(String, CacheHints)>,
 }
 
 /// The methods whose complete results carry cache hints.
@@ -67,12 +68,22 @@ impl Default for CacheConfig {
 impl CacheConfig {
     /// The hints of `method`'s results; `None` when its results are not cacheable.
     pub(crate) fn hints(&self, method: &str) -> Option<CacheHints> {
-        self.by_method.get(method).copied()
+        self.slot(method).copied()
+    }
+
+    fn slot(&self, method: &str) -> Option<&CacheHints> {
+        self.by_method
+            .iter()
+            .find_map(|(name, hints)| (name == method).then_some(hints))
     }
 
     /// Sets the hints of one cacheable method; `false` when `method` is not cacheable.
     pub(crate) fn set(&mut self, method: &str, hints: CacheHints) -> bool {
-        match self.by_method.get_mut(method) {
+        match self
+            .by_method
+            .iter_mut()
+            .find_map(|(name, hints)| (name == method).then_some(hints))
+        {
             Some(slot) => {
                 *slot = hints;
                 true
@@ -83,12 +94,17 @@ impl CacheConfig {
 
     /// Makes an extension's method cacheable, with its default hints (kept when already set).
     pub(crate) fn declare(&mut self, method: &str, hints: CacheHints) {
-        self.by_method.entry(method.to_owned()).or_insert(hints);
+        if self.slot(method).is_none() {
+            self.by_method.push((method.to_owned(), hints));
+        }
     }
 
     /// Every cacheable method.
     pub(crate) fn methods(&self) -> Vec<String> {
-        self.by_method.keys().cloned().collect()
+        self.by_method
+            .iter()
+            .map(|(name, _)| name.clone())
+            .collect()
     }
 }
 
