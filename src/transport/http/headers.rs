@@ -32,6 +32,9 @@ pub(super) const NAME: header::HeaderName = header::HeaderName::from_static(NAME
 /// `Last-Event-ID`.
 pub(super) const LAST_EVENT_ID: header::HeaderName =
     header::HeaderName::from_static("last-event-id");
+/// `X-Accel-Buffering`, on every SSE answer (a reverse proxy must not buffer the stream).
+pub(super) const X_ACCEL_BUFFERING: header::HeaderName =
+    header::HeaderName::from_static("x-accel-buffering");
 
 /// Checks every request shares: Host/Origin.
 pub(super) fn check_host(req: &HttpRequest, shared: &HttpShared) -> Result<(), HttpResponse> {

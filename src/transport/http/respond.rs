@@ -47,7 +47,8 @@ pub(super) fn sse_headers(
     builder: &mut actix_web::HttpResponseBuilder,
     session: Option<&SessionId>,
 ) {
-    // Static names and values: none of them is copied per response.
+    // Static names and values (each name checked once, when compiled): none of them is copied
+    // or checked per response.
     builder
         .insert_header((
             header::CONTENT_TYPE,
@@ -59,7 +60,7 @@ pub(super) fn sse_headers(
         ))
         .insert_header((header::CACHE_CONTROL, HeaderValue::from_static("no-cache")))
         .insert_header((
-            header::HeaderName::from_static("x-accel-buffering"),
+            super::headers::X_ACCEL_BUFFERING,
             HeaderValue::from_static("no"),
         ));
     session_header(builder, session);
