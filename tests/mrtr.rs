@@ -17,9 +17,19 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use actix_mcp::prelude::*;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use common::mrtr_tools::*;
+
+/// Calls `tool`, which asks for a name in one round, and answers it with `name`: the round's
+/// `input_required` result, its sealed state, and the text the retry completed with.
+async fn one_name_round(server: &Server, tool: &str, name: &str) -> (Value, String, String) {
+    let first = ask(server, &call(1, tool, json!({}))).await;
+    let (result, state) = round(&first, &["elicitation-0"]);
+    let answers = json!({"elicitation-0": accept("name", name)});
+    let second = ask(server, &retry_call(2, tool, answers, &state)).await;
+    (result, state, complete_text(&second))
+}
 
 /// An implicit-style handler with a side effect runs once across its round: the retry resumes
 /// the parked call where it waited.
@@ -27,8 +37,7 @@ use common::mrtr_tools::*;
 async fn an_implicit_call_runs_once_across_its_round() {
     let runs = Arc::new(Runs::default());
     let server = server(&runs);
-    let first = ask(&server, &call(1, "greet", json!({}))).await;
-    let (result, state) = round(&first, &["elicitation-0"]);
+    let (result, state, text) = one_name_round(&server, "greet", "Alice").await;
     assert_eq!(
         result["inputRequests"]["elicitation-0"]["method"],
         "elicitation/create"
@@ -37,17 +46,7 @@ async fn an_implicit_call_runs_once_across_its_round() {
         !state.contains("elicitation"),
         "the state is sealed: {state}"
     );
-    let second = ask(
-        &server,
-        &retry_call(
-            2,
-            "greet",
-            json!({"elicitation-0": accept("name", "Alice")}),
-            &state,
-        ),
-    )
-    .await;
-    assert_eq!(complete_text(&second), "Hello, Alice!");
+    assert_eq!(text, "Hello, Alice!");
     assert_eq!(
         runs.greet.load(Ordering::SeqCst),
         1,
@@ -61,19 +60,8 @@ async fn an_implicit_call_runs_once_across_its_round() {
 async fn the_end_of_a_round_does_not_cancel_the_waiting_handler() {
     let runs = Arc::new(Runs::default());
     let server = server(&runs);
-    let first = ask(&server, &call(1, "watchful", json!({}))).await;
-    let (_, state) = round(&first, &["elicitation-0"]);
-    let second = ask(
-        &server,
-        &retry_call(
-            2,
-            "watchful",
-            json!({"elicitation-0": accept("name", "Ada")}),
-            &state,
-        ),
-    )
-    .await;
-    assert_eq!(complete_text(&second), "Hello, Ada!");
+    let (_, _, text) = one_name_round(&server, "watchful", "Ada").await;
+    assert_eq!(text, "Hello, Ada!");
     assert_eq!(runs.watchful.load(Ordering::SeqCst), 1);
 }
 
@@ -83,19 +71,8 @@ async fn the_end_of_a_round_does_not_cancel_the_waiting_handler() {
 async fn a_handler_that_waits_before_it_asks_runs_once_across_its_round() {
     let runs = Arc::new(Runs::default());
     let server = server(&runs);
-    let first = ask(&server, &call(1, "dawdle", json!({}))).await;
-    let (_, state) = round(&first, &["elicitation-0"]);
-    let second = ask(
-        &server,
-        &retry_call(
-            2,
-            "dawdle",
-            json!({"elicitation-0": accept("name", "Grace")}),
-            &state,
-        ),
-    )
-    .await;
-    assert_eq!(complete_text(&second), "Hello, Grace!");
+    let (_, _, text) = one_name_round(&server, "dawdle", "Grace").await;
+    assert_eq!(text, "Hello, Grace!");
     assert_eq!(
         runs.dawdle.load(Ordering::SeqCst),
         1,
