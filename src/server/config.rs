@@ -77,13 +77,15 @@ impl CacheConfig {
             .find_map(|(name, hints)| (name == method).then_some(hints))
     }
 
-    /// Sets the hints of one cacheable method; `false` when `method` is not cacheable.
-    pub(crate) fn set(&mut self, method: &str, hints: CacheHints) -> bool {
-        match self
-            .by_method
+    fn slot_mut(&mut self, method: &str) -> Option<&mut CacheHints> {
+        self.by_method
             .iter_mut()
             .find_map(|(name, hints)| (name == method).then_some(hints))
-        {
+    }
+
+    /// Sets the hints of one cacheable method; `false` when `method` is not cacheable.
+    pub(crate) fn set(&mut self, method: &str, hints: CacheHints) -> bool {
+        match self.slot_mut(method) {
             Some(slot) => {
                 *slot = hints;
                 true

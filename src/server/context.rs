@@ -172,11 +172,6 @@ impl RequestContext {
         })
     }
 
-    /// The call's link if one was made.
-    pub(crate) fn made_link(&self) -> Option<&Arc<CallLink>> {
-        self.inner.link.get()
-    }
-
     fn rebuilt(&self, change: impl FnOnce(&mut ContextInner)) -> Self {
         let inner = &self.inner;
         let mut next = ContextInner {

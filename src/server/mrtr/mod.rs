@@ -187,10 +187,9 @@ pub(crate) async fn run<T: Send + 'static>(
             let mut work = make(cx.clone());
             match poll_once(&mut work) {
                 Some(Ok(output)) => {
-                    let answers = cx
-                        .made_link()
-                        .map_or_else(|| mrtr.known_answers(), |link| link.answers());
-                    mrtr.record(None, answers);
+                    // A link made meanwhile knows these answers and no more (only a retry that
+                    // attaches adds any).
+                    mrtr.record(None, mrtr.known_answers());
                     return Ok(Answer::Done(output));
                 }
                 Some(Err(panicked)) => return Err(panicked),
