@@ -1,6 +1,8 @@
 //! Dispatch cost of one request through the actor runtime.
 //!
-//! - `parse`: JSON-RPC classification of one `tools/call` line, alone.
+//! - `parse`: JSON-RPC classification of one `tools/call` line, alone; `tools_call_2026` is a
+//!   2026-07-28 one with its envelope in `_meta`, parsed whole, then (`_keeping_meta`) with
+//!   `_meta` kept as text, as the HTTP door parses it.
 //! - `handle_json/*`: [`Server::handle_json`], parse → `InFlight` actor → route → `ToolCall`
 //!   actor (for tools) → serialised response; `tools_call_echo_2026` is the same call in
 //!   protocol 2026-07-28 (the envelope in `_meta` checked, the result's envelope written).
@@ -65,6 +67,16 @@ fn server(extra_tools: usize) -> Server {
 fn parse(c: &mut Criterion) {
     c.bench_function("parse/tools_call", |b| {
         b.iter(|| actix_mcp_actors::dev::parse_message(black_box(ECHO.as_bytes())).unwrap())
+    });
+    // A 2026-07-28 request, its `_meta` parsed into a value, then kept as text (the HTTP door).
+    c.bench_function("parse/tools_call_2026", |b| {
+        b.iter(|| actix_mcp_actors::dev::parse_message(black_box(ECHO_2026.as_bytes())).unwrap())
+    });
+    c.bench_function("parse/tools_call_2026_keeping_meta", |b| {
+        b.iter(|| {
+            actix_mcp_actors::dev::parse_message_keeping_meta(black_box(ECHO_2026.as_bytes()))
+                .unwrap()
+        })
     });
 }
 

@@ -161,8 +161,128 @@ pub struct Request {
     pub id: RequestId,
     /// The method name.
     pub method: String,
-    /// The params, if any (an object or an array).
+    /// The params, if any (an object).
     pub params: Option<Value>,
+    /// `params._meta`, when the parse kept it as text ([`parse_keeping_meta`]): then it is an
+    /// object and `params` holds no `_meta` member. `None` otherwise, whatever `params` holds.
+    pub meta: Option<Box<RawValue>>,
+}
+
+impl Request {
+    /// A request with these params (`_meta` in them, if any).
+    pub fn new(id: RequestId, method: impl Into<String>, params: Option<Value>) -> Self {
+        Self {
+            id,
+            method: method.into(),
+            params,
+            meta: None,
+        }
+    }
+
+    /// Moves a `_meta` kept as text ([`meta`](Self::meta)) into `params` as a value, for code
+    /// that reads it there. Nothing to do when there is none.
+    pub fn inline_meta(&mut self) {
+        if let Some(raw) = self.meta.take() {
+            insert_meta(&mut self.params, &raw);
+        }
+    }
+}
+
+/// Puts `_meta` text back into params as a value.
+fn insert_meta(params: &mut Option<Value>, raw: &RawValue) {
+    // The text was parsed as a JSON object once already, and split from object params.
+    if let Ok(meta) = serde_json::from_str::<Value>(raw.get())
+        && let Some(Value::Object(params)) = params
+    {
+        params.insert("_meta".to_owned(), meta);
+    }
+}
+
+/// The members `keys` name of the JSON object `object`, as text (the last one where a key
+/// repeats, as a parse into a value keeps); all `None` when `object` is not an object.
+pub fn raw_members<'a, const N: usize>(
+    object: &'a RawValue,
+    keys: [&str; N],
+) -> [Option<&'a RawValue>; N] {
+    let mut found = [None; N];
+    let mut de = serde_json::Deserializer::from_str(object.get());
+    // Text the parse accepted once: an error only means `object` is not an object.
+    let _ = serde::Deserializer::deserialize_map(
+        &mut de,
+        MembersVisitor {
+            keys: &keys,
+            found: &mut found,
+        },
+    );
+    found
+}
+
+struct MembersVisitor<'k, 'f, 'a, const N: usize> {
+    keys: &'k [&'k str; N],
+    found: &'f mut [Option<&'a RawValue>; N],
+}
+
+impl<'de, const N: usize> serde::de::Visitor<'de> for MembersVisitor<'_, '_, 'de, N> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            let value = map.next_value::<&'de RawValue>()?;
+            if let Some(slot) = self.keys.iter().position(|k| *k == key) {
+                self.found[slot] = Some(value);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// An object key, borrowed unless it has escapes.
+struct Key<'a>(std::borrow::Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_str(KeyVisitor)
+    }
+}
+
+struct KeyVisitor;
+
+impl<'de> serde::de::Visitor<'de> for KeyVisitor {
+    type Value = Key<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object key")
+    }
+
+    fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
+        Ok(Key(std::borrow::Cow::Borrowed(v)))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Key<'de>, E> {
+        Ok(Key(std::borrow::Cow::Owned(v.to_owned())))
+    }
+
+    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Key<'de>, E> {
+        Ok(Key(std::borrow::Cow::Owned(v)))
+    }
+}
+
+/// A JSON string's text as a string (`None`: not a string).
+pub fn raw_str(raw: &RawValue) -> Option<std::borrow::Cow<'_, str>> {
+    let text = raw.get();
+    if !text.starts_with('"') {
+        return None;
+    }
+    match serde_json::from_str::<&str>(text) {
+        Ok(borrowed) => Some(std::borrow::Cow::Borrowed(borrowed)),
+        Err(_) => serde_json::from_str::<String>(text)
+            .ok()
+            .map(std::borrow::Cow::Owned),
+    }
 }
 
 /// A notification received from the peer.
@@ -211,7 +331,8 @@ impl Rejection {
 }
 
 #[derive(Deserialize)]
-struct RawMessage<'a> {
+#[serde(bound(deserialize = "P: Deserialize<'de>"))]
+struct RawMessage<'a, P = Value> {
     #[serde(default, borrow)]
     jsonrpc: Option<&'a RawValue>,
     // A present `null` must stay visible (it is invalid), so it is not folded into `None`.
@@ -220,7 +341,7 @@ struct RawMessage<'a> {
     #[serde(default)]
     method: Option<MethodName>,
     #[serde(default)]
-    params: Option<Value>,
+    params: Option<P>,
     #[serde(default)]
     result: Option<Value>,
     #[serde(default)]
@@ -299,10 +420,27 @@ impl<'de> serde::de::Visitor<'de> for MethodVisitor {
 /// message (batches included: they were removed from MCP in 2025-06-18).
 #[allow(clippy::result_large_err)] // a rejection is answered at once, never propagated far
 pub fn parse(bytes: &[u8]) -> Result<Incoming, Rejection> {
+    parse_as::<Value>(bytes)
+}
+
+/// Parses one JSON-RPC message from bytes like [`parse`], but a request's `params._meta`
+/// object stays text, in [`Request::meta`] (a notification's is parsed as usual): for a
+/// transport that reads a few members of it and hands the rest on unread.
+///
+/// # Errors
+/// As [`parse`].
+#[allow(clippy::result_large_err)] // see `parse`
+pub fn parse_keeping_meta(bytes: &[u8]) -> Result<Incoming, Rejection> {
+    parse_as::<SplitParams>(bytes)
+}
+
+#[allow(clippy::result_large_err)] // see `parse`
+fn parse_as<'a, P: Params + Deserialize<'a>>(bytes: &'a [u8]) -> Result<Incoming, Rejection> {
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     if first == Some(&b'{') {
         // The common case, in one pass: syntax errors are -32700, shape errors -32600.
-        return match serde_json::from_slice::<RawMessage<'_>>(bytes) {
+        return match serde_json::from_slice::<RawMessage<'_, P>>(bytes) {
+            Ok(raw) if raw.params.as_ref().is_some_and(P::too_deep) => parse(bytes),
             Ok(raw) => classify(raw),
             Err(err) if err.is_syntax() || err.is_eof() => Err(Rejection {
                 id: None,
@@ -357,8 +495,190 @@ fn parse_id(raw: &RawValue) -> Result<RequestId, ErrorObject> {
     id.ok_or_else(|| ErrorObject::invalid_request("id must be a string or an integer"))
 }
 
+/// What a message's `params` parse into.
+trait Params {
+    /// Whether they are an array (refused with `-32602`; other non-objects with `-32600`).
+    fn kind(&self) -> ParamsKind;
+    /// The params, and their `_meta` when it was kept as text.
+    fn into_parts(self) -> (Value, Option<Box<RawValue>>);
+    /// Whether the message must be parsed into a value after all (see [`SplitParams`]).
+    fn too_deep(&self) -> bool {
+        false
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum ParamsKind {
+    Object,
+    Array,
+    Other,
+}
+
+impl Params for Value {
+    fn kind(&self) -> ParamsKind {
+        match self {
+            Value::Object(_) => ParamsKind::Object,
+            Value::Array(_) => ParamsKind::Array,
+            _ => ParamsKind::Other,
+        }
+    }
+
+    fn into_parts(self) -> (Value, Option<Box<RawValue>>) {
+        (self, None)
+    }
+}
+
+/// Params parsed with an object `_meta` kept as text. Anything but an object is only told
+/// apart by its kind: it is refused.
+struct SplitParams {
+    kind: ParamsKind,
+    params: serde_json::Map<String, Value>,
+    meta: Option<Box<RawValue>>,
+    /// `_meta` nests deeper than a parse into a value goes: the message is parsed that way
+    /// instead, to be refused as it refuses it.
+    too_deep: bool,
+}
+
+/// How deep `_meta` may nest, counting itself, for a message to parse into a value: `serde_json`
+/// parses 127 levels, and the message and its params take two.
+const MAX_META_NESTING: usize = 125;
+
+/// How deep `text` (valid JSON) nests.
+fn nesting(text: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for &byte in text.as_bytes() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if byte == b'\\' {
+                escaped = true;
+            } else if byte == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// Whether `_meta`'s text nests too deep (a text this short cannot: each level takes two bytes).
+fn too_deep(text: &str) -> bool {
+    text.len() > 2 * MAX_META_NESTING && nesting(text) > MAX_META_NESTING
+}
+
+impl Params for SplitParams {
+    fn kind(&self) -> ParamsKind {
+        self.kind
+    }
+
+    fn too_deep(&self) -> bool {
+        self.too_deep
+    }
+
+    fn into_parts(self) -> (Value, Option<Box<RawValue>>) {
+        (Value::Object(self.params), self.meta)
+    }
+}
+
+impl<'de> Deserialize<'de> for SplitParams {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(SplitVisitor)
+    }
+}
+
+struct SplitVisitor;
+
+impl SplitVisitor {
+    fn other(kind: ParamsKind) -> SplitParams {
+        SplitParams {
+            kind,
+            params: serde_json::Map::new(),
+            meta: None,
+            too_deep: false,
+        }
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for SplitVisitor {
+    type Value = SplitParams;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<SplitParams, A::Error> {
+        let mut params = serde_json::Map::new();
+        let mut meta = None;
+        let mut deep = false;
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            if key == "_meta" {
+                // The last `_meta` counts, as in a parse into a value.
+                params.shift_remove("_meta");
+                meta = None;
+                // Text is read without the nesting limit a value has.
+                let raw = map.next_value::<&'de RawValue>()?;
+                deep |= too_deep(raw.get());
+                if raw.get().starts_with('{') {
+                    meta = Some(raw.to_owned());
+                } else if let Ok(value) = serde_json::from_str::<Value>(raw.get()) {
+                    // Not an object: left for the params' own checks to refuse.
+                    params.insert(key.into_owned(), value);
+                }
+            } else {
+                let value = map.next_value::<Value>()?;
+                params.insert(key.into_owned(), value);
+            }
+        }
+        Ok(SplitParams {
+            kind: ParamsKind::Object,
+            params,
+            meta,
+            too_deep: deep,
+        })
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<SplitParams, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(Self::other(ParamsKind::Array))
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<SplitParams, E> {
+        Ok(Self::other(ParamsKind::Other))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<SplitParams, E> {
+        Ok(Self::other(ParamsKind::Other))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<SplitParams, E> {
+        Ok(Self::other(ParamsKind::Other))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<SplitParams, E> {
+        Ok(Self::other(ParamsKind::Other))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<SplitParams, E> {
+        Ok(Self::other(ParamsKind::Other))
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<SplitParams, E> {
+        Ok(Self::other(ParamsKind::Other))
+    }
+}
+
 #[allow(clippy::result_large_err)] // see `parse`
-fn classify(raw: RawMessage<'_>) -> Result<Incoming, Rejection> {
+fn classify<P: Params>(raw: RawMessage<'_, P>) -> Result<Incoming, Rejection> {
     let id = match raw.id {
         Some(id) => Some(parse_id(id).map_err(|error| Rejection { id: None, error })?),
         None => None,
@@ -396,31 +716,39 @@ fn classify(raw: RawMessage<'_>) -> Result<Incoming, Rejection> {
                 "a request cannot carry result or error",
             )));
         }
-        match &raw.params {
-            None | Some(Value::Object(_)) => {}
+        match raw.params.as_ref().map(Params::kind) {
+            None | Some(ParamsKind::Object) => {}
             // JSON-RPC allows parameters by position, but every MCP method names its
             // parameters: an array is valid JSON-RPC with the wrong params.
-            Some(Value::Array(_)) => {
+            Some(ParamsKind::Array) => {
                 return Err(reject(ErrorObject::invalid_params(
                     "MCP params are an object, not an array of positional parameters",
                 )));
             }
-            Some(_) => {
+            Some(ParamsKind::Other) => {
                 return Err(reject(ErrorObject::invalid_request(
                     "params must be an object",
                 )));
             }
         }
+        let (params, meta) = match raw.params.map(Params::into_parts) {
+            Some((params, meta)) => (Some(params), meta),
+            None => (None, None),
+        };
         return Ok(match id {
             Some(id) => Incoming::Request(Request {
                 id,
                 method,
-                params: raw.params,
+                params,
+                meta,
             }),
-            None => Incoming::Notification(Notification {
-                method,
-                params: raw.params,
-            }),
+            None => {
+                let mut params = params;
+                if let Some(meta) = meta {
+                    insert_meta(&mut params, &meta);
+                }
+                Incoming::Notification(Notification { method, params })
+            }
         });
     }
     let outcome = match (raw.result, raw.error) {
@@ -610,6 +938,130 @@ mod tests {
         assert!(
             matches!(parse(br#"{"jsonrpc":"2.0","id":3,"error":{"code":-1,"message":"no"}}"#), Ok(Incoming::Response(r)) if r.outcome.is_err())
         );
+    }
+
+    fn split(input: &str) -> Request {
+        match parse_keeping_meta(input.as_bytes()) {
+            Ok(Incoming::Request(request)) => request,
+            other => panic!("{input} parsed as {other:?}"),
+        }
+    }
+
+    #[test]
+    fn keeps_an_object_meta_as_text_and_the_rest_in_order() {
+        let request = split(
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"b":1,"_meta":{"k": [1, {"n":2}]},"a":{"c":3}}}"#,
+        );
+        assert_eq!(
+            request.meta.as_deref().map(RawValue::get),
+            Some(r#"{"k": [1, {"n":2}]}"#)
+        );
+        let params = request.params.clone().unwrap_or_default();
+        assert_eq!(params.to_string(), r#"{"b":1,"a":{"c":3}}"#);
+        let [k, missing] = raw_members(
+            request.meta.as_deref().unwrap_or_else(|| unreachable!()),
+            ["k", "z"],
+        );
+        assert_eq!(k.map(RawValue::get), Some(r#"[1, {"n":2}]"#));
+        assert!(missing.is_none());
+        // Put back, it reads as a parse into a value would have left it.
+        let mut inlined = request;
+        inlined.inline_meta();
+        assert!(inlined.meta.is_none());
+        assert_eq!(
+            inlined.params.map(|p| p.to_string()),
+            Some(r#"{"b":1,"a":{"c":3},"_meta":{"k":[1,{"n":2}]}}"#.to_owned())
+        );
+    }
+
+    #[test]
+    fn a_meta_that_is_not_an_object_stays_for_the_params_checks() {
+        let request = split(r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"_meta":"s"}}"#);
+        assert!(request.meta.is_none());
+        assert_eq!(
+            request.params.map(|p| p.to_string()),
+            Some(r#"{"_meta":"s"}"#.to_owned())
+        );
+        // The last `_meta` counts, whichever its kind, as in a parse into a value.
+        let request =
+            split(r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"_meta":{"a":1},"_meta":7}}"#);
+        assert!(request.meta.is_none());
+        assert_eq!(
+            request.params.map(|p| p.to_string()),
+            Some(r#"{"_meta":7}"#.to_owned())
+        );
+        let request = split(
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"_meta":7,"\u005fmeta":{"a":1}}}"#,
+        );
+        assert_eq!(
+            request.meta.as_deref().map(RawValue::get),
+            Some(r#"{"a":1}"#)
+        );
+        assert_eq!(request.params.map(|p| p.to_string()), Some("{}".to_owned()));
+    }
+
+    #[test]
+    fn keeping_meta_changes_no_verdict_and_no_notification() {
+        for input in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":[1]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":"p"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"_meta":{}},"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"_meta":{"a":}}}"#,
+        ] {
+            let kept = parse_keeping_meta(input.as_bytes())
+                .err()
+                .map(|r| r.error.code);
+            let plain = parse(input.as_bytes()).err().map(|r| r.error.code);
+            assert!(kept.is_some(), "{input}");
+            assert_eq!(kept, plain, "{input}");
+        }
+        let Ok(Incoming::Notification(notification)) =
+            parse_keeping_meta(br#"{"jsonrpc":"2.0","method":"n","params":{"_meta":{"a":1}}}"#)
+        else {
+            panic!("not a notification");
+        };
+        assert_eq!(
+            notification.params.map(|p| p.to_string()),
+            Some(r#"{"_meta":{"a":1}}"#.to_owned())
+        );
+        let request = split(r#"{"jsonrpc":"2.0","id":1,"method":"x","params":null}"#);
+        assert!(request.params.is_none() && request.meta.is_none());
+    }
+
+    #[test]
+    fn a_meta_nests_as_deep_as_a_value_may() {
+        for depth in MAX_META_NESTING - 2..MAX_META_NESTING + 3 {
+            for meta in [
+                format!("{}{}", "[".repeat(depth), "]".repeat(depth)),
+                format!(
+                    "{{\"a\":{}{}}}",
+                    "[".repeat(depth - 1),
+                    "]".repeat(depth - 1)
+                ),
+            ] {
+                let input = format!(
+                    r#"{{"jsonrpc":"2.0","id":1,"method":"x","params":{{"_meta":{meta}}}}}"#
+                );
+                let kept = parse_keeping_meta(input.as_bytes())
+                    .err()
+                    .map(|r| r.error.code);
+                let plain = parse(input.as_bytes()).err().map(|r| r.error.code);
+                assert_eq!(kept, plain, "{depth}: {meta}");
+                assert_eq!(plain.is_some(), depth > MAX_META_NESTING, "{depth}");
+            }
+        }
+    }
+
+    #[test]
+    fn reads_members_the_last_one_winning_escapes_and_all() {
+        let object: Box<RawValue> = serde_json::from_str(r#"{"a":1,"\u0062":"x\ny","a":2}"#)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let [a, b] = raw_members(&object, ["a", "b"]);
+        assert_eq!(a.map(RawValue::get), Some("2"));
+        assert_eq!(b.and_then(raw_str).as_deref(), Some("x\ny"));
+        let array: Box<RawValue> = serde_json::from_str("[1]").unwrap_or_else(|e| panic!("{e}"));
+        let [a] = raw_members(&array, ["a"]);
+        assert!(a.is_none());
     }
 
     #[test]

@@ -190,6 +190,7 @@ pub mod dev {
     pub use crate::jsonrpc::{
         Frame, FrameKind, Incoming, JSONRPC_VERSION, MAX_ID_LEN, MAX_METHOD_LEN, Notification,
         Rejection, Request, Response, parse as parse_message,
+        parse_keeping_meta as parse_message_keeping_meta, raw_members, raw_str,
     };
     pub use crate::metrics::{Counted, Counting, Metrics};
     pub use crate::outlet::{ChannelOutlet, FrameSink, Outlet, ResponseOutlet};

@@ -542,7 +542,7 @@ impl RegistryHandle {
         carry: Carry,
     ) -> CancelOnDrop {
         // Refused as in a session: the token would be copied into every progress notification.
-        let progress = match progress_token(request.params.as_ref()) {
+        let progress = match progress_token(&request) {
             Ok(token) => token,
             Err(error) => {
                 outlet.deliver_or_log(Frame::error(Some(&request.id), &error), "refusal");

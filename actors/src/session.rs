@@ -351,7 +351,7 @@ impl SessionHandle {
     pub fn request_with(&self, request: Request, outlet: Outlet, carry: Carry) {
         let shared = &self.shared;
         let dispatch = &shared.dispatch;
-        let progress_token = match progress_token(request.params.as_ref()) {
+        let progress_token = match progress_token(&request) {
             Ok(token) => token,
             Err(error) => {
                 outlet.deliver_or_log(Frame::error(Some(&request.id), &error), "refusal");
@@ -618,12 +618,29 @@ pub const MAX_PROGRESS_TOKEN_LEN: usize = 256;
 ///
 /// # Errors
 /// The `-32602` refusal of a string token over [`MAX_PROGRESS_TOKEN_LEN`] bytes.
-pub(crate) fn progress_token(params: Option<&Value>) -> Result<Option<Value>, ErrorObject> {
-    let Some(token) = params
-        .and_then(|p| p.get("_meta"))
-        .and_then(|meta| meta.get("progressToken"))
-    else {
-        return Ok(None);
+pub(crate) fn progress_token(request: &Request) -> Result<Option<Value>, ErrorObject> {
+    let token = match &request.meta {
+        // Without the key's name in it, nor an escape that could spell it, `_meta` has no
+        // token: no need to read it.
+        Some(meta) if !meta.get().contains("progressToken") && !meta.get().contains('\\') => {
+            return Ok(None);
+        }
+        Some(meta) => {
+            let [token] = crate::jsonrpc::raw_members(meta, ["progressToken"]);
+            match token.map(|raw| serde_json::from_str::<Value>(raw.get())) {
+                Some(Ok(token)) => token,
+                _ => return Ok(None),
+            }
+        }
+        None => match request
+            .params
+            .as_ref()
+            .and_then(|p| p.get("_meta"))
+            .and_then(|meta| meta.get("progressToken"))
+        {
+            Some(token) => token.clone(),
+            None => return Ok(None),
+        },
     };
     if let Some(text) = token.as_str()
         && text.len() > MAX_PROGRESS_TOKEN_LEN
@@ -632,5 +649,5 @@ pub(crate) fn progress_token(params: Option<&Value>) -> Result<Option<Value>, Er
             "_meta.progressToken is longer than {MAX_PROGRESS_TOKEN_LEN} bytes"
         )));
     }
-    Ok((token.is_string() || token.is_i64() || token.is_u64()).then(|| token.clone()))
+    Ok((token.is_string() || token.is_i64() || token.is_u64()).then_some(token))
 }

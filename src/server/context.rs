@@ -18,6 +18,7 @@ use std::time::Duration;
 use actix_web::http::header::HeaderMap;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
 use actix_mcp_actors::{PeerError, RequestId, SessionId, dev::RequestScope};
@@ -35,6 +36,36 @@ use crate::server::report::{LogMessage, Progress};
 use crate::server::session::SessionState;
 use crate::server::{Server, ServerInner};
 
+/// A request's `_meta`: parsed, or its text, parsed when a handler first reads it (a
+/// 2026-07-28 request's whole envelope, which the door has read what it needs from).
+pub(crate) enum MetaCell {
+    Parsed(Meta),
+    Text {
+        text: Box<RawValue>,
+        parsed: OnceLock<Meta>,
+    },
+}
+
+impl MetaCell {
+    /// `_meta` kept as text, parsed on first use.
+    pub(crate) fn text(text: Box<RawValue>) -> Self {
+        Self::Text {
+            text,
+            parsed: OnceLock::new(),
+        }
+    }
+
+    fn get(&self) -> &Meta {
+        match self {
+            Self::Parsed(meta) => meta,
+            // The text is an object the request's parse read once already.
+            Self::Text { text, parsed } => {
+                parsed.get_or_init(|| serde_json::from_str(text.get()).unwrap_or_default())
+            }
+        }
+    }
+}
+
 /// Everything a handler knows about its request. Cheap to clone.
 #[derive(Clone)]
 pub struct RequestContext {
@@ -46,7 +77,7 @@ pub(crate) struct ContextInner {
     pub(crate) server: Arc<ServerInner>,
     pub(crate) method: String,
     /// Shared, so that rebuilding a context (a new round, a parked call) copies no map.
-    pub(crate) meta: Option<Arc<Meta>>,
+    pub(crate) meta: Option<Arc<MetaCell>>,
     pub(crate) version: ProtocolVersion,
     pub(crate) client_capabilities: Arc<ClientCapabilities>,
     pub(crate) client_info: Option<Arc<Implementation>>,
@@ -111,7 +142,7 @@ impl RequestContext {
 
     /// The request's `params._meta`, unknown keys included.
     pub fn meta(&self) -> Option<&Meta> {
-        self.inner.meta.as_deref()
+        self.inner.meta.as_deref().map(MetaCell::get)
     }
 
     /// The protocol version this request is served under.

@@ -273,6 +273,8 @@ impl Chain {
         request: &mut Request,
         session_id: Option<&SessionId>,
     ) -> (Option<Reply>, Option<Passage>) {
+        // Middleware see `_meta` in the params, wherever the transport's parse left it.
+        request.inline_meta();
         let mut inbound = Inbound {
             message: MessageView::new(std::mem::take(&mut request.method), request.params.take()),
             session_id: session_id.cloned(),

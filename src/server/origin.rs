@@ -87,7 +87,7 @@ impl Origin {
         in_session: bool,
         version: ProtocolVersion,
     ) -> Result<Self, ErrorObject> {
-        let v2026 = RequestMeta::version_of(request.params.as_ref()).is_some()
+        let v2026 = RequestMeta::version_of_request(request).is_some()
             || method::ADDED_IN_2026.contains(&request.method.as_str());
         if v2026 {
             return Self::v2026(request);
@@ -105,7 +105,18 @@ impl Origin {
     /// # Errors
     /// As [`of`](Self::of).
     pub(crate) fn v2026(request: &Request) -> Result<Self, ErrorObject> {
-        let meta = RequestMeta::parse(request.params.as_ref())?;
+        Self::v2026_of(request, RequestMeta::of_request(request))
+    }
+
+    /// [`v2026`](Self::v2026) of a request whose envelope has been read.
+    ///
+    /// # Errors
+    /// As [`of`](Self::of).
+    pub(crate) fn v2026_of(
+        request: &Request,
+        envelope: Result<RequestMeta, ErrorObject>,
+    ) -> Result<Self, ErrorObject> {
+        let meta = envelope?;
         if method::REMOVED_IN_2026.contains(&request.method.as_str()) {
             return Err(ErrorObject::method_not_found(&format!(
                 "{} (removed in protocol {})",

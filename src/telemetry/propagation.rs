@@ -1,6 +1,7 @@
 //! W3C trace context (`traceparent`, `tracestate`) and baggage in `params._meta` (SEP-414) and
 //! in HTTP headers.
 
+use actix_mcp_actors::dev::{Request, raw_members};
 use opentelemetry::Context;
 use opentelemetry::propagation::{
     Extractor, Injector, TextMapCompositePropagator, TextMapPropagator as _,
@@ -26,6 +27,17 @@ pub(super) fn from_meta(params: Option<&Value>) -> Option<Context> {
     let meta = params?.get("_meta")?.as_object()?;
     meta.get("traceparent")?;
     valid(propagator().extract(&MetaFields(meta)))
+}
+
+/// [`from_meta`] of a request, wherever its parse left `_meta`.
+pub(super) fn from_request(request: &Request) -> Option<Context> {
+    let Some(text) = &request.meta else {
+        return from_meta(request.params.as_ref());
+    };
+    let [traceparent] = raw_members(text, ["traceparent"]);
+    traceparent?;
+    let meta = serde_json::from_str::<Map<String, Value>>(text.get()).ok()?;
+    valid(propagator().extract(&MetaFields(&meta)))
 }
 
 /// Writes `cx` into `params._meta` (made if missing), replacing trace keys already there.

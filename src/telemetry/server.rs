@@ -136,7 +136,7 @@ impl ServerSpan {
         }
         // `_meta` first (the MCP request's own context), then the HTTP request's, linked when
         // both are there; else the ambient context.
-        let from_meta = propagation::from_meta(request.params.as_ref());
+        let from_meta = propagation::from_request(request);
         let from_headers = headers.and_then(TraceHeaders::context);
         let (parent, link) = match (from_meta, from_headers) {
             (Some(meta), headers) => (meta, headers),

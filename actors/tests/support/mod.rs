@@ -202,11 +202,7 @@ impl Harness {
 }
 
 pub fn request(id: i64, method: &str, params: Value) -> Request {
-    Request {
-        id: RequestId::Number(id),
-        method: method.into(),
-        params: Some(params),
-    }
+    Request::new(RequestId::Number(id), method, Some(params))
 }
 
 pub fn cancel(id: Value) -> Notification {

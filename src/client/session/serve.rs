@@ -45,7 +45,12 @@ impl ClientSession {
                 crate::telemetry::Network::Pipe
             },
         );
-        let Request { id, method, params } = request;
+        let mut request = request;
+        // Handlers read `_meta` in the params.
+        request.inline_meta();
+        let Request {
+            id, method, params, ..
+        } = request;
         let token = CancellationToken::new();
         let meta = params
             .as_ref()

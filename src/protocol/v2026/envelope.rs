@@ -2,18 +2,19 @@
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2026-07-28/basic/index#meta>
 
-use serde::Deserialize;
+use std::borrow::Cow;
+
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use actix_mcp_actors::ErrorObject;
+use actix_mcp_actors::dev::{Request, raw_members, raw_str};
 
 use super::{
     META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION,
     unsupported_version,
 };
-use crate::protocol::{
-    ClientCapabilities, Implementation, LoggingLevel, ProtocolVersion, member, members,
-};
+use crate::protocol::{ClientCapabilities, Implementation, LoggingLevel, ProtocolVersion, member};
 
 /// The per-request envelope of a 2026-07-28 request, read from `params._meta`.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,6 +35,17 @@ impl RequestMeta {
         member(member(params?, "_meta")?, META_PROTOCOL_VERSION)?.as_str()
     }
 
+    /// The protocol version a request's `_meta` names, wherever its parse left `_meta`.
+    pub(crate) fn version_of_request(request: &Request) -> Option<Cow<'_, str>> {
+        match &request.meta {
+            Some(meta) => {
+                let [version] = raw_members(meta, [META_PROTOCOL_VERSION]);
+                raw_str(version?)
+            }
+            None => Self::version_of(request.params.as_ref()).map(Cow::Borrowed),
+        }
+    }
+
     /// Reads and checks the envelope of a request's params.
     ///
     /// # Errors
@@ -41,17 +53,31 @@ impl RequestMeta {
     /// malformed, or the log level is unknown; `-32022` (with `data.supported` and
     /// `data.requested`) for a version that is not one without the handshake (2026-07-28 and later) this SDK serves.
     pub fn parse(params: Option<&Value>) -> Result<Self, ErrorObject> {
-        let Some(meta) = params
+        let meta = params
             .and_then(|p| member(p, "_meta"))
-            .and_then(Value::as_object)
-        else {
+            .filter(|meta| meta.is_object())
+            .and_then(|meta| serde_json::value::to_raw_value(meta).ok());
+        Self::parse_object(meta.as_deref())
+    }
+
+    /// [`parse`](Self::parse) of a request, wherever its parse left `_meta`.
+    pub(crate) fn of_request(request: &Request) -> Result<Self, ErrorObject> {
+        match &request.meta {
+            Some(meta) => Self::parse_object(Some(meta)),
+            None => Self::parse(request.params.as_ref()),
+        }
+    }
+
+    /// The checks of [`parse`](Self::parse), on `_meta`'s text when it is an object.
+    fn parse_object(meta: Option<&RawValue>) -> Result<Self, ErrorObject> {
+        let Some(meta) = meta else {
             return Err(ErrorObject::invalid_params(
                 "params._meta is required in protocol 2026-07-28 (with the protocol version \
                  and client capabilities)",
             ));
         };
         // Read in one pass; checked in this order.
-        let [requested, capabilities, info, level] = members(
+        let [requested, capabilities, info, level] = raw_members(
             meta,
             [
                 META_PROTOCOL_VERSION,
@@ -60,9 +86,9 @@ impl RequestMeta {
                 META_LOG_LEVEL,
             ],
         );
-        let requested = match requested {
-            Some(Value::String(v)) => v.as_str(),
-            Some(_) => {
+        let requested = match requested.map(|raw| (raw, raw_str(raw))) {
+            Some((_, Some(v))) => v,
+            Some((_, None)) => {
                 return Err(ErrorObject::invalid_params(format!(
                     "_meta[\"{META_PROTOCOL_VERSION}\"] must be a string"
                 )));
@@ -75,11 +101,11 @@ impl RequestMeta {
         };
         let version = match requested.parse::<ProtocolVersion>() {
             Ok(version) if !version.has_handshake() => version,
-            _ => return Err(unsupported_version(requested)),
+            _ => return Err(unsupported_version(&requested)),
         };
         let client_capabilities = match capabilities {
-            Some(value @ Value::Object(_)) => {
-                ClientCapabilities::deserialize(value).map_err(|err| {
+            Some(raw) if raw.get().starts_with('{') => {
+                serde_json::from_str::<ClientCapabilities>(raw.get()).map_err(|err| {
                     ErrorObject::invalid_params(format!(
                         "_meta[\"{META_CLIENT_CAPABILITIES}\"] is malformed: {err}"
                     ))
@@ -96,21 +122,25 @@ impl RequestMeta {
                 )));
             }
         };
-        let client_info = match info {
-            None | Some(Value::Null) => None,
-            Some(value) => Some(Implementation::deserialize(value).map_err(|err| {
-                ErrorObject::invalid_params(format!(
-                    "_meta[\"{META_CLIENT_INFO}\"] is malformed: {err}"
-                ))
-            })?),
+        let client_info = match info.filter(|raw| raw.get() != "null") {
+            None => None,
+            Some(raw) => Some(serde_json::from_str::<Implementation>(raw.get()).map_err(
+                |err| {
+                    ErrorObject::invalid_params(format!(
+                        "_meta[\"{META_CLIENT_INFO}\"] is malformed: {err}"
+                    ))
+                },
+            )?),
         };
-        let log_level = match level {
-            None | Some(Value::Null) => None,
-            Some(value) => Some(LoggingLevel::deserialize(value).map_err(|err| {
-                ErrorObject::invalid_params(format!(
-                    "_meta[\"{META_LOG_LEVEL}\"] is not a log level: {err}"
-                ))
-            })?),
+        let log_level = match level.filter(|raw| raw.get() != "null") {
+            None => None,
+            Some(raw) => Some(
+                serde_json::from_str::<LoggingLevel>(raw.get()).map_err(|err| {
+                    ErrorObject::invalid_params(format!(
+                        "_meta[\"{META_LOG_LEVEL}\"] is not a log level: {err}"
+                    ))
+                })?,
+            ),
         };
         Ok(Self {
             version,

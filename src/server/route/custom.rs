@@ -13,7 +13,7 @@ use actix_mcp_actors::{
 
 use crate::error::McpError;
 use crate::protocol::ProtocolVersion;
-use crate::server::context::RequestContext;
+use crate::server::context::{MetaCell, RequestContext};
 use crate::server::handler::{HandlerError, HandlerParts};
 use crate::server::origin::{Arrival, Origin};
 use crate::server::{ErrorSite, ServerInner};
@@ -75,7 +75,8 @@ pub(super) fn custom_notification(
                 .as_ref()
                 .and_then(|p| p.get("_meta"))
                 .and_then(Value::as_object)
-                .cloned();
+                .cloned()
+                .map(MetaCell::Parsed);
             context_2026(server, &scope, name, meta, envelope, transport, None)
         }
         Origin::Session | Origin::Sessionless { .. } => {
@@ -83,11 +84,11 @@ pub(super) fn custom_notification(
                 Origin::Sessionless { version } => *version,
                 _ => ProtocolVersion::LATEST_WITH_HANDSHAKE,
             };
-            let request = Request {
-                id: RequestId::from("notification"),
-                method: notification.method.clone(),
-                params: notification.params.clone(),
-            };
+            let request = Request::new(
+                RequestId::from("notification"),
+                notification.method.clone(),
+                notification.params.clone(),
+            );
             let state = session.and_then(SessionHandle::data);
             context_2025(server, &scope, &request, state, version, transport)
         }

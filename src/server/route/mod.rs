@@ -34,7 +34,7 @@ use actix_mcp_actors::{
 use crate::error::{ErrorKind, McpError, code};
 use crate::protocol::{InputRequiredResult, ProtocolVersion, method};
 use crate::server::auth::Identity;
-use crate::server::context::RequestContext;
+use crate::server::context::{MetaCell, RequestContext};
 use crate::server::mrtr::{self, Answer, Mrtr};
 use crate::server::origin::{Arrival, Origin};
 use crate::server::session::SessionState;
@@ -300,15 +300,19 @@ impl Handling {
                 // streams: a request cut by a drain is answered with an error instead.
                 scope.answer_aborts_with(code::REQUEST_CANCELLED);
                 // Its `_meta` (its whole envelope) moves into the context rather than being
-                // copied: handlers read it with `RequestContext::meta`.
-                let meta = match request
-                    .params
-                    .as_mut()
-                    .and_then(Value::as_object_mut)
-                    .and_then(|p| p.remove("_meta"))
-                {
-                    Some(Value::Object(meta)) => Some(meta),
-                    _ => None,
+                // copied: handlers read it with `RequestContext::meta`. Kept as text by the
+                // transport, it is parsed only if a handler reads it.
+                let meta = match request.meta.take() {
+                    Some(text) => Some(MetaCell::text(text)),
+                    None => match request
+                        .params
+                        .as_mut()
+                        .and_then(Value::as_object_mut)
+                        .and_then(|p| p.shift_remove("_meta"))
+                    {
+                        Some(Value::Object(meta)) => Some(MetaCell::Parsed(meta)),
+                        _ => None,
+                    },
                 };
                 // Round input comes from two places only: a 2026 request's sealed state,
                 // opened (and refused) here before any handler runs, and the answers the

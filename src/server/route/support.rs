@@ -18,7 +18,7 @@ use actix_mcp_actors::{
 
 use crate::error::McpError;
 use crate::protocol::{ClientCapabilities, ProtocolVersion};
-use crate::server::context::{ContextInner, RequestContext, TransportInfo};
+use crate::server::context::{ContextInner, MetaCell, RequestContext, TransportInfo};
 use crate::server::handler::HandlerError;
 use crate::server::mrtr::{self, Answer, Mrtr, RoundInput};
 use crate::server::session::SessionState;
@@ -32,7 +32,7 @@ pub(super) fn context_2026(
     server: &Arc<ServerInner>,
     scope: &RequestScope,
     method: &str,
-    meta: Option<Map<String, Value>>,
+    meta: Option<MetaCell>,
     envelope: &Envelope,
     transport: Option<&Arc<TransportInfo>>,
     round: Option<(Mrtr, Option<RoundInput>)>,
@@ -81,7 +81,7 @@ pub(super) fn context_2025(
         scope: scope.clone(),
         server: server.clone(),
         method: request.method.clone(),
-        meta: meta.map(Arc::new),
+        meta: meta.map(|meta| Arc::new(MetaCell::Parsed(meta))),
         version,
         client_capabilities,
         client_info,

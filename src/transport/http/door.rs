@@ -32,7 +32,8 @@ use super::admission::Permit;
 use super::auth;
 use super::budget::{ByteBudget, Reservation};
 use super::headers::{
-    EVENT_STREAM, JSON, SESSION, accepts, check_host, raw_version, stateful_version_of,
+    EVENT_STREAM, JSON, PROTOCOL_VERSION, SESSION, accepts, check_host, raw_version,
+    stateful_version_of,
 };
 use super::respond::{body_timed_out, close_unread, error_response, header_str, http_error};
 use super::watch::Watched;
@@ -258,7 +259,15 @@ async fn post_message(
     body: &[u8],
     reservation: Reservation,
 ) -> HttpResponse {
-    let message = match actix_mcp_actors::dev::parse_message(body) {
+    // A 2026-07-28 request's `_meta` stays text: the door reads a few members of it, and the
+    // handler's context the rest only if it asks.
+    let header = req.headers().get(&PROTOCOL_VERSION);
+    let parsed = if v2026::header_is_v2026(header.and_then(|v| v.to_str().ok()).map(str::trim)) {
+        actix_mcp_actors::dev::parse_message_keeping_meta(body)
+    } else {
+        actix_mcp_actors::dev::parse_message(body)
+    };
+    let message = match parsed {
         Ok(message) => message,
         Err(rejection) => {
             return HttpResponse::BadRequest()

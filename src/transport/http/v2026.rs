@@ -41,11 +41,7 @@ pub const PARAM_HEADER_PREFIX: &str = "mcp-param-";
 /// revision or an unknown one, its `_meta` names a version, or its method exists only in
 /// 2026-07-28. Anything else is of the session era (2025-11-25 and older), as before.
 pub(super) fn is_v2026(message: &Incoming, header: Option<&str>) -> bool {
-    let header_v2026 = header.is_some_and(|h| {
-        h.parse::<ProtocolVersion>()
-            .map_or(true, |v| !v.has_handshake())
-    });
-    header_v2026
+    header_is_v2026(header)
         || match message {
             Incoming::Request(request) => {
                 RequestMeta::version_of(request.params.as_ref()).is_some()
@@ -56,6 +52,15 @@ pub(super) fn is_v2026(message: &Incoming, header: Option<&str>) -> bool {
             }
             Incoming::Response(_) => false,
         }
+}
+
+/// Whether an `MCP-Protocol-Version` header makes a POST one of revision 2026-07-28 (it names
+/// that revision or an unknown one): its body is parsed with `_meta` kept as text.
+pub(super) fn header_is_v2026(header: Option<&str>) -> bool {
+    header.is_some_and(|h| {
+        h.parse::<ProtocolVersion>()
+            .map_or(true, |v| !v.has_handshake())
+    })
 }
 
 /// A header's value with optional whitespace trimmed; `Err` when it is not visible ASCII or
@@ -220,7 +225,14 @@ pub(super) fn origin(
 ) -> Result<Origin, HttpResponse> {
     let id = Some(&request.id);
     let bad = |error: ErrorObject| error_response(StatusCode::BAD_REQUEST, id, &error);
-    let meta_version = RequestMeta::version_of(request.params.as_ref());
+    // The envelope is read once; only when it is refused is its version looked up alone, so
+    // that a header that disagrees is still the error answered first.
+    let envelope = RequestMeta::of_request(request);
+    let meta_version = match &envelope {
+        Ok(meta) => Some(std::borrow::Cow::Borrowed(meta.version.as_str())),
+        Err(_) => RequestMeta::version_of_request(request),
+    };
+    let meta_version = meta_version.as_deref();
     if let Some(meta_version) = meta_version {
         match header_version {
             Some(header) if header == meta_version => {}
@@ -246,7 +258,7 @@ pub(super) fn origin(
     }
     // The whole envelope, inner shapes included: a malformed one is a 400 as a missing one; a
     // method the revision removed is a 404.
-    let origin = Origin::v2026(request).map_err(|error| {
+    let origin = Origin::v2026_of(request, envelope).map_err(|error| {
         let status = match error.code {
             ErrorCode::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
             _ => StatusCode::BAD_REQUEST,

@@ -1,16 +1,41 @@
 //! `parse_message` on arbitrary bytes: never panics; whatever it accepts survives a round trip
 //! through the frames this side sends (parsed again, it is the same message); whatever it
 //! refuses is answered with an error frame that is itself valid JSON-RPC, carrying the id it
-//! could read.
+//! could read. Parsed keeping `_meta` as text, the same bytes get the same verdict and, with
+//! `_meta` put back, the same message.
 
 #![no_main]
 
-use actix_mcp_actors::{RequestId, dev::{Frame, Incoming, parse_message}};
+use actix_mcp_actors::{
+    RequestId,
+    dev::{Frame, Incoming, parse_message, parse_message_keeping_meta},
+};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
 fuzz_target!(|data: &[u8]| {
-    match parse_message(data) {
+    let plain = parse_message(data);
+    match (&plain, parse_message_keeping_meta(data)) {
+        (Ok(plain), Ok(kept)) => {
+            let kept = match kept {
+                Incoming::Request(mut request) => {
+                    if let Some(meta) = &request.meta {
+                        assert!(meta.get().starts_with('{'), "{} kept", meta.get());
+                    }
+                    request.inline_meta();
+                    Incoming::Request(request)
+                }
+                other => other,
+            };
+            assert_same(plain, &kept);
+        }
+        (Err(plain), Err(kept)) => {
+            assert_eq!(plain.error.code, kept.error.code);
+            assert_eq!(plain.id, kept.id);
+        }
+        (plain, kept) => panic!("{plain:?} but, keeping _meta, {kept:?}"),
+    }
+    match plain {
         Ok(message) => {
             let frame = match &message {
                 Incoming::Request(r) => Frame::request(&r.id, &r.method, r.params.as_ref()),
