@@ -18,7 +18,7 @@
 
 // The revision's types, re-exported by `protocol`.
 pub(super) mod discover;
-pub(super) mod envelope;
+pub(crate) mod envelope;
 pub(super) mod input;
 pub(super) mod listen;
 

@@ -11,11 +11,13 @@
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning>
 
+use std::cell::RefCell;
 use std::sync::Arc;
 
 use actix_mcp_actors::{ErrorObject, dev::Request};
 
 use crate::protocol::RequestMeta;
+use crate::protocol::v2026::envelope::EnvelopeText;
 use crate::protocol::{ClientCapabilities, Implementation, LoggingLevel, ProtocolVersion, method};
 use crate::server::context::TransportInfo;
 
@@ -56,6 +58,37 @@ impl From<RequestMeta> for Envelope {
 }
 
 impl Envelope {
+    /// Reads and checks a 2026-07-28 request's envelope, wherever its parse left `_meta`.
+    /// A client sends the same capabilities and client info with every request: each is
+    /// parsed once per worker thread and shared while it is one of the last few seen there
+    /// (the text equal to the byte, so nothing of one client's envelope is another's).
+    ///
+    /// # Errors
+    /// As [`RequestMeta::parse`].
+    pub(crate) fn of_request(request: &Request) -> Result<Self, ErrorObject> {
+        let Some(text) = &request.meta else {
+            return RequestMeta::parse(request.params.as_ref()).map(Self::from);
+        };
+        let envelope = EnvelopeText::read(Some(text))?;
+        let client_capabilities = CAPABILITIES.with_borrow_mut(|memo| {
+            memo.get_or_parse(envelope.client_capabilities_text(), || {
+                envelope.client_capabilities()
+            })
+        })?;
+        let client_info = match envelope.client_info_text() {
+            Some(info) => Some(INFO.with_borrow_mut(|memo| {
+                memo.get_or_parse(info, || EnvelopeText::client_info(info))
+            })?),
+            None => None,
+        };
+        Ok(Self {
+            version: envelope.version,
+            client_capabilities,
+            client_info,
+            log_level: envelope.log_level()?,
+        })
+    }
+
     /// The envelope a 2026-07-28 notification carries in its `_meta`, as far as it is whole;
     /// otherwise a bare one of that revision (a notification is not refused for its
     /// envelope: there is no one to answer).
@@ -70,6 +103,53 @@ impl Envelope {
                 log_level: None,
             },
         }
+    }
+}
+
+thread_local! {
+    static CAPABILITIES: RefCell<Memo<ClientCapabilities>> = const { RefCell::new(Memo::new()) };
+    static INFO: RefCell<Memo<Implementation>> = const { RefCell::new(Memo::new()) };
+}
+
+/// The last few values parsed from short texts, by their text.
+struct Memo<T> {
+    entries: Vec<(Box<str>, Arc<T>)>,
+    /// The entry the next new text replaces, once the memo is full.
+    next: usize,
+}
+
+impl<T> Memo<T> {
+    /// How many texts a memo holds.
+    const ENTRIES: usize = 4;
+    /// The longest text kept, in bytes: a longer one is parsed every time.
+    const LONGEST: usize = 1024;
+
+    const fn new() -> Self {
+        Self {
+            entries: Vec::new(),
+            next: 0,
+        }
+    }
+
+    fn get_or_parse<E>(
+        &mut self,
+        text: &str,
+        parse: impl FnOnce() -> Result<T, E>,
+    ) -> Result<Arc<T>, E> {
+        if let Some((_, value)) = self.entries.iter().find(|(kept, _)| **kept == *text) {
+            return Ok(value.clone());
+        }
+        let value = Arc::new(parse()?);
+        if text.len() <= Self::LONGEST {
+            let entry = (Box::from(text), value.clone());
+            if self.entries.len() < Self::ENTRIES {
+                self.entries.push(entry);
+            } else {
+                self.entries[self.next] = entry;
+                self.next = (self.next + 1) % Self::ENTRIES;
+            }
+        }
+        Ok(value)
     }
 }
 
@@ -105,7 +185,7 @@ impl Origin {
     /// # Errors
     /// As [`of`](Self::of).
     pub(crate) fn v2026(request: &Request) -> Result<Self, ErrorObject> {
-        Self::v2026_of(request, RequestMeta::of_request(request))
+        Self::v2026_of(request, Envelope::of_request(request))
     }
 
     /// [`v2026`](Self::v2026) of a request whose envelope has been read.
@@ -114,7 +194,7 @@ impl Origin {
     /// As [`of`](Self::of).
     pub(crate) fn v2026_of(
         request: &Request,
-        envelope: Result<RequestMeta, ErrorObject>,
+        envelope: Result<Envelope, ErrorObject>,
     ) -> Result<Self, ErrorObject> {
         let meta = envelope?;
         if method::REMOVED_IN_2026.contains(&request.method.as_str()) {
@@ -123,7 +203,7 @@ impl Origin {
                 request.method, meta.version
             )));
         }
-        Ok(Self::V2026(Envelope::from(meta)))
+        Ok(Self::V2026(meta))
     }
 
     /// Whether this is a 2026-07-28 request.
@@ -160,5 +240,81 @@ impl Arrival {
     /// As the runtime carries it with the request.
     pub(crate) fn carry(self) -> actix_mcp_actors::dev::Carry {
         actix_mcp_actors::dev::Carry::origin(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use actix_mcp_actors::ErrorCode;
+    use actix_mcp_actors::dev::{Incoming, parse_message_keeping_meta};
+
+    use super::*;
+
+    fn request(meta: &str) -> Request {
+        let text = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{"_meta":{meta}}}}}"#
+        );
+        match parse_message_keeping_meta(text.as_bytes()) {
+            Ok(Incoming::Request(request)) => request,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn envelope(meta: &str) -> Result<Envelope, ErrorObject> {
+        Envelope::of_request(&request(meta))
+    }
+
+    #[test]
+    fn an_envelope_seen_again_shares_its_parts_and_another_has_its_own() {
+        let a = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}},"io.modelcontextprotocol/clientInfo":{"name":"a","version":"1"}}"#;
+        let b = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"b","version":"2"},"io.modelcontextprotocol/logLevel":"info"}"#;
+        let (Ok(first), Ok(other), Ok(again)) = (envelope(a), envelope(b), envelope(a)) else {
+            panic!("refused");
+        };
+        assert!(Arc::ptr_eq(
+            &first.client_capabilities,
+            &again.client_capabilities
+        ));
+        assert!(first.client_capabilities.supports_sampling());
+        assert!(!other.client_capabilities.supports_sampling());
+        let name = |e: &Envelope| e.client_info.as_ref().map(|i| i.name.clone());
+        assert_eq!(name(&first), Some("a".to_owned()));
+        assert_eq!(name(&other), Some("b".to_owned()));
+        assert_eq!(other.log_level, Some(LoggingLevel::Info));
+        // The same envelope read from a value agrees with the one read from text.
+        let mut inlined = request(b);
+        inlined.inline_meta();
+        let from_value = Envelope::of_request(&inlined).unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(from_value.client_capabilities, other.client_capabilities);
+        assert_eq!(from_value.client_info, other.client_info);
+        // More texts than the memo holds: every one still reads as itself.
+        for i in 0..10 {
+            let meta = format!(
+                r#"{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}},"io.modelcontextprotocol/clientInfo":{{"name":"c{i}","version":"1"}}}}"#
+            );
+            let read = envelope(&meta).unwrap_or_else(|e| panic!("{e:?}"));
+            assert_eq!(name(&read), Some(format!("c{i}")));
+        }
+    }
+
+    #[test]
+    fn a_malformed_envelope_is_refused_each_time_and_in_the_order_of_a_whole_parse() {
+        let info = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":1},"io.modelcontextprotocol/logLevel":"loud"}"#;
+        for _ in 0..2 {
+            let error = envelope(info).err().map(|e| (e.code, e.message));
+            assert!(
+                matches!(&error, Some((ErrorCode::INVALID_PARAMS, m)) if m.contains("clientInfo")),
+                "{error:?}"
+            );
+        }
+        let caps = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":7}}"#;
+        let error = envelope(caps).err().map(|e| e.message);
+        assert!(error.is_some_and(|m| m.contains("clientCapabilities")));
+        let version = r#"{"io.modelcontextprotocol/protocolVersion":7,"io.modelcontextprotocol/clientCapabilities":[]}"#;
+        let error = envelope(version).err().map(|e| e.message);
+        assert!(
+            error.is_some_and(|m| m.contains("must be a string")),
+            "{version}"
+        );
     }
 }

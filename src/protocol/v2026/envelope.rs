@@ -60,23 +60,45 @@ impl RequestMeta {
         Self::parse_object(meta.as_deref())
     }
 
-    /// [`parse`](Self::parse) of a request, wherever its parse left `_meta`.
-    pub(crate) fn of_request(request: &Request) -> Result<Self, ErrorObject> {
-        match &request.meta {
-            Some(meta) => Self::parse_object(Some(meta)),
-            None => Self::parse(request.params.as_ref()),
-        }
-    }
-
     /// The checks of [`parse`](Self::parse), on `_meta`'s text when it is an object.
     fn parse_object(meta: Option<&RawValue>) -> Result<Self, ErrorObject> {
+        let members = EnvelopeText::read(meta)?;
+        Ok(Self {
+            version: members.version,
+            client_capabilities: members.client_capabilities()?,
+            client_info: members
+                .client_info_text()
+                .map(EnvelopeText::client_info)
+                .transpose()?,
+            log_level: members.log_level()?,
+        })
+    }
+}
+
+/// A request's envelope read from `_meta`'s text in one pass: its version checked, its client
+/// capabilities known to be an object, the rest still text. Each part is parsed by its own
+/// method, in this order, so that the first error is the one a whole parse reports.
+pub(crate) struct EnvelopeText<'a> {
+    /// The request's protocol version.
+    pub(crate) version: ProtocolVersion,
+    capabilities: &'a RawValue,
+    info: Option<&'a RawValue>,
+    level: Option<&'a RawValue>,
+}
+
+impl<'a> EnvelopeText<'a> {
+    /// Reads `_meta`'s members (`meta`: its text, an object; `None` when there is none) and
+    /// checks the version and the capabilities' presence and kind.
+    ///
+    /// # Errors
+    /// As [`RequestMeta::parse`], for those two.
+    pub(crate) fn read(meta: Option<&'a RawValue>) -> Result<Self, ErrorObject> {
         let Some(meta) = meta else {
             return Err(ErrorObject::invalid_params(
                 "params._meta is required in protocol 2026-07-28 (with the protocol version \
                  and client capabilities)",
             ));
         };
-        // Read in one pass; checked in this order.
         let [requested, capabilities, info, level] = raw_members(
             meta,
             [
@@ -86,9 +108,9 @@ impl RequestMeta {
                 META_LOG_LEVEL,
             ],
         );
-        let requested = match requested.map(|raw| (raw, raw_str(raw))) {
-            Some((_, Some(v))) => v,
-            Some((_, None)) => {
+        let requested = match requested.map(raw_str) {
+            Some(Some(v)) => v,
+            Some(None) => {
                 return Err(ErrorObject::invalid_params(format!(
                     "_meta[\"{META_PROTOCOL_VERSION}\"] must be a string"
                 )));
@@ -103,14 +125,8 @@ impl RequestMeta {
             Ok(version) if !version.has_handshake() => version,
             _ => return Err(unsupported_version(&requested)),
         };
-        let client_capabilities = match capabilities {
-            Some(raw) if raw.get().starts_with('{') => {
-                serde_json::from_str::<ClientCapabilities>(raw.get()).map_err(|err| {
-                    ErrorObject::invalid_params(format!(
-                        "_meta[\"{META_CLIENT_CAPABILITIES}\"] is malformed: {err}"
-                    ))
-                })?
-            }
+        let capabilities = match capabilities {
+            Some(raw) if raw.get().starts_with('{') => raw,
             Some(_) => {
                 return Err(ErrorObject::invalid_params(format!(
                     "_meta[\"{META_CLIENT_CAPABILITIES}\"] must be an object"
@@ -122,32 +138,62 @@ impl RequestMeta {
                 )));
             }
         };
-        let client_info = match info.filter(|raw| raw.get() != "null") {
-            None => None,
-            Some(raw) => Some(serde_json::from_str::<Implementation>(raw.get()).map_err(
-                |err| {
-                    ErrorObject::invalid_params(format!(
-                        "_meta[\"{META_CLIENT_INFO}\"] is malformed: {err}"
-                    ))
-                },
-            )?),
-        };
-        let log_level = match level.filter(|raw| raw.get() != "null") {
-            None => None,
-            Some(raw) => Some(
+        Ok(Self {
+            version,
+            capabilities,
+            info: info.filter(|raw| raw.get() != "null"),
+            level: level.filter(|raw| raw.get() != "null"),
+        })
+    }
+
+    /// The client capabilities' text (an object).
+    pub(crate) fn client_capabilities_text(&self) -> &'a str {
+        self.capabilities.get()
+    }
+
+    /// The client capabilities.
+    ///
+    /// # Errors
+    /// `-32602` when they are malformed.
+    pub(crate) fn client_capabilities(&self) -> Result<ClientCapabilities, ErrorObject> {
+        serde_json::from_str(self.capabilities.get()).map_err(|err| {
+            ErrorObject::invalid_params(format!(
+                "_meta[\"{META_CLIENT_CAPABILITIES}\"] is malformed: {err}"
+            ))
+        })
+    }
+
+    /// The client info's text, unless it is absent or `null`.
+    pub(crate) fn client_info_text(&self) -> Option<&'a str> {
+        self.info.map(RawValue::get)
+    }
+
+    /// The client info read from its text.
+    ///
+    /// # Errors
+    /// `-32602` when it is malformed.
+    pub(crate) fn client_info(text: &str) -> Result<Implementation, ErrorObject> {
+        serde_json::from_str(text).map_err(|err| {
+            ErrorObject::invalid_params(format!(
+                "_meta[\"{META_CLIENT_INFO}\"] is malformed: {err}"
+            ))
+        })
+    }
+
+    /// The log level the request opted in to.
+    ///
+    /// # Errors
+    /// `-32602` when it is not a log level.
+    pub(crate) fn log_level(&self) -> Result<Option<LoggingLevel>, ErrorObject> {
+        self.level
+            .map(|raw| {
                 serde_json::from_str::<LoggingLevel>(raw.get()).map_err(|err| {
                     ErrorObject::invalid_params(format!(
                         "_meta[\"{META_LOG_LEVEL}\"] is not a log level: {err}"
                     ))
-                })?,
-            ),
-        };
-        Ok(Self {
-            version,
-            client_capabilities,
-            client_info,
-            log_level,
-        })
+                })
+            })
+            .transpose()
     }
 }
 

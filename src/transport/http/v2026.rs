@@ -27,7 +27,7 @@ use super::headers::{METHOD, NAME};
 use super::respond::error_response;
 use crate::protocol::v2026::{header_mismatch, unsupported_version};
 use crate::protocol::{ProtocolVersion, RequestMeta, member, method};
-use crate::server::origin::Origin;
+use crate::server::origin::{Envelope, Origin};
 use crate::server::tool::ParamHeader;
 
 /// The `Mcp-Method` header.
@@ -227,7 +227,7 @@ pub(super) fn origin(
     let bad = |error: ErrorObject| error_response(StatusCode::BAD_REQUEST, id, &error);
     // The envelope is read once; only when it is refused is its version looked up alone, so
     // that a header that disagrees is still the error answered first.
-    let envelope = RequestMeta::of_request(request);
+    let envelope = Envelope::of_request(request);
     let meta_version = match &envelope {
         Ok(meta) => Some(std::borrow::Cow::Borrowed(meta.version.as_str())),
         Err(_) => RequestMeta::version_of_request(request),
