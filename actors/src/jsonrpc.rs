@@ -440,8 +440,11 @@ fn parse_as<'a, P: Params + Deserialize<'a>>(bytes: &'a [u8]) -> Result<Incoming
     if first == Some(&b'{') {
         // The common case, in one pass: syntax errors are -32700, shape errors -32600.
         return match serde_json::from_slice::<RawMessage<'_, P>>(bytes) {
-            Ok(raw) if raw.params.as_ref().is_some_and(P::too_deep) => parse(bytes),
             Ok(raw) => classify(raw),
+            // Whatever refuses params read with `_meta` as text (checked as a value would be,
+            // but not in the same order), the message is refused as a parse into a value
+            // refuses it.
+            Err(_) if P::KEEPS_META => parse(bytes),
             Err(err) if err.is_syntax() || err.is_eof() => Err(Rejection {
                 id: None,
                 error: ErrorObject::parse_error(err),
@@ -501,10 +504,8 @@ trait Params {
     fn kind(&self) -> ParamsKind;
     /// The params, and their `_meta` when it was kept as text.
     fn into_parts(self) -> (Value, Option<Box<RawValue>>);
-    /// Whether the message must be parsed into a value after all (see [`SplitParams`]).
-    fn too_deep(&self) -> bool {
-        false
-    }
+    /// Whether `_meta` is kept as text.
+    const KEEPS_META: bool = false;
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -534,46 +535,98 @@ struct SplitParams {
     kind: ParamsKind,
     params: serde_json::Map<String, Value>,
     meta: Option<Box<RawValue>>,
-    /// `_meta` nests deeper than a parse into a value goes: the message is parsed that way
-    /// instead, to be refused as it refuses it.
-    too_deep: bool,
 }
 
 /// How deep `_meta` may nest, counting itself, for a message to parse into a value: `serde_json`
 /// parses 127 levels, and the message and its params take two.
 const MAX_META_NESTING: usize = 125;
 
-/// How deep `text` (valid JSON) nests.
-fn nesting(text: &str) -> usize {
-    let (mut depth, mut deepest) = (0usize, 0usize);
-    let (mut in_string, mut escaped) = (false, false);
-    for &byte in text.as_bytes() {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if byte == b'\\' {
-                escaped = true;
-            } else if byte == b'"' {
-                in_string = false;
-            }
-            continue;
-        }
-        match byte {
-            b'"' => in_string = true,
-            b'{' | b'[' => {
-                depth += 1;
-                deepest = deepest.max(depth);
-            }
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
+/// Checks a JSON value as a parse into a value would, building nothing: its strings' escapes,
+/// its numbers' range and (beyond the limit of the parser it runs in) its nesting, here at
+/// most this many levels.
+#[derive(Clone, Copy)]
+struct Valid(usize);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Valid {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
     }
-    deepest
 }
 
-/// Whether `_meta`'s text nests too deep (a text this short cannot: each level takes two bytes).
-fn too_deep(text: &str) -> bool {
-    text.len() > 2 * MAX_META_NESTING && nesting(text) > MAX_META_NESTING
+impl<'de> serde::de::Visitor<'de> for Valid {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let inner = Valid(self.0.checked_sub(1).ok_or_else(too_deep)?);
+        while map.next_key::<Key<'de>>()?.is_some() {
+            map.next_value_seed(inner)?;
+        }
+        Ok(())
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let inner = Valid(self.0.checked_sub(1).ok_or_else(too_deep)?);
+        while seq.next_element_seed(inner)?.is_some() {}
+        Ok(())
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+}
+
+fn too_deep<E: serde::de::Error>() -> E {
+    E::custom("nested too deep")
+}
+
+/// `Err` when a parse into a value refuses `_meta`'s text.
+fn valid_meta(text: &RawValue) -> Result<(), serde_json::Error> {
+    if !may_be_refused(text.get().as_bytes()) {
+        return Ok(());
+    }
+    let mut de = serde_json::Deserializer::from_str(text.get());
+    serde::de::DeserializeSeed::deserialize(Valid(MAX_META_NESTING), &mut de)
+}
+
+/// Whether text read without a value can hold what a parse into a value refuses: nesting past
+/// [`MAX_META_NESTING`] (two bytes a level), a `\u` escape (a lone surrogate), a number out of
+/// range (an exponent, which follows a digit, or over 300 digits).
+fn may_be_refused(text: &[u8]) -> bool {
+    if text.len() > 2 * MAX_META_NESTING {
+        return true;
+    }
+    // Without branches, so that it compiles to vector code: it runs on every request. (A
+    // text's last byte is never a backslash: one always has a byte after it.)
+    let next = text.get(1..).unwrap_or_default();
+    text.iter().zip(next).fold(false, |found, (&byte, &after)| {
+        found | (byte == b'\\') | (byte.is_ascii_digit() & ((after | 0x20) == b'e'))
+    })
 }
 
 impl Params for SplitParams {
@@ -581,9 +634,7 @@ impl Params for SplitParams {
         self.kind
     }
 
-    fn too_deep(&self) -> bool {
-        self.too_deep
-    }
+    const KEEPS_META: bool = true;
 
     fn into_parts(self) -> (Value, Option<Box<RawValue>>) {
         (Value::Object(self.params), self.meta)
@@ -604,7 +655,6 @@ impl SplitVisitor {
             kind,
             params: serde_json::Map::new(),
             meta: None,
-            too_deep: false,
         }
     }
 }
@@ -619,15 +669,15 @@ impl<'de> serde::de::Visitor<'de> for SplitVisitor {
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<SplitParams, A::Error> {
         let mut params = serde_json::Map::new();
         let mut meta = None;
-        let mut deep = false;
         while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
             if key == "_meta" {
                 // The last `_meta` counts, as in a parse into a value.
                 params.shift_remove("_meta");
                 meta = None;
-                // Text is read without the nesting limit a value has.
                 let raw = map.next_value::<&'de RawValue>()?;
-                deep |= too_deep(raw.get());
+                // Reading text checks less than building a value does (nesting, lone
+                // surrogate escapes, numbers out of range): checked here.
+                valid_meta(raw).map_err(serde::de::Error::custom)?;
                 if raw.get().starts_with('{') {
                     meta = Some(raw.to_owned());
                 } else if let Ok(value) = serde_json::from_str::<Value>(raw.get()) {
@@ -643,12 +693,13 @@ impl<'de> serde::de::Visitor<'de> for SplitVisitor {
             kind: ParamsKind::Object,
             params,
             meta,
-            too_deep: deep,
         })
     }
 
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<SplitParams, A::Error> {
-        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        // Checked as a parse into a value checks it (the parser limits the nesting), to be
+        // refused for the same reason.
+        while seq.next_element_seed(Valid(usize::MAX))?.is_some() {}
         Ok(Self::other(ParamsKind::Array))
     }
 
@@ -1007,6 +1058,15 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"method":"x","params":"p"}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"_meta":{}},"result":{}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"_meta":{"a":}}}"#,
+            // What reading text does not check, a parse into a value refuses.
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"_meta":{"a":"\ud800"}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"_meta":{"\udc00":1}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"_meta":{"a":[1e400]}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"_meta":"\ud800x"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":[1e400]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":["\udfff"]}"#,
+            // The first fault counts, as a parse into a value meets them.
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"_meta":{"a":"\ud800"}},"params":{}}"#,
         ] {
             let kept = parse_keeping_meta(input.as_bytes())
                 .err()
@@ -1050,6 +1110,23 @@ mod tests {
                 assert_eq!(plain.is_some(), depth > MAX_META_NESTING, "{depth}");
             }
         }
+    }
+
+    #[test]
+    fn only_text_that_may_be_refused_is_checked_as_a_value() {
+        for (text, doubtful) in [
+            (r#"{"v":"2026-07-28","n":[1,-2.5,true,false,null]}"#, false),
+            (r#"{"e":"name","E":10}"#, false),
+            (r#"{"a":"\n"}"#, true),
+            (r#"{"a":1e5}"#, true),
+            (r#"{"a":2.5E-3}"#, true),
+            (r#"{"a":"v1e"}"#, true),
+        ] {
+            assert_eq!(may_be_refused(text.as_bytes()), doubtful, "{text}");
+        }
+        let long = format!(r#"{{"a":"{}"}}"#, "x".repeat(2 * MAX_META_NESTING));
+        assert!(may_be_refused(long.as_bytes()));
+        assert!(!may_be_refused(b""));
     }
 
     #[test]
