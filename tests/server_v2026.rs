@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use actix_mcp::prelude::*;
 use actix_mcp::protocol::{CacheHints, CacheScope, LoggingLevel};
 use actix_mcp::transport::stdio::StdioConfig;
+use actix_mcp::{Flow, Middleware};
 use futures::StreamExt;
 use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
@@ -382,6 +383,56 @@ async fn a_bad_envelope_gets_400_with_the_specific_code_and_the_request_id() {
     let (status, _, response) = client.send(&body, &[]).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_eq!(response["error"]["code"], -32020);
+    srv.stop().await;
+}
+
+#[actix_rt::test]
+async fn an_envelope_kept_as_text_still_reaches_middleware_progress_and_handlers() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let record = seen.clone();
+    let server = Server::builder("meta-test", "1.0.0")
+        .middleware(Middleware::new("record").before(move |inbound| {
+            record.lock().unwrap().push(inbound.meta().cloned());
+            Flow::Continue
+        }))
+        .tool(
+            ToolDef::new("meta", |cx: RequestContext| async move {
+                cx.progress(Progress::new(1.0).total(2.0));
+                Value::Object(cx.meta().cloned().unwrap_or_default()).to_string()
+            })
+            .description("Reports progress, answers with its _meta"),
+        )
+        .build()
+        .unwrap();
+    let srv = spawn(server.http("/mcp"), 1);
+    let client = V2026Client::new(&srv.url);
+    let mut params = with_meta(json!({"name": "meta", "arguments": {}}), json!({}));
+    params["_meta"]["progressToken"] = json!("p-7");
+    params["_meta"]["com.example/tenant"] = json!({"id": [1, 2.5, "\u{e9}"]});
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+    let (status, before, response) = client.send(&body, &[]).await;
+    assert_eq!(status, StatusCode::OK, "{response}");
+    // The handler reads the whole `_meta`, unknown keys included.
+    let text = response["result"]["content"][0]["text"].as_str().unwrap();
+    let read: Value = serde_json::from_str(text).unwrap();
+    assert_eq!(read, params["_meta"]);
+    // Its progress goes to the token `_meta` names.
+    assert!(
+        before
+            .iter()
+            .any(|message| message["method"] == "notifications/progress"
+                && message["params"]["progressToken"] == "p-7"),
+        "{before:?}"
+    );
+    // Middleware see `_meta` in the params.
+    assert_eq!(
+        seen.lock().unwrap().as_slice(),
+        [params["_meta"].as_object().cloned()]
+    );
+    // A token too long to copy into every notification is refused, as in a session.
+    params["_meta"]["progressToken"] = json!("x".repeat(300));
+    let (_, response) = client.request(2, "tools/call", params).await;
+    assert_eq!(response["error"]["code"], -32602, "{response}");
     srv.stop().await;
 }
 
