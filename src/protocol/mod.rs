@@ -83,8 +83,10 @@ pub use logging::{LoggingLevel, LoggingMessageNotificationParams, SetLevelReques
 pub use message::MessageView;
 #[cfg(any(feature = "server", feature = "client"))]
 pub(crate) use meta::check_extension_id;
+pub(crate) use meta::member;
+#[cfg(feature = "server")]
+pub(crate) use meta::members;
 pub use meta::{JsonObject, Meta, PROGRESS_TOKEN_KEY, ProgressToken, progress_token};
-pub(crate) use meta::{member, members};
 pub use pagination::{Cursor, PaginatedRequestParams};
 pub use progress::ProgressNotificationParams;
 pub use prompts::{

@@ -2,13 +2,16 @@
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2026-07-28/basic/index#meta>
 
+#[cfg(feature = "server")]
 use std::borrow::Cow;
 
 use serde_json::Value;
 use serde_json::value::RawValue;
 
 use actix_mcp_actors::ErrorObject;
-use actix_mcp_actors::dev::{Request, raw_members, raw_str};
+#[cfg(feature = "server")]
+use actix_mcp_actors::dev::Request;
+use actix_mcp_actors::dev::{raw_members, raw_str};
 
 use super::{
     META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION,
@@ -36,6 +39,7 @@ impl RequestMeta {
     }
 
     /// The protocol version a request's `_meta` names, wherever its parse left `_meta`.
+    #[cfg(feature = "server")]
     pub(crate) fn version_of_request(request: &Request) -> Option<Cow<'_, str>> {
         match &request.meta {
             Some(meta) => {
@@ -147,6 +151,7 @@ impl<'a> EnvelopeText<'a> {
     }
 
     /// The client capabilities' text (an object).
+    #[cfg(feature = "server")]
     pub(crate) fn client_capabilities_text(&self) -> &'a str {
         self.capabilities.get()
     }
