@@ -147,6 +147,7 @@ mod jsonrpc;
 mod metrics;
 mod moved;
 mod outlet;
+mod raw_text;
 mod registry;
 mod scope;
 mod session;
