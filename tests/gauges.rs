@@ -13,18 +13,12 @@ use std::time::Duration;
 use actix_mcp::prelude::*;
 use actix_mcp::protocol::{ElicitRequestParams, TaskSupport};
 use actix_mcp::{TaskConfig, ToolDef};
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::sync::Notify;
 
 use common::http::{Client, spawn};
 use common::sse::SseReader;
-
-fn meta(capabilities: Value) -> Value {
-    json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": capabilities,
-    })
-}
+use common::v2026::meta;
 
 fn server(gate: Arc<Notify>) -> Server {
     Server::builder("gauges", "1.0.0")

@@ -7,11 +7,13 @@
 //! hostile MCP and authorization servers ([`hostile`]), the server and requests of the
 //! multi round-trip tests ([`mrtr_tools`]), the authorization server and protected MCP server
 //! of the OAuth client tests ([`oauth_mock`]), and the in-memory OpenTelemetry pipeline of the
-//! telemetry tests (`otel`, feature `otel`), and Redis servers, clusters and Sentinels of the
-//! tests' own ([`redis`], [`redis_ha`]).
+//! telemetry tests (`otel`, feature `otel`), the 2026-07-28 envelope, raw client and server
+//! ([`v2026`]), and Redis servers, clusters and Sentinels of the tests' own ([`redis`],
+//! [`redis_ha`]).
 //!
-//! The schema is the spec's own `schema.json` (2025-11-25), vendored under
-//! `tests/fixtures/protocol/_schema/`.
+//! Each revision's schema is the spec's own `schema.json`, vendored under
+//! `tests/fixtures/protocol/_schema/`; [`assert_valid`] checks against 2025-11-25,
+//! [`assert_valid_in`] against any.
 
 #![allow(dead_code, clippy::unwrap_used)]
 
@@ -54,6 +56,8 @@ pub mod redis_ha;
 pub mod sse;
 #[cfg(feature = "http")]
 pub mod task_tools;
+#[cfg(feature = "http")]
+pub mod v2026;
 #[cfg(feature = "client-http")]
 pub mod wire;
 
@@ -151,52 +155,63 @@ pub fn eventually_async<O: Outcome, F: Future<Output = O>>(
     }
 }
 
-const SCHEMA_PATH: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/fixtures/protocol/_schema/2025-11-25/schema.json"
-);
+/// The protocol revision whose schema [`assert_valid`] checks against.
+pub const SCHEMA_VERSION: &str = "2025-11-25";
 
-fn schema() -> &'static Value {
-    static SCHEMA: OnceLock<Value> = OnceLock::new();
-    SCHEMA.get_or_init(|| {
-        let path = Path::new(SCHEMA_PATH);
-        let text = std::fs::read_to_string(path).unwrap_or_else(|err| {
-            panic!("cannot read the MCP schema at {}: {err}", path.display())
-        });
-        serde_json::from_str(&text).unwrap()
-    })
+/// The spec's `schema.json` of `version`, vendored under `tests/fixtures/protocol/_schema/`.
+fn schema(version: &str) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/protocol/_schema")
+        .join(version)
+        .join("schema.json");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|err| panic!("cannot read the MCP schema at {}: {err}", path.display()));
+    serde_json::from_str(&text).unwrap()
 }
 
-fn validator(definition: &str) -> Arc<jsonschema::Validator> {
-    static CACHE: OnceLock<Mutex<HashMap<String, Arc<jsonschema::Validator>>>> = OnceLock::new();
+/// The compiled validator of `definition` in `version`'s schema, built once per test binary.
+fn validator(version: &str, definition: &str) -> Arc<jsonschema::Validator> {
+    type Cache = HashMap<(String, String), Arc<jsonschema::Validator>>;
+    static SCHEMAS: OnceLock<Mutex<HashMap<String, Arc<Value>>>> = OnceLock::new();
+    static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
+    let key = (version.to_owned(), definition.to_owned());
     let cache = CACHE.get_or_init(Mutex::default);
-    if let Some(found) = cache.lock().unwrap().get(definition) {
+    if let Some(found) = cache.lock().unwrap().get(&key) {
         return found.clone();
     }
-    let mut root = schema().clone();
+    let schema = SCHEMAS
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap()
+        .entry(version.to_owned())
+        .or_insert_with(|| Arc::new(schema(version)))
+        .clone();
+    let mut root = Value::clone(&schema);
     assert!(
         root["$defs"].get(definition).is_some(),
-        "the schema has no definition `{definition}`"
+        "the {version} schema has no definition `{definition}`"
     );
     root["$ref"] = Value::String(format!("#/$defs/{definition}"));
     let compiled = Arc::new(jsonschema::validator_for(&root).unwrap());
-    cache
-        .lock()
-        .unwrap()
-        .insert(definition.to_owned(), compiled.clone());
+    cache.lock().unwrap().insert(key, compiled.clone());
     compiled
 }
 
-/// Panics, listing the problems, unless `value` is a valid `definition` of the MCP schema.
+/// Panics, listing the problems, unless `value` is a valid `definition` of the MCP schema
+/// ([`SCHEMA_VERSION`]).
 pub fn assert_valid(definition: &str, value: &Value) {
-    let validator = validator(definition);
-    let problems: Vec<String> = validator
+    assert_valid_in(SCHEMA_VERSION, definition, value);
+}
+
+/// Panics, listing the problems, unless `value` is a valid `definition` of `version`'s schema.
+pub fn assert_valid_in(version: &str, definition: &str, value: &Value) {
+    let problems: Vec<String> = validator(version, definition)
         .iter_errors(value)
         .map(|err| format!("{}: {err}", err.instance_path()))
         .collect();
     assert!(
         problems.is_empty(),
-        "not a valid `{definition}`: {problems:?}\n{value:#}"
+        "not a valid {version} `{definition}`: {problems:?}\n{value:#}"
     );
 }
 

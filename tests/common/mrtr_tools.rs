@@ -220,12 +220,7 @@ pub fn server(runs: &Arc<Runs>) -> Server {
     builder(runs).build().unwrap()
 }
 
-pub fn meta(capabilities: Value) -> Value {
-    json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": capabilities,
-    })
-}
+pub use super::v2026::meta;
 
 pub fn all_caps() -> Value {
     json!({"elicitation": {}, "sampling": {}, "roots": {}})
