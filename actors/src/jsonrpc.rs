@@ -356,8 +356,14 @@ pub fn parse_keeping_meta(bytes: &[u8]) -> Result<Incoming, Rejection> {
 fn parse_as<'a, P: Params + Deserialize<'a>>(bytes: &'a [u8]) -> Result<Incoming, Rejection> {
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     if first == Some(&b'{') {
-        // The common case, in one pass: syntax errors are -32700, shape errors -32600.
-        return match serde_json::from_slice::<RawMessage<'_, P>>(bytes) {
+        // The common case, in one pass: syntax errors are -32700, shape errors -32600. Bytes
+        // checked as UTF-8 once, all at a time, are read as text, which does not check each
+        // string (key, value, kept text) again; others are read as bytes, which reports where.
+        let read = match std::str::from_utf8(bytes) {
+            Ok(text) => serde_json::from_str::<RawMessage<'_, P>>(text),
+            Err(_) => serde_json::from_slice::<RawMessage<'_, P>>(bytes),
+        };
+        return match read {
             Ok(raw) => classify(raw),
             // Whatever refuses params read with `_meta` as text (checked as a value would be,
             // but not in the same order), the message is refused as a parse into a value

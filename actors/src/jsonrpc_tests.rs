@@ -178,6 +178,33 @@ fn reads_members_the_last_one_winning_escapes_and_all() {
 }
 
 #[test]
+fn reads_text_and_refuses_bytes_that_are_not_utf8_wherever_they_are() {
+    let text =
+        r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"é":"ü\u00e9","_meta":{"k":"ß"}}}"#;
+    let Ok(Incoming::Request(plain)) = parse(text.as_bytes()) else {
+        panic!("refused");
+    };
+    assert_eq!(
+        plain.params.as_ref().map(|p| p["é"].clone()),
+        Some("üé".into())
+    );
+    assert_eq!(
+        split(text).meta.map(|m| m.get().to_owned()),
+        Some(r#"{"k":"ß"}"#.into())
+    );
+    for bad in [
+        &b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\xff\"}"[..],
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\"\xc3\":1}}",
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\"_meta\":{\"a\":\"\xed\xa0\x80\"}}}",
+    ] {
+        for rejection in [parse(bad), parse_keeping_meta(bad)] {
+            let code = rejection.err().map(|r| r.error.code);
+            assert_eq!(code, Some(ErrorCode::PARSE_ERROR), "{bad:?}");
+        }
+    }
+}
+
+#[test]
 fn refuses_bad_input_with_the_named_code() {
     assert_eq!(reject("{nope").error.code, ErrorCode::PARSE_ERROR);
     assert_eq!(reject("").error.code, ErrorCode::PARSE_ERROR);
