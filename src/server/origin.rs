@@ -15,6 +15,7 @@ use std::cell::RefCell;
 use std::sync::Arc;
 
 use actix_mcp_actors::{ErrorObject, dev::Request};
+use serde_json::value::RawValue;
 
 use crate::protocol::RequestMeta;
 use crate::protocol::v2026::envelope::EnvelopeText;
@@ -59,25 +60,34 @@ impl From<RequestMeta> for Envelope {
 
 impl Envelope {
     /// Reads and checks a 2026-07-28 request's envelope, wherever its parse left `_meta`.
-    /// A client sends the same capabilities and client info with every request: each is
-    /// parsed once per worker thread and shared while it is one of the last few seen there
-    /// (the text equal to the byte, so nothing of one client's envelope is another's).
+    ///
+    /// A client sends the same envelope with every request, so each worker thread keeps the
+    /// last few envelopes it read, by `_meta`'s exact text (nothing of one client's envelope is
+    /// another's unless the texts are equal to the byte), and a request that repeats one is
+    /// served it without reading its text again. An envelope that differs from request to
+    /// request (a `progressToken`, a trace context) is read, and its capabilities and client
+    /// info, which do not differ, are still parsed once and shared.
     ///
     /// # Errors
-    /// As [`RequestMeta::parse`].
+    /// As [`RequestMeta::parse`]. A malformed envelope is never kept: it is refused each time.
     pub(crate) fn of_request(request: &Request) -> Result<Self, ErrorObject> {
         let Some(text) = &request.meta else {
             return RequestMeta::parse(request.params.as_ref()).map(Self::from);
         };
+        ENVELOPES.with_borrow_mut(|memo| memo.get_or_parse(text.get(), || Self::read(text)))
+    }
+
+    /// Reads an envelope from `_meta`'s text, its parts through their own memos.
+    fn read(text: &RawValue) -> Result<Self, ErrorObject> {
         let envelope = EnvelopeText::read(Some(text))?;
         let client_capabilities = CAPABILITIES.with_borrow_mut(|memo| {
             memo.get_or_parse(envelope.client_capabilities_text(), || {
-                envelope.client_capabilities()
+                envelope.client_capabilities().map(Arc::new)
             })
         })?;
         let client_info = match envelope.client_info_text() {
             Some(info) => Some(INFO.with_borrow_mut(|memo| {
-                memo.get_or_parse(info, || EnvelopeText::client_info(info))
+                memo.get_or_parse(info, || EnvelopeText::client_info(info).map(Arc::new))
             })?),
             None => None,
         };
@@ -107,18 +117,21 @@ impl Envelope {
 }
 
 thread_local! {
-    static CAPABILITIES: RefCell<Memo<ClientCapabilities>> = const { RefCell::new(Memo::new()) };
-    static INFO: RefCell<Memo<Implementation>> = const { RefCell::new(Memo::new()) };
+    static ENVELOPES: RefCell<Memo<Envelope>> = const { RefCell::new(Memo::new()) };
+    static CAPABILITIES: RefCell<Memo<Arc<ClientCapabilities>>> =
+        const { RefCell::new(Memo::new()) };
+    static INFO: RefCell<Memo<Arc<Implementation>>> = const { RefCell::new(Memo::new()) };
 }
 
-/// The last few values parsed from short texts, by their text.
+/// The last few values parsed from short texts, by their text; a value is cheap to clone (its
+/// parts shared).
 struct Memo<T> {
-    entries: Vec<(Box<str>, Arc<T>)>,
+    entries: Vec<(Box<str>, T)>,
     /// The entry the next new text replaces, once the memo is full.
     next: usize,
 }
 
-impl<T> Memo<T> {
+impl<T: Clone> Memo<T> {
     /// How many texts a memo holds.
     const ENTRIES: usize = 4;
     /// The longest text kept, in bytes: a longer one is parsed every time.
@@ -135,11 +148,11 @@ impl<T> Memo<T> {
         &mut self,
         text: &str,
         parse: impl FnOnce() -> Result<T, E>,
-    ) -> Result<Arc<T>, E> {
+    ) -> Result<T, E> {
         if let Some((_, value)) = self.entries.iter().find(|(kept, _)| **kept == *text) {
             return Ok(value.clone());
         }
-        let value = Arc::new(parse()?);
+        let value = parse()?;
         if text.len() <= Self::LONGEST {
             let entry = (Box::from(text), value.clone());
             if self.entries.len() < Self::ENTRIES {
@@ -281,6 +294,18 @@ mod tests {
         assert_eq!(name(&first), Some("a".to_owned()));
         assert_eq!(name(&other), Some("b".to_owned()));
         assert_eq!(other.log_level, Some(LoggingLevel::Info));
+        assert_eq!(
+            again.log_level, None,
+            "a repeated envelope is its own, not the last one"
+        );
+        // The same envelope but for one member: read from its own text, its parts shared.
+        let traced = b.replacen('{', r#"{"progressToken":"t-1","#, 1);
+        let traced = envelope(&traced).unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(traced.log_level, Some(LoggingLevel::Info));
+        assert!(Arc::ptr_eq(
+            &traced.client_capabilities,
+            &other.client_capabilities
+        ));
         // The same envelope read from a value agrees with the one read from text.
         let mut inlined = request(b);
         inlined.inline_meta();
