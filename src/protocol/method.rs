@@ -107,6 +107,25 @@ pub const REQUESTS: &[&str] = &[
     TASKS_UPDATE,
 ];
 
+/// A request's method name to keep: the protocol's own as a `'static` string (no copy for
+/// the requests every server serves), any other as a copy.
+pub(crate) fn kept(name: &str) -> std::borrow::Cow<'static, str> {
+    use std::borrow::Cow;
+    Cow::Borrowed(match name {
+        TOOLS_CALL => TOOLS_CALL,
+        TOOLS_LIST => TOOLS_LIST,
+        PROMPTS_GET => PROMPTS_GET,
+        PROMPTS_LIST => PROMPTS_LIST,
+        RESOURCES_READ => RESOURCES_READ,
+        RESOURCES_LIST => RESOURCES_LIST,
+        RESOURCES_TEMPLATES_LIST => RESOURCES_TEMPLATES_LIST,
+        COMPLETION_COMPLETE => COMPLETION_COMPLETE,
+        INITIALIZE => INITIALIZE,
+        PING => PING,
+        _ => return Cow::Owned(name.to_owned()),
+    })
+}
+
 /// Every notification method name defined by revisions 2025-11-25 and 2026-07-28.
 pub const NOTIFICATIONS: &[&str] = &[
     NOTIFICATION_INITIALIZED,

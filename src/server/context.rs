@@ -75,7 +75,7 @@ pub struct RequestContext {
 pub(crate) struct ContextInner {
     pub(crate) scope: RequestScope,
     pub(crate) server: Arc<ServerInner>,
-    pub(crate) method: String,
+    pub(crate) method: std::borrow::Cow<'static, str>,
     /// Shared, so that rebuilding a context (a new round, a parked call) copies no map.
     pub(crate) meta: Option<Arc<MetaCell>>,
     pub(crate) version: ProtocolVersion,

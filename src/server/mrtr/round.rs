@@ -43,7 +43,7 @@ pub(crate) struct Mrtr {
 /// A request's [`Binding`] before it is built: the parts it is built from.
 #[derive(Debug)]
 struct Unbound {
-    method: String,
+    method: std::borrow::Cow<'static, str>,
     target: String,
     /// A copy of the arguments when they were not moved ([`Mrtr::arguments`] has those).
     arguments: Option<Value>,
@@ -133,7 +133,7 @@ impl Mrtr {
         Ok((
             Self {
                 unbound: binding.get().is_none().then(|| Unbound {
-                    method: method_name.to_owned(),
+                    method: crate::protocol::method::kept(method_name),
                     target: target.to_owned(),
                     arguments: moved.is_none().then(|| in_params.cloned()).flatten(),
                     caller,

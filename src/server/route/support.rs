@@ -41,7 +41,7 @@ pub(super) fn context_2026(
     RequestContext::new(ContextInner {
         scope: scope.clone(),
         server: server.clone(),
-        method: method.to_owned(),
+        method: crate::protocol::method::kept(method),
         meta: meta.map(Arc::new),
         version: envelope.version,
         client_capabilities: envelope.client_capabilities.clone(),
@@ -80,7 +80,7 @@ pub(super) fn context_2025(
     RequestContext::new(ContextInner {
         scope: scope.clone(),
         server: server.clone(),
-        method: request.method.clone(),
+        method: crate::protocol::method::kept(&request.method),
         meta: meta.map(|meta| Arc::new(MetaCell::Parsed(meta))),
         version,
         client_capabilities,
