@@ -109,6 +109,7 @@ pub const REQUESTS: &[&str] = &[
 
 /// A request's method name to keep: the protocol's own as a `'static` string (no copy for
 /// the requests every server serves), any other as a copy.
+#[cfg(feature = "server")]
 pub(crate) fn kept(name: &str) -> std::borrow::Cow<'static, str> {
     use std::borrow::Cow;
     Cow::Borrowed(match name {
