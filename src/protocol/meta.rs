@@ -60,6 +60,27 @@ pub fn progress_token(meta: Option<&Meta>) -> Option<ProgressToken> {
     }
 }
 
+/// Moves the member `key` out of `object`. A map of a few members is scanned, and its index
+/// rebuilt from the hashes it keeps, so that no key is hashed (a large map is looked up); the
+/// other members keep their order.
+pub(crate) fn take_member(object: &mut JsonObject, key: &str) -> Option<Value> {
+    if object.len() > SCANNED {
+        return object.remove(key);
+    }
+    let mut taken = None;
+    object.retain(|member, value| {
+        if taken.is_none() && member == key {
+            taken = Some(std::mem::take(value));
+            return false;
+        }
+        true
+    });
+    taken
+}
+
+/// The most members of a map scanned rather than looked up.
+const SCANNED: usize = 16;
+
 /// The members `keys` of `object`, in one pass over it: a map of a few members (most params
 /// and `_meta` maps) is read without hashing any key, where a lookup per key would hash each
 /// (a large map is looked up key by key).
@@ -67,8 +88,6 @@ pub(crate) fn members<'a, const N: usize>(
     object: &'a JsonObject,
     keys: [&str; N],
 ) -> [Option<&'a Value>; N] {
-    /// The most members scanned rather than looked up.
-    const SCANNED: usize = 16;
     let mut found = [None; N];
     if object.len() > SCANNED {
         for (slot, key) in found.iter_mut().zip(keys) {
@@ -129,6 +148,22 @@ mod tests {
             progress_token(Some(&meta(json!({"progressToken": [1]})))),
             None
         );
+    }
+
+    #[test]
+    fn a_member_taken_leaves_the_others_found_in_a_small_map_and_a_large_one() {
+        let mut small = meta(json!({"name": "echo", "arguments": {"a": 1}, "_meta": {}}));
+        assert_eq!(take_member(&mut small, "arguments"), Some(json!({"a": 1})));
+        assert_eq!(take_member(&mut small, "arguments"), None);
+        assert_eq!(small.keys().collect::<Vec<_>>(), ["name", "_meta"]);
+        // The index still finds what is left, and what is added after.
+        assert_eq!(small.get("_meta"), Some(&json!({})));
+        small.insert("x".into(), json!(2));
+        assert_eq!(small.get("x"), Some(&json!(2)));
+        let mut large: Meta = (0..40).map(|i| (format!("k{i}"), json!(i))).collect();
+        assert_eq!(take_member(&mut large, "k7"), Some(json!(7)));
+        assert_eq!((large.len(), large.get("k39")), (39, Some(&json!(39))));
+        assert_eq!(members(&large, ["k7", "k8"]), [None, Some(&json!(8))]);
     }
 
     #[test]

@@ -84,9 +84,9 @@ pub use message::MessageView;
 #[cfg(any(feature = "server", feature = "client"))]
 pub(crate) use meta::check_extension_id;
 pub(crate) use meta::member;
-#[cfg(feature = "server")]
-pub(crate) use meta::members;
 pub use meta::{JsonObject, Meta, PROGRESS_TOKEN_KEY, ProgressToken, progress_token};
+#[cfg(feature = "server")]
+pub(crate) use meta::{members, take_member};
 pub use pagination::{Cursor, PaginatedRequestParams};
 pub use progress::ProgressNotificationParams;
 pub use prompts::{

@@ -96,7 +96,7 @@ impl ToolCall {
             .params
             .as_mut()
             .and_then(Value::as_object_mut)
-            .and_then(|params| params.remove("arguments"))
+            .and_then(|params| crate::protocol::take_member(params, "arguments"))
         {
             None | Some(Value::Null) => Value::Object(serde_json::Map::new()),
             Some(arguments @ Value::Object(_)) => arguments,
@@ -120,10 +120,11 @@ impl ToolCall {
 /// stays for [`ToolCall::take`] to refuse, in its order).
 pub(super) fn take_object_arguments(request: &mut Request) -> Option<Arc<Value>> {
     let params = request.params.as_mut()?.as_object_mut()?;
-    if !params.get("arguments")?.is_object() {
+    let [arguments] = crate::protocol::members(params, ["arguments"]);
+    if !arguments?.is_object() {
         return None;
     }
-    params.remove("arguments").map(Arc::new)
+    crate::protocol::take_member(params, "arguments").map(Arc::new)
 }
 
 /// The JSON type of `value`, as an error names it.

@@ -72,7 +72,10 @@ pub(super) async fn admission_permit(
         return Ok(None);
     }
     let tool = (request.method == method::TOOLS_CALL)
-        .then(|| request.params.as_ref()?.get("name")?.as_str())
+        .then(|| {
+            let [name] = crate::protocol::members(request.params.as_ref()?.as_object()?, ["name"]);
+            name?.as_str()
+        })
         .flatten();
     let principal = caller.map(Identity::owner_key);
     shared
