@@ -614,15 +614,32 @@ fn cancel_request(shared: &SessionShared, params: Option<&Value>) -> bool {
 /// notification (and every stored event of them), so it stays small.
 pub const MAX_PROGRESS_TOKEN_LEN: usize = 256;
 
+/// The member `key` of `value` when it is an object. The few members of params and `_meta`
+/// are scanned, not looked up: a lookup hashes the key (a large object is looked up).
+fn member<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
+    let object = value.as_object()?;
+    if object.len() > 16 {
+        return object.get(key);
+    }
+    object
+        .iter()
+        .find_map(|(name, member)| (name == key).then_some(member))
+}
+
 /// Reads `params._meta.progressToken` when it is a string or an integer (looked up once).
 ///
 /// # Errors
 /// The `-32602` refusal of a string token over [`MAX_PROGRESS_TOKEN_LEN`] bytes.
 pub(crate) fn progress_token(request: &Request) -> Result<Option<Value>, ErrorObject> {
     let token = match &request.meta {
-        // Without the key's name in it, nor an escape that could spell it, `_meta` has no
-        // token: no need to read it.
-        Some(meta) if !meta.get().contains("progressToken") && !meta.get().contains('\\') => {
+        // Without the key's capital `T` in it, nor an escape that could spell it, `_meta` has
+        // no token: no need to read it. (Without branches, so that it compiles to vector code:
+        // the envelope's own keys have no `T`.)
+        Some(meta)
+            if !meta.get().bytes().fold(false, |found, byte| {
+                found | (byte == b'T') | (byte == b'\\')
+            }) =>
+        {
             return Ok(None);
         }
         Some(meta) => {
@@ -635,8 +652,8 @@ pub(crate) fn progress_token(request: &Request) -> Result<Option<Value>, ErrorOb
         None => match request
             .params
             .as_ref()
-            .and_then(|p| p.get("_meta"))
-            .and_then(|meta| meta.get("progressToken"))
+            .and_then(|p| member(p, "_meta"))
+            .and_then(|meta| member(meta, "progressToken"))
         {
             Some(token) => token.clone(),
             None => return Ok(None),
@@ -650,4 +667,57 @@ pub(crate) fn progress_token(request: &Request) -> Result<Option<Value>, ErrorOb
         )));
     }
     Ok((token.is_string() || token.is_i64() || token.is_u64()).then_some(token))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jsonrpc::{Incoming, parse, parse_keeping_meta};
+
+    fn token(text: &str, keep_meta: bool) -> Result<Option<Value>, ErrorObject> {
+        let parsed = if keep_meta {
+            parse_keeping_meta(text.as_bytes())
+        } else {
+            parse(text.as_bytes())
+        };
+        match parsed {
+            Ok(Incoming::Request(request)) => progress_token(&request),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_progress_token_is_found_however_meta_arrives_and_only_there() {
+        let many: String = (0..20).map(|i| format!(r#""k{i}":{i},"#)).collect();
+        for (meta, expected) in [
+            (r#"{"a":"x"}"#.to_owned(), None),
+            (
+                r#"{"a":"T","progressToken":"p"}"#.to_owned(),
+                Some(Value::from("p")),
+            ),
+            (r#"{"progressToken":7}"#.to_owned(), Some(Value::from(7))),
+            // An escape can spell the key without a capital `T` in the text.
+            (
+                r#"{"progress\u0054oken":"e"}"#.to_owned(),
+                Some(Value::from("e")),
+            ),
+            (
+                format!(r#"{{{many}"progressToken":"big"}}"#),
+                Some(Value::from("big")),
+            ),
+            (r#"{"nested":{"progressToken":"no"}}"#.to_owned(), None),
+        ] {
+            let text =
+                format!(r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"_meta":{meta}}}}}"#);
+            for keep_meta in [true, false] {
+                let found = token(&text, keep_meta).ok().flatten();
+                assert_eq!(found, expected, "{meta} (kept as text: {keep_meta})");
+            }
+        }
+        let long = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"_meta":{{"progressToken":"{}"}}}}}}"#,
+            "x".repeat(MAX_PROGRESS_TOKEN_LEN + 1)
+        );
+        assert!(token(&long, true).is_err() && token(&long, false).is_err());
+    }
 }
