@@ -715,8 +715,33 @@ struct OutMessage<'a, T: Serialize + ?Sized> {
 }
 
 fn to_json<T: Serialize + ?Sized>(value: &T) -> Arc<str> {
-    match serde_json::to_string(value) {
-        Ok(json) => json.into(),
+    // Written into a buffer the thread keeps, then copied once into the frame's own
+    // allocation: a fresh buffer would be allocated, grown as the text outgrows it, and freed,
+    // for every message. (A `Serialize` impl that makes a frame itself gets a fresh buffer.)
+    thread_local! {
+        static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    /// The most a kept buffer holds on to once a large message is written.
+    const KEPT: usize = 64 * 1024;
+    let written = BUFFER.with(|buffer| {
+        let mut fresh = Vec::new();
+        let mut kept = buffer.try_borrow_mut();
+        let buffer = match &mut kept {
+            Ok(buffer) => &mut **buffer,
+            Err(_) => &mut fresh,
+        };
+        buffer.clear();
+        let written = serde_json::to_writer(&mut *buffer, value).map(|()| {
+            // serde_json writes UTF-8 only.
+            Arc::from(String::from_utf8_lossy(buffer).as_ref())
+        });
+        if buffer.capacity() > KEPT {
+            *buffer = Vec::new();
+        }
+        written
+    });
+    match written {
+        Ok(json) => json,
         // Only a non-string map key or a failing Serialize impl gets here; both are bugs in the
         // caller's types, and the peer still deserves an answer rather than silence.
         Err(err) => {

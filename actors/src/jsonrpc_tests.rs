@@ -288,3 +288,36 @@ fn frames_are_exact() {
         r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#
     );
 }
+
+#[test]
+fn frames_written_in_turn_or_one_inside_another_are_each_whole() {
+    /// A value whose serialisation makes a frame of its own.
+    struct Nested;
+    impl Serialize for Nested {
+        fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            let inner = Frame::notification("inner", Some(&serde_json::json!({"n": 1})));
+            serializer.serialize_str(&inner.json)
+        }
+    }
+    let id = RequestId::Number(1);
+    let outer = Frame::result(&id, &Nested);
+    let text: Value = serde_json::from_str(&outer.json).unwrap_or_default();
+    assert_eq!(
+        text["result"],
+        r#"{"jsonrpc":"2.0","method":"inner","params":{"n":1}}"#
+    );
+    // A large frame, then a small one: nothing of the first is left in the second.
+    let large = "x".repeat(200_000);
+    assert_eq!(
+        *Frame::result(&id, &large).json,
+        format!(r#"{{"jsonrpc":"2.0","id":1,"result":"{large}"}}"#)
+    );
+    assert_eq!(
+        &*Frame::result(&id, &1).json,
+        r#"{"jsonrpc":"2.0","id":1,"result":1}"#
+    );
+    // What cannot be serialised is answered as an internal error, whole.
+    let keys: std::collections::HashMap<Vec<u8>, u8> = [(vec![1], 1)].into();
+    let failed: Value = serde_json::from_str(&Frame::result(&id, &keys).json).unwrap_or_default();
+    assert_eq!(failed["error"]["code"], -32603);
+}
