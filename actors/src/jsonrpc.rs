@@ -732,8 +732,11 @@ fn to_json<T: Serialize + ?Sized>(value: &T) -> Arc<str> {
         };
         buffer.clear();
         let written = serde_json::to_writer(&mut *buffer, value).map(|()| {
-            // serde_json writes UTF-8 only.
-            Arc::from(String::from_utf8_lossy(buffer).as_ref())
+            // serde_json writes UTF-8 only: checked (word by word for ASCII), never replaced.
+            match std::str::from_utf8(buffer) {
+                Ok(text) => Arc::from(text),
+                Err(_) => Arc::from(String::from_utf8_lossy(buffer).as_ref()),
+            }
         });
         if buffer.capacity() > KEPT {
             *buffer = Vec::new();
