@@ -63,6 +63,7 @@ pub fn progress_token(meta: Option<&Meta>) -> Option<ProgressToken> {
 /// Moves the member `key` out of `object`. A map of a few members is scanned, and its index
 /// rebuilt from the hashes it keeps, so that no key is hashed (a large map is looked up); the
 /// other members keep their order.
+#[cfg(feature = "server")]
 pub(crate) fn take_member(object: &mut JsonObject, key: &str) -> Option<Value> {
     if object.len() > SCANNED {
         return object.remove(key);
@@ -150,6 +151,7 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "server")]
     #[test]
     fn a_member_taken_leaves_the_others_found_in_a_small_map_and_a_large_one() {
         let mut small = meta(json!({"name": "echo", "arguments": {"a": 1}, "_meta": {}}));

@@ -84,9 +84,11 @@ pub use message::MessageView;
 #[cfg(any(feature = "server", feature = "client"))]
 pub(crate) use meta::check_extension_id;
 pub(crate) use meta::member;
-pub use meta::{JsonObject, Meta, PROGRESS_TOKEN_KEY, ProgressToken, progress_token};
 #[cfg(feature = "server")]
-pub(crate) use meta::{members, take_member};
+pub(crate) use meta::members;
+#[cfg(feature = "server")]
+pub(crate) use meta::take_member;
+pub use meta::{JsonObject, Meta, PROGRESS_TOKEN_KEY, ProgressToken, progress_token};
 pub use pagination::{Cursor, PaginatedRequestParams};
 pub use progress::ProgressNotificationParams;
 pub use prompts::{

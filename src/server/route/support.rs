@@ -66,13 +66,12 @@ pub(super) fn context_2025(
     version: ProtocolVersion,
     transport: Option<&Arc<TransportInfo>>,
 ) -> RequestContext {
-    let meta = match request.params.as_ref().and_then(Value::as_object) {
-        Some(params) => {
-            let [meta] = crate::protocol::members(params, ["_meta"]);
-            meta.and_then(Value::as_object).cloned()
-        }
-        None => None,
-    };
+    let meta = request
+        .params
+        .as_ref()
+        .and_then(|params| crate::protocol::member(params, "_meta"))
+        .and_then(Value::as_object)
+        .cloned();
     let version = state.as_ref().map_or(version, |s| s.version);
     let (client_capabilities, client_info) = match &state {
         Some(state) => (state.client_capabilities.clone(), state.client_info.clone()),

@@ -72,10 +72,7 @@ pub(super) async fn admission_permit(
         return Ok(None);
     }
     let tool = (request.method == method::TOOLS_CALL)
-        .then(|| {
-            let [name] = crate::protocol::members(request.params.as_ref()?.as_object()?, ["name"]);
-            name?.as_str()
-        })
+        .then(|| crate::protocol::member(request.params.as_ref()?, "name")?.as_str())
         .flatten();
     let principal = caller.map(Identity::owner_key);
     shared
