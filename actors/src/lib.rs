@@ -138,6 +138,7 @@ mod dispatch;
 mod error;
 mod event_log;
 mod event_store;
+mod frame;
 mod ids;
 mod in_flight;
 mod in_flight_table;
