@@ -473,11 +473,7 @@ pub async fn send_request(http: &reqwest::Client, request: reqwest::Request) -> 
 pub async fn read_answer(response: reqwest::Response, id: &Value) -> Answer {
     let status = response.status();
     let headers = response.headers().clone();
-    let content_type = headers
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_owned();
+    let content_type = content_type(&headers);
     if content_type.starts_with("text/event-stream") {
         let mut reader = SseReader::new(response);
         let mut before = Vec::new();
@@ -514,15 +510,19 @@ pub async fn read_answer(response: reqwest::Response, id: &Value) -> Answer {
     }
 }
 
-/// The body of an HTTP refusal: a JSON-RPC error, valid per the schema, with an `id` member
-/// (`null` when the server had not read the request's id). Returns its error code and id.
-pub async fn refusal(response: reqwest::Response) -> (i64, Value) {
-    let content_type = response
-        .headers()
+/// A response's `Content-Type` (empty when it has none or it is not text).
+pub fn content_type(headers: &reqwest::header::HeaderMap) -> String {
+    headers
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default()
-        .to_owned();
+        .to_owned()
+}
+
+/// The body of an HTTP refusal: a JSON-RPC error, valid per the schema, with an `id` member
+/// (`null` when the server had not read the request's id). Returns its error code and id.
+pub async fn refusal(response: reqwest::Response) -> (i64, Value) {
+    let content_type = content_type(response.headers());
     assert!(
         content_type.starts_with("application/json"),
         "error body with content type {content_type:?}"

@@ -327,11 +327,7 @@ pub async fn post(url: &str, message: &Value) -> (Vec<Value>, Value) {
             .body(message.to_string()),
     )
     .await;
-    let sse = response
-        .headers()
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/event-stream"));
+    let sse = super::http::content_type(response.headers()).starts_with("text/event-stream");
     if !sse {
         let body: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
         validate(&body);

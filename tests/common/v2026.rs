@@ -171,12 +171,7 @@ impl V2026Client {
     ) -> (StatusCode, Vec<Value>, Value) {
         let response = super::http::send(self.builder(body, headers)).await;
         let status = response.status();
-        let content_type = response
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .to_owned();
+        let content_type = super::http::content_type(response.headers());
         let mut before = Vec::new();
         let message = if content_type.starts_with("text/event-stream") {
             assert_eq!(
