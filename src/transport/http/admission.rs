@@ -474,6 +474,35 @@ impl Admission {
         Ok(permit)
     }
 
+    /// Admits at once a request of `principal` (calling `tool`, if any) that no concurrency
+    /// limit applies to, here or in the cluster: what most requests are, with no state to
+    /// keep while waiting. `None` when a limit applies: [`admit`](Self::admit) counts it.
+    pub(super) fn admit_unlimited(
+        &self,
+        principal: Option<&str>,
+        tool: Option<&str>,
+    ) -> Option<Permit> {
+        if self.cluster.is_some()
+            || self.tool_limit(tool).is_some()
+            || self.limits_caller(principal)
+        {
+            return None;
+        }
+        self.counters.admitted.fetch_add(1, Ordering::Relaxed);
+        Some(Permit::default())
+    }
+
+    /// The concurrency limit of `tool`, if it has one.
+    fn tool_limit(&self, tool: Option<&str>) -> Option<&Arc<Semaphore>> {
+        tool.filter(|_| !self.tools.is_empty())
+            .and_then(|name| self.tools.get(name))
+    }
+
+    /// Whether this node's global or per-principal limit applies to a request of `principal`.
+    fn limits_caller(&self, principal: Option<&str>) -> bool {
+        self.global.is_some() || (self.config.per_principal.is_some() && principal.is_some())
+    }
+
     /// The local side of [`admit`](Self::admit): this node's slots.
     async fn admit_here(
         self: &Arc<Self>,
@@ -482,13 +511,8 @@ impl Admission {
         draining: impl std::future::Future<Output = ()>,
     ) -> Result<Permit, Refusal> {
         let mut permit = Permit::default();
-        let tool_limit = tool
-            .filter(|_| !self.tools.is_empty())
-            .and_then(|name| self.tools.get(name));
-        if tool_limit.is_none()
-            && self.global.is_none()
-            && (self.config.per_principal.is_none() || principal.is_none())
-        {
+        let tool_limit = self.tool_limit(tool);
+        if tool_limit.is_none() && !self.limits_caller(principal) {
             // No limit applies: nothing to hold.
             return Ok(permit);
         }
@@ -691,6 +715,32 @@ mod tests {
         tokio::time::advance(Duration::from_millis(500)).await;
         assert!(limiter.take("a").is_ok());
         assert!(limiter.take("a").is_err());
+    }
+
+    #[test]
+    fn only_a_request_no_limit_applies_to_is_admitted_at_once() {
+        let none = Admission::new(AdmissionConfig::new(), None);
+        assert!(none.admit_unlimited(Some("alice"), Some("echo")).is_some());
+        assert!(none.admit_unlimited(None, None).is_some());
+        assert_eq!(none.counters.admitted.load(Ordering::Relaxed), 2);
+
+        let per_tool = Admission::new(
+            AdmissionConfig::new().max_concurrent_per_tool("slow", 1),
+            None,
+        );
+        assert!(per_tool.admit_unlimited(None, Some("slow")).is_none());
+        assert!(per_tool.admit_unlimited(None, Some("echo")).is_some());
+        assert!(per_tool.admit_unlimited(None, None).is_some());
+
+        let per_principal =
+            Admission::new(AdmissionConfig::new().max_concurrent_per_principal(1), None);
+        assert!(per_principal.admit_unlimited(Some("alice"), None).is_none());
+        assert!(per_principal.admit_unlimited(None, None).is_some());
+
+        let global = Admission::new(AdmissionConfig::new().max_concurrent(1), None);
+        assert!(global.admit_unlimited(None, None).is_none());
+        // What was not admitted at once is not counted.
+        assert_eq!(global.counters.admitted.load(Ordering::Relaxed), 0);
     }
 
     #[tokio::test(start_paused = true)]

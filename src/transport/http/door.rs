@@ -75,16 +75,19 @@ pub(super) async fn admission_permit(
         .then(|| crate::protocol::member(request.params.as_ref()?, "name")?.as_str())
         .flatten();
     let principal = caller.map(Identity::owner_key);
-    shared
-        .admission
-        .admit(
-            principal.as_deref(),
-            tool,
-            shared.drain.stopping.cancelled(),
-        )
-        .await
-        .map(Some)
-        .map_err(|refusal| shared.admission.refusal(refusal, Some(&request.id)))
+    if let Some(permit) = shared.admission.admit_unlimited(principal.as_deref(), tool) {
+        return Ok(Some(permit));
+    }
+    // Boxed apart: a request that may wait for its slots is the rare one, and every POST's
+    // future (which actix-web boxes) stays small without it.
+    Box::pin(shared.admission.admit(
+        principal.as_deref(),
+        tool,
+        shared.drain.stopping.cancelled(),
+    ))
+    .await
+    .map(Some)
+    .map_err(|refusal| shared.admission.refusal(refusal, Some(&request.id)))
 }
 /// Reads the body, refusing more than `limit` bytes, and reserves its size in the server's
 /// budget of request bytes in flight (503 when it does not fit).
@@ -259,15 +262,7 @@ async fn post_message(
     body: &[u8],
     reservation: Reservation,
 ) -> HttpResponse {
-    // A 2026-07-28 request's `_meta` stays text: the door reads a few members of it, and the
-    // handler's context the rest only if it asks.
-    let header = req.headers().get(&PROTOCOL_VERSION);
-    let parsed = if v2026::header_is_v2026(header.and_then(|v| v.to_str().ok()).map(str::trim)) {
-        actix_mcp_actors::dev::parse_message_keeping_meta(body)
-    } else {
-        actix_mcp_actors::dev::parse_message(body)
-    };
-    let message = match parsed {
+    let message = match parse_body(req, body) {
         Ok(message) => message,
         Err(rejection) => {
             return HttpResponse::BadRequest()
@@ -321,6 +316,20 @@ async fn post_message(
         return post_sessionless_2025(shared, message, header_version, transport, holds).await;
     }
     session::post(req, shared, message, caller, transport, holds).await
+}
+
+/// The message a POST's body holds. A 2026-07-28 request's `_meta` stays text: the door reads a
+/// few members of it, and the handler's context the rest only if it asks.
+fn parse_body(
+    req: &HttpRequest,
+    body: &[u8],
+) -> Result<Incoming, actix_mcp_actors::dev::Rejection> {
+    let header = req.headers().get(&PROTOCOL_VERSION);
+    if v2026::header_is_v2026(header.and_then(|v| v.to_str().ok()).map(str::trim)) {
+        actix_mcp_actors::dev::parse_message_keeping_meta(body)
+    } else {
+        actix_mcp_actors::dev::parse_message(body)
+    }
 }
 
 /// A 2026-07-28 message: its door's checks and its origin ([`v2026::origin`]), then answered
