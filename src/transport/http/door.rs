@@ -206,7 +206,9 @@ pub(super) async fn post(
         );
     }
     let read = read_body(&req, &mut payload, shared.config.body_limit, &shared.budget);
-    let (body, reservation) = match within(shared.config.body_timeout, read).await {
+    // HTTP/1: the connection's dispatcher polls the handler again in the turn it feeds the body.
+    let fed_in_turn = req.version() < actix_web::http::Version::HTTP_2;
+    let (body, reservation) = match within(shared.config.body_timeout, fed_in_turn, read).await {
         Some(Ok(read)) => read,
         Some(Err(response)) => return close_unread(response, payload),
         None => return close_unread(body_timed_out(shared.config.body_timeout), payload),
@@ -217,25 +219,45 @@ pub(super) async fn post(
 /// Reads a body within `limit` (`None` past it), with a timer armed only for a body that is
 /// not complete at the read's second poll.
 ///
-/// actix-http polls a handler once as soon as the request's head is parsed, before it feeds the
-/// body bytes that came with the head, then again in the same turn once it has fed them. A body
-/// that came with its head is read at that second poll, and most bodies do: arming a timer for
-/// them (a timer-wheel entry, registered and then removed, and a clock read) would cost each
-/// request more than reading the body. Until that poll the read is on its thread's
-/// [`watch`](super::watch), which makes sure it comes; a body that is not complete then is
-/// under its deadline, counted from that poll.
-async fn within<F: Future>(limit: std::time::Duration, read: F) -> Option<F::Output> {
+/// actix-http's HTTP/1 dispatcher polls a handler once as soon as the request's head is parsed,
+/// before it feeds the body bytes that came with the head, then again in the same turn once it
+/// has fed them (`fed_in_turn`). A body that came with its head is read at that second poll,
+/// and most bodies do:
+/// - arming a timer for them (a timer-wheel entry, registered and then removed, and a clock
+///   read) would cost each request more than reading the body;
+/// - a first read that registered the task's waker with the body would be woken by that feed,
+///   and the connection's task polled once more after the turn, for nothing (or, while the
+///   request waits on something else, such as a shared store, before it could go on). With
+///   `fed_in_turn`, the first read is polled with a waker that does nothing.
+///
+/// Until the second poll the read is on its thread's [`watch`](super::watch), which makes sure
+/// it comes; a body that is not complete then is under its deadline, counted from that poll,
+/// and its read is woken by the body's bytes as they arrive.
+async fn within<F: Future>(
+    limit: std::time::Duration,
+    fed_in_turn: bool,
+    read: F,
+) -> Option<F::Output> {
     let mut read = std::pin::pin!(read);
     let mut first = true;
     let mut watched: Option<Watched> = None;
     let mut timer: Option<std::pin::Pin<Box<tokio::time::Sleep>>> = None;
     std::future::poll_fn(|cx| {
-        if let Poll::Ready(output) = read.as_mut().poll(cx) {
-            return Poll::Ready(Some(output));
-        }
         if std::mem::take(&mut first) {
+            let waker = if fed_in_turn {
+                std::task::Waker::noop()
+            } else {
+                cx.waker()
+            };
+            let mut first_cx = std::task::Context::from_waker(waker);
+            if let Poll::Ready(output) = read.as_mut().poll(&mut first_cx) {
+                return Poll::Ready(Some(output));
+            }
             watched = Some(Watched::new(cx.waker()));
             return Poll::Pending;
+        }
+        if let Poll::Ready(output) = read.as_mut().poll(cx) {
+            return Poll::Ready(Some(output));
         }
         watched = None;
         let timer = timer.get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
