@@ -151,6 +151,35 @@ async fn redis_lost_while_serving_gets_503_then_recovers() {
     a.stop().await;
 }
 
+/// A Redis that forgot the nodes' scripts (restarted from a snapshot, `SCRIPT FLUSH`, a
+/// replica promoted that never ran them) is sent each one again by the node that meets its
+/// `NOSCRIPT`, and the request that met it is served.
+#[actix_web::test]
+async fn a_redis_that_forgot_the_scripts_is_sent_them_again() {
+    let redis = RedisServer::start();
+    let (_fa, a) = node(&redis).await;
+    let (_fb, b) = node(&redis).await;
+    let mut client = a.client();
+    client.initialize(json!({})).await;
+    let on_b = client.at(&b.url);
+    for round in 0..3 {
+        assert!(redis.command("SCRIPT FLUSH").starts_with("+OK"));
+        let answer = on_b.request(json!(round), "tools/list", json!({})).await;
+        assert_eq!(answer.status, StatusCode::OK, "{}", answer.response);
+        assert!(
+            answer.response["result"]["tools"].is_array(),
+            "{}",
+            answer.response
+        );
+        let answer = client
+            .request(json!(10 + round), "tools/list", json!({}))
+            .await;
+        assert_eq!(answer.status, StatusCode::OK, "{}", answer.response);
+    }
+    a.stop().await;
+    b.stop().await;
+}
+
 /// The event store writes behind; a flush (as a draining node does) waits until every event
 /// appended so far is in Redis, where another node replays it.
 #[actix_web::test]

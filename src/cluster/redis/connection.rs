@@ -206,6 +206,67 @@ impl Query for redis::ScriptInvocation<'_> {
     }
 }
 
+/// A script's `EVALSHA` as one command, its keys and arguments written straight into the
+/// command's buffer (a [`redis::ScriptInvocation`] first copies each into a vector of its own,
+/// then all of them into the command). A server that does not have the script yet is sent it
+/// (`SCRIPT LOAD`), and asked again.
+pub(super) struct ScriptCall<'s> {
+    script: &'s redis::Script,
+    cmd: redis::Cmd,
+}
+
+impl<'s> ScriptCall<'s> {
+    /// The call of `script` with `keys` keys: the first `keys` arguments added are those.
+    pub(super) fn new(script: &'s redis::Script, keys: usize) -> Self {
+        let mut cmd = redis::Cmd::with_capacity(8, 128);
+        cmd.arg("EVALSHA").arg(script.get_hash()).arg(keys);
+        Self { script, cmd }
+    }
+
+    /// Adds a key or an argument.
+    pub(super) fn arg(&mut self, arg: impl redis::ToRedisArgs) -> &mut Self {
+        self.cmd.arg(arg);
+        self
+    }
+}
+
+impl Query for ScriptCall<'_> {
+    fn run<'a, T: redis::FromRedisValue + Send + 'a>(
+        &'a self,
+        conn: &'a mut Conn,
+    ) -> BoxFuture<'a, redis::RedisResult<T>> {
+        Box::pin(async move {
+            match self.cmd.query_async(conn).await {
+                Err(err)
+                    if err.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) =>
+                {
+                    self.script.load_async(conn).await?;
+                    self.cmd.query_async(conn).await
+                }
+                answer => answer,
+            }
+        })
+    }
+}
+
+/// A key of a session, `<prefix>:{<session id>}:<what>` (its hash tag the session's id), written
+/// straight into a command.
+pub(super) struct SessionKey<'a> {
+    prefix: &'a str,
+    id: &'a str,
+    what: &'static str,
+}
+
+impl redis::ToRedisArgs for SessionKey<'_> {
+    fn write_redis_args<W: ?Sized + redis::RedisWrite>(&self, out: &mut W) {
+        let mut arg = out.writer_for_next_arg();
+        for part in [self.prefix, ":{", self.id, "}:", self.what] {
+            // Writing to the command's own buffer, which cannot fail.
+            let _ = std::io::Write::write_all(&mut arg, part.as_bytes());
+        }
+    }
+}
+
 impl Query for redis::Pipeline {
     fn run<'a, T: redis::FromRedisValue + Send + 'a>(
         &'a self,
@@ -654,6 +715,15 @@ impl Redis {
         key.push_str("}:");
         key.push_str(what);
         key
+    }
+
+    /// [`session_key`](Self::session_key), written straight into a command.
+    pub(super) fn session_key_arg<'a>(&'a self, id: &'a SessionId) -> SessionKey<'a> {
+        SessionKey {
+            prefix: &self.prefix,
+            id: id.as_str(),
+            what: "session",
+        }
     }
 
     pub(super) fn session_key(&self, id: &SessionId) -> String {

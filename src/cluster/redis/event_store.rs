@@ -169,7 +169,7 @@ async fn write_behind(
     let mut batch = Vec::with_capacity(256);
     let mut flushed = Vec::new();
     // Per session in this batch: its entries, in order.
-    let mut sessions: HashMap<SessionId, Vec<String>> = HashMap::new();
+    let mut sessions: HashMap<SessionId, Vec<Entry>> = HashMap::new();
     // Lists to trim with the next pipeline.
     let mut overfull: Vec<String> = Vec::new();
     let mut renewals = Renewals::new(ttl);
@@ -181,8 +181,10 @@ async fn write_behind(
         for job in batch.drain(..) {
             match job {
                 Job::Write { session, id, data } => {
-                    let entry = format!("{} {} {data}", id.stream, id.seq);
-                    sessions.entry(session).or_default().push(entry);
+                    sessions
+                        .entry(session)
+                        .or_default()
+                        .push(Entry { id, data });
                 }
                 Job::Flush(done) => flushed.push(done),
             }
@@ -239,6 +241,31 @@ async fn write_behind(
         }
         for done in flushed.drain(..) {
             let _ = done.send(());
+        }
+    }
+}
+
+/// An event as its session's list holds it: `<stream> <seq> <data>` (see [`stored_replay`]),
+/// written straight into the command that stores it.
+struct Entry {
+    id: EventId,
+    data: Arc<str>,
+}
+
+impl redis::ToRedisArgs for Entry {
+    fn write_redis_args<W: ?Sized + redis::RedisWrite>(&self, out: &mut W) {
+        let mut stream = itoa::Buffer::new();
+        let mut seq = itoa::Buffer::new();
+        let mut arg = out.writer_for_next_arg();
+        for part in [
+            stream.format(self.id.stream).as_bytes(),
+            b" ",
+            seq.format(self.id.seq).as_bytes(),
+            b" ",
+            self.data.as_bytes(),
+        ] {
+            // Writing to the command's own buffer, which cannot fail.
+            let _ = std::io::Write::write_all(&mut arg, part);
         }
     }
 }

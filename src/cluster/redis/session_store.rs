@@ -19,7 +19,7 @@ use actix_mcp_actors::{
 };
 use serde_json::Value;
 
-use super::connection::{Batch, Redis, millis, now_millis};
+use super::connection::{Batch, Redis, ScriptCall, millis, now_millis};
 
 /// `create_within` in one round trip: prunes the expired from the count, refuses when the
 /// cluster is full (-1), else stores the record unless its id is taken (0) and counts it (1).
@@ -230,13 +230,6 @@ impl RedisSessionStore {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// The record of session `id` this node holds, and its stamp.
-    fn held(&self, id: &SessionId) -> Option<(String, Arc<SessionRecord>)> {
-        self.read_records()
-            .get(id)
-            .map(|read| (read.stamp.clone(), read.record.clone()))
-    }
-
     /// The record the stored hash of session `id` says (`None` when there is none), remembered
     /// with its stamp (a hash without one, written by an older version, is read every time).
     fn read(
@@ -296,23 +289,6 @@ impl RedisSessionStore {
         Ok(Some(record))
     }
 
-    /// Runs [`LOAD_SESSION`] for session `id`, holding the record of stamp `held`.
-    async fn run_load(
-        &self,
-        id: &SessionId,
-        ttl: Duration,
-        held: &str,
-    ) -> Result<redis::Value, StoreError> {
-        self.redis
-            .query(
-                LOAD_SESSION
-                    .key(self.redis.session_key(id))
-                    .arg(millis(ttl))
-                    .arg(held),
-            )
-            .await
-    }
-
     /// The record a load's answer of a whole hash says.
     fn read_answer(
         &self,
@@ -363,12 +339,19 @@ impl SessionStore for RedisSessionStore {
             // The record only: its place in the cluster-wide count is renewed by `touch`, for
             // the sessions busy on some node. One round trip: the renewal, and the hash unless
             // it is the one held here.
-            let held = self.held(id);
-            let stamp = held.as_ref().map_or("", |(stamp, _)| stamp.as_str());
-            let answer = self.run_load(id, ttl, stamp).await?;
+            let mut load = ScriptCall::new(&LOAD_SESSION, 1);
+            load.arg(self.redis.session_key_arg(id)).arg(millis(ttl));
+            // The stamp of the record held here (empty: none), written into the command.
+            let held = {
+                let read = self.read_records();
+                let held = read.get(id);
+                load.arg(held.map_or("", |read| read.stamp.as_str()));
+                held.map(|read| read.record.clone())
+            };
+            let answer: redis::Value = self.redis.query(&load).await?;
             match (answer, held) {
                 // The stored record is still the one held here.
-                (redis::Value::Int(1), Some((_, record))) => Ok(Some(record)),
+                (redis::Value::Int(1), Some(record)) => Ok(Some(record)),
                 (answer, _) => self.read_answer(id, answer),
             }
         })
