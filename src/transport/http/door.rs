@@ -472,3 +472,60 @@ fn authorize(
         Incoming::Response(_) => auth::authorize(shared, caller, None, "", None),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::{Cell, RefCell};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::task::{Context, Wake, Waker};
+    use std::time::Duration;
+
+    /// Counts the wake-ups of the connection's task.
+    struct Wakes(AtomicUsize);
+
+    impl Wake for Wakes {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Polls `within` as actix-http's dispatcher does (once before it feeds the body, once in
+    /// the same turn after), over a read that keeps the waker of each of its polls; the body's
+    /// feed wakes the waker of the read's first poll. Gives the connection's wake-ups after that
+    /// feed, after a later byte wakes the waker of the second poll, and the read's answer once
+    /// the body is complete.
+    fn turns(fed_in_turn: bool) -> (usize, usize, Poll<Option<()>>) {
+        let wakers: RefCell<Vec<Waker>> = RefCell::default();
+        let complete = Cell::new(false);
+        let read = std::future::poll_fn(|cx| {
+            wakers.borrow_mut().push(cx.waker().clone());
+            if complete.get() {
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            }
+        });
+        let mut within = std::pin::pin!(within(Duration::from_secs(60), fed_in_turn, read));
+        let wakes = Arc::new(Wakes(AtomicUsize::new(0)));
+        let waker = Waker::from(wakes.clone());
+        let mut cx = Context::from_waker(&waker);
+        assert!(within.as_mut().poll(&mut cx).is_pending());
+        wakers.borrow()[0].wake_by_ref();
+        let after_feed = wakes.0.load(Ordering::SeqCst);
+        assert!(within.as_mut().poll(&mut cx).is_pending());
+        wakers.borrow()[1].wake_by_ref();
+        let after_byte = wakes.0.load(Ordering::SeqCst);
+        complete.set(true);
+        (after_feed, after_byte, within.as_mut().poll(&mut cx))
+    }
+
+    /// On HTTP/1 the body's feed wakes nothing (the dispatcher polls the handler again in the
+    /// same turn); a body still incomplete at that second poll wakes its connection as its
+    /// bytes come. Elsewhere the first read already waits with the task's waker.
+    #[actix_rt::test]
+    async fn an_http1_first_read_leaves_its_connection_unscheduled() {
+        assert_eq!(turns(true), (0, 1, Poll::Ready(Some(()))));
+        assert_eq!(turns(false), (1, 2, Poll::Ready(Some(()))));
+    }
+}
