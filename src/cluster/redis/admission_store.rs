@@ -6,7 +6,7 @@ use actix_mcp_actors::{StoreError, StoreFuture};
 
 use crate::cluster::{AdmissionAsk, AdmissionStore, AdmissionVerdict};
 
-use super::connection::{Redis, millis};
+use super::connection::{Redis, ScriptCall, millis};
 
 /// The [`AdmissionStore`] on Redis: one script per admission (one round trip), under the hash
 /// tag `{admission}` so that every key of a script shares a slot of a Redis Cluster.
@@ -113,12 +113,12 @@ fn malformed(reply: &[i64]) -> StoreError {
 impl AdmissionStore for RedisAdmissionStore {
     fn acquire<'a>(&'a self, ask: &'a AdmissionAsk) -> StoreFuture<'a, AdmissionVerdict> {
         Box::pin(async move {
-            let mut invocation = ADMIT.prepare_invoke();
+            let mut invocation = ScriptCall::new(&ADMIT, ask.slots.len() + ask.rates.len());
             for slot in &ask.slots {
-                invocation.key(self.slot_key(&slot.key));
+                invocation.arg(self.slot_key(&slot.key));
             }
             for rate in &ask.rates {
-                invocation.key(self.rate_key(&rate.key));
+                invocation.arg(self.rate_key(&rate.key));
             }
             invocation
                 .arg(&ask.lease)
@@ -152,9 +152,9 @@ impl AdmissionStore for RedisAdmissionStore {
         ttl: Duration,
     ) -> StoreFuture<'a, ()> {
         Box::pin(async move {
-            let mut invocation = RENEW.prepare_invoke();
+            let mut invocation = ScriptCall::new(&RENEW, keys.len());
             for key in keys {
-                invocation.key(self.slot_key(key));
+                invocation.arg(self.slot_key(key));
             }
             invocation.arg(lease).arg(millis(ttl));
             self.redis.query::<i64, _>(&invocation).await.map(drop)

@@ -197,19 +197,11 @@ impl<Q: Query + ?Sized> Query for &mut Q {
     }
 }
 
-impl Query for redis::ScriptInvocation<'_> {
-    fn run<'a, T: redis::FromRedisValue + Send + 'a>(
-        &'a self,
-        conn: &'a mut Conn,
-    ) -> BoxFuture<'a, redis::RedisResult<T>> {
-        Box::pin(self.invoke_async(conn))
-    }
-}
-
-/// A script's `EVALSHA` as one command, its keys and arguments written straight into the
-/// command's buffer (a [`redis::ScriptInvocation`] first copies each into a vector of its own,
-/// then all of them into the command). A server that does not have the script yet is sent it
-/// (`SCRIPT LOAD`), and asked again.
+/// How every script runs: its `EVALSHA` as one command, its keys and arguments written straight
+/// into the command's buffer (a [`redis::ScriptInvocation`] first copies each into a vector of
+/// its own, then all of them into the command). A server that does not have the script yet
+/// (restarted, `SCRIPT FLUSH`ed, a replica promoted) is sent it (`SCRIPT LOAD`), and asked
+/// again.
 pub(super) struct ScriptCall<'s> {
     script: &'s redis::Script,
     cmd: redis::Cmd,
@@ -254,13 +246,20 @@ impl Query for ScriptCall<'_> {
 pub(super) struct SessionKey<'a> {
     prefix: &'a str,
     id: &'a str,
-    what: &'static str,
+    what: &'a str,
+}
+
+impl SessionKey<'_> {
+    /// The key's text, in order.
+    fn parts(&self) -> [&str; 5] {
+        [self.prefix, ":{", self.id, "}:", self.what]
+    }
 }
 
 impl redis::ToRedisArgs for SessionKey<'_> {
     fn write_redis_args<W: ?Sized + redis::RedisWrite>(&self, out: &mut W) {
         let mut arg = out.writer_for_next_arg();
-        for part in [self.prefix, ":{", self.id, "}:", self.what] {
+        for part in self.parts() {
             // Writing to the command's own buffer, which cannot fail.
             let _ = std::io::Write::write_all(&mut arg, part.as_bytes());
         }
@@ -708,22 +707,21 @@ impl Redis {
 
     /// `<prefix>:{<session>}:<what>`, allocated once.
     pub(super) fn session_part(&self, id: &SessionId, what: &str) -> String {
-        let mut key = String::with_capacity(self.prefix.len() + id.as_str().len() + what.len() + 4);
-        key.push_str(&self.prefix);
-        key.push_str(":{");
-        key.push_str(id.as_str());
-        key.push_str("}:");
-        key.push_str(what);
-        key
+        self.session_part_arg(id, what).parts().concat()
+    }
+
+    /// [`session_part`](Self::session_part), written straight into a command.
+    fn session_part_arg<'a>(&'a self, id: &'a SessionId, what: &'a str) -> SessionKey<'a> {
+        SessionKey {
+            prefix: &self.prefix,
+            id: id.as_str(),
+            what,
+        }
     }
 
     /// [`session_key`](Self::session_key), written straight into a command.
     pub(super) fn session_key_arg<'a>(&'a self, id: &'a SessionId) -> SessionKey<'a> {
-        SessionKey {
-            prefix: &self.prefix,
-            id: id.as_str(),
-            what: "session",
-        }
+        self.session_part_arg(id, "session")
     }
 
     pub(super) fn session_key(&self, id: &SessionId) -> String {

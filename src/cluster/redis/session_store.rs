@@ -362,8 +362,8 @@ impl SessionStore for RedisSessionStore {
             let known: i64 = self
                 .redis
                 .query(
-                    ESTABLISH_SESSION
-                        .key(self.redis.session_key(id))
+                    ScriptCall::new(&ESTABLISH_SESSION, 1)
+                        .arg(self.redis.session_key_arg(id))
                         .arg(millis(ttl))
                         .arg(stamp()),
                 )
@@ -401,8 +401,11 @@ impl SessionStore for RedisSessionStore {
         ttl: Duration,
     ) -> StoreFuture<'a, Option<Arc<SessionRecord>>> {
         Box::pin(async move {
-            let mut script = UPDATE_SESSION.key(self.redis.session_key(id));
-            script.arg(millis(ttl)).arg(stamp());
+            let mut script = ScriptCall::new(&UPDATE_SESSION, 1);
+            script
+                .arg(self.redis.session_key_arg(id))
+                .arg(millis(ttl))
+                .arg(stamp());
             for update in updates {
                 match update {
                     StateUpdate::Set { field, value } => {
@@ -429,8 +432,8 @@ impl SessionStore for RedisSessionStore {
             let saved: i64 = self
                 .redis
                 .query(
-                    SAVE_SESSION
-                        .key(self.redis.session_key(&record.id))
+                    ScriptCall::new(&SAVE_SESSION, 1)
+                        .arg(self.redis.session_key_arg(&record.id))
                         .arg(json)
                         .arg(millis(ttl))
                         .arg(if record.established { "1" } else { "0" })
@@ -473,9 +476,10 @@ impl SessionStore for RedisSessionStore {
                 // cap holds but for sessions created at the same time on several nodes.
                 return Ok(Created::Full);
             }
-            let mut script = CREATE_SESSION.key(self.redis.session_key(&record.id));
+            let mut script = ScriptCall::new(&CREATE_SESSION, if cluster { 1 } else { 2 });
+            script.arg(self.redis.session_key_arg(&record.id));
             if !cluster {
-                script.key(self.redis.count_key());
+                script.arg(self.redis.count_key());
             }
             let created: i64 = self
                 .redis

@@ -243,21 +243,19 @@ async fn within<F: Future>(
     let mut watched: Option<Watched> = None;
     let mut timer: Option<std::pin::Pin<Box<tokio::time::Sleep>>> = None;
     std::future::poll_fn(|cx| {
-        if std::mem::take(&mut first) {
-            let waker = if fed_in_turn {
-                std::task::Waker::noop()
-            } else {
-                cx.waker()
-            };
-            let mut first_cx = std::task::Context::from_waker(waker);
-            if let Poll::Ready(output) = read.as_mut().poll(&mut first_cx) {
-                return Poll::Ready(Some(output));
-            }
+        let first = std::mem::take(&mut first);
+        let polled = if first && fed_in_turn {
+            read.as_mut()
+                .poll(&mut std::task::Context::from_waker(std::task::Waker::noop()))
+        } else {
+            read.as_mut().poll(cx)
+        };
+        if let Poll::Ready(output) = polled {
+            return Poll::Ready(Some(output));
+        }
+        if first {
             watched = Some(Watched::new(cx.waker()));
             return Poll::Pending;
-        }
-        if let Poll::Ready(output) = read.as_mut().poll(cx) {
-            return Poll::Ready(Some(output));
         }
         watched = None;
         let timer = timer.get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
