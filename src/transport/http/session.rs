@@ -252,8 +252,20 @@ async fn keep_if_initialized(
     shared.registry().close(session.id().as_str());
     Ok(None)
 }
-/// Answers a request on its session: an SSE stream, or one JSON body.
-async fn answer(
+/// Answers a request on its session: an SSE stream, or one JSON body. Boxed, as
+/// [`sessionless::answer`](super::sessionless::answer) is.
+fn answer<'a>(
+    shared: &'a HttpShared,
+    session: &'a SessionHandle,
+    request: actix_mcp_actors::dev::Request,
+    new: bool,
+    carry: actix_mcp_actors::dev::Carry,
+) -> futures::future::LocalBoxFuture<'a, HttpResponse> {
+    Box::pin(answer_request(shared, session, request, new, carry))
+}
+
+/// [`answer`], unboxed.
+async fn answer_request(
     shared: &HttpShared,
     session: &SessionHandle,
     request: actix_mcp_actors::dev::Request,

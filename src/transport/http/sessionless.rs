@@ -19,6 +19,7 @@
 //! <https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/cancellation>
 
 use actix_web::HttpResponse;
+use futures::future::LocalBoxFuture;
 use tokio::sync::oneshot::error::TryRecvError;
 
 use std::sync::Arc;
@@ -44,7 +45,20 @@ use crate::server::relay;
 /// `subscriptions/listen`, a stream by nature; otherwise an SSE stream, handed over whole when
 /// the request finishes within the answer window (a lone 2026-07-28 error as a JSON body with
 /// its status).
-pub(super) async fn answer(
+///
+/// Boxed, as the door's futures are: the future of the POST that awaits it stays under the
+/// size that glibc serves from its per-thread cache (1,032 bytes).
+pub(super) fn answer(
+    shared: &HttpShared,
+    request: Request,
+    arrival: Arrival,
+    holds: Holds,
+) -> LocalBoxFuture<'_, HttpResponse> {
+    Box::pin(answer_request(shared, request, arrival, holds))
+}
+
+/// [`answer`], unboxed.
+async fn answer_request(
     shared: &HttpShared,
     request: Request,
     arrival: Arrival,
