@@ -339,7 +339,10 @@ async fn post_message(
     if shared.config.stateless {
         return post_sessionless_2025(shared, message, header_version, transport, holds).await;
     }
-    Box::pin(session::post(req, shared, message, caller, transport, holds)).await
+    Box::pin(session::post(
+        req, shared, message, caller, transport, holds,
+    ))
+    .await
 }
 
 /// The message a POST's body holds. A 2026-07-28 request's `_meta` stays text: the door reads a
