@@ -32,7 +32,7 @@ use super::admission::Permit;
 use super::auth;
 use super::budget::{ByteBudget, Reservation};
 use super::headers::{
-    EVENT_STREAM, JSON, PROTOCOL_VERSION, SESSION, accepts, check_host, raw_version,
+    PROTOCOL_VERSION, SESSION, accepted, check_host, media_essence, raw_version,
     stateful_version_of,
 };
 use super::respond::{body_timed_out, close_unread, error_response, header_str, http_error};
@@ -186,7 +186,8 @@ pub(super) async fn post(
     if let Err(response) = admit_unread(&req, &shared) {
         return close_unread(response, payload);
     }
-    if !(accepts(&req, &JSON) && accepts(&req, &EVENT_STREAM)) {
+    let accepted = accepted(&req);
+    if !(accepted.json && accepted.event_stream) {
         return http_error(
             StatusCode::NOT_ACCEPTABLE,
             None,
@@ -194,9 +195,10 @@ pub(super) async fn post(
             "the Accept header must list both application/json and text/event-stream",
         );
     }
-    let json_content = header_str(&req, header::CONTENT_TYPE)
-        .and_then(|ct| ct.split(';').next())
-        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"));
+    let json_content = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|ct| media_essence(ct.as_bytes()).eq_ignore_ascii_case(b"application/json"));
     if !json_content {
         return http_error(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,

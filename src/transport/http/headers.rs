@@ -4,12 +4,9 @@
 // A refusal is the finished error response; it is built once and returned.
 #![allow(clippy::result_large_err)]
 
-use std::sync::LazyLock;
-
 use actix_web::http::StatusCode;
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse};
-use memchr::memmem::Finder;
 
 use actix_mcp_actors::{ErrorCode, RequestId};
 
@@ -134,21 +131,98 @@ pub(super) fn v2026_header(req: &HttpRequest) -> bool {
         .is_some_and(|v| !v.has_handshake())
 }
 
-/// `application/json`, as [`accepts`] looks for it (its searcher built once).
-pub(super) static JSON: LazyLock<Finder<'static>> =
-    LazyLock::new(|| Finder::new("application/json"));
-/// `text/event-stream`, as [`accepts`] looks for it.
-pub(super) static EVENT_STREAM: LazyLock<Finder<'static>> =
-    LazyLock::new(|| Finder::new("text/event-stream"));
+/// Which of the endpoint's two media types the request's `Accept` headers list: each media
+/// range's type and subtype, its parameters (such as `q`) aside, compared without regard to
+/// ASCII case. One pass over the header's bytes.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Accepted {
+    /// `application/json` is listed.
+    pub(super) json: bool,
+    /// `text/event-stream` is listed.
+    pub(super) event_stream: bool,
+}
 
-/// Whether an `Accept` header of the request names `needle` (ASCII case-insensitive).
-pub(super) fn accepts(req: &HttpRequest, needle: &Finder<'static>) -> bool {
-    req.headers().get_all(header::ACCEPT).any(|value| {
-        let value = value.as_bytes();
-        // As written (the common case) first, then in any case.
-        needle.find(value).is_some()
-            || value
-                .windows(needle.needle().len())
-                .any(|window| window.eq_ignore_ascii_case(needle.needle()))
-    })
+/// What the request's `Accept` headers list (see [`Accepted`]).
+pub(super) fn accepted(req: &HttpRequest) -> Accepted {
+    let mut accepted = Accepted::default();
+    for value in req.headers().get_all(header::ACCEPT) {
+        // What the SDKs send, matched at once.
+        if value.as_bytes() == b"application/json, text/event-stream" {
+            return Accepted {
+                json: true,
+                event_stream: true,
+            };
+        }
+        for range in value.as_bytes().split(|&byte| byte == b',') {
+            let essence = media_essence(range);
+            accepted.json |= essence.eq_ignore_ascii_case(b"application/json");
+            accepted.event_stream |= essence.eq_ignore_ascii_case(b"text/event-stream");
+        }
+    }
+    accepted
+}
+
+/// A media type's `type/subtype`, without its parameters and the spaces around it.
+pub(super) fn media_essence(media_type: &[u8]) -> &[u8] {
+    media_type
+        .split(|&byte| byte == b';')
+        .next()
+        .unwrap_or_default()
+        .trim_ascii()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use actix_web::test::TestRequest;
+
+    fn accepted_of(values: &[&str]) -> Accepted {
+        let mut req = TestRequest::default();
+        for value in values {
+            req = req.append_header((header::ACCEPT, *value));
+        }
+        accepted(&req.to_http_request())
+    }
+
+    /// Media ranges are read whole: their parameters aside, in any case, across several
+    /// headers; a type that only begins like one of ours is another type.
+    #[test]
+    fn accept_lists_media_ranges_not_substrings() {
+        let both = Accepted {
+            json: true,
+            event_stream: true,
+        };
+        assert_eq!(accepted_of(&["application/json, text/event-stream"]), both);
+        assert_eq!(
+            accepted_of(&["Text/Event-Stream;q=0.5 ,APPLICATION/JSON ; q=1"]),
+            both
+        );
+        assert_eq!(
+            accepted_of(&["application/json", "text/event-stream"]),
+            both
+        );
+        assert_eq!(
+            accepted_of(&["application/json-seq, text/event-streams"]),
+            Accepted::default()
+        );
+        assert_eq!(
+            accepted_of(&["application/json"]),
+            Accepted {
+                json: true,
+                event_stream: false,
+            }
+        );
+        assert_eq!(accepted_of(&[]), Accepted::default());
+        assert_eq!(accepted_of(&["*/*"]), Accepted::default());
+    }
+
+    #[test]
+    fn a_media_essence_has_no_parameters_or_spaces() {
+        assert_eq!(
+            media_essence(b" application/json ; charset=utf-8"),
+            b"application/json"
+        );
+        assert_eq!(media_essence(b""), b"");
+        assert_eq!(media_essence(b";x"), b"");
+    }
 }

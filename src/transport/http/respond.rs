@@ -4,13 +4,10 @@
 // Early-return helpers hand back the finished error response; it is built once and returned.
 #![allow(clippy::result_large_err)]
 
-use std::sync::LazyLock;
-
 use actix_web::body::{BodySize, BoxBody, MessageBody};
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::{ConnectionType, StatusCode};
 use actix_web::{HttpRequest, HttpResponse, web};
-use memchr::memmem::Finder;
 
 use actix_mcp_actors::{
     ErrorCode, ErrorObject, OpenError, RequestId, SessionId, StoreError,
@@ -286,13 +283,12 @@ pub(super) fn error_response(
 
 /// The error code of a response frame, read without building it (`None` for a result).
 pub(super) fn error_code(json: &str) -> Option<i32> {
-    // A response frame is `{"jsonrpc":"2.0","id":…,` then its `"result"` or `"error"`, and an
-    // id cannot hold `,"` (a quote in a string is escaped): the first `,"result":` is the
-    // top level's unless an `,"error":` comes before it. A result is told so without scanning it.
-    static RESULT: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(",\"result\":"));
-    static ERROR: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(",\"error\":"));
-    if let Some(at) = RESULT.find(json.as_bytes())
-        && ERROR.find(&json.as_bytes()[..at]).is_none()
+    // The frames of this crate begin `{"jsonrpc":"2.0","id":`, then the id, then `,"result":`
+    // or `,"error":` (see `Frame`): a result is told so after its id, without a scan.
+    if json
+        .strip_prefix(r#"{"jsonrpc":"2.0","id":"#)
+        .and_then(after_id)
+        .is_some_and(|rest| rest.starts_with(r#","result":"#))
     {
         return None;
     }
@@ -308,6 +304,28 @@ pub(super) fn error_code(json: &str) -> Option<i32> {
         .ok()?
         .error
         .map(|e| e.code)
+}
+
+/// What follows the JSON-RPC id at the start of `text`: a string (its escapes skipped) or a
+/// number. `None` for anything else (`null`, an unterminated string).
+fn after_id(text: &str) -> Option<&str> {
+    let bytes = text.as_bytes();
+    if bytes.first() == Some(&b'"') {
+        let mut at = 1;
+        while let Some(&byte) = bytes.get(at) {
+            match byte {
+                b'\\' => at += 2,
+                // An ASCII quote: the slice after it starts on a character boundary.
+                b'"' => return text.get(at + 1..),
+                _ => at += 1,
+            }
+        }
+        return None;
+    }
+    let end = bytes
+        .iter()
+        .position(|b| !(b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E')))?;
+    (end > 0).then(|| text.get(end..)).flatten()
 }
 
 /// A JSON answer, with the status of its error code when it is an error.
@@ -344,5 +362,25 @@ mod tests {
             error_code(r#"{"jsonrpc":"2.0","id":"x\",\"error\":","result":{}}"#),
             None
         );
+        // Ids of every shape, before a result or an error.
+        assert_eq!(error_code(r#"{"jsonrpc":"2.0","id":-7,"result":{}}"#), None);
+        assert_eq!(
+            error_code(r#"{"jsonrpc":"2.0","id":"é\\","result":1}"#),
+            None
+        );
+        assert_eq!(
+            error_code(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"m"}}"#),
+            Some(-32700)
+        );
+        assert_eq!(
+            error_code(r#"{"jsonrpc":"2.0","id":"é","error":{"code":-32001,"message":"m"}}"#),
+            Some(-32001)
+        );
+        // Text that is not a frame of ours is read whole.
+        assert_eq!(
+            error_code(r#"{"error":{"code":-1,"message":"m"},"jsonrpc":"2.0","id":1}"#),
+            Some(-1)
+        );
+        assert_eq!(error_code(r#"{"jsonrpc":"2.0","id":"unterminated"#), None);
     }
 }

@@ -26,7 +26,7 @@ use super::answer::{self, ANSWER_WINDOW};
 use super::auth;
 use super::drain;
 use super::headers::{
-    EVENT_STREAM, LAST_EVENT_ID, SESSION, accepts, check_host, stateful_version, v2026_header,
+    LAST_EVENT_ID, SESSION, accepted, check_host, stateful_version, v2026_header,
 };
 use super::respond::{
     busy, complete_sse_response, header_str, http_error, json_response, not_allowed_in_stateless,
@@ -379,7 +379,7 @@ pub(super) async fn get(req: HttpRequest, shared: web::Data<HttpShared>) -> Http
         Ok(caller) => caller,
         Err(response) => return response,
     };
-    if !accepts(&req, &EVENT_STREAM) {
+    if !accepted(&req).event_stream {
         return http_error(
             StatusCode::NOT_ACCEPTABLE,
             None,
