@@ -32,7 +32,7 @@ use super::admission::Permit;
 use super::auth;
 use super::budget::{ByteBudget, Reservation};
 use super::headers::{
-    PROTOCOL_VERSION, SESSION, accepted, check_host, media_essence, raw_version,
+    PROTOCOL_VERSION, SESSION, accepted, ascii_str, check_host, media_essence, raw_version,
     stateful_version_of,
 };
 use super::respond::{body_timed_out, close_unread, error_response, header_str, http_error};
@@ -354,7 +354,7 @@ fn parse_body(
     body: &[u8],
 ) -> Result<Incoming, actix_mcp_actors::dev::Rejection> {
     let header = req.headers().get(&PROTOCOL_VERSION);
-    if v2026::header_is_v2026(header.and_then(|v| v.to_str().ok()).map(str::trim)) {
+    if v2026::header_is_v2026(header.and_then(ascii_str).map(str::trim)) {
         actix_mcp_actors::dev::parse_message_keeping_meta(body)
     } else {
         actix_mcp_actors::dev::parse_message(body)

@@ -33,6 +33,19 @@ pub(super) const LAST_EVENT_ID: header::HeaderName =
 pub(super) const X_ACCEL_BUFFERING: header::HeaderName =
     header::HeaderName::from_static("x-accel-buffering");
 
+/// A header value as text when it is visible ASCII, as [`HeaderValue::to_str`] reads it, but
+/// checked a word at a time rather than a byte at a time: a value holds no control bytes but
+/// tabs (actix-http's parser and `HeaderValue`'s constructors refuse them), so it is visible
+/// ASCII exactly when it is ASCII.
+pub(crate) fn ascii_str(value: &header::HeaderValue) -> Option<&str> {
+    let bytes = value.as_bytes();
+    if bytes.is_ascii() {
+        std::str::from_utf8(bytes).ok()
+    } else {
+        None
+    }
+}
+
 /// Checks every request shares: Host/Origin.
 pub(super) fn check_host(req: &HttpRequest, shared: &HttpShared) -> Result<(), HttpResponse> {
     let local = req.app_config().local_addr();
@@ -79,10 +92,9 @@ pub(super) fn raw_version<'a>(
             "the MCP-Protocol-Version header appears more than once",
         ));
     }
-    value
-        .to_str()
+    ascii_str(value)
         .map(|v| Some(v.trim()))
-        .map_err(|_| refuse("the MCP-Protocol-Version header is not ASCII"))
+        .ok_or_else(|| refuse("the MCP-Protocol-Version header is not ASCII"))
 }
 
 /// A session request's `MCP-Protocol-Version`: a supported stateful revision, or absent.
@@ -214,6 +226,26 @@ mod tests {
         );
         assert_eq!(accepted_of(&[]), Accepted::default());
         assert_eq!(accepted_of(&["*/*"]), Accepted::default());
+    }
+
+    /// The same answer as `HeaderValue::to_str` for any value a `HeaderValue` can hold.
+    #[test]
+    fn ascii_str_reads_what_to_str_reads() {
+        let values: [&[u8]; 6] = [
+            b"",
+            b"2025-11-25",
+            b"a\tb c~",
+            b"caf\xe9",
+            b"\xc3\xa9t\xc3\xa9",
+            b"x\x80",
+        ];
+        for bytes in values {
+            let value = header::HeaderValue::from_bytes(bytes).expect("a valid header value");
+            assert_eq!(ascii_str(&value), value.to_str().ok(), "{bytes:?}");
+        }
+        for refused in [&b"a\x01"[..], b"\x7f", b"a\nb"] {
+            assert!(header::HeaderValue::from_bytes(refused).is_err(), "{refused:?}");
+        }
     }
 
     #[test]

@@ -34,9 +34,7 @@ pub(super) fn http_error(
 }
 
 pub(super) fn header_str(req: &HttpRequest, name: impl header::AsHeaderName) -> Option<&str> {
-    req.headers()
-        .get(name)
-        .and_then(|value| value.to_str().ok())
+    req.headers().get(name).and_then(super::headers::ascii_str)
 }
 
 /// The headers of every SSE answer.

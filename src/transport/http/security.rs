@@ -96,9 +96,8 @@ impl HostPolicy {
         };
         if check_host {
             for value in headers.get_all(header::HOST) {
-                let host = value
-                    .to_str()
-                    .map_err(|_| "the Host header is not visible ASCII")?;
+                let host = super::headers::ascii_str(value)
+                    .ok_or("the Host header is not visible ASCII")?;
                 let allowed = is_loopback_name(host)
                     || hosts.iter().any(|h| {
                         h.eq_ignore_ascii_case(host)
@@ -110,9 +109,8 @@ impl HostPolicy {
             }
         }
         for value in headers.get_all(header::ORIGIN) {
-            let origin = value
-                .to_str()
-                .map_err(|_| "the Origin header is not visible ASCII")?;
+            let origin =
+                super::headers::ascii_str(value).ok_or("the Origin header is not visible ASCII")?;
             let allowed = origins.iter().any(|o| o.eq_ignore_ascii_case(origin))
                 || origin_host(origin).is_some_and(is_loopback_name);
             if !allowed {

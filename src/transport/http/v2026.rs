@@ -79,10 +79,9 @@ fn header_value(
             "the {name} header appears more than once"
         )));
     }
-    value
-        .to_str()
+    super::headers::ascii_str(value)
         .map(|v| Some(v.trim_matches(|c| c == ' ' || c == '\t')))
-        .map_err(|_| header_mismatch(format!("the {name} header is not visible ASCII")))
+        .ok_or_else(|| header_mismatch(format!("the {name} header is not visible ASCII")))
 }
 
 /// Decodes a header value: `=?base64?<standard base64 of UTF-8>?=` (strict: padding and
