@@ -244,7 +244,10 @@ mod tests {
             assert_eq!(ascii_str(&value), value.to_str().ok(), "{bytes:?}");
         }
         for refused in [&b"a\x01"[..], b"\x7f", b"a\nb"] {
-            assert!(header::HeaderValue::from_bytes(refused).is_err(), "{refused:?}");
+            assert!(
+                header::HeaderValue::from_bytes(refused).is_err(),
+                "{refused:?}"
+            );
         }
     }
 
