@@ -226,6 +226,9 @@ async fn on_a_redis_cluster_a_session_survives_the_loss_of_its_master() {
     answered_or_clear_error(&on_b, 11).await;
     let promoted = redis.wait_failover(&key, master);
     assert_ne!(promoted, master);
+    // What follows checks the nodes, so first the store: the replica took the record over.
+    let held = redis.command(promoted, &[&format!("EXISTS {key}")]);
+    assert!(held.starts_with(":1"), "the new master lacks {key}: {held}");
     after_failover(&on_a, &on_b).await;
     a.stop().await;
     b.stop().await;

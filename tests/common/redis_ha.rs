@@ -190,7 +190,12 @@ fn kill_all(processes: &mut [Process], dir: &Path) {
         let _ = process.child.kill();
         let _ = process.child.wait();
     }
-    let _ = std::fs::remove_dir_all(dir);
+    if std::thread::panicking() {
+        // The servers' logs, for whoever reads the failure.
+        eprintln!("redis logs kept in {}", dir.display());
+    } else {
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }
 
 /// A Redis Cluster of three masters, each with a replica, failing over within a second or two
@@ -206,7 +211,12 @@ impl RedisCluster {
         let dir = temp_dir("redis-cluster");
         let mut nodes = Vec::new();
         for port in free_ports(6) {
-            let config = dir.join(format!("nodes-{port}.conf"));
+            // Each node in a directory of its own: a replica receives its master's data into
+            // `dump.rdb` there and loads it from that file, so replicas syncing at once in one
+            // directory could each load another's.
+            let own = dir.join(port.to_string());
+            std::fs::create_dir_all(&own).unwrap();
+            let config = own.join("nodes.conf");
             let child = spawn(
                 &[
                     "--port",
@@ -224,7 +234,7 @@ impl RedisCluster {
                     "--appendonly",
                     "no",
                     "--dir",
-                    dir.to_str().unwrap(),
+                    own.to_str().unwrap(),
                 ],
                 &dir.join(format!("{port}.log")),
             );
