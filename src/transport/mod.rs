@@ -8,6 +8,8 @@
 #[cfg(feature = "http")]
 pub mod http;
 pub(crate) mod lines;
+#[cfg(any(feature = "http", feature = "client-http"))]
+pub(crate) mod media;
 #[cfg(feature = "server")]
 pub mod stdio;
 

@@ -31,10 +31,7 @@ use super::HttpShared;
 use super::admission::Permit;
 use super::auth;
 use super::budget::{ByteBudget, Reservation};
-use super::headers::{
-    PROTOCOL_VERSION, SESSION, accepted, ascii_str, check_host, media_essence, raw_version,
-    stateful_version_of,
-};
+use super::headers::{SESSION, VersionHeader, accepted, check_host, stateful_version_of};
 use super::respond::{body_timed_out, close_unread, error_response, header_str, http_error};
 use super::watch::Watched;
 use super::{session, sessionless, v2026};
@@ -44,6 +41,7 @@ use crate::protocol::{ProtocolVersion, method};
 use crate::server::auth::Identity;
 use crate::server::context::TransportInfo;
 use crate::server::origin::{Arrival, Envelope, Origin};
+use crate::transport::media::Media;
 
 /// The refusals of a POST before its body is read: 503 while draining, 401 without usable
 /// credentials on a protected endpoint, 429 past the rate limit of the live session it names.
@@ -198,7 +196,7 @@ pub(super) async fn post(
     let json_content = req
         .headers()
         .get(header::CONTENT_TYPE)
-        .is_some_and(|ct| media_essence(ct.as_bytes()).eq_ignore_ascii_case(b"application/json"));
+        .is_some_and(|ct| Media::of(ct.as_bytes()) == Some(Media::Json));
     if !json_content {
         return http_error(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -284,7 +282,8 @@ async fn post_message(
     body: &[u8],
     reservation: Reservation,
 ) -> HttpResponse {
-    let message = match parse_body(req, body) {
+    let version_header = VersionHeader::of(req);
+    let message = match parse_body(version_header, body) {
         Ok(message) => message,
         Err(rejection) => {
             return HttpResponse::BadRequest()
@@ -306,7 +305,7 @@ async fn post_message(
     {
         return shared.admission.refusal(refusal, id);
     }
-    let raw = match raw_version(req, id) {
+    let raw = match version_header.checked(id) {
         Ok(raw) => raw,
         Err(response) => return response,
     };
@@ -350,11 +349,10 @@ async fn post_message(
 /// The message a POST's body holds. A 2026-07-28 request's `_meta` stays text: the door reads a
 /// few members of it, and the handler's context the rest only if it asks.
 fn parse_body(
-    req: &HttpRequest,
+    header: VersionHeader<'_>,
     body: &[u8],
 ) -> Result<Incoming, actix_mcp_actors::dev::Rejection> {
-    let header = req.headers().get(&PROTOCOL_VERSION);
-    if v2026::header_is_v2026(header.and_then(ascii_str).map(str::trim)) {
+    if v2026::header_is_v2026(header.value()) {
         actix_mcp_actors::dev::parse_message_keeping_meta(body)
     } else {
         actix_mcp_actors::dev::parse_message(body)

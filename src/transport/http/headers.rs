@@ -14,6 +14,7 @@ use super::respond::{header_str, http_error};
 use super::v2026::{METHOD_HEADER, NAME_HEADER};
 use super::{HttpShared, PROTOCOL_VERSION_HEADER, SESSION_HEADER};
 use crate::protocol::ProtocolVersion;
+use crate::transport::media::Media;
 
 // The endpoint's own headers as names: a lookup by a `&str` outside the standard set copies
 // the name first, and these are looked up on every request.
@@ -70,31 +71,57 @@ pub(super) fn check_host(req: &HttpRequest, shared: &HttpShared) -> Result<(), H
     Ok(())
 }
 
-/// The `MCP-Protocol-Version` header, trimmed (`Err` when it is not ASCII).
-pub(super) fn raw_version<'a>(
-    req: &'a HttpRequest,
-    id: Option<&RequestId>,
-) -> Result<Option<&'a str>, HttpResponse> {
-    let mut values = req.headers().get_all(&PROTOCOL_VERSION);
-    let Some(value) = values.next() else {
-        return Ok(None);
-    };
-    let refuse = |message: &str| {
-        http_error(
+/// A request's `MCP-Protocol-Version` header, read once: a POST's door decides from it how to
+/// parse the body, and then, knowing the message's id, refuses a header it cannot take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum VersionHeader<'a> {
+    /// No such header.
+    Absent,
+    /// One value, trimmed.
+    One(&'a str),
+    /// More than one value.
+    Repeated,
+    /// One value that is not ASCII.
+    NotAscii,
+}
+
+impl<'a> VersionHeader<'a> {
+    /// The request's header.
+    pub(super) fn of(req: &'a HttpRequest) -> Self {
+        let mut values = req.headers().get_all(&PROTOCOL_VERSION);
+        let Some(value) = values.next() else {
+            return Self::Absent;
+        };
+        if values.next().is_some() {
+            return Self::Repeated;
+        }
+        ascii_str(value).map_or(Self::NotAscii, |value| Self::One(value.trim()))
+    }
+
+    /// Its one value, if it has one.
+    pub(super) fn value(self) -> Option<&'a str> {
+        match self {
+            Self::One(value) => Some(value),
+            _ => None,
+        }
+    }
+
+    /// Its value (`None` when absent), or the refusal of a request (of `id`) that repeats the
+    /// header or sends it in other than ASCII.
+    pub(super) fn checked(self, id: Option<&RequestId>) -> Result<Option<&'a str>, HttpResponse> {
+        let refusal = match self {
+            Self::Absent => return Ok(None),
+            Self::One(value) => return Ok(Some(value)),
+            Self::Repeated => "the MCP-Protocol-Version header appears more than once",
+            Self::NotAscii => "the MCP-Protocol-Version header is not ASCII",
+        };
+        Err(http_error(
             StatusCode::BAD_REQUEST,
             id,
             crate::error::code::HEADER_MISMATCH,
-            message,
-        )
-    };
-    if values.next().is_some() {
-        return Err(refuse(
-            "the MCP-Protocol-Version header appears more than once",
-        ));
+            refusal,
+        ))
     }
-    ascii_str(value)
-        .map(|v| Some(v.trim()))
-        .ok_or_else(|| refuse("the MCP-Protocol-Version header is not ASCII"))
 }
 
 /// A session request's `MCP-Protocol-Version`: a supported stateful revision, or absent.
@@ -103,11 +130,11 @@ pub(super) fn stateful_version(
     id: Option<&RequestId>,
 ) -> Result<Option<ProtocolVersion>, HttpResponse> {
     // Refuses a repeated header first: every value must be the one read here.
-    let raw = raw_version(req, id)?;
+    let raw = VersionHeader::of(req).checked(id)?;
     stateful_version_of(req, raw, id)
 }
 
-/// [`stateful_version`] of the header's value as [`raw_version`] read it.
+/// [`stateful_version`] of the header's value as [`VersionHeader::checked`] read it.
 pub(super) fn stateful_version_of(
     req: &HttpRequest,
     raw: Option<&str>,
@@ -166,21 +193,14 @@ pub(super) fn accepted(req: &HttpRequest) -> Accepted {
             };
         }
         for range in value.as_bytes().split(|&byte| byte == b',') {
-            let essence = media_essence(range);
-            accepted.json |= essence.eq_ignore_ascii_case(b"application/json");
-            accepted.event_stream |= essence.eq_ignore_ascii_case(b"text/event-stream");
+            match Media::of(range) {
+                Some(Media::Json) => accepted.json = true,
+                Some(Media::EventStream) => accepted.event_stream = true,
+                None => {}
+            }
         }
     }
     accepted
-}
-
-/// A media type's `type/subtype`, without its parameters and the spaces around it.
-pub(super) fn media_essence(media_type: &[u8]) -> &[u8] {
-    media_type
-        .split(|&byte| byte == b';')
-        .next()
-        .unwrap_or_default()
-        .trim_ascii()
 }
 
 #[cfg(test)]
@@ -249,15 +269,5 @@ mod tests {
                 "{refused:?}"
             );
         }
-    }
-
-    #[test]
-    fn a_media_essence_has_no_parameters_or_spaces() {
-        assert_eq!(
-            media_essence(b" application/json ; charset=utf-8"),
-            b"application/json"
-        );
-        assert_eq!(media_essence(b""), b"");
-        assert_eq!(media_essence(b";x"), b"");
     }
 }

@@ -21,6 +21,7 @@ use crate::client::auth::{AuthProvider, Refusal, RefusalAction, RequestTarget, r
 use crate::client::error::{ClientError, describe};
 use crate::client::transport::{Inbound, Inbox, Outgoing};
 use crate::protocol::method;
+use crate::transport::media::Media;
 
 /// The longest server error message quoted in a [`ClientError::Transport`].
 pub(super) const MAX_QUOTED_ERROR: usize = 512;
@@ -89,15 +90,9 @@ pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// The essence of a response's `Content-Type`, lowercased.
-pub(super) fn content_type(response: &reqwest::Response) -> Option<String> {
-    let value = response
-        .headers()
-        .get(header::CONTENT_TYPE)?
-        .to_str()
-        .ok()?;
-    let essence = value.split(';').next().unwrap_or_default().trim();
-    Some(essence.to_ascii_lowercase())
+/// Which of Streamable HTTP's media types a response's `Content-Type` names, if any.
+pub(super) fn media_of(response: &reqwest::Response) -> Option<Media> {
+    Media::of(response.headers().get(header::CONTENT_TYPE)?.as_bytes())
 }
 
 /// One message from the server's bytes.
@@ -477,21 +472,26 @@ impl Shared {
         if status == StatusCode::ACCEPTED {
             return Ok(());
         }
-        match content_type(&response).as_deref() {
-            Some("text/event-stream") => {
+        match media_of(&response) {
+            Some(Media::EventStream) => {
                 tokio::spawn(self.clone().follow_post_stream(response, reader));
                 Ok(())
             }
-            Some("application/json") => {
+            Some(Media::Json) => {
                 tokio::spawn(self.clone().deliver_json(response));
                 Ok(())
             }
             // Notifications and responses need no answer: whatever came is ignored.
             _ if reader.is_none() => Ok(()),
-            other => Err(ClientError::Protocol(format!(
+            None => Err(ClientError::Protocol(format!(
                 "the server answered a request with HTTP {status} and content type {:?}, \
                  neither JSON nor an SSE stream",
-                other.unwrap_or("(none)")
+                response
+                    .headers()
+                    .get(header::CONTENT_TYPE)
+                    .map_or("(none)".into(), |value| String::from_utf8_lossy(
+                        value.as_bytes()
+                    ))
             ))),
         }
     }

@@ -11,13 +11,12 @@ use reqwest::header::HeaderValue;
 use reqwest::{Method, StatusCode};
 use tokio_util::sync::CancellationToken;
 
-use super::shared::{
-    ACCEPT_SSE, AuthRetries, LAST_EVENT_ID_HEADER, Shared, content_type, lock, parse,
-};
+use super::shared::{ACCEPT_SSE, AuthRetries, LAST_EVENT_ID_HEADER, Shared, lock, media_of, parse};
 use super::sse::{Decoded, SseDecoder};
 use crate::client::error::ClientError;
 use crate::client::error::describe;
 use crate::client::transport::Inbound;
+use crate::transport::media::Media;
 
 /// What a `GET` (a stream opened or resumed) gave.
 pub(super) enum Get {
@@ -321,7 +320,7 @@ impl Shared {
         if !status.is_success() {
             return Get::Failed(format!("HTTP {status}"));
         }
-        if content_type(&response).as_deref() != Some("text/event-stream") {
+        if media_of(&response) != Some(Media::EventStream) {
             return Get::Failed(format!(
                 "the server answered GET with HTTP {status} but no SSE stream"
             ));
