@@ -55,7 +55,19 @@ async fn every_request_on_another_node() {
     let (_, second) = stream.next_message_with_id().await;
     assert_eq!(second["method"], "notifications/prompts/list_changed");
 
-    // C goes; the client resumes its stream on B from the stored events.
+    // C goes; the client resumes its stream on B from the stored events. They are written
+    // behind (in order), and a node stopped without its drain, as here, writes no more: C
+    // goes once the second is stored.
+    let events = format!(
+        "LRANGE mcp:{{{}}}:events 0 -1",
+        on_a.session.clone().unwrap()
+    );
+    common::eventually("C's events are stored", || {
+        redis
+            .command(&events)
+            .contains("notifications/prompts/list_changed")
+    })
+    .await;
     drop(stream);
     c.stop().await;
     let first_id = first_id.expect("stream events carry ids");
