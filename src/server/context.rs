@@ -38,6 +38,7 @@ use crate::server::{Server, ServerInner};
 
 /// A request's `_meta`: parsed, or its text, parsed when a handler first reads it (a
 /// 2026-07-28 request's whole envelope, which the door has read what it needs from).
+#[derive(Clone)]
 pub(crate) enum MetaCell {
     Parsed(Meta),
     Text {
@@ -76,8 +77,9 @@ pub(crate) struct ContextInner {
     pub(crate) scope: RequestScope,
     pub(crate) server: Arc<ServerInner>,
     pub(crate) method: std::borrow::Cow<'static, str>,
-    /// Shared, so that rebuilding a context (a new round, a parked call) copies no map.
-    pub(crate) meta: Option<Arc<MetaCell>>,
+    /// Held in the context itself, not shared apart: a context is built once per request,
+    /// and rebuilt (for a task, or a session's round of input) seldom.
+    pub(crate) meta: Option<MetaCell>,
     pub(crate) version: ProtocolVersion,
     pub(crate) client_capabilities: Arc<ClientCapabilities>,
     pub(crate) client_info: Option<Arc<Implementation>>,
@@ -142,7 +144,7 @@ impl RequestContext {
 
     /// The request's `params._meta`, unknown keys included.
     pub fn meta(&self) -> Option<&Meta> {
-        self.inner.meta.as_deref().map(MetaCell::get)
+        self.inner.meta.as_ref().map(MetaCell::get)
     }
 
     /// The protocol version this request is served under.
