@@ -385,18 +385,25 @@ pub(super) fn bare(args: &[String]) -> Result<()> {
         other => return Err(format!("unknown bare framing {other:?}").into()),
     };
     run_actix(move || {
-        let post = if sse {
-            web::post().to(bare_post::<true>)
+        // One route for every method, as the server under test has: a route per method would
+        // be chosen by method guards, which allocate for every request.
+        let route = if sse {
+            web::route().to(bare_endpoint::<true>)
         } else {
-            web::post().to(bare_post::<false>)
+            web::route().to(bare_endpoint::<false>)
         };
-        App::new().service(
-            web::resource("/mcp")
-                .route(post)
-                .route(web::get().to(bare_get))
-                .route(web::delete().to(bare_delete)),
-        )
+        App::new().service(web::resource("/mcp").route(route))
     })
+}
+
+/// The bare handler's endpoint: its method tells the request apart.
+async fn bare_endpoint<const SSE: bool>(req: HttpRequest, body: web::Bytes) -> HttpResponse {
+    match *req.method() {
+        actix_web::http::Method::POST => bare_post::<SSE>(body).await,
+        actix_web::http::Method::GET => bare_get().await,
+        actix_web::http::Method::DELETE => bare_delete(req).await,
+        _ => HttpResponse::MethodNotAllowed().finish(),
+    }
 }
 
 /// The rmcp server: one `echo` tool.

@@ -221,7 +221,7 @@ pub(super) fn not_allowed_in_stateless() -> HttpResponse {
 }
 
 /// Any other method: 405.
-pub(super) async fn not_allowed(req: HttpRequest) -> HttpResponse<BoxBody> {
+pub(super) fn not_allowed(req: &HttpRequest) -> HttpResponse<BoxBody> {
     let mut response = http_error(
         StatusCode::METHOD_NOT_ALLOWED,
         None,
