@@ -14,6 +14,12 @@ impl Media {
     /// The media type `media_type` names (its parameters and spaces aside, in any case), if it
     /// is one of ours; a type that only begins like one (`application/json-seq`) is not.
     pub(crate) fn of(media_type: &[u8]) -> Option<Self> {
+        // What the SDKs send, matched at once.
+        match media_type {
+            b"application/json" => return Some(Self::Json),
+            b"text/event-stream" => return Some(Self::EventStream),
+            _ => {}
+        }
         let essence = essence(media_type);
         if essence.eq_ignore_ascii_case(b"application/json") {
             Some(Self::Json)
@@ -54,6 +60,8 @@ mod tests {
             Media::of(b"Application/JSON; charset=utf-8"),
             Some(Media::Json)
         );
+        assert_eq!(Media::of(b"application/json"), Some(Media::Json));
+        assert_eq!(Media::of(b"text/event-stream"), Some(Media::EventStream));
         assert_eq!(Media::of(b" text/event-stream"), Some(Media::EventStream));
         assert_eq!(Media::of(b"application/json-seq"), None);
         assert_eq!(Media::of(b"text/event-streams"), None);
