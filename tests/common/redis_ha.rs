@@ -53,6 +53,15 @@ fn temp_dir(what: &str) -> PathBuf {
     dir
 }
 
+/// The directory of the server on `port`, in `dir`: each server has one of its own. A replica
+/// receives its master's data into `dump.rdb` there and loads it from that file, so replicas
+/// syncing at once in one directory could each load another's.
+fn server_dir(dir: &Path, port: u16) -> PathBuf {
+    let own = dir.join(port.to_string());
+    std::fs::create_dir_all(&own).unwrap();
+    own
+}
+
 /// Starts `redis-server ARGS`, its output in `log`.
 fn spawn(args: &[&str], log: &Path) -> Child {
     let log = std::fs::File::create(log).unwrap();
@@ -211,11 +220,7 @@ impl RedisCluster {
         let dir = temp_dir("redis-cluster");
         let mut nodes = Vec::new();
         for port in free_ports(6) {
-            // Each node in a directory of its own: a replica receives its master's data into
-            // `dump.rdb` there and loads it from that file, so replicas syncing at once in one
-            // directory could each load another's.
-            let own = dir.join(port.to_string());
-            std::fs::create_dir_all(&own).unwrap();
+            let own = server_dir(&dir, port);
             let config = own.join("nodes.conf");
             let child = spawn(
                 &[
@@ -386,9 +391,7 @@ impl RedisSentinels {
         let mut processes = Vec::new();
         for (port, replica_of) in [(master, None), (replica, Some(master))] {
             let port_text = port.to_string();
-            // Each server in a directory of its own: a replica writes the master's data there.
-            let own = dir.join(&port_text);
-            std::fs::create_dir_all(&own).unwrap();
+            let own = server_dir(&dir, port);
             let mut args = vec![
                 "--port",
                 &port_text,
