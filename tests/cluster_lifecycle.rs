@@ -1,6 +1,6 @@
 //! Lives that span the nodes of a cluster (in one process: the in-memory stores and bus the
 //! Redis ones stand in for): a session's handshake finished on another node than the one that
-//! ran `initialize`, and the tasks of a node that drains (they finish, or fail with a reason
+//! ran `initialize` (read from the store, not told on the bus), and the tasks of a node that drains (they finish, or fail with a reason
 //! every node reports), whose final state is written however the store stumbles.
 //!
 //! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle>,
@@ -46,11 +46,13 @@ fn nodes(
     })
 }
 
-/// `initialize` on A, `notifications/initialized` on B (as round robin does): A is told the
-/// handshake is complete, and its handshake timer does not close the session nor its GET
-/// stream.
+/// `initialize` on A, `notifications/initialized` on B (as round robin does): the end of the
+/// handshake is only stored. A's actor of the session, kept busy by its GET stream, stays,
+/// and what A raises reaches that stream; the actor of another session left idle on A is
+/// closed by A's handshake timer, and that session's next request on A is served from the
+/// stored record.
 #[actix_web::test]
-async fn a_handshake_finished_on_another_node_ends_the_timer_of_the_first() {
+async fn a_handshake_finished_on_another_node_is_read_from_the_store() {
     let store = Arc::new(InMemorySessionStore::new());
     let bus = Arc::new(LocalBus::new());
     let handshake = Duration::from_millis(300);
@@ -72,12 +74,35 @@ async fn a_handshake_finished_on_another_node_ends_the_timer_of_the_first() {
     let on_b = on_a.at(&b.url);
     on_b.notify(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         .await;
+
+    let mut idle_on_a = a.client();
+    let answer = idle_on_a.initialize_only("idle").await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.response);
+    idle_on_a.session = Some(
+        answer.headers["mcp-session-id"]
+            .to_str()
+            .unwrap()
+            .to_owned(),
+    );
+    idle_on_a.version = Some("2025-11-25".to_owned());
+    idle_on_a
+        .at(&b.url)
+        .notify(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    assert_eq!(a.mcp.session_count(), 2);
+
     // Well past A's handshake timer (its sweep runs every quarter of it).
     tokio::time::sleep(handshake * 3).await;
-    assert_eq!(a.mcp.session_count(), 1, "A closed the session");
+    assert_eq!(
+        a.mcp.session_count(),
+        1,
+        "A's busy actor must stay, its idle one go"
+    );
     fa.server.notify_tools_list_changed();
     let message = stream.next_message().await;
     assert_eq!(message["method"], "notifications/tools/list_changed");
+    common::http::assert_ping(&idle_on_a, 7).await;
+    assert_eq!(a.mcp.session_count(), 2);
     a.stop().await;
     b.stop().await;
 }

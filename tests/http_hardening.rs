@@ -191,8 +191,9 @@ async fn half_initialize(client: &mut Client) {
     client.version = Some(VERSION.to_owned());
 }
 
-/// A session whose client never sends `notifications/initialized` is closed after the
-/// handshake timeout, busy or not; one that finished its handshake stays.
+/// A session whose client never sends `notifications/initialized` is closed once it has been
+/// idle for the handshake timeout; one kept busy (its GET stream open) stays until it goes
+/// idle; one that finished its handshake stays.
 #[actix_web::test]
 async fn unfinished_handshakes_expire() {
     // Long enough for a whole handshake on a loaded machine; `eventually` waits up to 5 s.
@@ -202,16 +203,33 @@ async fn unfinished_handshakes_expire() {
     done.initialize(json!({})).await;
     let mut walked_away = srv.client();
     half_initialize(&mut walked_away).await;
-    assert_eq!(srv.mcp.session_count(), 2);
-    eventually("the unfinished session expires", || {
-        srv.mcp.session_count() == 1
+    let mut streaming = srv.client();
+    half_initialize(&mut streaming).await;
+    let response = streaming.get(None).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let stream = common::sse::SseReader::new(response);
+    assert_eq!(srv.mcp.session_count(), 3);
+    eventually("the idle unfinished session expires", || {
+        srv.mcp.session_count() == 2
     })
     .await;
     let response = walked_away.post(&ping(1)).await;
     assert_eq!(response.status(), StatusCode::NOT_FOUND);
     assert_eq!(refusal(response).await, (-32600, json!(1)));
     tokio::time::sleep(timeout * 2).await;
-    assert_ping(&done, 2).await;
+    assert_eq!(
+        srv.mcp.session_count(),
+        2,
+        "a busy unfinished session was closed"
+    );
+    drop(stream);
+    eventually("the unfinished session expires once idle", || {
+        srv.mcp.session_count() == 1
+    })
+    .await;
+    let response = streaming.post(&ping(2)).await;
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+    assert_ping(&done, 3).await;
     srv.stop().await;
 }
 

@@ -12,8 +12,9 @@
 //!   session actor is dropped, so also when a panic killed it); the registry tears down what
 //!   the session left (its in-flight requests are cancelled, its streams closed, its stored
 //!   events dropped), removes it from the table and runs the transport's hook;
-//! - [`Sweep`] closes sessions idle past the timeout, and sessions whose client never finished
-//!   the handshake within [`RegistryConfig::handshake_timeout`] (on a timer, or on demand);
+//! - [`Sweep`] closes sessions idle past the timeout, and sessions whose client has not finished
+//!   the handshake and has left them idle for [`RegistryConfig::handshake_timeout`] (on a timer,
+//!   or on demand);
 //! - [`Broadcast`] delivers a frame to every session's standalone stream. Broadcasts are sent
 //!   with `try_send`: when the registry's mailbox is full, the caller delivers the frame itself
 //!   rather than queue it without bound. Each delivery goes straight into a stream's event
@@ -67,10 +68,14 @@ pub struct RegistryConfig {
     pub max_sessions: usize,
     /// Sessions idle this long are closed (default 30 minutes; `None` keeps them forever).
     pub idle_timeout: Option<Duration>,
-    /// Sessions not [established](crate::SessionHandle::establish) this long after opening are
-    /// closed, busy or not (default `None`: never). A transport whose protocol has a handshake
-    /// sets it, so that clients that open sessions and never finish the handshake cannot pile
-    /// them up.
+    /// Sessions not [established](crate::SessionHandle::establish) and idle this long (no
+    /// request in flight, no stream open, none since) are closed (default `None`: never). A
+    /// transport whose protocol has a handshake sets it, so that clients that open sessions and
+    /// walk away before the end of the handshake cannot pile them up. A busy session is not
+    /// closed by it: a client that keeps one busy holds it as long as a client that finished
+    /// the handshake could; and in a cluster, a node's actor for a session whose handshake
+    /// ended on another node learns it with the session's next request there, or is closed
+    /// here while idle (the session lives on in the store).
     pub handshake_timeout: Option<Duration>,
     /// At the session cap, the least recently active session idle for at least this long is
     /// closed to make room for a new one (default `None`: never; a new session is refused).
@@ -319,9 +324,9 @@ impl Registry {
                 let why = if !handle.is_alive() {
                     "closing a session that has ended"
                 } else if handshake
-                    .is_some_and(|limit| !handle.is_established() && handle.age() >= limit)
+                    .is_some_and(|limit| !handle.is_established() && handle.idle_for() >= limit)
                 {
-                    "closing a session whose client never finished the handshake"
+                    "closing an idle session whose client has not finished the handshake"
                 } else if idle.is_some_and(|limit| handle.idle_for() >= limit) {
                     "closing an idle session"
                 } else {

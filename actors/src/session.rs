@@ -266,8 +266,8 @@ impl SessionHandle {
 
     /// Marks the session as established: its client finished the protocol's handshake (MCP:
     /// `notifications/initialized` after a successful `initialize`). A session that is not
-    /// established within [`RegistryConfig::handshake_timeout`](crate::dev::RegistryConfig) is
-    /// closed.
+    /// established is closed once idle for
+    /// [`RegistryConfig::handshake_timeout`](crate::dev::RegistryConfig).
     pub fn establish(&self) {
         self.shared.established.store(true, Ordering::Release);
     }

@@ -13,7 +13,7 @@ use crate::protocol::method;
 use crate::server::ServerInner;
 use crate::server::listen::Change;
 use crate::server::relay::{
-    ESTABLISHED, LOG, RESOURCE_UPDATED, SESSIONLESS_CANCEL, TASK_CANCEL, TASK_CHANGE, TASK_INPUT,
+    LOG, RESOURCE_UPDATED, SESSIONLESS_CANCEL, TASK_CANCEL, TASK_CHANGE, TASK_INPUT,
     TASK_INPUT_TAKEN,
 };
 use crate::server::shared::CATALOG_CHANGE;
@@ -93,15 +93,6 @@ fn receive_protocol(
                 server.apply_shared(tool);
             } else if let Some(name) = payload.get("remove").and_then(Value::as_str) {
                 server.remove_shared_here(name);
-            }
-        }
-        (ESTABLISHED, _) => {
-            if let Some(session) = payload
-                .get("session")
-                .and_then(Value::as_str)
-                .and_then(|id| registry.find(id))
-            {
-                node.established_here(&session);
             }
         }
         (RESOURCE_UPDATED, _) => {

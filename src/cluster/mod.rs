@@ -15,9 +15,10 @@
 //!   the request runs;
 //! - a DELETE ends the session on every node, and a change of the state a node acts on by
 //!   itself (`logging/setLevel`, `resources/subscribe`) reaches every node holding the
-//!   session; the end of the handshake (`notifications/initialized`), stored, reaches every
-//!   node too (the one that ran `initialize` ends its handshake timer), and is read from the
-//!   record with the session's next request on each node.
+//!   session; the end of the handshake (`notifications/initialized`) is only stored, and read
+//!   from the record with the session's next request on each node (a node's actor of the
+//!   session left idle before that is closed by its handshake timer, and started again from
+//!   the record when needed).
 //!
 //! A change of a session's state is stored as a change of its one field, applied to the stored
 //! record atomically ([`SessionStore::update`]), and the request that made it is answered once
@@ -81,7 +82,6 @@ use futures::StreamExt as _;
 use serde_json::json;
 
 use crate::server::ServerInner;
-use crate::server::relay::ESTABLISHED;
 
 use crate::server::session::{SessionState, StateChange};
 
@@ -422,22 +422,14 @@ impl ClusterNode {
         Ok(())
     }
 
-    /// Takes the client's `notifications/initialized` for a session this node holds no actor
-    /// for: in the store (one round trip), then on the other nodes (the one that ran
-    /// `initialize` ends its handshake timer); `false` when the session is unknown.
+    /// Takes the client's `notifications/initialized` in the store (one round trip); `false`
+    /// when the session is unknown. No other node is told: each reads it from the record with
+    /// the session's next request there, and an actor of the session left idle before that
+    /// (on the node that ran `initialize`, say) is closed by its handshake timer, which is
+    /// harmless, since the session lives on in the store.
     pub(crate) async fn establish(&self, id: &SessionId) -> Result<bool, StoreError> {
         self.listening().await;
-        let known = self.store().establish(id, self.ttl).await?;
-        if known {
-            self.publish(
-                Recipients::All,
-                BusMessage::Protocol {
-                    topic: ESTABLISHED.to_owned(),
-                    payload: json!({ "session": id }),
-                },
-            );
-        }
-        Ok(known)
+        self.store().establish(id, self.ttl).await
     }
 
     /// The handshake of a session held here, completed in the store by
@@ -509,8 +501,7 @@ impl ClusterNode {
             let node = node.upgrade()?;
             let updates = match what {
                 StateChange::Initialized => {
-                    // The record's `established`, and a word to the other nodes (the node that
-                    // ran `initialize` may be another one, its handshake timer running).
+                    // The record's `established` (the other nodes read it from there).
                     let id = id.clone();
                     actix_rt::spawn(async move {
                         if let Err(err) = node.establish(&id).await {

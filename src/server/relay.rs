@@ -10,11 +10,6 @@ use actix_mcp_actors::RequestId;
 use actix_mcp_actors::{BusMessage, RegistryHandle};
 use serde_json::json;
 
-/// The topic of a [`BusMessage::Protocol`] telling the other nodes that a session's handshake
-/// is complete (stored already): the node that ran its `initialize` stops its handshake timer.
-#[cfg(feature = "http")]
-pub(crate) const ESTABLISHED: &str = "established";
-
 /// The topic of a [`BusMessage::Protocol`] telling the other nodes that a resource changed.
 pub(crate) const RESOURCE_UPDATED: &str = "resourceUpdated";
 

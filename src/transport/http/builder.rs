@@ -233,9 +233,10 @@ impl McpHttpBuilder {
     }
 
     /// Sessions whose client has not completed the handshake (`initialize`, then
-    /// `notifications/initialized`) this long after opening are closed (default 10 s; `None`
-    /// waits for the idle timeout), so clients that open sessions and walk away cannot fill
-    /// the table. An `initialize` that fails opens no session at all.
+    /// `notifications/initialized`) and has left them idle this long (no request in flight,
+    /// no stream open) are closed (default 10 s; `None` waits for the idle timeout), so
+    /// clients that open sessions and walk away cannot fill the table. An `initialize` that
+    /// fails opens no session at all.
     pub fn handshake_timeout(self, timeout: Option<Duration>) -> Self {
         self.with_session_setting("handshake_timeout", |c| c.handshake_timeout = timeout)
     }
