@@ -120,6 +120,36 @@ async fn a_mirrored_header_sent_twice_is_refused() {
         .append("MCP-Protocol-Version", "2025-06-18".parse().unwrap());
     let response = common::http::send_request(session.http(), request).await;
     assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+
+    // GET and DELETE read the header once too: two values are refused (400, -32020) even
+    // when the first names 2026-07-28 (which alone is 405: those methods are not in it).
+    let id = session.session.clone().unwrap();
+    for method in [reqwest::Method::GET, reqwest::Method::DELETE] {
+        let builder = |versions: &[&str]| {
+            let mut builder = session
+                .http()
+                .request(method.clone(), &srv.url)
+                .header("Accept", "text/event-stream")
+                .header("Mcp-Session-Id", &id);
+            for version in versions {
+                builder = builder.header("MCP-Protocol-Version", *version);
+            }
+            builder
+        };
+        let response = common::http::send(builder(&["2026-07-28", "2025-11-25"])).await;
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{method}");
+        assert_eq!(
+            common::http::refusal(response).await,
+            (-32020, Value::Null),
+            "{method}"
+        );
+        let response = common::http::send(builder(&["2026-07-28"])).await;
+        assert_eq!(
+            response.status(),
+            StatusCode::METHOD_NOT_ALLOWED,
+            "{method}"
+        );
+    }
     srv.stop().await;
 }
 

@@ -124,17 +124,8 @@ impl<'a> VersionHeader<'a> {
     }
 }
 
-/// A session request's `MCP-Protocol-Version`: a supported stateful revision, or absent.
-pub(super) fn stateful_version(
-    req: &HttpRequest,
-    id: Option<&RequestId>,
-) -> Result<Option<ProtocolVersion>, HttpResponse> {
-    // Refuses a repeated header first: every value must be the one read here.
-    let raw = VersionHeader::of(req).checked(id)?;
-    stateful_version_of(req, raw, id)
-}
-
-/// [`stateful_version`] of the header's value as [`VersionHeader::checked`] read it.
+/// A session request's `MCP-Protocol-Version` (its value as [`VersionHeader::checked`] read
+/// it): a supported stateful revision, or absent.
 pub(super) fn stateful_version_of(
     req: &HttpRequest,
     raw: Option<&str>,
@@ -161,13 +152,6 @@ pub(super) fn stateful_version_of(
             ),
         )),
     }
-}
-
-/// Whether the request names revision 2026-07-28 or later in its header (it has only POST).
-pub(super) fn v2026_header(req: &HttpRequest) -> bool {
-    header_str(req, &PROTOCOL_VERSION)
-        .and_then(|v| v.trim().parse::<ProtocolVersion>().ok())
-        .is_some_and(|v| !v.has_handshake())
 }
 
 /// Which of the endpoint's two media types the request's `Accept` headers list: each media

@@ -26,7 +26,7 @@ use super::answer::{self, ANSWER_WINDOW};
 use super::auth;
 use super::drain;
 use super::headers::{
-    LAST_EVENT_ID, SESSION, accepted, check_host, stateful_version, v2026_header,
+    LAST_EVENT_ID, SESSION, VersionHeader, accepted, check_host, stateful_version_of,
 };
 use super::respond::{
     busy, complete_sse_response, header_str, http_error, json_response, not_allowed_in_stateless,
@@ -34,7 +34,7 @@ use super::respond::{
 };
 use crate::cluster::Lookup;
 use crate::error::code;
-use crate::protocol::method;
+use crate::protocol::{ProtocolVersion, method};
 use crate::server::auth::Identity;
 use crate::server::context::TransportInfo;
 use crate::server::origin::{Arrival, Origin};
@@ -349,18 +349,24 @@ async fn header_id(
         })
 }
 /// What GET and DELETE check after Host (and, for GET, the drain): the caller's credentials
-/// and scopes, then that the request is one of a 2025-11-25 session (a 2026-07-28 header, an
-/// unsupported version and a stateless endpoint are refused). The authenticated caller.
+/// and scopes, then that the request is one of a 2025-11-25 session (a repeated or non-ASCII
+/// `MCP-Protocol-Version`, a 2026-07-28 one, an unsupported version and a stateless endpoint
+/// are refused; the header is read once). The authenticated caller.
 async fn session_caller(
     req: &HttpRequest,
     shared: &HttpShared,
 ) -> Result<Option<Arc<Identity>>, HttpResponse> {
     let caller = auth::authenticate(req, shared, None).await?;
     auth::authorize(shared, caller.as_deref(), None, "", None)?;
-    if v2026_header(req) {
+    let version = VersionHeader::of(req).checked(None)?;
+    // Revision 2026-07-28 has no sessions: these methods are not there (405).
+    if version
+        .and_then(|v| v.parse::<ProtocolVersion>().ok())
+        .is_some_and(|v| !v.has_handshake())
+    {
         return Err(not_allowed_in_stateless());
     }
-    stateful_version(req, None)?;
+    stateful_version_of(req, version, None)?;
     if shared.config.stateless {
         return Err(not_allowed_in_stateless());
     }
