@@ -241,15 +241,20 @@ async fn sessions_that_never_finish_the_handshake_expire() {
     let established = open_owned(&registry, "established", None).unwrap();
     established.establish();
     let pending = open_owned(&registry, "pending", None).unwrap();
-    // Busy does not help: the handshake has a deadline of its own.
+    // A busy session is not closed by the handshake's deadline: only one left idle that long.
+    let busy = open_owned(&registry, "busy", None).unwrap();
     let (outlet, _rx) = ChannelOutlet::channel();
-    pending.request(request(1, "wait", json!({})), outlet);
+    busy.request(request(1, "wait", json!({})), outlet);
     tokio::time::advance(Duration::from_secs(11)).await;
     registry.sweep();
-    eventually("the unfinished session to stop", || !pending.is_alive()).await;
+    eventually("the idle unfinished session to stop", || {
+        !pending.is_alive()
+    })
+    .await;
     assert!(registry.get("pending").is_none());
+    assert!(busy.is_alive(), "a busy unfinished session was closed");
     assert!(registry.get("established").is_some());
-    assert_eq!(registry.len(), 1);
+    assert_eq!(registry.len(), 2);
 }
 
 /// An event store whose sessions' events panic when an event says "boom" (user code the
