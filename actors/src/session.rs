@@ -14,7 +14,6 @@
 //! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle>
 
 use std::any::Any;
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock};
@@ -96,6 +95,56 @@ impl fmt::Debug for SessionParts {
     }
 }
 
+/// A session's live streams by number: a few at a time (its standalone stream, the POST
+/// answers still streaming, at most [`SessionConfig::max_in_flight`] of those), so a list
+/// searched in order, which costs a session one small allocation where a hash table costs
+/// several times that.
+#[derive(Default)]
+pub(crate) struct StreamTable(Vec<(u64, Addr<SseStream>)>);
+
+impl StreamTable {
+    /// Adds or replaces stream `number`.
+    pub(crate) fn insert(&mut self, number: u64, stream: Addr<SseStream>) {
+        match self.0.iter_mut().find(|(n, _)| *n == number) {
+            Some(entry) => entry.1 = stream,
+            None => {
+                if self.0.capacity() == 0 {
+                    // Room for one (the usual: a standalone stream), not the four a first
+                    // push makes room for; more grow the list as usual.
+                    self.0.reserve_exact(1);
+                }
+                self.0.push((number, stream));
+            }
+        }
+    }
+
+    /// Takes stream `number` out.
+    pub(crate) fn remove(&mut self, number: &u64) -> Option<Addr<SseStream>> {
+        let at = self.0.iter().position(|(n, _)| n == number)?;
+        let (_, stream) = self.0.swap_remove(at);
+        if self.0.is_empty() {
+            // A session whose streams have all ended holds no memory for them.
+            self.0 = Vec::new();
+        }
+        Some(stream)
+    }
+
+    /// Stream `number`.
+    pub(crate) fn get(&self, number: &u64) -> Option<&Addr<SseStream>> {
+        self.0.iter().find(|(n, _)| n == number).map(|(_, s)| s)
+    }
+
+    /// How many there are.
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Every stream.
+    fn into_streams(self) -> impl Iterator<Item = Addr<SseStream>> {
+        self.0.into_iter().map(|(_, stream)| stream)
+    }
+}
+
 pub(crate) struct SessionShared {
     pub(crate) id: SessionId,
     pub(crate) token: CancellationToken,
@@ -117,13 +166,16 @@ pub(crate) struct SessionShared {
     /// When the standalone stream opened (ms since the Unix epoch), in a cluster.
     pub(crate) standalone_since: std::sync::atomic::AtomicU64,
     /// The live streams, by number, so `Last-Event-ID` can reattach to them.
-    pub(crate) streams: Mutex<HashMap<u64, Addr<SseStream>>>,
+    pub(crate) streams: Mutex<StreamTable>,
     pub(crate) events: Option<Arc<dyn SessionEvents>>,
     pub(crate) torn_down: AtomicBool,
     /// The way to the other nodes of a cluster, when there are any.
     pub(crate) relay: Option<Arc<dyn Relay>>,
     /// Who the session belongs to (an opaque key of the transport's choosing), bound once.
     pub(crate) owner: OnceLock<Arc<str>>,
+    /// The address its handles share (the registry's handle keeps it), so that the actor makes
+    /// a handle of itself without allocating a new address while any handle lives.
+    pub(crate) addr: OnceLock<std::sync::Weak<Addr<Session>>>,
 }
 
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -174,7 +226,7 @@ impl SessionShared {
             });
         }
         lock(&self.standalone).take();
-        let streams: Vec<_> = lock(&self.streams).drain().map(|(_, s)| s).collect();
+        let streams = std::mem::take(&mut *lock(&self.streams)).into_streams();
         for stream in streams {
             stream.do_send(CloseStream);
         }

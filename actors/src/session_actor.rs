@@ -101,6 +101,7 @@ impl Session {
             events,
             torn_down: AtomicBool::new(false),
             owner: std::sync::OnceLock::new(),
+            addr: std::sync::OnceLock::new(),
             relay,
         });
         metrics.inc(Gauge::Sessions);
@@ -113,16 +114,23 @@ impl Session {
                 registry: Some(registry),
             }
         });
-        SessionHandle {
-            shared,
-            addr: Arc::new(addr),
-        }
+        let addr = Arc::new(addr);
+        let _ = shared.addr.set(Arc::downgrade(&addr));
+        SessionHandle { shared, addr }
     }
 
+    /// A handle of this session: the address its handles share while any lives, else a new
+    /// one.
     fn session_handle(&self, ctx: &Context<Self>) -> SessionHandle {
+        let addr = self
+            .shared
+            .addr
+            .get()
+            .and_then(std::sync::Weak::upgrade)
+            .unwrap_or_else(|| Arc::new(ctx.address()));
         SessionHandle {
             shared: self.shared.clone(),
-            addr: Arc::new(ctx.address()),
+            addr,
         }
     }
 
