@@ -215,6 +215,9 @@ impl EventLog {
             ends_with_response,
             Sink::Detached,
         ));
+        // Room for the priming event alone (a new GET stream's whole queue), not the four a
+        // first push makes room for: the queue keeps this buffer.
+        earlier.reserve_exact(1);
         earlier.push(priming_event(number, retry));
         let receiver = log.connect(earlier);
         (log, receiver)
@@ -652,6 +655,11 @@ impl StreamReceiver {
         }
         if state.closed {
             return Poll::Ready(None);
+        }
+        if state.events.capacity() > 0 {
+            // Read to the end: a connection that waits (a GET stream, mostly idle) holds no
+            // buffer meanwhile.
+            state.events = VecDeque::new();
         }
         match &state.waker {
             Some(waker) if waker.will_wake(cx.waker()) => {}

@@ -72,7 +72,11 @@ impl Actor for SseStream {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
-        self.log.set_owner(ctx.address());
+        // The log tells its owner when the request it answers finishes; a stream that answers
+        // none (a GET stream) is never told, and holds no address of itself (two allocations).
+        if self.log.ends_with_response() {
+            self.log.set_owner(ctx.address());
+        }
         if self
             .log
             .session()
