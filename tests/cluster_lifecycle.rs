@@ -58,15 +58,7 @@ async fn a_handshake_finished_on_another_node_is_read_from_the_store() {
     let handshake = Duration::from_millis(300);
     let [(fa, a), (_fb, b)] = nodes(&store, &bus, handshake);
     let mut on_a = a.client();
-    let answer = on_a.initialize_only("split").await;
-    assert_eq!(answer.status, StatusCode::OK, "{}", answer.response);
-    on_a.session = Some(
-        answer.headers["mcp-session-id"]
-            .to_str()
-            .unwrap()
-            .to_owned(),
-    );
-    on_a.version = Some("2025-11-25".to_owned());
+    on_a.initialize_unfinished("split").await;
     let response = on_a.get(None).await;
     assert_eq!(response.status(), StatusCode::OK);
     let mut stream = SseReader::new(response);
@@ -76,15 +68,7 @@ async fn a_handshake_finished_on_another_node_is_read_from_the_store() {
         .await;
 
     let mut idle_on_a = a.client();
-    let answer = idle_on_a.initialize_only("idle").await;
-    assert_eq!(answer.status, StatusCode::OK, "{}", answer.response);
-    idle_on_a.session = Some(
-        answer.headers["mcp-session-id"]
-            .to_str()
-            .unwrap()
-            .to_owned(),
-    );
-    idle_on_a.version = Some("2025-11-25".to_owned());
+    idle_on_a.initialize_unfinished("idle").await;
     idle_on_a
         .at(&b.url)
         .notify(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))

@@ -177,20 +177,6 @@ async fn every_refusal_carries_an_id() {
     srv.stop().await;
 }
 
-/// POSTs an `initialize` as `client` and keeps the session id, without sending
-/// `notifications/initialized`: a handshake left unfinished.
-async fn half_initialize(client: &mut Client) {
-    let answer = read_answer(client.post(&initialize(json!(0))).await, &json!(0)).await;
-    assert_eq!(answer.status, StatusCode::OK, "{}", answer.response);
-    client.session = Some(
-        answer.headers["mcp-session-id"]
-            .to_str()
-            .unwrap()
-            .to_owned(),
-    );
-    client.version = Some(VERSION.to_owned());
-}
-
 /// A session whose client never sends `notifications/initialized` is closed once it has been
 /// idle for the handshake timeout; one kept busy (its GET stream open) stays until it goes
 /// idle; one that finished its handshake stays.
@@ -202,9 +188,9 @@ async fn unfinished_handshakes_expire() {
     let mut done = srv.client();
     done.initialize(json!({})).await;
     let mut walked_away = srv.client();
-    half_initialize(&mut walked_away).await;
+    walked_away.initialize_unfinished("walked away").await;
     let mut streaming = srv.client();
-    half_initialize(&mut streaming).await;
+    streaming.initialize_unfinished("streaming").await;
     let response = streaming.get(None).await;
     assert_eq!(response.status(), StatusCode::OK);
     let stream = common::sse::SseReader::new(response);

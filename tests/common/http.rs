@@ -419,6 +419,20 @@ impl Client {
         .await
     }
 
+    /// `initialize` alone, without `notifications/initialized` (a handshake left unfinished);
+    /// keeps the session id and version for later requests.
+    pub async fn initialize_unfinished(&mut self, name: &str) {
+        let answer = self.initialize_only(name).await;
+        assert_eq!(answer.status, StatusCode::OK, "{}", answer.response);
+        self.session = Some(
+            answer.headers["mcp-session-id"]
+                .to_str()
+                .unwrap()
+                .to_owned(),
+        );
+        self.version = Some(VERSION.to_owned());
+    }
+
     /// `initialize` with `capabilities`, then `notifications/initialized`; keeps the session id
     /// and version for later requests. Returns the initialize result.
     pub async fn initialize(&mut self, capabilities: Value) -> Value {
