@@ -665,7 +665,7 @@ fn admission_store_unavailable(id: Option<&RequestId>) -> HttpResponse {
          counted; retry later",
     );
     let mut response = HttpResponse::build(StatusCode::SERVICE_UNAVAILABLE)
-        .content_type("application/json")
+        .content_type(super::respond::APPLICATION_JSON)
         .body(Frame::error(id, &error).json.to_string());
     response
         .headers_mut()
@@ -680,7 +680,7 @@ fn overloaded(id: Option<&RequestId>, limit: Limit, message: &str, wait: Duratio
         .with_data(json!({ "retryAfterMs": millis, "limit": limit.as_str() }));
     let seconds = millis.div_ceil(1000).max(1);
     let mut response = HttpResponse::build(StatusCode::TOO_MANY_REQUESTS)
-        .content_type("application/json")
+        .content_type(super::respond::APPLICATION_JSON)
         .body(Frame::error(id, &error).json.to_string());
     if let Ok(value) = HeaderValue::from_str(&seconds.to_string()) {
         response.headers_mut().insert(header::RETRY_AFTER, value);

@@ -42,7 +42,7 @@ fn refusal(
     let frame = Frame::error(id, &ErrorObject::new(ErrorCode::INVALID_REQUEST, message));
     let mut builder = HttpResponse::build(status);
     builder
-        .content_type("application/json")
+        .content_type(super::respond::APPLICATION_JSON)
         .insert_header((header::CACHE_CONTROL, "no-store"));
     if let Some(challenge) = challenge {
         builder.insert_header((header::WWW_AUTHENTICATE, challenge));
@@ -253,7 +253,7 @@ pub(super) async fn metadata(shared: web::Data<HttpShared>) -> HttpResponse {
     };
     let document = auth.metadata(|| scopes::all(&shared.server));
     HttpResponse::Ok()
-        .content_type("application/json")
+        .content_type(super::respond::APPLICATION_JSON)
         .insert_header((header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"))
         .insert_header((header::CACHE_CONTROL, "max-age=300"))
         .body(document.to_string())

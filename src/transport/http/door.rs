@@ -287,7 +287,7 @@ async fn post_message(
         Ok(message) => message,
         Err(rejection) => {
             return HttpResponse::BadRequest()
-                .content_type("application/json")
+                .content_type(super::respond::APPLICATION_JSON)
                 .body(rejection.to_frame().json.to_string());
         }
     };

@@ -126,7 +126,7 @@ pub(super) fn draining_response(id: Option<&RequestId>) -> HttpResponse {
     )
     .with_data(json!({ "retryAfterMs": 1000, "limit": "draining" }));
     let mut response = HttpResponse::build(StatusCode::SERVICE_UNAVAILABLE)
-        .content_type("application/json")
+        .content_type(super::respond::APPLICATION_JSON)
         .body(Frame::error(id, &error).json.to_string());
     response.headers_mut().insert(
         header::RETRY_AFTER,
@@ -142,7 +142,7 @@ pub(super) fn cancelled_response(id: &RequestId) -> HttpResponse {
         format!("request cancelled: {SHUTDOWN_REASON}"),
     );
     let mut response = HttpResponse::build(StatusCode::SERVICE_UNAVAILABLE)
-        .content_type("application/json")
+        .content_type(super::respond::APPLICATION_JSON)
         .body(Frame::error(Some(id), &error).json.to_string());
     response.headers_mut().insert(
         header::RETRY_AFTER,

@@ -74,7 +74,7 @@ impl std::fmt::Debug for NamedCheck {
 
 fn status(builder: &mut actix_web::HttpResponseBuilder, body: &Value) -> HttpResponse {
     builder
-        .content_type("application/json")
+        .content_type(super::respond::APPLICATION_JSON)
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .body(body.to_string())
 }

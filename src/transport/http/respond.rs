@@ -29,13 +29,17 @@ pub(super) fn http_error(
 ) -> HttpResponse {
     let frame = Frame::error(id, &ErrorObject::new(code, message));
     HttpResponse::build(status)
-        .content_type("application/json")
+        .content_type(APPLICATION_JSON)
         .body(frame.json.to_string())
 }
 
 pub(super) fn header_str(req: &HttpRequest, name: impl header::AsHeaderName) -> Option<&str> {
     req.headers().get(name).and_then(super::headers::ascii_str)
 }
+
+/// The `Content-Type` of a JSON answer: static, so that no answer copies it (a `&str` given
+/// as a header value is checked and copied each time).
+pub(super) const APPLICATION_JSON: HeaderValue = HeaderValue::from_static("application/json");
 
 /// The headers of every SSE answer.
 pub(super) fn sse_headers(
@@ -100,10 +104,7 @@ pub(super) fn complete_sse_response(
 
 pub(super) fn json_response(json: &str, session: Option<&SessionId>) -> HttpResponse {
     let mut builder = HttpResponse::Ok();
-    builder.insert_header((
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    ));
+    builder.content_type(APPLICATION_JSON);
     session_header(&mut builder, session);
     builder.body(json.to_owned())
 }
@@ -275,7 +276,7 @@ pub(super) fn error_response(
 ) -> HttpResponse {
     let frame = Frame::error(id, error);
     HttpResponse::build(status)
-        .content_type("application/json")
+        .content_type(APPLICATION_JSON)
         .body(frame.json.to_string())
 }
 
@@ -330,7 +331,7 @@ fn after_id(text: &str) -> Option<&str> {
 pub(super) fn frame_response(json: &str) -> HttpResponse {
     let status = error_code(json).map_or(StatusCode::OK, |c| status_of(ErrorCode(c)));
     HttpResponse::build(status)
-        .content_type("application/json")
+        .content_type(APPLICATION_JSON)
         .body(json.to_owned())
 }
 

@@ -43,14 +43,16 @@ const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
 /// Strips an optional `:port` from a host (keeping IPv6 brackets). `None` when what follows
 /// the host is not a port (`[::1]x`, `localhost:80x`).
 fn host_name(host: &str) -> Option<&str> {
-    let host = host.trim();
+    // Header values are visible ASCII (with spaces and tabs): ASCII whitespace is all there
+    // is to trim, and the last `:` is found a byte at a time.
+    let host = host.trim_ascii();
     let (name, rest) = match host.strip_prefix('[') {
         Some(inner) => {
             let end = inner.find(']')? + 2;
             host.split_at(end)
         }
-        None => match host.rsplit_once(':') {
-            Some((name, _)) => (name, &host[name.len()..]),
+        None => match host.bytes().rposition(|b| b == b':') {
+            Some(colon) => host.split_at(colon),
             None => (host, ""),
         },
     };
