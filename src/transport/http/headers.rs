@@ -37,7 +37,8 @@ pub(super) const X_ACCEL_BUFFERING: header::HeaderName =
 /// A header value as text when it is visible ASCII, as [`HeaderValue::to_str`] reads it, but
 /// checked a word at a time rather than a byte at a time: a value holds no control bytes but
 /// tabs (actix-http's parser and `HeaderValue`'s constructors refuse them), so it is visible
-/// ASCII exactly when it is ASCII.
+/// ASCII exactly when it is ASCII. For the same reason, `str::trim_ascii` trims exactly a
+/// value's optional whitespace (spaces and tabs), without decoding characters.
 pub(crate) fn ascii_str(value: &header::HeaderValue) -> Option<&str> {
     let bytes = value.as_bytes();
     if bytes.is_ascii() {
@@ -95,7 +96,7 @@ impl<'a> VersionHeader<'a> {
         if values.next().is_some() {
             return Self::Repeated;
         }
-        ascii_str(value).map_or(Self::NotAscii, |value| Self::One(value.trim()))
+        ascii_str(value).map_or(Self::NotAscii, |value| Self::One(value.trim_ascii()))
     }
 
     /// Its one value, if it has one.

@@ -41,11 +41,9 @@ pub(super) fn header_str(req: &HttpRequest, name: impl header::AsHeaderName) -> 
 /// as a header value is checked and copied each time).
 pub(super) const APPLICATION_JSON: HeaderValue = HeaderValue::from_static("application/json");
 
-/// The headers of every SSE answer.
-pub(super) fn sse_headers(
-    builder: &mut actix_web::HttpResponseBuilder,
-    session: Option<&SessionId>,
-) {
+/// The headers of every SSE answer: its media type, and no compression (a compressing
+/// middleware would hold a stream's events back).
+fn sse_headers(builder: &mut actix_web::HttpResponseBuilder, session: Option<&SessionId>) {
     // Static names and values (each name checked once, when compiled): none of them is copied
     // or checked per response.
     builder
@@ -56,13 +54,21 @@ pub(super) fn sse_headers(
         .insert_header((
             header::CONTENT_ENCODING,
             HeaderValue::from_static("identity"),
-        ))
+        ));
+    session_header(builder, session);
+}
+
+/// The headers of an SSE answer that streams: those of every SSE answer, and neither a cache
+/// nor a buffering proxy (nginx's `X-Accel-Buffering`) may hold its events back. An answer
+/// that is whole when sent goes without them: nothing waits for more of it.
+fn sse_stream_headers(builder: &mut actix_web::HttpResponseBuilder, session: Option<&SessionId>) {
+    sse_headers(builder, session);
+    builder
         .insert_header((header::CACHE_CONTROL, HeaderValue::from_static("no-cache")))
         .insert_header((
             super::headers::X_ACCEL_BUFFERING,
             HeaderValue::from_static("no"),
         ));
-    session_header(builder, session);
 }
 
 /// `Mcp-Session-Id`, on the answer of the `initialize` that opened the session.
@@ -81,7 +87,7 @@ pub(super) fn sse_response<K: Unpin + 'static>(
     session: Option<&SessionId>,
 ) -> HttpResponse {
     let mut builder = HttpResponse::Ok();
-    sse_headers(&mut builder, session);
+    sse_stream_headers(&mut builder, session);
     builder.body(SseBody::new(
         receiver,
         shared.config.retry,

@@ -42,7 +42,7 @@ use crate::server::session::SessionState;
 
 fn session_id<'a>(req: &'a HttpRequest, id: Option<&RequestId>) -> Result<&'a str, HttpResponse> {
     header_str(req, &SESSION)
-        .map(str::trim)
+        .map(str::trim_ascii)
         .filter(|id| !id.is_empty())
         .ok_or_else(|| {
             http_error(

@@ -60,11 +60,19 @@ fn put_id(body: &mut BytesMut, id: actix_mcp_actors::EventId) {
     body.extend_from_slice(b"\n");
 }
 
+/// `retry: <milliseconds>` and the blank line that ends it, as the codec writes it (whole
+/// milliseconds, fractions dropped), in place.
+fn put_retry(body: &mut BytesMut, retry: Duration) {
+    body.extend_from_slice(b"retry: ");
+    body.extend_from_slice(itoa::Buffer::new().format(retry.as_millis()).as_bytes());
+    body.extend_from_slice(b"\n\n");
+}
+
 /// A whole SSE body: the `retry` advice, then every event, into one buffer.
 pub(super) fn whole(events: Vec<SseEvent>, retry: Duration) -> Bytes {
     let size = 32 + events.iter().map(|e| e.data.len() + 32).sum::<usize>();
     let mut body = BytesMut::with_capacity(size);
-    put(&mut body, russe::Event::Retry(retry));
+    put_retry(&mut body, retry);
     for event in events {
         put_event(&mut body, event);
     }
@@ -125,7 +133,7 @@ impl<K: Unpin> MessageBody for SseBody<K> {
         }
         let mut chunk = BytesMut::new();
         if let Some(retry) = this.retry.take() {
-            put(&mut chunk, russe::Event::Retry(retry));
+            put_retry(&mut chunk, retry);
         }
         let mut ended = false;
         for _ in 0..EVENTS_PER_CHUNK {
@@ -148,7 +156,7 @@ impl<K: Unpin> MessageBody for SseBody<K> {
         }
         if this.closing.as_mut().poll(cx).is_ready() {
             // The server drains: reconnect (elsewhere) after the retry delay, and resume.
-            put(&mut chunk, russe::Event::Retry(this.retry_hint));
+            put_retry(&mut chunk, this.retry_hint);
             this.closed = true;
             return Poll::Ready(Some(Ok(chunk.freeze())));
         }
@@ -169,6 +177,21 @@ mod tests {
     use actix_mcp_actors::EventId;
 
     use super::*;
+
+    #[test]
+    fn a_retry_is_written_as_the_codec_writes_it() {
+        for retry in [
+            Duration::ZERO,
+            Duration::from_micros(1_999),
+            Duration::from_secs(3),
+            Duration::MAX,
+        ] {
+            let (mut ours, mut codec) = (BytesMut::new(), BytesMut::new());
+            put_retry(&mut ours, retry);
+            put(&mut codec, russe::Event::Retry(retry));
+            assert_eq!(ours, codec);
+        }
+    }
 
     #[test]
     fn a_whole_body_is_the_retry_advice_then_each_event() {

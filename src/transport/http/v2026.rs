@@ -80,7 +80,7 @@ fn header_value(
         )));
     }
     super::headers::ascii_str(value)
-        .map(|v| Some(v.trim_matches(|c| c == ' ' || c == '\t')))
+        .map(|v| Some(v.trim_ascii()))
         .ok_or_else(|| header_mismatch(format!("the {name} header is not visible ASCII")))
 }
 
