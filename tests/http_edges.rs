@@ -260,3 +260,65 @@ async fn a_burst_past_the_buffer_keeps_the_answer() {
     assert!(progress >= 128, "{progress} progress notifications");
     srv.stop().await;
 }
+
+/// The headers of an SSE answer's response, as `(Content-Encoding, Cache-Control,
+/// X-Accel-Buffering)`.
+fn sse_headers(response: &reqwest::Response) -> (Option<String>, Option<String>, Option<String>) {
+    let header = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned)
+    };
+    (
+        header("content-encoding"),
+        header("cache-control"),
+        header("x-accel-buffering"),
+    )
+}
+
+/// Every SSE answer goes uncompressed (`Content-Encoding: identity`). One that streams (a
+/// POST's answer that runs on past the answer window, a GET stream) also tells caches and
+/// buffering proxies not to hold its events back; a whole answer, written at once, has nothing
+/// more to wait for and goes without those two headers.
+#[actix_web::test]
+async fn only_a_streamed_sse_answer_carries_the_stream_headers() {
+    let srv = spawn(server().http("/mcp"), 1);
+    let mut client = Client::new(&srv.url);
+    client.initialize(json!({})).await;
+    let streamed = (
+        Some("identity".to_owned()),
+        Some("no-cache".to_owned()),
+        Some("no".to_owned()),
+    );
+
+    let quick = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                       "params": {"name": "regional", "arguments": {"region": "eu"}}});
+    let response = client.post(&quick).await;
+    assert!(common::http::content_type(response.headers()).starts_with("text/event-stream"));
+    assert_eq!(
+        sse_headers(&response),
+        (Some("identity".to_owned()), None, None)
+    );
+    let answer = read_answer(response, &json!(1)).await;
+    assert!(answer.response["result"].is_object(), "{}", answer.response);
+
+    let slow = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                      "params": {"name": "burst", "arguments": {}}});
+    let response = client.post(&slow).await;
+    assert!(common::http::content_type(response.headers()).starts_with("text/event-stream"));
+    assert_eq!(sse_headers(&response), streamed);
+    let answer = read_answer(response, &json!(2)).await;
+    assert_eq!(
+        answer.response["result"]["content"][0]["text"], "burst done",
+        "{}",
+        answer.response
+    );
+
+    let stream = client.get(None).await;
+    assert_eq!(stream.status(), StatusCode::OK);
+    assert_eq!(sse_headers(&stream), streamed);
+    drop(stream);
+    srv.stop().await;
+}
