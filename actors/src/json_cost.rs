@@ -87,9 +87,8 @@ const LANES: usize = 16;
 #[inline(always)]
 fn count_lanes(block: &[u8; LANES], [structural, quotes, open]: &mut [[u8; LANES]; 3]) {
     for (i, &byte) in block.iter().enumerate() {
-        // `[` and `{` differ in one bit only.
-        let opens = (byte | 0x20) == b'{';
-        structural[i] += u8::from(opens | (byte == b',') | (byte == b':'));
+        let (is_structural, opens) = structure(byte);
+        structural[i] += u8::from(is_structural);
         quotes[i] += u8::from(byte == b'"');
         open[i] += u8::from(opens);
     }
@@ -182,11 +181,10 @@ impl Scan {
 fn masks(block: &[u8; BLOCK]) -> [u64; 4] {
     let mut flags = [[0u8; BLOCK]; 4];
     for (i, &byte) in block.iter().enumerate() {
-        // `[` and `{` differ in one bit only.
-        let open = (byte | 0x20) == b'{';
+        let (structural, open) = structure(byte);
         flags[0][i] = u8::from(byte == b'"');
         flags[1][i] = u8::from(byte == b'\\');
-        flags[2][i] = u8::from(open | (byte == b',') | (byte == b':'));
+        flags[2][i] = u8::from(structural);
         flags[3][i] = u8::from(open);
     }
     flags.map(|flags| {
@@ -200,6 +198,15 @@ fn masks(block: &[u8; BLOCK]) -> [u64; 4] {
         }
         mask
     })
+}
+
+/// Whether `byte` counts as structure (`{`, `[`, `,` or `:`), and whether it opens a container
+/// (`{` or `[`), without a branch: both counts of this module read bytes this way.
+#[inline(always)]
+fn structure(byte: u8) -> (bool, bool) {
+    // `[` and `{` differ in one bit only.
+    let open = (byte | 0x20) == b'{';
+    (open | (byte == b',') | (byte == b':'), open)
 }
 
 /// Each bit the XOR of it and every bit below it: set from an opening quote up to the byte

@@ -46,7 +46,7 @@ use serde_json::json;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
-use actix_mcp_actors::{ErrorObject, RequestId, dev::Frame};
+use actix_mcp_actors::{ErrorObject, RequestId};
 
 use super::admission_cluster::{ClusterLease, ClusterLimits};
 use crate::cluster::Cluster;
@@ -664,9 +664,7 @@ fn admission_store_unavailable(id: Option<&RequestId>) -> HttpResponse {
         "the cluster's admission store is unavailable, so the cluster-wide limits cannot be \
          counted; retry later",
     );
-    let mut response = HttpResponse::build(StatusCode::SERVICE_UNAVAILABLE)
-        .content_type(super::respond::APPLICATION_JSON)
-        .body(Frame::error(id, &error).json.to_string());
+    let mut response = super::respond::error_response(StatusCode::SERVICE_UNAVAILABLE, id, &error);
     response
         .headers_mut()
         .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
@@ -679,9 +677,7 @@ fn overloaded(id: Option<&RequestId>, limit: Limit, message: &str, wait: Duratio
     let error = ErrorObject::new(code::OVERLOADED, format!("{message}; retry later"))
         .with_data(json!({ "retryAfterMs": millis, "limit": limit.as_str() }));
     let seconds = millis.div_ceil(1000).max(1);
-    let mut response = HttpResponse::build(StatusCode::TOO_MANY_REQUESTS)
-        .content_type(super::respond::APPLICATION_JSON)
-        .body(Frame::error(id, &error).json.to_string());
+    let mut response = super::respond::error_response(StatusCode::TOO_MANY_REQUESTS, id, &error);
     if let Ok(value) = HeaderValue::from_str(&seconds.to_string()) {
         response.headers_mut().insert(header::RETRY_AFTER, value);
     }

@@ -286,9 +286,11 @@ async fn post_message(
     let message = match parse_body(version_header, body) {
         Ok(message) => message,
         Err(rejection) => {
-            return HttpResponse::BadRequest()
-                .content_type(super::respond::APPLICATION_JSON)
-                .body(rejection.to_frame().json.to_string());
+            return error_response(
+                StatusCode::BAD_REQUEST,
+                rejection.id.as_ref(),
+                &rejection.error,
+            );
         }
     };
     let message_id = match &message {

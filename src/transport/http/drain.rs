@@ -33,7 +33,7 @@ use tokio::sync::OnceCell;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use actix_mcp_actors::{ErrorObject, RequestId, dev::Frame};
+use actix_mcp_actors::{ErrorObject, RequestId};
 use serde_json::json;
 
 use super::HttpShared;
@@ -125,9 +125,7 @@ pub(super) fn draining_response(id: Option<&RequestId>) -> HttpResponse {
         "the server is shutting down; retry on another node",
     )
     .with_data(json!({ "retryAfterMs": 1000, "limit": "draining" }));
-    let mut response = HttpResponse::build(StatusCode::SERVICE_UNAVAILABLE)
-        .content_type(super::respond::APPLICATION_JSON)
-        .body(Frame::error(id, &error).json.to_string());
+    let mut response = super::respond::error_response(StatusCode::SERVICE_UNAVAILABLE, id, &error);
     response.headers_mut().insert(
         header::RETRY_AFTER,
         HeaderValue::from_static(RETRY_AFTER_SECONDS),
@@ -141,9 +139,8 @@ pub(super) fn cancelled_response(id: &RequestId) -> HttpResponse {
         crate::error::code::REQUEST_CANCELLED,
         format!("request cancelled: {SHUTDOWN_REASON}"),
     );
-    let mut response = HttpResponse::build(StatusCode::SERVICE_UNAVAILABLE)
-        .content_type(super::respond::APPLICATION_JSON)
-        .body(Frame::error(Some(id), &error).json.to_string());
+    let mut response =
+        super::respond::error_response(StatusCode::SERVICE_UNAVAILABLE, Some(id), &error);
     response.headers_mut().insert(
         header::RETRY_AFTER,
         HeaderValue::from_static(RETRY_AFTER_SECONDS),

@@ -27,10 +27,7 @@ pub(super) fn http_error(
     code: ErrorCode,
     message: impl Into<String>,
 ) -> HttpResponse {
-    let frame = Frame::error(id, &ErrorObject::new(code, message));
-    HttpResponse::build(status)
-        .content_type(APPLICATION_JSON)
-        .body(frame.json.to_string())
+    error_response(status, id, &ErrorObject::new(code, message))
 }
 
 pub(super) fn header_str(req: &HttpRequest, name: impl header::AsHeaderName) -> Option<&str> {
