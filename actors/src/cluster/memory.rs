@@ -1,6 +1,7 @@
 //! The in-process implementations of the cluster traits.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -193,6 +194,9 @@ impl SessionStore for InMemorySessionStore {
 #[derive(Debug, Clone)]
 pub struct LocalBus {
     sender: broadcast::Sender<Envelope>,
+    /// How many times a subscriber fell behind (and lost messages): the bus's
+    /// [`continuity`](Bus::continuity).
+    lagged: Arc<AtomicU64>,
 }
 
 impl Default for LocalBus {
@@ -206,6 +210,7 @@ impl LocalBus {
     pub fn new() -> Self {
         Self {
             sender: broadcast::channel(4096).0,
+            lagged: Arc::default(),
         }
     }
 }
@@ -220,14 +225,22 @@ impl Bus for LocalBus {
     fn subscribe(&self, node: &NodeId) -> BoxFuture<'static, BoxStream<'static, Envelope>> {
         let node = node.clone();
         let receiver = self.sender.subscribe();
-        let stream = futures::stream::unfold(receiver, |mut receiver| async move {
-            loop {
-                match receiver.recv().await {
-                    Ok(envelope) => return Some((envelope, receiver)),
-                    Err(broadcast::error::RecvError::Lagged(missed)) => {
-                        tracing::warn!(missed, "a node fell behind its bus; messages were lost");
+        let lagged = self.lagged.clone();
+        let stream = futures::stream::unfold(receiver, move |mut receiver| {
+            let lagged = lagged.clone();
+            async move {
+                loop {
+                    match receiver.recv().await {
+                        Ok(envelope) => return Some((envelope, receiver)),
+                        Err(broadcast::error::RecvError::Lagged(missed)) => {
+                            lagged.fetch_add(1, Ordering::AcqRel);
+                            tracing::warn!(
+                                missed,
+                                "a node fell behind its bus; messages were lost"
+                            );
+                        }
+                        Err(broadcast::error::RecvError::Closed) => return None,
                     }
-                    Err(broadcast::error::RecvError::Closed) => return None,
                 }
             }
         })
@@ -241,6 +254,10 @@ impl Bus for LocalBus {
         })
         .boxed();
         Box::pin(std::future::ready(stream))
+    }
+
+    fn continuity(&self) -> Option<u64> {
+        Some(self.lagged.load(Ordering::Acquire))
     }
 }
 
@@ -364,5 +381,30 @@ mod tests {
             at_a.next().now_or_never().is_none(),
             "a hears nothing of itself"
         );
+    }
+
+    #[tokio::test]
+    async fn a_subscriber_that_falls_behind_changes_the_continuity() {
+        let bus = LocalBus::new();
+        let (a, b) = (NodeId::new("a"), NodeId::new("b"));
+        let mut at_b = bus.subscribe(&b).await;
+        let closed = || Envelope {
+            from: a.clone(),
+            to: Recipients::All,
+            message: BusMessage::Closed {
+                session: record("s").id,
+            },
+        };
+        let before = bus.continuity();
+        assert!(before.is_some(), "an in-process bus can tell");
+        now(bus.publish(closed()));
+        assert!(at_b.next().await.is_some());
+        assert_eq!(bus.continuity(), before, "nothing lost");
+        // More than the channel holds, unread: the oldest are lost.
+        for _ in 0..4097 {
+            now(bus.publish(closed()));
+        }
+        assert!(at_b.next().await.is_some());
+        assert_ne!(bus.continuity(), before, "messages were lost");
     }
 }

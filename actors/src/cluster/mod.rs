@@ -431,6 +431,18 @@ pub trait Bus: Send + Sync + fmt::Debug + 'static {
     /// background). Implementations reconnect by themselves after a failure; the stream ends
     /// only when the bus is shut down.
     fn subscribe(&self, node: &NodeId) -> BoxFuture<'static, BoxStream<'static, Envelope>>;
+
+    /// A value that stays the same for as long as no message for this process's subscribers
+    /// can have been lost: it changes whenever a subscription is (re)established or falls
+    /// behind, and is `None` while one is down, or when the bus cannot tell (the default).
+    ///
+    /// A node serves an established session from its own copy, without reading the store,
+    /// only while this value is the one it read when it last read the record (see the
+    /// protocol layer's `Cluster::session_lease`): a deletion or a change made on another node
+    /// reaches it on the bus, and a bus that may have lost one ends every such copy.
+    fn continuity(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// How a session's local actor reaches the other nodes when a message has no recipient on this

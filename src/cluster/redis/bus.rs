@@ -1,5 +1,7 @@
 //! The bus on Redis pub/sub.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use actix_mcp_actors::{Bus, Envelope, NodeId, Recipients, StoreError, StoreFuture};
@@ -21,12 +23,77 @@ use super::connection::{RESPONSE_TIMEOUT, Redis};
 #[derive(Debug, Clone)]
 pub struct RedisBus {
     redis: Redis,
+    /// Its subscriptions' state, for [`continuity`](Bus::continuity): see [`Subscriptions`].
+    subscriptions: Arc<Subscriptions>,
+}
+
+/// How many of a bus's subscriptions are down (the high half) and how many times one went
+/// up or down (the low half, wrapping), in one word so that both are read at once.
+#[derive(Debug, Default)]
+struct Subscriptions(AtomicU64);
+
+impl Subscriptions {
+    const DOWN: u64 = 1 << 32;
+
+    /// One more subscription down, or one fewer (`by`: [`Self::DOWN`] or its negation).
+    fn change(&self, by: u64) {
+        let _ = self
+            .0
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |word| {
+                let changes = (word as u32).wrapping_add(1);
+                Some((word.wrapping_add(by) & !u64::from(u32::MAX)) | u64::from(changes))
+            });
+    }
+
+    /// The count of changes while every subscription is in place, else `None`.
+    fn continuity(&self) -> Option<u64> {
+        let word = self.0.load(Ordering::Acquire);
+        (word >> 32 == 0).then_some(word & u64::from(u32::MAX))
+    }
+}
+
+/// One subscription's part in its bus's [`Subscriptions`]: down from its start until it is
+/// in place, down again whenever its connection ends (what is published meanwhile is lost),
+/// and down for good once dropped (the subscriber stopped listening).
+struct Subscription {
+    all: Arc<Subscriptions>,
+    up: bool,
+}
+
+impl Subscription {
+    fn start(all: Arc<Subscriptions>) -> Self {
+        all.change(Subscriptions::DOWN);
+        Self { all, up: false }
+    }
+
+    fn up(&mut self) {
+        if !self.up {
+            self.all.change(Subscriptions::DOWN.wrapping_neg());
+            self.up = true;
+        }
+    }
+
+    fn down(&mut self) {
+        if self.up {
+            self.all.change(Subscriptions::DOWN);
+            self.up = false;
+        }
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        self.down();
+    }
 }
 
 impl RedisBus {
     /// The bus on `redis`.
     pub fn new(redis: Redis) -> Self {
-        Self { redis }
+        Self {
+            redis,
+            subscriptions: Arc::default(),
+        }
     }
 }
 
@@ -53,6 +120,7 @@ impl Bus for RedisBus {
         let redis = self.redis.clone();
         let node = node.clone();
         let own = sent_by(&node);
+        let mut subscription = Subscription::start(self.subscriptions.clone());
         tokio::spawn(async move {
             let channels = [redis.channel(None), redis.channel(Some(&node))];
             let mut failures = 0u32;
@@ -94,6 +162,7 @@ impl Bus for RedisBus {
                     tracing::info!("the cluster bus is back");
                     failures = 0;
                 }
+                subscription.up();
                 if let Some(in_place_tx) = in_place_tx.take() {
                     let _ = in_place_tx.send(());
                 }
@@ -121,7 +190,8 @@ impl Bus for RedisBus {
                         return;
                     }
                 }
-                // The connection ended: reconnect.
+                // The connection ended (what was published meanwhile is lost): reconnect.
+                subscription.down();
                 tracing::warn!("lost the cluster bus; reconnecting");
                 tokio::time::sleep(Duration::from_millis(200)).await;
             }
@@ -140,6 +210,10 @@ impl Bus for RedisBus {
             stream
         })
     }
+
+    fn continuity(&self) -> Option<u64> {
+        self.subscriptions.continuity()
+    }
 }
 
 /// How the text of an [`Envelope`] from `node` starts.
@@ -154,6 +228,53 @@ fn sent_by(node: &NodeId) -> String {
 mod tests {
     use super::*;
     use actix_mcp_actors::SessionId;
+
+    #[test]
+    fn continuity_holds_only_while_every_subscription_is_in_place() {
+        let all = Arc::new(Subscriptions::default());
+        assert_eq!(
+            all.continuity(),
+            Some(0),
+            "no subscription: nothing to miss"
+        );
+        let mut first = Subscription::start(all.clone());
+        assert_eq!(all.continuity(), None, "not in place yet");
+        first.up();
+        let up = all.continuity().expect("in place");
+        first.up();
+        assert_eq!(all.continuity(), Some(up), "already in place: no change");
+        let mut second = Subscription::start(all.clone());
+        assert_eq!(all.continuity(), None, "the second is not in place");
+        second.up();
+        let both = all.continuity().expect("both in place");
+        assert_ne!(both, up);
+        first.down();
+        assert_eq!(all.continuity(), None, "a connection ended");
+        first.up();
+        let back = all.continuity().expect("back");
+        assert_ne!(
+            back, both,
+            "a reconnection is a change: messages may have been lost"
+        );
+        drop(second);
+        assert_eq!(
+            all.continuity(),
+            None,
+            "a subscriber that stopped is down for good"
+        );
+        first.down();
+        drop(first);
+        assert_eq!(all.continuity(), None);
+    }
+
+    #[test]
+    fn the_count_of_changes_wraps_without_touching_the_count_of_subscriptions_down() {
+        let all = Subscriptions(AtomicU64::new(u64::from(u32::MAX)));
+        all.change(Subscriptions::DOWN);
+        assert_eq!(all.continuity(), None);
+        all.change(Subscriptions::DOWN.wrapping_neg());
+        assert_eq!(all.continuity(), Some(1));
+    }
 
     #[test]
     fn an_envelope_starts_with_its_sender() {
