@@ -701,3 +701,73 @@ async fn a_sessionless_cancel_travels_to_the_node_running_the_request() {
     a.stop().await;
     b.stop().await;
 }
+
+/// With a session lease (`Cluster::session_lease`), a node serves a session it holds without
+/// a round trip to Redis until the bus may have lost a message: a subscription killed and
+/// re-established ends the lease, and a deletion on another node reaches it on the bus.
+#[actix_web::test]
+async fn a_leased_session_costs_no_round_trip_until_the_bus_reconnects() {
+    let redis = RedisServer::start();
+    let mut nodes = Vec::new();
+    for _ in 0..2 {
+        let fixture = fixture();
+        let cluster = Cluster::redis(&redis.url())
+            .await
+            .unwrap()
+            .session_lease(Duration::from_secs(60));
+        let server = spawn(fixture.server.http("/mcp").cluster(cluster), 1);
+        nodes.push((fixture, server));
+    }
+    let (a, b) = (&nodes[0].1, &nodes[1].1);
+    let mut on_a = a.client();
+    on_a.initialize(json!({})).await;
+    let id = on_a.session.clone().unwrap();
+    let key = format!("HGETALL mcp:{{{id}}}:session");
+    common::eventually("the handshake is stored", || {
+        redis.command(&key).contains("\r\nest\r\n$1\r\n1\r\n")
+    })
+    .await;
+    let on_b = on_a.at(&b.url);
+    let scripts_run = || {
+        let info = redis.command("INFO commandstats");
+        info.split("cmdstat_evalsha:calls=")
+            .nth(1)
+            .and_then(|rest| rest.split(',').next())
+            .map_or(0, |calls| calls.parse::<u64>().unwrap())
+    };
+    let echo = |id: i64| {
+        let on_b = on_b.clone();
+        async move {
+            let answer = on_b.call(json!(id), "echo", json!({"message": "hi"})).await;
+            assert_eq!(answer.status, StatusCode::OK, "{}", answer.response);
+        }
+    };
+
+    // B's first request reads the record (and sends Redis the script, new to it).
+    echo(1).await;
+    assert!(redis.command("CONFIG RESETSTAT").starts_with("+OK"));
+    for id in 2..=6 {
+        echo(id).await;
+    }
+    assert_eq!(scripts_run(), 0, "B serves from its copy");
+
+    // Every node's subscription cut: messages published meanwhile would be lost.
+    let killed = redis.command("CLIENT KILL TYPE pubsub");
+    assert!(killed.starts_with(':'), "{killed}");
+    // Back within a second (the bus reconnects by itself); meanwhile every request reads.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(redis.command("CONFIG RESETSTAT").starts_with("+OK"));
+    for id in 7..=9 {
+        echo(id).await;
+    }
+    assert_eq!(scripts_run(), 1, "read again once after the reconnection");
+
+    // A deletion on A reaches B on the bus.
+    assert_eq!(on_a.delete().await, StatusCode::OK);
+    common::eventually("B hears of the deletion", || b.mcp.session_count() == 0).await;
+    let gone = on_b.request(json!(10), "tools/list", json!({})).await;
+    assert_eq!(gone.status, StatusCode::NOT_FOUND, "{}", gone.response);
+    for (_, server) in nodes {
+        server.stop().await;
+    }
+}

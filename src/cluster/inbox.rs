@@ -55,6 +55,7 @@ impl ClusterNode {
                 }
             }
             BusMessage::Closed { session } => {
+                self.heard_of_record();
                 registry.close(session.as_str());
             }
             BusMessage::StandaloneOpened { session, at_ms } => {
@@ -63,6 +64,7 @@ impl ClusterNode {
                 }
             }
             BusMessage::Changed { record } => {
+                self.heard_of_record();
                 if let Some(session) = registry.find(record.id.as_str()) {
                     self.adopt(&session, &Arc::new(record));
                 }

@@ -32,7 +32,9 @@
 //! idle timeout; what else the store keeps of a session, such as its place in the cluster-wide
 //! count, is renewed for the sessions busy on a node by [`SessionStore::touch`] every third of
 //! the idle timeout); nothing else on a request's path touches the store or the bus unless a
-//! message must reach another node. A `notifications/initialized` that lands on a node holding
+//! message must reach another node. With a [session lease](Cluster::session_lease), a node
+//! serves an established session it holds from its own copy, without that round trip, for as
+//! long as the lease lasts and the bus vouches that it lost no message ([`Bus::continuity`]). A `notifications/initialized` that lands on a node holding
 //! no actor for the session is taken in the store alone ([`SessionStore::establish`]).
 //!
 //! Requests of protocol 2026-07-28 have no session: any node serves them as it is, and a
@@ -49,7 +51,9 @@
 //! (`tests/cluster_custom_store.rs` writes one). The Redis backend (`redis` module, feature `redis`) is one to read.
 //!
 //! **Limits.** The bus delivers at most once: a node cut off from it misses what was sent
-//! meanwhile (a session's record is reloaded on each request, so only notifications are lost).
+//! meanwhile (a session's record is reloaded on each request, so only notifications are lost;
+//! with a session lease, every lease ends when the bus's connection does, and a cut that
+//! leaves the connection open is bounded by the lease).
 //! The requests in flight on a node that dies are lost with it; their clients see the stream
 //! end. The session cap is per cluster when the store can count sessions (the Redis store and
 //! the in-memory one can), per node otherwise.
@@ -73,7 +77,8 @@ pub use admission::{
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use actix_mcp_actors::RegistryHandle;
 use actix_mcp_actors::SessionHandle;
@@ -114,6 +119,7 @@ pub struct Cluster {
     pub(crate) catalog: Option<Arc<dyn CatalogStore>>,
     pub(crate) admission: Option<Arc<dyn AdmissionStore>>,
     pub(crate) admission_lease: Duration,
+    pub(crate) session_lease: Duration,
 }
 
 impl fmt::Debug for Cluster {
@@ -126,6 +132,7 @@ impl fmt::Debug for Cluster {
             .field("shared_catalog", &self.catalog.is_some())
             .field("admission", &self.admission)
             .field("admission_lease", &self.admission_lease)
+            .field("session_lease", &self.session_lease)
             .finish()
     }
 }
@@ -141,6 +148,7 @@ impl Cluster {
             catalog: None,
             admission: None,
             admission_lease: DEFAULT_ADMISSION_LEASE,
+            session_lease: Duration::ZERO,
         }
     }
 
@@ -188,6 +196,24 @@ impl Cluster {
         self
     }
 
+    /// How long a node may serve an established session it holds without reading its record
+    /// from the store (default zero: every request of a session reads it, one round trip).
+    ///
+    /// With a lease, a request of a session this node holds is served from its own copy for
+    /// up to `lease` after the node last read the record, and the store is read again after
+    /// that (which also renews the record's time to live). A deletion or a change of the
+    /// session's state made on another node still ends the copy here as soon as its message
+    /// arrives on the bus, and a bus that may have lost a message (a reconnection, a
+    /// subscriber that fell behind) ends every copy, as does a bus that cannot tell
+    /// ([`Bus::continuity`] is `None`: no lease is ever used). What it gives up: a request that
+    /// reaches this node after a deletion or change on another node, but before that node's
+    /// message does, is served as before it; and a bus cut off without its connection ending
+    /// delays that until the lease runs out. Capped at a third of the session idle timeout.
+    pub fn session_lease(mut self, lease: Duration) -> Self {
+        self.session_lease = lease;
+        self
+    }
+
     /// This node's id.
     pub fn node_id(&self) -> &NodeId {
         &self.node
@@ -214,6 +240,19 @@ pub(crate) struct ClusterNode {
     ttl: Duration,
     /// Whether this node listens to the bus yet.
     listening: tokio::sync::watch::Sender<bool>,
+    /// The [`Cluster::session_lease`], at most a third of `ttl`.
+    lease: Duration,
+    /// How many messages about a session's record (its end, a change of its state) this node
+    /// has received: a record read while one arrived may be older than it, and is not leased.
+    heard: AtomicU64,
+}
+
+/// See [`ClusterNode::lease_terms`].
+#[derive(Debug, Clone, Copy)]
+struct LeaseTerms {
+    continuity: u64,
+    heard: u64,
+    at: Instant,
 }
 
 /// How long a node's first requests wait for it to listen to the bus.
@@ -232,10 +271,13 @@ pub(crate) enum Lookup {
 
 impl ClusterNode {
     pub(crate) fn new(cluster: Cluster, ttl: Duration) -> Arc<Self> {
+        let lease = cluster.session_lease.min(ttl / 3);
         Arc::new(Self {
             cluster,
             ttl,
             listening: tokio::sync::watch::channel(false).0,
+            lease,
+            heard: AtomicU64::new(0),
         })
     }
 
@@ -338,6 +380,11 @@ impl ClusterNode {
         id: &SessionId,
     ) -> Result<SessionHandle, Lookup> {
         self.listening().await;
+        if let Some(session) = self.leased(registry, id) {
+            return Ok(session);
+        }
+        // What a lease of the record about to be read depends on, as it is before the read.
+        let lease = self.lease_terms();
         let record = match self.store().load(id, self.ttl).await {
             Ok(Some(record)) => record,
             Ok(None) => {
@@ -349,6 +396,7 @@ impl ClusterNode {
         };
         if let Some(session) = registry.get(id.as_str()) {
             self.adopt(&session, &record);
+            self.grant(&session, &record, lease);
             return Ok(session);
         }
         let state = SessionState::from_stored(&record).map_err(|err| {
@@ -378,7 +426,60 @@ impl ClusterNode {
         // The handshake is the business of the node that opened the session: a client names
         // it only once `initialize` succeeded, and the record says when it completes.
         session.establish();
+        self.grant(&session, &record, lease);
         Ok(session)
+    }
+
+    /// The session `id` held here, when its lease lets it be served without reading the store.
+    fn leased(&self, registry: &RegistryHandle, id: &SessionId) -> Option<SessionHandle> {
+        if self.lease.is_zero() {
+            return None;
+        }
+        let continuity = self.cluster.bus.continuity()?;
+        let session = registry.get(id.as_str())?;
+        let state = session.data::<SessionState>()?;
+        (state.is_initialized() && state.leased(continuity, Instant::now())).then_some(session)
+    }
+
+    /// What a lease of a record about to be read depends on: the bus's continuity, the count
+    /// of messages about records heard, and the time (the lease runs from the read's start).
+    /// `None` without leases, or when the bus cannot vouch for its messages now.
+    fn lease_terms(&self) -> Option<LeaseTerms> {
+        if self.lease.is_zero() {
+            return None;
+        }
+        Some(LeaseTerms {
+            continuity: self.cluster.bus.continuity()?,
+            heard: self.heard.load(Ordering::Acquire),
+            at: Instant::now(),
+        })
+    }
+
+    /// Leases `record`, just read on `terms`, to `session`: when it is established, and
+    /// neither the bus's continuity changed nor a message about a record arrived during the
+    /// read (the record might predate it).
+    fn grant(&self, session: &SessionHandle, record: &SessionRecord, terms: Option<LeaseTerms>) {
+        let Some(terms) = terms else {
+            return;
+        };
+        let Some(state) = session.data::<SessionState>() else {
+            return;
+        };
+        if record.established
+            && state.is_initialized()
+            && self.heard.load(Ordering::Acquire) == terms.heard
+            && self.cluster.bus.continuity() == Some(terms.continuity)
+        {
+            state.lease(terms.continuity, terms.at + self.lease);
+        } else {
+            state.end_lease();
+        }
+    }
+
+    /// A message about a session's record arrived (it ended, or its state changed): records
+    /// being read now are not leased.
+    pub(crate) fn heard_of_record(&self) {
+        self.heard.fetch_add(1, Ordering::AcqRel);
     }
 
     /// Waits (on a node's first requests only, and boundedly) until this node listens to the
@@ -448,6 +549,7 @@ impl ClusterNode {
         id: &SessionId,
     ) -> Result<bool, StoreError> {
         let known = self.store().delete(id).await?;
+        self.heard_of_record();
         registry.close(id.as_str());
         self.publish(
             Recipients::All,

@@ -82,6 +82,10 @@ pub struct SessionState {
     /// lower or equal revision is older, and not taken), or [`REVISION_UNKNOWN`].
     #[cfg(feature = "http")]
     revision: AtomicU64,
+    /// In a cluster with a session lease: until when, and under which continuity of the bus,
+    /// this node may serve the session from this state without reading the store.
+    #[cfg(feature = "http")]
+    lease: Mutex<Option<Lease>>,
     /// Reports the session's duration when it ends.
     #[cfg(feature = "otel")]
     pub(crate) telemetry: crate::telemetry::ServerSessionTimer,
@@ -97,6 +101,14 @@ impl std::fmt::Debug for SessionState {
             .field("initialized", &self.is_initialized())
             .finish_non_exhaustive()
     }
+}
+
+/// See [`SessionState::lease`].
+#[cfg(feature = "http")]
+#[derive(Debug, Clone, Copy)]
+struct Lease {
+    continuity: u64,
+    until: std::time::Instant,
 }
 
 /// A session's state as a cluster's session store keeps it.
@@ -148,6 +160,8 @@ impl SessionState {
             on_change: OnceLock::new(),
             #[cfg(feature = "http")]
             revision: AtomicU64::new(REVISION_UNKNOWN),
+            #[cfg(feature = "http")]
+            lease: Mutex::new(None),
             #[cfg(feature = "otel")]
             telemetry: crate::telemetry::ServerSessionTimer::new(version),
         }
@@ -190,10 +204,31 @@ impl SessionState {
     }
 
     /// This state may differ from every stored record (a change made here could not be
-    /// stored): the next record met is taken, whatever its revision.
+    /// stored): the next record met is taken, whatever its revision, and the session is read
+    /// from the store again.
     #[cfg(feature = "http")]
     pub(crate) fn forget_revision(&self) {
         self.revision.store(REVISION_UNKNOWN, Ordering::Release);
+        self.end_lease();
+    }
+
+    /// This node may serve the session from this state, without reading the store, until
+    /// `until`, while the bus's continuity stays `continuity`.
+    #[cfg(feature = "http")]
+    pub(crate) fn lease(&self, continuity: u64, until: std::time::Instant) {
+        *lock(&self.lease) = Some(Lease { continuity, until });
+    }
+
+    /// Whether a lease holds at `now` under the bus's `continuity`.
+    #[cfg(feature = "http")]
+    pub(crate) fn leased(&self, continuity: u64, now: std::time::Instant) -> bool {
+        lock(&self.lease).is_some_and(|lease| lease.continuity == continuity && now < lease.until)
+    }
+
+    /// Ends the lease: the session's next request reads the store.
+    #[cfg(feature = "http")]
+    pub(crate) fn end_lease(&self) {
+        *lock(&self.lease) = None;
     }
 
     /// The state as a cluster's session store keeps it.

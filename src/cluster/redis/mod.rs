@@ -64,12 +64,21 @@
 //!
 //! **After a failover** (either deployment), replication being asynchronous, the new master
 //! may lack the last writes its old one acknowledged: a session created (or changed) a moment
-//! before may be gone (its client gets a 404 and starts another) or lack that change. A node
-//! never serves a record it remembers over what the store holds: a record is taken from memory
-//! only when the stored hash still carries the stamp it had when it was read (every write
-//! stamps it uniquely, on any node, before or after a failover).
+//! before may be gone (its client gets a 404 and starts another) or lack that change. Without
+//! a session lease, a node never serves a record it remembers over what the store holds: a
+//! record is taken from memory only when the stored hash still carries the stamp it had when
+//! it was read (every write stamps it uniquely, on any node, before or after a failover).
 //!
-//! A request costs one round trip (one script renews its session's record and answers `1` when
+//! **With a session lease** ([`Cluster::session_lease`]), a node serves an established session
+//! it holds from memory for at most the lease, and reads the store again after it. The
+//! [`RedisBus`]'s [continuity](actix_mcp_actors::Bus::continuity) changes each time a
+//! subscription of it is made again (and is `None` while one is down), so a lost pub/sub
+//! connection, a Sentinel failover (which moves the subscription) or a cluster node gone under
+//! it ends every lease of that node; a failover of a Redis Cluster master that leaves the
+//! subscription in place does not, and for up to the lease a node may then serve its copy of a
+//! session whose last write the promoted replica lacks.
+//!
+//! A request costs one round trip (none while its session is leased) (one script renews its session's record and answers `1` when
 //! the stored stamp is the one this node holds, else the whole hash); a change of a session's state (`logging/setLevel`, `resources/subscribe`) is one
 //! script that applies it to the stored fields; events are written behind, in pipelined
 //! batches. A request a cluster-wide admission limit applies to costs one more round trip (one
