@@ -32,7 +32,10 @@
 //! `INFO commandstats` / `INFO stats` read before and after the window (its own `INFO`s left
 //! out): all of them, `EVALSHA` (a session request's one store round trip, its record's load:
 //! one script renewing it and answering `1` when the node holds it already; goal ≤ 1 per `echo`),
-//! and each command. Session creation through it should reach 5,000 sessions/s. It runs by
+//! and each command. Session creation through it should reach 5,000 sessions/s. The
+//! `redis-lease` mode is the same deployment with a session lease of 1 s on each node
+//! (`--session-lease 1000`: `Cluster::session_lease`), where a node serves a session it holds
+//! without the load; the section gives a row for each. Both run by
 //! default when the bench is built with the feature and redis-server and haproxy are found
 //! (on `PATH` or in `/usr/sbin`); otherwise the driver says why it skips it, and asking for it
 //! in `LOAD_SERVERS` fails with what to do.
@@ -72,8 +75,8 @@
 //!
 //! Environment (defaults in brackets): `LOAD_ROUNDS` [5], `LOAD_DURATION_MS` [2500] measured
 //! window per cell, `LOAD_WARMUP_MS` [500], `LOAD_CONCURRENCY` [64], `LOAD_SETUP_CONCURRENCY`
-//! [16], `LOAD_SERVERS` [bare,bare-sse,sse,json,stateless,v2026,rmcp-sse,rmcp-stateless, and redis
-//! where it can run], `LOAD_WORKLOADS`
+//! [16], `LOAD_SERVERS` [bare,bare-sse,sse,json,stateless,v2026,rmcp-sse,rmcp-stateless, and
+//! redis,redis-lease where they can run], `LOAD_WORKLOADS`
 //! [echo,setup,create; `none` runs only the memory runs], `LOAD_MAX_REQUESTS` [5000000] cap per cell, `LOAD_SESSIONS` [10000] for the
 //! memory runs (0 skips them), `LOAD_PIN` [1], `LOAD_SVG`.
 //!
@@ -160,7 +163,12 @@ enum ServerKind {
     /// actix-mcp, stateful, SSE answers, on two nodes sharing their sessions on Redis behind
     /// HAProxy (round robin per request).
     Redis,
+    /// The same, each node with a session lease of [`REDIS_LEASE_MS`] (`Cluster::session_lease`).
+    RedisLease,
 }
+
+/// The session lease of [`ServerKind::RedisLease`]'s nodes, in milliseconds.
+const REDIS_LEASE_MS: u64 = 1000;
 
 /// What the driver says when the Redis mode is asked for in a build without it.
 const NEEDS_REDIS_FEATURE: &str = "the Redis mode (LOAD_SERVERS=...,redis) needs the `redis` \
@@ -179,6 +187,7 @@ impl ServerKind {
             "rmcp-sse" => Self::RmcpSse,
             "rmcp-stateless" => Self::RmcpStateless,
             "redis" => Self::Redis,
+            "redis-lease" => Self::RedisLease,
             _ => return None,
         })
     }
@@ -195,21 +204,28 @@ impl ServerKind {
             Self::RmcpSse => "rmcp, stateful, SSE answers",
             Self::RmcpStateless => "rmcp, stateless, JSON answers",
             Self::Redis => "actix-mcp, stateful, SSE answers, 2 nodes on Redis behind HAProxy",
+            Self::RedisLease => {
+                "actix-mcp, stateful, SSE answers, 2 nodes on Redis behind HAProxy, 1 s session lease"
+            }
         }
     }
 
     fn stateful(self) -> bool {
-        matches!(
-            self,
-            Self::Sse | Self::Json | Self::RmcpSse | Self::Redis | Self::BareSse
-        )
+        matches!(self, Self::Sse | Self::Json | Self::RmcpSse | Self::BareSse) || self.on_redis()
     }
 
     fn is_ours(self) -> bool {
-        matches!(
-            self,
-            Self::Sse | Self::Json | Self::Stateless | Self::V2026 | Self::Redis
-        )
+        matches!(self, Self::Sse | Self::Json | Self::Stateless | Self::V2026) || self.on_redis()
+    }
+
+    /// Whether this is the Redis mode (two nodes on Redis behind HAProxy).
+    fn on_redis(self) -> bool {
+        matches!(self, Self::Redis | Self::RedisLease)
+    }
+
+    /// The Redis mode's session lease, in milliseconds (none: every request reads the record).
+    fn session_lease_ms(self) -> Option<u64> {
+        matches!(self, Self::RedisLease).then_some(REDIS_LEASE_MS)
     }
 
     /// Whether this is one of the bare handlers (a reference).
@@ -234,7 +250,7 @@ impl ServerKind {
             Self::Bare | Self::BareV2026 => vec!["--serve-bare".to_owned(), "json".to_owned()],
             Self::BareSse => vec!["--serve-bare".to_owned(), "sse".to_owned()],
             // The Redis mode's nodes get `--redis URL` on top (see `load/cluster.rs`).
-            Self::Sse | Self::Redis => mcp("sse"),
+            Self::Sse | Self::Redis | Self::RedisLease => mcp("sse"),
             Self::Json => mcp("json"),
             Self::Stateless => mcp("stateless"),
             Self::V2026 => mcp("v2026"),
@@ -272,9 +288,11 @@ impl Target {
     fn reference(self) -> Self {
         let server = match self.server {
             _ if self.server.v2026() => ServerKind::BareV2026,
-            ServerKind::Sse | ServerKind::RmcpSse | ServerKind::Redis | ServerKind::BareSse => {
-                ServerKind::BareSse
-            }
+            ServerKind::Sse
+            | ServerKind::RmcpSse
+            | ServerKind::Redis
+            | ServerKind::RedisLease
+            | ServerKind::BareSse => ServerKind::BareSse,
             _ => ServerKind::Bare,
         };
         Self {
@@ -332,7 +350,7 @@ impl Config {
                     Some(missing) => {
                         eprintln!("note: skipping the Redis mode: {missing}");
                     }
-                    None => servers.push_str(",redis"),
+                    None => servers.push_str(",redis,redis-lease"),
                 }
                 servers
             }
@@ -341,7 +359,7 @@ impl Config {
             .split(',')
             .map(|m| ServerKind::parse(m).ok_or_else(|| format!("unknown server {m:?}")))
             .collect::<Result<Vec<_>, _>>()?;
-        if servers.contains(&ServerKind::Redis) {
+        if servers.iter().any(|server| server.on_redis()) {
             if !cfg!(feature = "redis") {
                 return Err(NEEDS_REDIS_FEATURE.into());
             }
@@ -391,6 +409,7 @@ impl Config {
                             | ServerKind::Sse
                             | ServerKind::RmcpSse
                             | ServerKind::Redis
+                            | ServerKind::RedisLease
                     ),
                 };
                 if serves {
@@ -498,7 +517,9 @@ struct Reading {
 impl Deployment {
     fn start(kind: ServerKind, max_sessions: usize, cpu: Option<usize>) -> Result<Self> {
         Ok(match kind {
-            ServerKind::Redis => Self::Cluster(cluster::RedisCluster::start(max_sessions, cpu)?),
+            ServerKind::Redis | ServerKind::RedisLease => Self::Cluster(
+                cluster::RedisCluster::start(max_sessions, cpu, kind.session_lease_ms())?,
+            ),
             _ => Self::Single(ServerProcess::spawn(kind.args(max_sessions), cpu)?),
         })
     }

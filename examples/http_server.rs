@@ -141,6 +141,10 @@ struct Cli {
     /// The name the Sentinels of `--redis-sentinel` know the master by.
     #[arg(long, value_name = "NAME", requires = "redis_sentinel")]
     redis_master: Option<String>,
+    /// With a cluster: how long, in milliseconds, a node serves a session it holds without
+    /// reading its record from Redis (0: every request reads it). See `Cluster::session_lease`.
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    session_lease_ms: u64,
     /// Seal `requestState` with this key (64 hex digits), the same on every node of a cluster
     /// (default: a random key per process).
     #[arg(long, value_name = "HEX")]
@@ -203,7 +207,9 @@ async fn cluster(cli: &Cli) -> std::io::Result<Option<actix_mcp::cluster::Cluste
     } else {
         return Ok(None);
     };
-    cluster.map(Some).map_err(std::io::Error::other)
+    cluster
+        .map(|cluster| Some(cluster.session_lease(Duration::from_millis(cli.session_lease_ms))))
+        .map_err(std::io::Error::other)
 }
 
 #[cfg(not(feature = "redis"))]

@@ -145,8 +145,13 @@ pub(super) struct RedisCluster {
 }
 
 impl RedisCluster {
-    /// Starts Redis, [`NODES`] nodes on it and HAProxy in front, all on `cpu`.
-    pub(super) fn start(max_sessions: usize, cpu: Option<usize>) -> Result<Self> {
+    /// Starts Redis, [`NODES`] nodes on it (with a session lease of `lease_ms` when given) and
+    /// HAProxy in front, all on `cpu`.
+    pub(super) fn start(
+        max_sessions: usize,
+        cpu: Option<usize>,
+        lease_ms: Option<u64>,
+    ) -> Result<Self> {
         let dir = TempDir::new()?;
         let redis_server = find_program("redis-server").ok_or("redis-server not found")?;
         let haproxy = find_program("haproxy").ok_or("haproxy not found")?;
@@ -176,6 +181,9 @@ impl RedisCluster {
         for _ in 0..NODES {
             let mut args = ServerKind::Sse.args(max_sessions);
             args.extend(["--redis".to_owned(), url.clone()]);
+            if let Some(lease) = lease_ms {
+                args.extend(["--session-lease".to_owned(), lease.to_string()]);
+            }
             nodes.push(ServerProcess::spawn(args, cpu)?);
         }
         let lb_port = free_port()?;

@@ -289,14 +289,21 @@ const REDIS_CREATE_RATE: f64 = 5_000.0;
 pub(super) fn redis_section(series: &[Series]) -> Option<String> {
     let mut out = String::new();
     let mut breakdowns = Vec::new();
-    for workload in [Workload::Echo, Workload::Setup, Workload::Create] {
+    for (workload, mode) in [Workload::Echo, Workload::Setup, Workload::Create]
+        .into_iter()
+        .flat_map(|w| [(w, ServerKind::Redis), (w, ServerKind::RedisLease)])
+    {
         let find = |server| {
             series
                 .iter()
                 .find(|s| s.target == Target { server, workload })
         };
-        let (Some(redis), Some(memory)) = (find(ServerKind::Redis), find(ServerKind::Sse)) else {
+        let (Some(redis), Some(memory)) = (find(mode), find(ServerKind::Sse)) else {
             continue;
+        };
+        let lease = match mode.session_lease_ms() {
+            Some(ms) => format!("{ms} ms"),
+            None => "none".to_owned(),
         };
         if out.is_empty() {
             let _ = writeln!(
@@ -312,11 +319,11 @@ pub(super) fn redis_section(series: &[Series]) -> Option<String> {
             );
             let _ = writeln!(
                 out,
-                "| workload | per s: Redis mode (in memory) | nodes' µs CPU per unit: median (min–max) | in memory µs | nodes vs in memory: ratio of medians (per-round range) | Redis µs | HAProxy µs | all three vs in memory | Redis commands per unit | record loads (`EVALSHA`) per unit | goals |"
+                "| workload | session lease | per s: Redis mode (in memory) | nodes' µs CPU per unit: median (min–max) | in memory µs | nodes vs in memory: ratio of medians (per-round range) | Redis µs | HAProxy µs | all three vs in memory | Redis commands per unit | record loads (`EVALSHA`) per unit | goals |"
             );
             let _ = writeln!(
                 out,
-                "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+                "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
             );
         }
         let cpu = |s: &Series| -> Vec<f64> { s.samples.iter().map(|x| us(x.server_cpu)).collect() };
@@ -387,7 +394,7 @@ pub(super) fn redis_section(series: &[Series]) -> Option<String> {
         };
         let _ = writeln!(
             out,
-            "| {} | {rate:.0} ({memory_rate:.0}) | {nodes_median:.2} ({:.2}–{:.2}) | {memory_median:.2} | **{ratio:.2}×** ({low:.2}–{high:.2}) | {redis_us:.2} | {haproxy_us:.2} | {everything:.2}× | {commands:.2} | {loads:.2} | {} |",
+            "| {} | {lease} | {rate:.0} ({memory_rate:.0}) | {nodes_median:.2} ({:.2}–{:.2}) | {memory_median:.2} | **{ratio:.2}×** ({low:.2}–{high:.2}) | {redis_us:.2} | {haproxy_us:.2} | {everything:.2}× | {commands:.2} | {loads:.2} | {} |",
             workload.label(),
             nodes.iter().copied().fold(f64::INFINITY, f64::min),
             nodes.iter().copied().fold(0.0, f64::max),
@@ -406,7 +413,7 @@ pub(super) fn redis_section(series: &[Series]) -> Option<String> {
         let mut pooled: Vec<(&str, u64)> = pooled.into_iter().collect();
         pooled.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
         breakdowns.push(format!(
-            "- {}: {}",
+            "- {}, session lease {lease}: {}",
             workload.label(),
             pooled
                 .iter()

@@ -99,10 +99,11 @@ where
     actix_web::rt::System::new().block_on(serve_actix(factory))
 }
 
-/// `--serve-mcp MODE MAX_SESSIONS [--redis URL] [--cpu N]`; MODE is `sse`, `json`, `stateless`
-/// or `v2026` (the default endpoint with JSON answers, which serves 2026-07-28 requests
-/// statelessly). With `--redis URL` the endpoint is a node of a cluster on that Redis server
-/// (`Cluster::redis`, cargo feature `redis`).
+/// `--serve-mcp MODE MAX_SESSIONS [--redis URL [--session-lease MS]] [--cpu N]`; MODE is
+/// `sse`, `json`, `stateless` or `v2026` (the default endpoint with JSON answers, which serves
+/// 2026-07-28 requests statelessly). With `--redis URL` the endpoint is a node of a cluster on
+/// that Redis server (`Cluster::redis`, cargo feature `redis`), with a session lease of `MS`
+/// milliseconds when given (`Cluster::session_lease`).
 pub(super) fn mcp(args: &[String]) -> Result<()> {
     pin_from_args(args)?;
     watch_parent();
@@ -134,18 +135,33 @@ pub(super) fn mcp(args: &[String]) -> Result<()> {
         // A stateless endpoint has no sessions to cap.
         mcp = mcp.max_sessions(max_sessions);
     }
+    let lease = match args.iter().position(|a| a == "--session-lease") {
+        Some(at) => std::time::Duration::from_millis(
+            args.get(at + 1)
+                .ok_or("--session-lease needs milliseconds")?
+                .parse()?,
+        ),
+        None => std::time::Duration::ZERO,
+    };
     let Some(url) = redis else {
         let mcp = mcp.build()?;
         return run_actix(move || App::new().configure(mcp.configure()));
     };
-    cluster_node(mcp, &url)
+    cluster_node(mcp, &url, lease)
 }
 
-/// Serves `mcp` as a node of a cluster on the Redis server at `url`.
+/// Serves `mcp` as a node of a cluster on the Redis server at `url`, with a session lease of
+/// `lease`.
 #[cfg(feature = "redis")]
-fn cluster_node(mcp: actix_mcp::transport::http::McpHttpBuilder, url: &str) -> Result<()> {
+fn cluster_node(
+    mcp: actix_mcp::transport::http::McpHttpBuilder,
+    url: &str,
+    lease: std::time::Duration,
+) -> Result<()> {
     actix_web::rt::System::new().block_on(async move {
-        let cluster = actix_mcp::cluster::Cluster::redis(url).await?;
+        let cluster = actix_mcp::cluster::Cluster::redis(url)
+            .await?
+            .session_lease(lease);
         let mcp = mcp.cluster(cluster).build()?;
         serve_actix(move || App::new().configure(mcp.configure())).await
     })
@@ -153,7 +169,11 @@ fn cluster_node(mcp: actix_mcp::transport::http::McpHttpBuilder, url: &str) -> R
 
 /// Without the `redis` feature there is no Redis cluster to be a node of.
 #[cfg(not(feature = "redis"))]
-fn cluster_node(_mcp: actix_mcp::transport::http::McpHttpBuilder, _url: &str) -> Result<()> {
+fn cluster_node(
+    _mcp: actix_mcp::transport::http::McpHttpBuilder,
+    _url: &str,
+    _lease: std::time::Duration,
+) -> Result<()> {
     Err(super::NEEDS_REDIS_FEATURE.into())
 }
 
