@@ -216,7 +216,7 @@ async fn without_a_lease_every_request_reads_the_store() {
 async fn a_leased_session_is_served_without_reading_the_store_until_the_lease_runs_out() {
     let store = Arc::new(InMemorySessionStore::new());
     let bus = TestBus::new();
-    let nodes = nodes(&store, &bus, Duration::from_millis(600));
+    let nodes = nodes(&store, &bus, Duration::from_millis(1500));
     let on_b = session_on(&nodes[0], &store).await.at(&nodes[1].server.url);
     for id in 1..=5 {
         echo(&on_b, id).await;
@@ -226,7 +226,7 @@ async fn a_leased_session_is_served_without_reading_the_store_until_the_lease_ru
         1,
         "read once, then served from B's copy"
     );
-    tokio::time::sleep(Duration::from_millis(700)).await;
+    tokio::time::sleep(Duration::from_millis(1600)).await;
     echo(&on_b, 6).await;
     echo(&on_b, 7).await;
     assert_eq!(
