@@ -151,6 +151,16 @@ struct Node {
 
 /// Two nodes sharing `store` and `bus`, each with a session lease of `lease`.
 fn nodes(store: &Arc<InMemorySessionStore>, bus: &Arc<TestBus>, lease: Duration) -> [Node; 2] {
+    nodes_idle(store, bus, lease, None)
+}
+
+/// [`nodes`] whose sessions idle out after `idle` (given), instead of the default.
+fn nodes_idle(
+    store: &Arc<InMemorySessionStore>,
+    bus: &Arc<TestBus>,
+    lease: Duration,
+    idle: Option<Duration>,
+) -> [Node; 2] {
     [0, 1].map(|_| {
         let fixture = fixture();
         let own = NodeStore::new(store);
@@ -159,7 +169,11 @@ fn nodes(store: &Arc<InMemorySessionStore>, bus: &Arc<TestBus>, lease: Duration)
             bus.clone() as Arc<dyn Bus>,
         )
         .session_lease(lease);
-        let server = spawn(fixture.server.http("/mcp").cluster(cluster), 1);
+        let mut mcp = fixture.server.http("/mcp");
+        if idle.is_some() {
+            mcp = mcp.idle_timeout(idle);
+        }
+        let server = spawn(mcp.cluster(cluster), 1);
         Node {
             _fixture: fixture,
             server,
@@ -319,28 +333,12 @@ async fn a_record_read_while_a_change_arrives_is_not_leased() {
 async fn the_lease_is_capped_by_the_idle_timeout() {
     let store = Arc::new(InMemorySessionStore::new());
     let bus = TestBus::new();
-    let [a, b] = [0, 1].map(|_| {
-        let fixture = fixture();
-        let own = NodeStore::new(&store);
-        let cluster = Cluster::new(
-            own.clone() as Arc<dyn SessionStore>,
-            bus.clone() as Arc<dyn Bus>,
-        )
-        .session_lease(Duration::from_secs(3600));
-        let server = spawn(
-            fixture
-                .server
-                .http("/mcp")
-                .idle_timeout(Some(Duration::from_millis(900)))
-                .cluster(cluster),
-            1,
-        );
-        Node {
-            _fixture: fixture,
-            server,
-            store: own,
-        }
-    });
+    let [a, b] = nodes_idle(
+        &store,
+        &bus,
+        Duration::from_secs(3600),
+        Some(Duration::from_millis(900)),
+    );
     let on_b = session_on(&a, &store).await.at(&b.server.url);
     echo(&on_b, 1).await;
     echo(&on_b, 2).await;
