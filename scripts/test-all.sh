@@ -31,6 +31,9 @@ bash tests/conformance/run.sh
 echo "== MCP conformance suite (server, both sets) through HAProxy against two nodes on Redis"
 bash tests/cluster/run.sh
 
+echo "== the same, each node with a session lease of 1 s (Cluster::session_lease)"
+bash tests/cluster/run.sh --session-lease-ms 1000
+
 echo "== MCP conformance suite (client, requirements 2025-11-25)"
 bash tests/conformance/run-client.sh
 

@@ -35,6 +35,10 @@ struct Cli {
     /// (default: a random key per process).
     #[arg(long, value_name = "HEX")]
     state_key: Option<String>,
+    /// With `--redis`: how long, in milliseconds, a node serves a session it holds without
+    /// reading its record (0, the default: every request reads it; see `Cluster::session_lease`).
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    session_lease_ms: u64,
 }
 
 /// The cluster and task store of `--redis`.
@@ -108,7 +112,7 @@ async fn main() -> std::io::Result<()> {
     let mut mcp = server.http("/mcp").retry(Duration::from_millis(500));
     if let Some((cluster, _)) = cluster {
         tracing::info!(node = %cluster.node_id(), "serving as a node of a cluster");
-        mcp = mcp.cluster(cluster);
+        mcp = mcp.cluster(cluster.session_lease(Duration::from_millis(cli.session_lease_ms)));
     }
     let mcp = mcp.build().map_err(std::io::Error::other)?;
     tracing::info!(port = cli.port, "conformance server listening");
