@@ -34,8 +34,9 @@
 //! the idle timeout); nothing else on a request's path touches the store or the bus unless a
 //! message must reach another node. With a [session lease](Cluster::session_lease), a node
 //! serves an established session it holds from its own copy, without that round trip, for as
-//! long as the lease lasts and the bus vouches that it lost no message ([`Bus::continuity`]). A `notifications/initialized` that lands on a node holding
-//! no actor for the session is taken in the store alone ([`SessionStore::establish`]).
+//! long as the lease lasts and the bus vouches that it lost no message ([`Bus::continuity`]).
+//! A `notifications/initialized` that lands on a node holding no actor for the session is
+//! taken in the store alone ([`SessionStore::establish`]).
 //!
 //! Requests of protocol 2026-07-28 have no session: any node serves them as it is, and a
 //! multi-round-trip retry that lands on another node than the parked handler runs the
