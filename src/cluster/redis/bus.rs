@@ -35,7 +35,8 @@ struct Subscriptions(AtomicU64);
 impl Subscriptions {
     const DOWN: u64 = 1 << 32;
 
-    /// One more subscription down, or one fewer (`by`: [`Self::DOWN`] or its negation).
+    /// One more subscription down, one fewer, or as many (`by`: [`Self::DOWN`], its negation,
+    /// or 0); a change all the same.
     fn change(&self, by: u64) {
         let _ = self
             .0
@@ -54,7 +55,8 @@ impl Subscriptions {
 
 /// One subscription's part in its bus's [`Subscriptions`]: down from its start until it is
 /// in place, down again whenever its connection ends (what is published meanwhile is lost),
-/// and down for good once dropped (the subscriber stopped listening).
+/// and no longer counted once dropped (its subscriber stopped listening, and its node with
+/// it; the bus's other subscribers are not made to look down by it).
 struct Subscription {
     all: Arc<Subscriptions>,
     up: bool,
@@ -83,7 +85,12 @@ impl Subscription {
 
 impl Drop for Subscription {
     fn drop(&mut self) {
-        self.down();
+        // Its end is a change all the same.
+        self.all.change(if self.up {
+            0
+        } else {
+            Subscriptions::DOWN.wrapping_neg()
+        });
     }
 }
 
@@ -257,14 +264,19 @@ mod tests {
             "a reconnection is a change: messages may have been lost"
         );
         drop(second);
-        assert_eq!(
-            all.continuity(),
-            None,
-            "a subscriber that stopped is down for good"
-        );
+        let without = all.continuity().expect("the one left is in place");
+        assert_ne!(without, back, "a subscriber that stopped is a change");
         first.down();
+        let mut third = Subscription::start(all.clone());
         drop(first);
-        assert_eq!(all.continuity(), None);
+        assert_eq!(all.continuity(), None, "the third is not in place");
+        third.up();
+        assert!(
+            all.continuity().is_some(),
+            "a dropped one is no longer counted"
+        );
+        drop(third);
+        assert!(all.continuity().is_some());
     }
 
     #[test]
