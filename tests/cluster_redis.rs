@@ -203,6 +203,8 @@ async fn the_event_store_flushes_what_it_writes_behind() {
     let connection = Redis::connect(&redis.url(), "mcp").await.unwrap();
     let store = RedisEventStore::new(connection.clone());
     let session = SessionId::parse("flushed").unwrap();
+    // Events are kept for sessions with a record.
+    redis.command("HSET mcp:{flushed}:session stamp 1");
     let events = store.open(&session);
     for seq in 1..=3 {
         events.append(EventId { stream: 9, seq }, &format!("event {seq}").into());
@@ -222,6 +224,107 @@ async fn the_event_store_flushes_what_it_writes_behind() {
     }
 }
 
+/// A writer lingers after an event for more to write in the same pipeline: events appended
+/// apart, within the linger, cost one `RPUSH` per session; a flush does not wait the linger out.
+#[actix_web::test]
+async fn the_event_writer_lingers_for_more_events_but_not_past_a_flush() {
+    use actix_mcp::cluster::redis::{Redis, RedisEventStore};
+    use actix_mcp::cluster::{EventId, EventStore, SessionId};
+
+    let redis = RedisServer::start();
+    let connection = Redis::connect(&redis.url(), "mcp").await.unwrap();
+    let rpushes = |redis: &RedisServer| -> u64 {
+        let stats = redis.command("INFO commandstats");
+        stats
+            .lines()
+            .find_map(|line| line.strip_prefix("cmdstat_rpush:calls="))
+            .and_then(|rest| rest.split(',').next())
+            .map_or(0, |calls| calls.parse().unwrap())
+    };
+    let store = RedisEventStore::new(connection).linger(Duration::from_secs(3600));
+    redis.command("HSET mcp:{lingered-a}:session stamp 1");
+    redis.command("HSET mcp:{lingered-b}:session stamp 1");
+    let a = store.open(&SessionId::parse("lingered-a").unwrap());
+    let b = store.open(&SessionId::parse("lingered-b").unwrap());
+    for seq in 1..=5 {
+        a.append(EventId { stream: 1, seq }, &format!("a{seq}").into());
+        b.append(EventId { stream: 1, seq }, &format!("b{seq}").into());
+        // The writer wakes between the appends.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(rpushes(&redis), 0, "nothing written within the linger");
+    // Within the flush's own 5 s, far short of the linger.
+    store.flush().await;
+    assert_eq!(redis.command("LLEN mcp:{lingered-a}:events"), ":5\r\n");
+    assert_eq!(redis.command("LLEN mcp:{lingered-b}:events"), ":5\r\n");
+    assert_eq!(rpushes(&redis), 2, "one RPUSH per session for the batch");
+}
+
+/// With requests' streams kept on the node, only the standalone stream's events reach Redis:
+/// the request's stream replays on its own node and is unknown on another, where the
+/// standalone stream replays.
+#[actix_web::test]
+async fn request_streams_on_node_keep_their_events_off_redis() {
+    use actix_mcp::cluster::redis::{Redis, RedisEventStore};
+    use actix_mcp::cluster::{EventId, EventStore, Replay, SessionId};
+
+    let redis = RedisServer::start();
+    let connection = Redis::connect(&redis.url(), "mcp").await.unwrap();
+    let store = RedisEventStore::new(connection.clone()).request_streams_on_node();
+    let session = SessionId::parse("on-node").unwrap();
+    redis.command("HSET mcp:{on-node}:session stamp 1");
+    let events = store.open(&session);
+    let request = |seq| EventId { stream: 3, seq };
+    let standalone = |seq| EventId {
+        stream: EventId::STANDALONE,
+        seq,
+    };
+    for seq in 1..=2 {
+        events.append(request(seq), &format!("answer {seq}").into());
+        events.append(standalone(seq), &format!("notice {seq}").into());
+    }
+    store.flush().await;
+    assert_eq!(redis.command("LLEN mcp:{on-node}:events"), ":2\r\n");
+    let data = |replay: Replay| match replay {
+        Replay::Events { events, gap } => {
+            assert!(!gap);
+            events
+                .iter()
+                .map(|(_, data)| data.to_string())
+                .collect::<Vec<_>>()
+        }
+        Replay::Unknown => panic!("a known stream"),
+    };
+    assert_eq!(data(events.replay(request(1)).await), ["answer 2"]);
+    let elsewhere = RedisEventStore::new(connection)
+        .request_streams_on_node()
+        .open(&session);
+    assert_eq!(elsewhere.replay(request(1)).await, Replay::Unknown);
+    assert_eq!(data(elsewhere.replay(standalone(1)).await), ["notice 2"]);
+}
+
+/// An event written behind after its session was deleted (by another node) does not bring
+/// the session's list back: its writer finds the list new and the record gone, and deletes it.
+#[actix_web::test]
+async fn events_written_after_their_session_ended_leave_no_list() {
+    use actix_mcp::cluster::redis::{Redis, RedisEventStore};
+    use actix_mcp::cluster::{EventId, EventStore, SessionId};
+
+    let redis = RedisServer::start();
+    let connection = Redis::connect(&redis.url(), "mcp").await.unwrap();
+    let store = RedisEventStore::new(connection);
+    let events = store.open(&SessionId::parse("ended").unwrap());
+    redis.command("HSET mcp:{ended}:session stamp 1");
+    events.append(EventId { stream: 1, seq: 1 }, &"before".into());
+    store.flush().await;
+    assert_eq!(redis.command("LLEN mcp:{ended}:events"), ":1\r\n");
+    // Another node deletes the session; this one still sends an event of it.
+    redis.command("DEL mcp:{ended}:session mcp:{ended}:events");
+    events.append(EventId { stream: 1, seq: 2 }, &"after".into());
+    store.flush().await;
+    assert_eq!(redis.command("EXISTS mcp:{ended}:events"), ":0\r\n");
+}
+
 /// A session's list keeps at least its newest `max_events` events (of all its streams): it is
 /// trimmed once it holds a quarter more, and a resume from a trimmed event is told of the gap.
 #[actix_web::test]
@@ -233,6 +336,7 @@ async fn the_event_store_trims_each_session_to_its_newest_events() {
     let connection = Redis::connect(&redis.url(), "mcp").await.unwrap();
     let store = RedisEventStore::with_limits(connection.clone(), 4, Duration::from_secs(60));
     let session = SessionId::parse("trimmed").unwrap();
+    redis.command("HSET mcp:{trimmed}:session stamp 1");
     let events = store.open(&session);
     for seq in 1..=6 {
         events.append(EventId { stream: 1, seq }, &format!("event {seq}").into());
@@ -277,6 +381,7 @@ async fn event_lists_get_their_ttl_once_and_again_when_recreated() {
     let connection = Redis::connect(&redis.url(), "mcp").await.unwrap();
     let store = RedisEventStore::with_limits(connection, 100, Duration::from_secs(60));
     let session = SessionId::parse("renewed").unwrap();
+    redis.command("HSET mcp:{renewed}:session stamp 1");
     let events = store.open(&session);
     let pttl = |redis: &RedisServer| -> i64 {
         let reply = redis.command("PTTL mcp:{renewed}:events");
@@ -586,6 +691,7 @@ async fn the_event_writers_of_threads_gone_end() {
     let connection = Redis::connect(&redis.url(), "mcp").await.unwrap();
     let store = RedisEventStore::new(connection.clone());
     let session = SessionId::parse("threads").unwrap();
+    redis.command("HSET mcp:{threads}:session stamp 1");
     let runtime = tokio::runtime::Handle::current();
     for seq in 1..=8 {
         let events = store.open(&session);

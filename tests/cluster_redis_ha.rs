@@ -329,7 +329,15 @@ async fn on_a_redis_cluster_each_store_splits_what_spans_slots() {
         "the test's two sessions are on two masters"
     );
 
-    // Events of two sessions (two slots, two masters) in one batch.
+    // Events of two sessions (two slots, two masters) in one batch; they are kept for
+    // sessions with a record.
+    for name in ["one", "two"] {
+        let key = format!("mcp:{{{name}}}:session");
+        redis.command(
+            redis.master_of(&key, &[]),
+            &[&format!("HSET {key} stamp 1")],
+        );
+    }
     let events = RedisEventStore::new(connection.clone());
     let (on_one, on_two) = (events.open(&one), events.open(&two));
     for seq in 1..=2 {
@@ -351,6 +359,11 @@ async fn on_a_redis_cluster_each_store_splits_what_spans_slots() {
             }
             Replay::Unknown => panic!("the events of {session} are stored"),
         }
+    }
+
+    for name in ["one", "two"] {
+        let key = format!("mcp:{{{name}}}:session");
+        redis.command(redis.master_of(&key, &[]), &[&format!("DEL {key}")]);
     }
 
     // Sessions under a cap of 1: the second is refused; DELETE frees the place.

@@ -19,11 +19,22 @@ use super::connection::{Batch, Redis, millis};
 /// in-memory store keeps them), so a stream resumes on any node. The events of the streams
 /// live on this node are also kept in this node's memory, so resuming those costs no round
 /// trip.
+///
+/// A writer waits up to a [`linger`](Self::linger) (1 ms by default) after an event for more
+/// to write with it: under load, one pipeline carries the events of many requests, so Redis
+/// runs one `RPUSH` per session per batch rather than one per event. An event is therefore
+/// resumable on another node up to the linger (and the round trip) after it was sent.
+///
+/// With [`request_streams_on_node`](Self::request_streams_on_node), only the standalone
+/// streams' events are written to Redis, and requests' streams resume only where they were
+/// served.
 #[derive(Debug, Clone)]
 pub struct RedisEventStore {
     redis: Redis,
     local: InMemoryEventStore,
     writers: Arc<Writers>,
+    /// Whether requests' streams are kept in this node's memory only.
+    requests_on_node: bool,
 }
 
 /// A [`RedisEventStore`]'s writers: one per live thread that appends events (on that thread's
@@ -44,6 +55,8 @@ struct Writers {
     all: std::sync::Mutex<Vec<Writer>>,
     /// Writers running now.
     running: Arc<AtomicUsize>,
+    /// The linger of every writer, in microseconds.
+    linger: Arc<AtomicU64>,
 }
 
 thread_local! {
@@ -56,6 +69,12 @@ static NEXT_WRITERS: AtomicU64 = AtomicU64::new(1);
 
 /// Events waiting to be written, per writer.
 const WRITE_QUEUE: usize = 16_384;
+
+/// The most jobs one batch takes.
+const BATCH: usize = 1024;
+
+/// The default [`RedisEventStore::linger`].
+const DEFAULT_LINGER: Duration = Duration::from_millis(1);
 
 #[derive(Debug)]
 enum Job {
@@ -87,8 +106,18 @@ impl RedisEventStore {
         let max_events = max_events.max(1);
         let (shared, queue) = mpsc::channel(WRITE_QUEUE);
         let running = Arc::new(AtomicUsize::new(0));
+        let linger = Arc::new(AtomicU64::new(micros(DEFAULT_LINGER)));
         let (guard, writer) = Running::new(&running, &shared);
-        tokio::spawn(write_behind(redis.clone(), queue, max_events, ttl, guard));
+        tokio::spawn(write_behind(
+            redis.clone(),
+            queue,
+            Limits {
+                max_events,
+                ttl,
+                linger: linger.clone(),
+            },
+            guard,
+        ));
         Self {
             redis,
             local: InMemoryEventStore::default(),
@@ -98,9 +127,43 @@ impl RedisEventStore {
                 ttl,
                 all: std::sync::Mutex::new(vec![writer]),
                 running,
+                linger,
                 shared,
             }),
+            requests_on_node: false,
         }
+    }
+
+    /// How long a writer waits, after the first event it is given, for more to write in the
+    /// same pipeline (1 ms by default; a [`flush`](EventStore::flush) cuts it short). Zero writes
+    /// what each wake-up finds at once: under load that is a pipeline per event or so, and as
+    /// many commands for Redis. Applies to every writer of this store, also those started
+    /// already.
+    #[must_use]
+    pub fn linger(self, linger: Duration) -> Self {
+        self.writers.linger.store(micros(linger), Ordering::Relaxed);
+        self
+    }
+
+    /// Keeps the events of requests' streams (the SSE answer to a POST, with the progress and
+    /// requests sent on it) in this node's memory only, and writes to Redis only those of
+    /// sessions' standalone streams (HTTP GET), which a client may resume on any node.
+    ///
+    /// That spares Redis a write for every answer sent as SSE, at a cost: a request's stream
+    /// resumes only on the node that served it, while it lives. Resumed on another node, it is
+    /// unknown there (the client gets the session's standalone stream instead, as for any
+    /// stream the server does not know). Use it when the load balancer sends each session to
+    /// one node (sticky on the `Mcp-Session-Id` header), so that a resume goes where its
+    /// stream is.
+    #[must_use]
+    pub fn request_streams_on_node(mut self) -> Self {
+        self.requests_on_node = true;
+        self
+    }
+
+    /// Whether `id` is written to Redis.
+    fn shared(&self, id: EventId) -> bool {
+        !self.requests_on_node || id.is_standalone()
     }
 
     /// How many writers run now: one per live thread that appended events (a thread's writer
@@ -131,8 +194,11 @@ impl RedisEventStore {
             tokio::spawn(write_behind(
                 self.redis.clone(),
                 queue,
-                self.writers.max_events,
-                self.writers.ttl,
+                Limits {
+                    max_events: self.writers.max_events,
+                    ttl: self.writers.ttl,
+                    linger: self.writers.linger.clone(),
+                },
                 guard,
             ));
             let mut all = self
@@ -150,7 +216,38 @@ impl RedisEventStore {
     }
 }
 
-/// Writes queued events in batches: one pipeline per wake-up, with one `RPUSH` (of all its
+/// What a writer keeps to.
+struct Limits {
+    max_events: usize,
+    ttl: Duration,
+    /// [`RedisEventStore::linger`], in microseconds.
+    linger: Arc<AtomicU64>,
+}
+
+/// `duration` in whole microseconds (saturating).
+fn micros(duration: Duration) -> u64 {
+    u64::try_from(duration.as_micros()).unwrap_or(u64::MAX)
+}
+
+/// Takes into `batch` what `queue` is given until the linger from now is over, the batch is
+/// full, a flush is asked for or the queue has closed.
+async fn linger(queue: &mut mpsc::Receiver<Job>, batch: &mut Vec<Job>, linger: Duration) {
+    if linger.is_zero() || batch.iter().any(|job| matches!(job, Job::Flush(_))) {
+        return;
+    }
+    let until = tokio::time::Instant::now() + linger;
+    while batch.len() < BATCH {
+        let from = batch.len();
+        match tokio::time::timeout_at(until, queue.recv_many(batch, BATCH - from)).await {
+            Ok(0) | Err(_) => return,
+            Ok(_) if batch[from..].iter().any(|job| matches!(job, Job::Flush(_))) => return,
+            Ok(_) => {}
+        }
+    }
+}
+
+/// Writes queued events in batches: one pipeline per batch (what the queue holds when the
+/// writer wakes and what it is given within the linger after), with one `RPUSH` (of all its
 /// events in the batch) per session. A list that has grown a quarter past `max_events` is
 /// trimmed back to the newest `max_events` in the next batch (its length is the `RPUSH`'s
 /// answer).
@@ -158,15 +255,20 @@ impl RedisEventStore {
 /// A list's TTL is set to `ttl` and a quarter (see [`Renewals`]) when this writer first writes
 /// to it, then at most once per quarter of `ttl`: it always outlives its last event by at least
 /// `ttl`, and a busy session's events cost one command per batch, not two. A list the `RPUSH`
-/// created (it had expired or been deleted since) gets its TTL in a second pipeline at once.
+/// created (it had expired or been deleted since) gets its TTL in a second pipeline at once,
+/// and is deleted in a third when its session has no record (see [`orphans`]).
 async fn write_behind(
     redis: Redis,
     mut queue: mpsc::Receiver<Job>,
-    max_events: usize,
-    ttl: Duration,
+    limits: Limits,
     _running: Running,
 ) {
-    let mut batch = Vec::with_capacity(256);
+    let Limits {
+        max_events,
+        ttl,
+        linger: linger_us,
+    } = limits;
+    let mut batch = Vec::with_capacity(BATCH);
     let mut flushed = Vec::new();
     // Per session in this batch: its entries, in order.
     let mut sessions: HashMap<SessionId, Vec<Entry>> = HashMap::new();
@@ -177,7 +279,9 @@ async fn write_behind(
         .saturating_add(max_events / 4)
         .max(max_events + 1);
     let keep = -i64::try_from(max_events).unwrap_or(i64::MAX);
-    while queue.recv_many(&mut batch, 256).await > 0 {
+    while queue.recv_many(&mut batch, BATCH).await > 0 {
+        let wait = Duration::from_micros(linger_us.load(Ordering::Relaxed));
+        linger(&mut queue, &mut batch, wait).await;
         for job in batch.drain(..) {
             match job {
                 Job::Write { session, id, data } => {
@@ -206,7 +310,7 @@ async fn write_behind(
                     renew.arg(&key).arg(millis(renewals.ttl));
                     batch.add_ignored(renew);
                 }
-                written.push((key, entries.len(), renewed));
+                written.push((session, key, entries.len(), renewed));
             }
             for key in overfull.drain(..) {
                 let mut trim = redis::cmd("LTRIM");
@@ -216,20 +320,27 @@ async fn write_behind(
             match redis.batch::<Vec<usize>>(batch).await {
                 Ok(lengths) => {
                     let mut created = Batch::default();
-                    for ((key, pushed, renewed), length) in written.into_iter().zip(lengths) {
-                        if length == pushed && !renewed {
-                            let mut expire = redis::cmd("PEXPIRE");
-                            expire.arg(&key).arg(millis(renewals.ttl));
-                            created.add_ignored(expire);
+                    let mut new_lists = Vec::new();
+                    for ((session, key, pushed, renewed), length) in
+                        written.into_iter().zip(lengths)
+                    {
+                        if length == pushed {
+                            if !renewed {
+                                let mut expire = redis::cmd("PEXPIRE");
+                                expire.arg(&key).arg(millis(renewals.ttl));
+                                created.add_ignored(expire);
+                            }
+                            let mut exists = redis::cmd("EXISTS");
+                            exists.arg(redis.session_key_arg(session));
+                            created.add(exists);
+                            new_lists.push(key.clone());
                         }
                         if length >= trim_at {
                             overfull.push(key);
                         }
                     }
-                    if !created.is_empty()
-                        && let Err(err) = redis.batch::<()>(created).await
-                    {
-                        tracing::warn!(%err, "could not set the TTL of new event lists");
+                    if !created.is_empty() {
+                        orphans(&redis, created, new_lists).await;
                     }
                 }
                 Err(err) => {
@@ -242,6 +353,33 @@ async fn write_behind(
         for done in flushed.drain(..) {
             let _ = done.send(());
         }
+    }
+}
+
+/// Runs `created` (the TTLs of the lists an `RPUSH` created, and whether each one's session
+/// still has its record), and deletes the lists of sessions that have none: their events
+/// were written behind after the session was deleted (or had expired), and would otherwise
+/// outlive it by the lists' TTL.
+async fn orphans(redis: &Redis, created: Batch, lists: Vec<String>) {
+    let alive = match redis.batch::<Vec<bool>>(created).await {
+        Ok(alive) => alive,
+        Err(err) => {
+            tracing::warn!(%err, "could not set the TTL of new event lists");
+            return;
+        }
+    };
+    let mut orphans = Batch::default();
+    for (list, alive) in lists.into_iter().zip(alive) {
+        if !alive {
+            let mut delete = redis::cmd("DEL");
+            delete.arg(list);
+            orphans.add_ignored(delete);
+        }
+    }
+    if !orphans.is_empty()
+        && let Err(err) = redis.batch::<()>(orphans).await
+    {
+        tracing::warn!(%err, "could not delete the events of ended sessions");
     }
 }
 
@@ -426,6 +564,9 @@ impl fmt::Debug for RedisSessionEvents {
 impl SessionEvents for RedisSessionEvents {
     fn append(&self, id: EventId, data: &Arc<str>) {
         self.local.append(id, data);
+        if !self.store.shared(id) {
+            return;
+        }
         let write = Job::Write {
             session: self.session.clone(),
             id,
@@ -442,7 +583,7 @@ impl SessionEvents for RedisSessionEvents {
 
     fn replay(&self, after: EventId) -> ReplayFuture {
         let here = self.local.replay_here(after);
-        if here != Replay::Unknown {
+        if here != Replay::Unknown || !self.store.shared(after) {
             return Box::pin(std::future::ready(here));
         }
         let redis = self.store.redis.clone();
@@ -469,7 +610,8 @@ impl SessionEvents for RedisSessionEvents {
     fn close(&self) {
         // This node's copy only: the session may live on elsewhere (its actor here may have
         // gone idle, or this node is draining); its stored events expire with it, or go with
-        // its DELETE (an event written behind just after a DELETE expires by itself).
+        // its DELETE (a list an event written behind just after a DELETE creates again is
+        // deleted by its writer, which finds no record).
         self.local.close();
     }
 }

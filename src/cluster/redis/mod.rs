@@ -19,7 +19,7 @@
 //! | key | type | what | expires |
 //! | --- | --- | --- | --- |
 //! | `mcp:{<session>}:session` | hash | the [`SessionRecord`](actix_mcp_actors::SessionRecord) as created (JSON), its revision, its handshake, and each field of its state changed since ([`RedisSessionStore`]) | idle timeout, renewed by each request |
-//! | `mcp:{<session>}:events` | list | `<stream> <seq> <event data>` per event of the session's streams, at least the newest `max_events` | the event TTL, renewed by each write |
+//! | `mcp:{<session>}:events` | list | `<stream> <seq> <event data>` per event of the session's streams (only its standalone stream's with [`RedisEventStore::request_streams_on_node`]), at least the newest `max_events`; deleted by its writer when a write made it again after the session's record went | the event TTL and a quarter, renewed at most once per quarter of it |
 //! | `mcp:sessions` | sorted set | live sessions by expiry (the cluster-wide count), renewed with the records of the sessions busy on each node every third of the idle timeout (at most a minute) | members pruned as they expire |
 //! | `mcp:task:{<task>}` | string | a task of the Tasks extension ([`RedisTaskStore`]) | with the task |
 //! | `mcp:tasks` | sorted set | live tasks by expiry (the store's limit) | members pruned as they expire |
@@ -81,7 +81,7 @@
 //! A request costs one round trip (none while its session is leased) (one script renews its session's record and answers `1` when
 //! the stored stamp is the one this node holds, else the whole hash); a change of a session's state (`logging/setLevel`, `resources/subscribe`) is one
 //! script that applies it to the stored fields; events are written behind, in pipelined
-//! batches. A request a cluster-wide admission limit applies to costs one more round trip (one
+//! batches (a writer lingers 1 ms for more: [`RedisEventStore::linger`]). A request a cluster-wide admission limit applies to costs one more round trip (one
 //! script, [`RedisAdmissionStore`]); its release and the renewal of its leases are off its path.
 
 mod admission_store;
