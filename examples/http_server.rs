@@ -145,6 +145,11 @@ struct Cli {
     /// reading its record from Redis (0: every request reads it). See `Cluster::session_lease`.
     #[arg(long, value_name = "MS", default_value_t = 0)]
     session_lease_ms: u64,
+    /// With a cluster: keep requests' SSE streams in this node's memory, not in Redis, so they
+    /// resume only here (for a load balancer sticky on `Mcp-Session-Id`). See
+    /// `RedisEventStore::request_streams_on_node`.
+    #[arg(long)]
+    request_streams_on_node: bool,
     /// Seal `requestState` with this key (64 hex digits), the same on every node of a cluster
     /// (default: a random key per process).
     #[arg(long, value_name = "HEX")]
@@ -194,22 +199,29 @@ fn admission(cli: &Cli) -> AdmissionConfig {
 #[cfg(feature = "redis")]
 async fn cluster(cli: &Cli) -> std::io::Result<Option<actix_mcp::cluster::Cluster>> {
     use actix_mcp::cluster::Cluster;
+    use actix_mcp::cluster::redis::{Redis, RedisEventStore};
 
     fn urls(urls: &[String]) -> Vec<&str> {
         urls.iter().map(String::as_str).collect()
     }
-    let cluster = if let Some(url) = &cli.redis {
-        Cluster::redis(url).await
+    let redis = if let Some(url) = &cli.redis {
+        Redis::connect(url, "mcp").await
     } else if !cli.redis_cluster.is_empty() {
-        Cluster::redis_cluster(&urls(&cli.redis_cluster)).await
+        Redis::connect_cluster(&urls(&cli.redis_cluster), "mcp").await
     } else if let Some(master) = &cli.redis_master {
-        Cluster::redis_sentinel(&urls(&cli.redis_sentinel), master).await
+        Redis::connect_sentinel(&urls(&cli.redis_sentinel), master, "mcp").await
     } else {
         return Ok(None);
     };
-    cluster
-        .map(|cluster| Some(cluster.session_lease(Duration::from_millis(cli.session_lease_ms))))
-        .map_err(std::io::Error::other)
+    let redis = redis.map_err(std::io::Error::other)?;
+    let mut cluster =
+        Cluster::on_redis(redis.clone()).session_lease(Duration::from_millis(cli.session_lease_ms));
+    if cli.request_streams_on_node {
+        cluster = cluster.event_store(Arc::new(
+            RedisEventStore::new(redis).request_streams_on_node(),
+        ));
+    }
+    Ok(Some(cluster))
 }
 
 #[cfg(not(feature = "redis"))]

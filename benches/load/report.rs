@@ -291,7 +291,13 @@ pub(super) fn redis_section(series: &[Series]) -> Option<String> {
     let mut breakdowns = Vec::new();
     for (workload, mode) in [Workload::Echo, Workload::Setup, Workload::Create]
         .into_iter()
-        .flat_map(|w| [(w, ServerKind::Redis), (w, ServerKind::RedisLease)])
+        .flat_map(|w| {
+            [
+                (w, ServerKind::Redis),
+                (w, ServerKind::RedisLease),
+                (w, ServerKind::RedisSticky),
+            ]
+        })
     {
         let find = |server| {
             series
@@ -301,9 +307,10 @@ pub(super) fn redis_section(series: &[Series]) -> Option<String> {
         let (Some(redis), Some(memory)) = (find(mode), find(ServerKind::Sse)) else {
             continue;
         };
-        let lease = match mode.session_lease_ms() {
-            Some(ms) => format!("{ms} ms"),
-            None => "none".to_owned(),
+        let lease = match (mode.session_lease_ms(), mode.sticky()) {
+            (Some(ms), true) => format!("{ms} ms lease, sticky, requests' streams on node"),
+            (Some(ms), false) => format!("{ms} ms lease"),
+            (None, _) => "none".to_owned(),
         };
         if out.is_empty() {
             let _ = writeln!(
@@ -319,7 +326,7 @@ pub(super) fn redis_section(series: &[Series]) -> Option<String> {
             );
             let _ = writeln!(
                 out,
-                "| workload | session lease | per s: Redis mode (in memory) | nodes' µs CPU per unit: median (min–max) | in memory µs | nodes vs in memory: ratio of medians (per-round range) | Redis µs | HAProxy µs | all three vs in memory | Redis commands per unit | record loads (`EVALSHA`) per unit | goals |"
+                "| workload | node settings | per s: Redis mode (in memory) | nodes' µs CPU per unit: median (min–max) | in memory µs | nodes vs in memory: ratio of medians (per-round range) | Redis µs | HAProxy µs | all three vs in memory | Redis commands per unit | record loads (`EVALSHA`) per unit | goals |"
             );
             let _ = writeln!(
                 out,
@@ -413,7 +420,7 @@ pub(super) fn redis_section(series: &[Series]) -> Option<String> {
         let mut pooled: Vec<(&str, u64)> = pooled.into_iter().collect();
         pooled.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
         breakdowns.push(format!(
-            "- {}, session lease {lease}: {}",
+            "- {}, node settings {lease}: {}",
             workload.label(),
             pooled
                 .iter()

@@ -99,11 +99,13 @@ where
     actix_web::rt::System::new().block_on(serve_actix(factory))
 }
 
-/// `--serve-mcp MODE MAX_SESSIONS [--redis URL [--session-lease MS]] [--cpu N]`; MODE is
-/// `sse`, `json`, `stateless` or `v2026` (the default endpoint with JSON answers, which serves
-/// 2026-07-28 requests statelessly). With `--redis URL` the endpoint is a node of a cluster on
-/// that Redis server (`Cluster::redis`, cargo feature `redis`), with a session lease of `MS`
-/// milliseconds when given (`Cluster::session_lease`).
+/// `--serve-mcp MODE MAX_SESSIONS [--redis URL [--session-lease MS] [--request-streams-on-node]]
+/// [--cpu N]`; MODE is `sse`, `json`, `stateless` or `v2026` (the default endpoint with JSON
+/// answers, which serves 2026-07-28 requests statelessly). With `--redis URL` the endpoint is a
+/// node of a cluster on that Redis server (`Cluster::redis`, cargo feature `redis`), with a
+/// session lease of `MS` milliseconds when given (`Cluster::session_lease`), keeping requests'
+/// streams in its memory with `--request-streams-on-node`
+/// (`RedisEventStore::request_streams_on_node`).
 pub(super) fn mcp(args: &[String]) -> Result<()> {
     pin_from_args(args)?;
     watch_parent();
@@ -147,7 +149,8 @@ pub(super) fn mcp(args: &[String]) -> Result<()> {
         let mcp = mcp.build()?;
         return run_actix(move || App::new().configure(mcp.configure()));
     };
-    cluster_node(mcp, &url, lease)
+    let on_node = args.iter().any(|a| a == "--request-streams-on-node");
+    cluster_node(mcp, &url, lease, on_node)
 }
 
 /// Serves `mcp` as a node of a cluster on the Redis server at `url`, with a session lease of
@@ -157,10 +160,17 @@ fn cluster_node(
     mcp: actix_mcp::transport::http::McpHttpBuilder,
     url: &str,
     lease: std::time::Duration,
+    requests_on_node: bool,
 ) -> Result<()> {
+    use actix_mcp::cluster::redis::{Redis, RedisEventStore};
     actix_web::rt::System::new().block_on(async move {
-        let cluster = actix_mcp::cluster::Cluster::redis(url)
-            .await?
+        let redis = Redis::connect(url, "mcp").await?;
+        let mut events = RedisEventStore::new(redis.clone());
+        if requests_on_node {
+            events = events.request_streams_on_node();
+        }
+        let cluster = actix_mcp::cluster::Cluster::on_redis(redis)
+            .event_store(Arc::new(events))
             .session_lease(lease);
         let mcp = mcp.cluster(cluster).build()?;
         serve_actix(move || App::new().configure(mcp.configure())).await
@@ -173,6 +183,7 @@ fn cluster_node(
     _mcp: actix_mcp::transport::http::McpHttpBuilder,
     _url: &str,
     _lease: std::time::Duration,
+    _requests_on_node: bool,
 ) -> Result<()> {
     Err(super::NEEDS_REDIS_FEATURE.into())
 }
