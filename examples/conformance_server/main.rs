@@ -39,24 +39,36 @@ struct Cli {
     /// reading its record (0, the default: every request reads it; see `Cluster::session_lease`).
     #[arg(long, value_name = "MS", default_value_t = 0)]
     session_lease_ms: u64,
+    /// With `--redis`: keep requests' SSE streams in this node's memory only, for a load
+    /// balancer sticky on `Mcp-Session-Id` (see `RedisEventStore::request_streams_on_node`).
+    #[arg(long)]
+    request_streams_on_node: bool,
 }
 
 /// The cluster and task store of `--redis`.
 #[cfg(feature = "redis")]
 async fn on_redis(
     url: &str,
+    requests_on_node: bool,
 ) -> std::io::Result<(actix_mcp::cluster::Cluster, Arc<dyn actix_mcp::TaskStore>)> {
-    use actix_mcp::cluster::redis::{Redis, RedisTaskStore};
+    use actix_mcp::cluster::redis::{Redis, RedisEventStore, RedisTaskStore};
     let redis = Redis::connect(url, "mcp")
         .await
         .map_err(std::io::Error::other)?;
     let tasks: Arc<dyn actix_mcp::TaskStore> = Arc::new(RedisTaskStore::new(redis.clone()));
-    Ok((actix_mcp::cluster::Cluster::on_redis(redis), tasks))
+    let mut cluster = actix_mcp::cluster::Cluster::on_redis(redis.clone());
+    if requests_on_node {
+        cluster = cluster.event_store(Arc::new(
+            RedisEventStore::new(redis).request_streams_on_node(),
+        ));
+    }
+    Ok((cluster, tasks))
 }
 
 #[cfg(not(feature = "redis"))]
 async fn on_redis(
     _: &str,
+    _: bool,
 ) -> std::io::Result<(actix_mcp::cluster::Cluster, Arc<dyn actix_mcp::TaskStore>)> {
     Err(std::io::Error::other(
         "--redis needs the `redis` feature: cargo run --features redis --example conformance_server",
@@ -101,7 +113,7 @@ async fn main() -> std::io::Result<()> {
         .init();
     let cli = Cli::parse();
     let cluster = match &cli.redis {
-        Some(url) => Some(on_redis(url).await?),
+        Some(url) => Some(on_redis(url, cli.request_streams_on_node).await?),
         None => None,
     };
     let server = server(
