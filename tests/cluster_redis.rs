@@ -91,6 +91,75 @@ async fn every_request_on_another_node() {
     b.stop().await;
 }
 
+/// A node of the tests' usual server on `redis`, keeping requests' streams in its memory.
+async fn on_node(redis: &RedisServer) -> (Fixture, TestServer) {
+    use actix_mcp::cluster::redis::{Redis, RedisEventStore};
+    let connection = Redis::connect(&redis.url(), "mcp").await.unwrap();
+    let cluster = Cluster::on_redis(connection.clone()).event_store(std::sync::Arc::new(
+        RedisEventStore::new(connection).request_streams_on_node(),
+    ));
+    let fixture = fixture();
+    let server = spawn(fixture.server.http("/mcp").cluster(cluster), 1);
+    (fixture, server)
+}
+
+/// A request's stream kept on the node that served it resumes on another node, which asks
+/// that node over the bus, and writes nothing to Redis; once that node is gone, the resume
+/// gets the session's standalone stream instead.
+#[actix_web::test]
+async fn a_request_stream_kept_on_its_node_resumes_on_another() {
+    let redis = RedisServer::start();
+    let (_fa, a) = on_node(&redis).await;
+    let (_fb, b) = on_node(&redis).await;
+    let mut on_a = a.client();
+    on_a.initialize(json!({})).await;
+    let on_b = on_a.at(&b.url);
+    let call = json!({
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"message": "kept on A"}},
+    });
+    let mut answer = SseReader::new(on_a.post(&call).await);
+    // The `retry` advice, then the priming event (an id, no message).
+    let priming = loop {
+        if let Some(id) = answer.next_event().await.id {
+            break id;
+        }
+    };
+    let (_, answered) = answer.next_message_with_id().await;
+    assert_eq!(answered["id"], 7, "{answered}");
+    drop(answer);
+
+    // Resumed on B after the priming event: B asks A, and replays the answer.
+    let resumed = on_b.get(Some(&priming)).await;
+    assert_eq!(resumed.status(), StatusCode::OK);
+    let mut resumed = SseReader::new(resumed);
+    let replayed = resumed.next_message().await;
+    assert_eq!(replayed, answered);
+    resumed.expect_end().await;
+    // Long after the answer was sent (its writer lingers 1 ms), none of it is in Redis.
+    let events = format!("LLEN mcp:{{{}}}:events", on_a.session.clone().unwrap());
+    assert_eq!(redis.command(&events), ":0\r\n", "nothing of it in Redis");
+
+    // A goes: nobody holds the stream; B opens the session's standalone stream instead.
+    a.stop().await;
+    let resumed = on_b.get(Some(&priming)).await;
+    assert_eq!(resumed.status(), StatusCode::OK);
+    let mut resumed = SseReader::new(resumed);
+    let first = loop {
+        let event = resumed.next_event().await;
+        if event.id.is_some() {
+            break event;
+        }
+    };
+    assert!(
+        first.id.as_deref().is_some_and(|id| id != priming),
+        "a new stream's priming event: {first:?}"
+    );
+    b.stop().await;
+}
+
 #[actix_web::test]
 async fn an_unreachable_redis_at_start_is_a_clear_error() {
     let port = std::net::TcpListener::bind("127.0.0.1:0")

@@ -48,6 +48,15 @@ pub trait SessionEvents: Send + Sync + 'static {
         Box::pin(std::future::ready(self.replay_here(after)))
     }
 
+    /// Whether the events of `stream` are kept only on the node that served it (a store shared
+    /// by the nodes of a cluster that keeps requests' streams on their node): a resume that
+    /// finds nothing of it here then asks the other nodes for it (see
+    /// [`Relay::replay_elsewhere`](crate::dev::Relay::replay_elsewhere)). By default `false`.
+    fn kept_on_its_node(&self, stream: u64) -> bool {
+        let _ = stream;
+        false
+    }
+
     /// The stream has ended: nothing more will be appended to it, and its events may be evicted
     /// after a while.
     fn finish(&self, stream: u64);

@@ -498,8 +498,22 @@ impl Handler<Resume> for Session {
             );
         }
         if !last.is_standalone() {
+            // A stream kept on the node that served it, and not here: that node is asked.
+            let elsewhere = match (&events, &self.shared.relay) {
+                (Some(kept), Some(relay)) if kept.kept_on_its_node(last.stream) => {
+                    Some((relay.clone(), self.shared.id.clone()))
+                }
+                _ => None,
+            };
             return Box::pin(
-                async move { finished(replay(events.as_deref(), last).await) }.into_actor(self),
+                async move {
+                    let mut found = replay(events.as_deref(), last).await;
+                    if let (Err(Resumed::Unknown), Some((relay, id))) = (&found, elsewhere) {
+                        found = replayed(relay.replay_elsewhere(&id, last).await, last);
+                    }
+                    finished(found)
+                }
+                .into_actor(self),
             );
         }
         // The standalone stream, not live here (it lived on another node of a cluster, or its
@@ -526,6 +540,12 @@ async fn replay(
         Some(events) => events.replay(last).await,
         None => Replay::Unknown,
     };
+    replayed(replay, last)
+}
+
+/// `replay`, what was found of `last`'s stream after it, as events for a connection; or why it
+/// cannot be resumed.
+fn replayed(replay: Replay, last: EventId) -> Result<Vec<SseEvent>, Resumed> {
     match replay {
         Replay::Unknown => Err(Resumed::Unknown),
         Replay::Events { events, gap: true } if events.is_empty() => Err(Resumed::Evicted),

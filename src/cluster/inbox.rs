@@ -8,13 +8,13 @@ use actix_mcp_actors::dev::{Frame, FrameKind, Incoming};
 use serde::Deserialize as _;
 use serde_json::{Value, json};
 
-use super::{BusMessage, ClusterNode, NodeId, Recipients, SharedTool};
+use super::{BusMessage, ClusterNode, EventId, NodeId, Recipients, Replay, SharedTool};
 use crate::protocol::method;
 use crate::server::ServerInner;
 use crate::server::listen::Change;
 use crate::server::relay::{
-    LOG, RESOURCE_UPDATED, SESSIONLESS_CANCEL, TASK_CANCEL, TASK_CHANGE, TASK_INPUT,
-    TASK_INPUT_TAKEN,
+    EVENTS_REPLAY, EVENTS_REPLAYED, LOG, RESOURCE_UPDATED, SESSIONLESS_CANCEL, TASK_CANCEL,
+    TASK_CHANGE, TASK_INPUT, TASK_INPUT_TAKEN,
 };
 use crate::server::shared::CATALOG_CHANGE;
 
@@ -141,6 +141,12 @@ fn receive_protocol(
                 });
             }
         }
+        (EVENTS_REPLAY, _) => replay_for(node, registry, from, &payload),
+        (EVENTS_REPLAYED, _) => {
+            if let Some(ticket) = payload.get("ticket").and_then(Value::as_u64) {
+                node.replays.answered(ticket, replayed(&payload));
+            }
+        }
         (TASK_INPUT_TAKEN, _) => {
             if let (Some(tasks), Some(ticket)) =
                 (&server.tasks, payload.get("ticket").and_then(Value::as_str))
@@ -172,6 +178,62 @@ fn receive_protocol(
             }
         }
         _ => tracing::debug!(topic, "ignored a protocol message of an unknown topic"),
+    }
+}
+
+/// Answers another node's [`EVENTS_REPLAY`] with what this node's session holds of the stream,
+/// when it holds any of it (the node that served the stream); says nothing otherwise.
+fn replay_for(node: &ClusterNode, registry: &RegistryHandle, from: NodeId, payload: &Value) {
+    let field = |name: &str| payload.get(name).and_then(Value::as_u64);
+    let (Some(session), Some(stream), Some(seq), Some(ticket)) = (
+        payload.get("session").and_then(Value::as_str),
+        field("stream"),
+        field("after"),
+        field("ticket"),
+    ) else {
+        return;
+    };
+    let Some(events) = registry
+        .find(session)
+        .and_then(|session| session.events().cloned())
+    else {
+        return;
+    };
+    let Replay::Events { events, gap } = events.replay_here(EventId { stream, seq }) else {
+        return;
+    };
+    let events: Vec<Value> = events
+        .iter()
+        .map(|(id, data)| json!([id.seq, &**data]))
+        .collect();
+    node.publish(
+        Recipients::Node(from),
+        BusMessage::Protocol {
+            topic: EVENTS_REPLAYED.to_owned(),
+            payload: json!({ "ticket": ticket, "stream": stream, "events": events, "gap": gap }),
+        },
+    );
+}
+
+/// The [`Replay`] an [`EVENTS_REPLAYED`] carries (what is malformed in it, left out).
+fn replayed(payload: &Value) -> Replay {
+    let Some(stream) = payload.get("stream").and_then(Value::as_u64) else {
+        return Replay::Unknown;
+    };
+    let events = payload
+        .get("events")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|event| {
+            let seq = event.get(0)?.as_u64()?;
+            let data = event.get(1)?.as_str()?;
+            Some((EventId { stream, seq }, std::sync::Arc::from(data)))
+        })
+        .collect();
+    Replay::Events {
+        events,
+        gap: payload.get("gap").and_then(Value::as_bool).unwrap_or(false),
     }
 }
 

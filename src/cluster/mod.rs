@@ -88,7 +88,7 @@ use futures::StreamExt as _;
 use serde_json::json;
 
 use crate::server::ServerInner;
-
+use crate::server::relay::{EVENTS_REPLAY, EVENTS_REPLAY_WAIT};
 use crate::server::session::{SessionState, StateChange};
 
 /// What a cluster backend implements and the types in its signatures: a session store, a bus,
@@ -246,6 +246,35 @@ pub(crate) struct ClusterNode {
     /// How many messages about a session's record (its end, a change of its state) this node
     /// has received: a record read while one arrived may be older than it, and is not leased.
     heard: AtomicU64,
+    /// The replays this node asked the others for, waiting for their answer.
+    replays: Arc<Replays>,
+}
+
+/// The replays a node asked the others for ([`Relay::replay_elsewhere`]), by ticket.
+#[derive(Debug, Default)]
+struct Replays {
+    next: AtomicU64,
+    waiting: std::sync::Mutex<std::collections::HashMap<u64, tokio::sync::oneshot::Sender<Replay>>>,
+}
+
+impl Replays {
+    fn waiting(
+        &self,
+    ) -> std::sync::MutexGuard<
+        '_,
+        std::collections::HashMap<u64, tokio::sync::oneshot::Sender<Replay>>,
+    > {
+        self.waiting
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Hands the answer to `ticket` to the resume waiting for it, if it still waits.
+    fn answered(&self, ticket: u64, replay: Replay) {
+        if let Some(waiting) = self.waiting().remove(&ticket) {
+            let _ = waiting.send(replay);
+        }
+    }
 }
 
 /// See [`ClusterNode::lease_terms`].
@@ -279,6 +308,7 @@ impl ClusterNode {
             listening: tokio::sync::watch::channel(false).0,
             lease,
             heard: AtomicU64::new(0),
+            replays: Arc::default(),
         })
     }
 
@@ -288,6 +318,7 @@ impl ClusterNode {
             node: self.cluster.node.clone(),
             bus: self.cluster.bus.clone(),
             store: self.cluster.store.clone(),
+            replays: self.replays.clone(),
         })
     }
 
@@ -712,11 +743,44 @@ struct BusRelay {
     bus: Arc<dyn Bus>,
     /// Where single-use values are claimed for the whole cluster.
     store: Arc<dyn SessionStore>,
+    /// The replays asked for, waiting for their answer.
+    replays: Arc<Replays>,
 }
 
 impl Relay for BusRelay {
     fn publish(&self, message: BusMessage) {
         publish(&self.bus, &self.node, Recipients::All, message);
+    }
+
+    /// Asks every other node; the one whose session holds the stream answers (the others
+    /// know nothing of it, and say nothing), within [`EVENTS_REPLAY_WAIT`].
+    fn replay_elsewhere(&self, session: &SessionId, after: EventId) -> ReplayFuture {
+        let ticket = self.replays.next.fetch_add(1, Ordering::Relaxed);
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        self.replays.waiting().insert(ticket, answer);
+        publish(
+            &self.bus,
+            &self.node,
+            Recipients::All,
+            BusMessage::Protocol {
+                topic: EVENTS_REPLAY.to_owned(),
+                payload: json!({
+                    "session": session.as_str(),
+                    "stream": after.stream,
+                    "after": after.seq,
+                    "ticket": ticket,
+                }),
+            },
+        );
+        let replays = self.replays.clone();
+        Box::pin(async move {
+            let answer = tokio::time::timeout(EVENTS_REPLAY_WAIT, answered).await;
+            replays.waiting().remove(&ticket);
+            match answer {
+                Ok(Ok(replay)) => replay,
+                _ => Replay::Unknown,
+            }
+        })
     }
 
     fn claim_once<'a>(&'a self, key: &'a str, ttl: Duration) -> StoreFuture<'a, bool> {

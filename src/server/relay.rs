@@ -26,6 +26,16 @@ pub(crate) const TASK_INPUT_TAKEN: &str = "taskInputTaken";
 /// How long a node that relayed `tasks/update` answers waits for [`TASK_INPUT_TAKEN`] before
 /// it reads the store to see whether they were taken.
 pub(crate) const TASK_INPUT_WAIT: Duration = Duration::from_secs(5);
+/// The topic of a [`BusMessage::Protocol`] asking the node that served a request's stream
+/// (one kept on its node: `SessionEvents::kept_on_its_node`) for its events after one:
+/// `session`, `stream`, `after` (a sequence number) and a `ticket` that node answers under
+/// [`EVENTS_REPLAYED`].
+pub(crate) const EVENTS_REPLAY: &str = "eventsReplay";
+/// The topic of a [`BusMessage::Protocol`] answering [`EVENTS_REPLAY`] to the node that asked:
+/// its `ticket`, the `events` (`[seq, data]` each) and whether some were evicted (`gap`).
+pub(crate) const EVENTS_REPLAYED: &str = "eventsReplayed";
+/// How long a node waits for another to answer [`EVENTS_REPLAY`].
+pub(crate) const EVENTS_REPLAY_WAIT: Duration = Duration::from_secs(1);
 /// The topic of a [`BusMessage::Protocol`] asking the node running a task to cancel it.
 pub(crate) const TASK_CANCEL: &str = "taskCancel";
 /// The topic of a [`BusMessage::Protocol`] carrying a task's change to the `subscriptions/listen`

@@ -81,12 +81,6 @@ cluster_start() {
     servers+="  server node$i 127.0.0.1:${node_ports[$i]} check inter 300ms fall 1 rise 1"$'\n'
   done
   lb_port="$(free_port)"
-  local stick=""
-  if [[ "${CLUSTER_STICKY:-0}" == 1 ]]; then
-    stick="  stick-table type string len 64 size 100k"$'\n'
-    stick+="  stick on req.hdr(mcp-session-id)"$'\n'
-    stick+="  stick store-response res.hdr(mcp-session-id)"$'\n'
-  fi
   cat >"$cluster_dir/haproxy.cfg" <<CFG
 global
   maxconn 4000
@@ -102,11 +96,10 @@ frontend mcp
   bind 127.0.0.1:$lb_port
   default_backend nodes
 backend nodes
-  # Every request to the next node: no stickiness, no preference for the last server
-  # (with CLUSTER_STICKY=1: a session's requests to the node that answered its initialize).
+  # Every request to the next node: no stickiness, no preference for the last server.
   balance roundrobin
   http-response set-header X-Mcp-Node %s
-$stick$servers
+$servers
 CFG
   "$(haproxy_bin)" -f "$cluster_dir/haproxy.cfg" -db >"$cluster_logs/haproxy.log" 2>&1 &
   lb_pid=$!

@@ -34,7 +34,7 @@ use futures::stream::BoxStream;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::ids::SessionId;
+use crate::ids::{EventId, SessionId};
 
 pub use memory::{InMemorySessionStore, LocalBus};
 
@@ -453,6 +453,16 @@ pub trait Bus: Send + Sync + fmt::Debug + 'static {
 pub trait Relay: Send + Sync + fmt::Debug + 'static {
     /// Sends `message` to every other node, without waiting.
     fn publish(&self, message: BusMessage);
+
+    /// Asks the other nodes what the node that served `after.stream` of `session` holds of it
+    /// after `after` (a stream whose events are kept on its node only:
+    /// [`SessionEvents::kept_on_its_node`](crate::SessionEvents::kept_on_its_node));
+    /// [`Replay::Unknown`](crate::Replay::Unknown) when no node answers in time. By default
+    /// `Unknown`.
+    fn replay_elsewhere(&self, session: &SessionId, after: EventId) -> crate::ReplayFuture {
+        let _ = (session, after);
+        Box::pin(std::future::ready(crate::Replay::Unknown))
+    }
 
     /// Claims `key` once for the whole cluster, for `ttl` (see
     /// [`SessionStore::claim_once`]). By default [`StoreError::Unsupported`].

@@ -26,8 +26,8 @@ use super::connection::{Batch, Redis, millis};
 /// resumable on another node up to the linger (and the round trip) after it was sent.
 ///
 /// With [`request_streams_on_node`](Self::request_streams_on_node), only the standalone
-/// streams' events are written to Redis, and requests' streams resume only where they were
-/// served.
+/// streams' events are written to Redis, and a request's stream resumed on another node is
+/// asked of the node that served it.
 #[derive(Debug, Clone)]
 pub struct RedisEventStore {
     redis: Redis,
@@ -149,12 +149,12 @@ impl RedisEventStore {
     /// requests sent on it) in this node's memory only, and writes to Redis only those of
     /// sessions' standalone streams (HTTP GET), which a client may resume on any node.
     ///
-    /// That spares Redis a write for every answer sent as SSE, at a cost: a request's stream
-    /// resumes only on the node that served it, while it lives. Resumed on another node, it is
-    /// unknown there (the client gets the session's standalone stream instead, as for any
-    /// stream the server does not know). Use it when the load balancer sends each session to
-    /// one node (sticky on the `Mcp-Session-Id` header), so that a resume goes where its
-    /// stream is.
+    /// That spares Redis a write for every answer sent as SSE. A request's stream resumed on
+    /// another node is asked of the node that served it, over the bus (one message each way;
+    /// at most 1 s when no node answers). What it costs: that stream resumes only while its
+    /// node lives and holds the session (a node that dies, or lets the session's actor go idle,
+    /// takes those events with it; the client then gets the session's standalone stream
+    /// instead, as for any stream the server does not know).
     #[must_use]
     pub fn request_streams_on_node(mut self) -> Self {
         self.requests_on_node = true;
@@ -601,6 +601,10 @@ impl SessionEvents for RedisSessionEvents {
             };
             stored_replay(&stored, after)
         })
+    }
+
+    fn kept_on_its_node(&self, stream: u64) -> bool {
+        !self.store.shared(EventId { stream, seq: 0 })
     }
 
     fn finish(&self, stream: u64) {
