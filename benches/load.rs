@@ -35,10 +35,9 @@
 //! and each command. Session creation through it should reach 5,000 sessions/s. The
 //! `redis-lease` mode is the same deployment with a session lease of 1 s on each node
 //! (`--session-lease 1000`: `Cluster::session_lease`), where a node serves a session it holds
-//! without the load. The `redis-sticky` mode adds what a deployment that routes each session to
-//! one node can: HAProxy sticky on `Mcp-Session-Id`, and the nodes keep requests' streams in
-//! their memory (`--request-streams-on-node`: `RedisEventStore::request_streams_on_node`), so
-//! an answer costs Redis no write. The section gives a row for each. All three run by
+//! without the load. The `redis-on-node` mode adds requests' streams kept in the memory of the
+//! node that served them (`--request-streams-on-node`: `RedisEventStore::request_streams_on_node`),
+//! so an answer costs Redis no write. The section gives a row for each. All three run by
 //! default when the bench is built with the feature and redis-server and haproxy are found
 //! (on `PATH` or in `/usr/sbin`); otherwise the driver says why it skips it, and asking for it
 //! in `LOAD_SERVERS` fails with what to do.
@@ -79,7 +78,7 @@
 //! Environment (defaults in brackets): `LOAD_ROUNDS` [5], `LOAD_DURATION_MS` [2500] measured
 //! window per cell, `LOAD_WARMUP_MS` [500], `LOAD_CONCURRENCY` [64], `LOAD_SETUP_CONCURRENCY`
 //! [16], `LOAD_SERVERS` [bare,bare-sse,sse,json,stateless,v2026,rmcp-sse,rmcp-stateless, and
-//! redis,redis-lease,redis-sticky where they can run], `LOAD_WORKLOADS`
+//! redis,redis-lease,redis-on-node where they can run], `LOAD_WORKLOADS`
 //! [echo,setup,create; `none` runs only the memory runs], `LOAD_MAX_REQUESTS` [5000000] cap per cell, `LOAD_SESSIONS` [10000] for the
 //! memory runs (0 skips them), `LOAD_PIN` [1], `LOAD_SVG`.
 //!
@@ -168,10 +167,9 @@ enum ServerKind {
     Redis,
     /// The same, each node with a session lease of [`REDIS_LEASE_MS`] (`Cluster::session_lease`).
     RedisLease,
-    /// The same as [`RedisLease`](Self::RedisLease), HAProxy sticky on the session header and
-    /// the nodes keeping requests' streams in memory
-    /// (`RedisEventStore::request_streams_on_node`).
-    RedisSticky,
+    /// The same as [`RedisLease`](Self::RedisLease), the nodes keeping requests' streams in
+    /// their memory (`RedisEventStore::request_streams_on_node`).
+    RedisOnNode,
 }
 
 /// The session lease of [`ServerKind::RedisLease`]'s nodes, in milliseconds.
@@ -195,7 +193,7 @@ impl ServerKind {
             "rmcp-stateless" => Self::RmcpStateless,
             "redis" => Self::Redis,
             "redis-lease" => Self::RedisLease,
-            "redis-sticky" => Self::RedisSticky,
+            "redis-on-node" => Self::RedisOnNode,
             _ => return None,
         })
     }
@@ -215,8 +213,8 @@ impl ServerKind {
             Self::RedisLease => {
                 "actix-mcp, stateful, SSE answers, 2 nodes on Redis behind HAProxy, 1 s session lease"
             }
-            Self::RedisSticky => {
-                "actix-mcp, stateful, SSE answers, 2 nodes on Redis behind sticky HAProxy, 1 s session lease, requests' streams on node"
+            Self::RedisOnNode => {
+                "actix-mcp, stateful, SSE answers, 2 nodes on Redis behind HAProxy, 1 s session lease, requests' streams on node"
             }
         }
     }
@@ -231,18 +229,17 @@ impl ServerKind {
 
     /// Whether this is the Redis mode (two nodes on Redis behind HAProxy).
     fn on_redis(self) -> bool {
-        matches!(self, Self::Redis | Self::RedisLease | Self::RedisSticky)
+        matches!(self, Self::Redis | Self::RedisLease | Self::RedisOnNode)
     }
 
     /// The Redis mode's session lease, in milliseconds (none: every request reads the record).
     fn session_lease_ms(self) -> Option<u64> {
-        matches!(self, Self::RedisLease | Self::RedisSticky).then_some(REDIS_LEASE_MS)
+        matches!(self, Self::RedisLease | Self::RedisOnNode).then_some(REDIS_LEASE_MS)
     }
 
-    /// Whether the Redis mode routes each session to one node, whose requests' streams stay in
-    /// its memory.
-    fn sticky(self) -> bool {
-        matches!(self, Self::RedisSticky)
+    /// Whether the Redis mode's nodes keep requests' streams in their memory.
+    fn requests_on_node(self) -> bool {
+        matches!(self, Self::RedisOnNode)
     }
 
     /// Whether this is one of the bare handlers (a reference).
@@ -267,7 +264,7 @@ impl ServerKind {
             Self::Bare | Self::BareV2026 => vec!["--serve-bare".to_owned(), "json".to_owned()],
             Self::BareSse => vec!["--serve-bare".to_owned(), "sse".to_owned()],
             // The Redis mode's nodes get `--redis URL` on top (see `load/cluster.rs`).
-            Self::Sse | Self::Redis | Self::RedisLease | Self::RedisSticky => mcp("sse"),
+            Self::Sse | Self::Redis | Self::RedisLease | Self::RedisOnNode => mcp("sse"),
             Self::Json => mcp("json"),
             Self::Stateless => mcp("stateless"),
             Self::V2026 => mcp("v2026"),
@@ -309,7 +306,7 @@ impl Target {
             | ServerKind::RmcpSse
             | ServerKind::Redis
             | ServerKind::RedisLease
-            | ServerKind::RedisSticky
+            | ServerKind::RedisOnNode
             | ServerKind::BareSse => ServerKind::BareSse,
             _ => ServerKind::Bare,
         };
@@ -368,7 +365,7 @@ impl Config {
                     Some(missing) => {
                         eprintln!("note: skipping the Redis mode: {missing}");
                     }
-                    None => servers.push_str(",redis,redis-lease,redis-sticky"),
+                    None => servers.push_str(",redis,redis-lease,redis-on-node"),
                 }
                 servers
             }
@@ -428,7 +425,7 @@ impl Config {
                             | ServerKind::RmcpSse
                             | ServerKind::Redis
                             | ServerKind::RedisLease
-                            | ServerKind::RedisSticky
+                            | ServerKind::RedisOnNode
                     ),
                 };
                 if serves {
@@ -536,12 +533,12 @@ struct Reading {
 impl Deployment {
     fn start(kind: ServerKind, max_sessions: usize, cpu: Option<usize>) -> Result<Self> {
         Ok(match kind {
-            ServerKind::Redis | ServerKind::RedisLease | ServerKind::RedisSticky => {
+            ServerKind::Redis | ServerKind::RedisLease | ServerKind::RedisOnNode => {
                 Self::Cluster(cluster::RedisCluster::start(
                     max_sessions,
                     cpu,
                     kind.session_lease_ms(),
-                    kind.sticky(),
+                    kind.requests_on_node(),
                 )?)
             }
             _ => Self::Single(ServerProcess::spawn(kind.args(max_sessions), cpu)?),

@@ -145,9 +145,8 @@ struct Cli {
     /// reading its record from Redis (0: every request reads it). See `Cluster::session_lease`.
     #[arg(long, value_name = "MS", default_value_t = 0)]
     session_lease_ms: u64,
-    /// With a cluster: keep requests' SSE streams in this node's memory, not in Redis, so they
-    /// resume only here (for a load balancer sticky on `Mcp-Session-Id`). See
-    /// `RedisEventStore::request_streams_on_node`.
+    /// With a cluster: keep requests' SSE streams in this node's memory, not in Redis (another
+    /// node resuming one asks this one on the bus). See `RedisEventStore::request_streams_on_node`.
     #[arg(long)]
     request_streams_on_node: bool,
     /// Seal `requestState` with this key (64 hex digits), the same on every node of a cluster

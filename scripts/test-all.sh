@@ -34,8 +34,8 @@ bash tests/cluster/run.sh
 echo "== the same, each node with a session lease of 1 s (Cluster::session_lease)"
 bash tests/cluster/run.sh --session-lease-ms 1000
 
-echo "== the same, sticky on the session, each node with a 1 s lease and requests' streams kept on it"
-bash tests/cluster/run.sh --session-lease-ms 1000 --sticky
+echo "== the same, each node with a 1 s lease and keeping requests' streams in its memory"
+bash tests/cluster/run.sh --session-lease-ms 1000 --request-streams-on-node
 
 echo "== MCP conformance suite (client, requirements 2025-11-25)"
 bash tests/conformance/run-client.sh

@@ -146,13 +146,13 @@ pub(super) struct RedisCluster {
 
 impl RedisCluster {
     /// Starts Redis, [`NODES`] nodes on it (with a session lease of `lease_ms` when given) and
-    /// HAProxy in front, all on `cpu`; `sticky`, HAProxy sends each session to one node and the
-    /// nodes keep requests' streams in their memory.
+    /// HAProxy in front, all on `cpu`; with `requests_on_node`, the nodes keep requests'
+    /// streams in their memory.
     pub(super) fn start(
         max_sessions: usize,
         cpu: Option<usize>,
         lease_ms: Option<u64>,
-        sticky: bool,
+        requests_on_node: bool,
     ) -> Result<Self> {
         let dir = TempDir::new()?;
         let redis_server = find_program("redis-server").ok_or("redis-server not found")?;
@@ -186,7 +186,7 @@ impl RedisCluster {
             if let Some(lease) = lease_ms {
                 args.extend(["--session-lease".to_owned(), lease.to_string()]);
             }
-            if sticky {
+            if requests_on_node {
                 args.push("--request-streams-on-node".to_owned());
             }
             nodes.push(ServerProcess::spawn(args, cpu)?);
@@ -198,21 +198,12 @@ impl RedisCluster {
             .map(|(i, node)| format!("  server node{i} {}\n", node.addr))
             .collect();
         // One thread, like the nodes' one worker each; keep-alive on both sides; every
-        // request to the next node (HTTP mode balances each request, not each connection), or,
-        // sticky, a session's requests to the node that answered its `initialize` (the table
-        // learns the session id from that answer's header).
-        let stick = if sticky {
-            "  stick-table type string len 64 size 200k\n\
-             \x20 stick on req.hdr(mcp-session-id)\n\
-             \x20 stick store-response res.hdr(mcp-session-id)\n"
-        } else {
-            ""
-        };
+        // request to the next node (HTTP mode balances each request, not each connection).
         let config = format!(
             "global\n  maxconn 1000\n  nbthread 1\n\
              defaults\n  mode http\n  timeout connect 2s\n  timeout client 60s\n  timeout server 60s\n\
              frontend mcp\n  bind 127.0.0.1:{lb_port}\n  default_backend nodes\n\
-             backend nodes\n  balance roundrobin\n{stick}{servers}"
+             backend nodes\n  balance roundrobin\n{servers}"
         );
         let config_path = dir.0.join("haproxy.cfg");
         std::fs::write(&config_path, config)?;

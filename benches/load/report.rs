@@ -295,7 +295,7 @@ pub(super) fn redis_section(series: &[Series]) -> Option<String> {
             [
                 (w, ServerKind::Redis),
                 (w, ServerKind::RedisLease),
-                (w, ServerKind::RedisSticky),
+                (w, ServerKind::RedisOnNode),
             ]
         })
     {
@@ -307,8 +307,8 @@ pub(super) fn redis_section(series: &[Series]) -> Option<String> {
         let (Some(redis), Some(memory)) = (find(mode), find(ServerKind::Sse)) else {
             continue;
         };
-        let lease = match (mode.session_lease_ms(), mode.sticky()) {
-            (Some(ms), true) => format!("{ms} ms lease, sticky, requests' streams on node"),
+        let lease = match (mode.session_lease_ms(), mode.requests_on_node()) {
+            (Some(ms), true) => format!("{ms} ms lease, requests' streams on node"),
             (Some(ms), false) => format!("{ms} ms lease"),
             (None, _) => "none".to_owned(),
         };

@@ -39,8 +39,8 @@ struct Cli {
     /// reading its record (0, the default: every request reads it; see `Cluster::session_lease`).
     #[arg(long, value_name = "MS", default_value_t = 0)]
     session_lease_ms: u64,
-    /// With `--redis`: keep requests' SSE streams in this node's memory only, for a load
-    /// balancer sticky on `Mcp-Session-Id` (see `RedisEventStore::request_streams_on_node`).
+    /// With `--redis`: keep requests' SSE streams in this node's memory only; another node asks
+    /// for them on the bus (see `RedisEventStore::request_streams_on_node`).
     #[arg(long)]
     request_streams_on_node: bool,
 }

@@ -30,11 +30,14 @@ pub(crate) const TASK_INPUT_WAIT: Duration = Duration::from_secs(5);
 /// (one kept on its node: `SessionEvents::kept_on_its_node`) for its events after one:
 /// `session`, `stream`, `after` (a sequence number) and a `ticket` that node answers under
 /// [`EVENTS_REPLAYED`].
+#[cfg(feature = "http")]
 pub(crate) const EVENTS_REPLAY: &str = "eventsReplay";
 /// The topic of a [`BusMessage::Protocol`] answering [`EVENTS_REPLAY`] to the node that asked:
 /// its `ticket`, the `events` (`[seq, data]` each) and whether some were evicted (`gap`).
+#[cfg(feature = "http")]
 pub(crate) const EVENTS_REPLAYED: &str = "eventsReplayed";
 /// How long a node waits for another to answer [`EVENTS_REPLAY`].
+#[cfg(feature = "http")]
 pub(crate) const EVENTS_REPLAY_WAIT: Duration = Duration::from_secs(1);
 /// The topic of a [`BusMessage::Protocol`] asking the node running a task to cancel it.
 pub(crate) const TASK_CANCEL: &str = "taskCancel";

@@ -3,10 +3,9 @@
 # nodes of examples/conformance_server sharing their sessions, events and tasks on Redis: every
 # request of a scenario goes to the next node, round robin, with no stickiness.
 #
-# Usage: tests/cluster/run.sh [--nodes N] [--session-lease-ms MS] [--sticky]
-#   (default 2 nodes, no lease, round robin). --sticky: HAProxy sends a session's requests to
-#   the node that answered its initialize, and the nodes keep requests' streams in their memory
-#   (--request-streams-on-node).
+# Usage: tests/cluster/run.sh [--nodes N] [--session-lease-ms MS] [--request-streams-on-node]
+#   (default 2 nodes, no lease, every stream's events in Redis). --request-streams-on-node: the
+#   nodes keep requests' streams in their memory, and a resume elsewhere asks them on the bus.
 # Installs redis-server and haproxy (Debian) when missing; Node 22 and the suite as
 # tests/conformance/run.sh does. Exit status: that of tests/conformance/run.sh.
 set -euo pipefail
@@ -17,12 +16,12 @@ die() { echo "cluster: error: $*" >&2; exit 1; }
 
 nodes=2
 lease=0
-sticky=()
+on_node=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --nodes) nodes="$2"; shift 2 ;;
     --session-lease-ms) lease="$2"; shift 2 ;;
-    --sticky) sticky=(--request-streams-on-node); export CLUSTER_STICKY=1; shift ;;
+    --request-streams-on-node) on_node=(--request-streams-on-node); shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument: $1" ;;
   esac
@@ -45,7 +44,7 @@ results="$repo/tests/conformance/results/cluster-$stamp"
 mkdir -p "$results"
 # Every node seals requestState with the same key, so a retry may land on any node.
 key="$(python3 -c 'import secrets; print(secrets.token_hex(32))')"
-cluster_start "$bin" "$nodes" "$results" --state-key "$key" --session-lease-ms "$lease" "${sticky[@]}"
+cluster_start "$bin" "$nodes" "$results" --state-key "$key" --session-lease-ms "$lease" "${on_node[@]}"
 
 set +e
 bash "$repo/tests/conformance/run.sh" --url "$lb_url" --results "$results/suite"
@@ -53,6 +52,6 @@ rc=$?
 set -e
 if [[ $rc -eq 0 ]]; then
   served="$(grep -c 'node' "$results/haproxy.log" 2>/dev/null || true)"
-  echo "cluster: conformance through haproxy against $nodes nodes (session lease ${lease} ms${sticky:+, sticky, request streams on node}): passed" >&2
+  echo "cluster: conformance through haproxy against $nodes nodes (session lease ${lease} ms${on_node:+, request streams on node}): passed" >&2
 fi
 exit "$rc"
