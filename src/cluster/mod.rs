@@ -254,16 +254,14 @@ pub(crate) struct ClusterNode {
 #[derive(Debug, Default)]
 struct Replays {
     next: AtomicU64,
-    waiting: std::sync::Mutex<std::collections::HashMap<u64, tokio::sync::oneshot::Sender<Replay>>>,
+    waiting: std::sync::Mutex<Waiting>,
 }
 
+/// Who waits for the answer to each ticket.
+type Waiting = std::collections::HashMap<u64, tokio::sync::oneshot::Sender<Replay>>;
+
 impl Replays {
-    fn waiting(
-        &self,
-    ) -> std::sync::MutexGuard<
-        '_,
-        std::collections::HashMap<u64, tokio::sync::oneshot::Sender<Replay>>,
-    > {
+    fn waiting(&self) -> std::sync::MutexGuard<'_, Waiting> {
         self.waiting
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
