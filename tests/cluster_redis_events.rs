@@ -51,11 +51,7 @@ async fn a_request_stream_kept_on_its_node_resumes_on_another() {
     });
     let mut answer = SseReader::new(on_a.post(&call).await);
     // The `retry` advice, then the priming event (an id, no message).
-    let priming = loop {
-        if let Some(id) = answer.next_event().await.id {
-            break id;
-        }
-    };
+    let priming = answer.next_event_with_id().await.id.unwrap();
     let (_, answered) = answer.next_message_with_id().await;
     assert_eq!(answered["id"], 7, "{answered}");
     drop(answer);
@@ -76,12 +72,7 @@ async fn a_request_stream_kept_on_its_node_resumes_on_another() {
     let resumed = on_b.get(Some(&priming)).await;
     assert_eq!(resumed.status(), StatusCode::OK);
     let mut resumed = SseReader::new(resumed);
-    let first = loop {
-        let event = resumed.next_event().await;
-        if event.id.is_some() {
-            break event;
-        }
-    };
+    let first = resumed.next_event_with_id().await;
     assert!(
         first.id.as_deref().is_some_and(|id| id != priming),
         "a new stream's priming event: {first:?}"

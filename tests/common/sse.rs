@@ -186,6 +186,17 @@ impl SseReader {
         }
     }
 
+    /// The next event that carries an id (skipping keep-alives and a bare `retry` advice): a
+    /// stream's priming event, or a message.
+    pub async fn next_event_with_id(&mut self) -> SseFrame {
+        loop {
+            let frame = self.next_event().await;
+            if frame.id.is_some() {
+                return frame;
+            }
+        }
+    }
+
     /// The next JSON-RPC message (skipping keep-alives, `retry` and priming events), validated
     /// against the schema, with its event id.
     pub async fn next_message_with_id(&mut self) -> (Option<String>, Value) {
